@@ -1,0 +1,3 @@
+"""gsd: a Git-native processor for GSD-style PLAN.md files."""
+
+__version__ = "0.1.0"

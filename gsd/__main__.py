@@ -1,0 +1,5 @@
+"""Allow `python -m gsd`."""
+
+from gsd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""The `gsd` command line: parse options, call one core function, print."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import click
+
+from gsd import __version__
+from gsd.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, GsdError, UsageError
+
+LIST_FORMATS = click.Choice(["text", "markdown", "json"])
+PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gsd")
+def cli() -> None:
+    """Validate, schedule and run GSD-style PLAN.md files.
+
+    Exit codes: 0 ok, 1 findings or failed work, 2 usage or input error,
+    3 internal error, 4 paused at a human checkpoint.
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--phase", help="Validate one phase (a number such as 1 or 02.1).")
+@click.option("--staged", is_flag=True, help="Validate the blobs staged in the git index.")
+@click.option("--strict", is_flag=True, help="Treat warnings as failures (exit 1).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    show_default=True,
+)
+def validate(paths: tuple[str, ...], phase: str | None, staged: bool, strict: bool, fmt: str) -> int:
+    """Lint plan files: `path:line:col: severity CODE message`.
+
+    PATHS are plan files or directories (default: .planning/).
+
+    Example: gsd validate --phase 2 --format github
+    """
+    from gsd import render
+    from gsd.project import PLANNING, Project, find_root
+    from gsd.sources import relative_to_root
+    from gsd.validate import validate as run_rules
+
+    root = find_root(Path.cwd())
+    project = Project(root, staged=staged)
+    if paths:
+        targets = [relative_to_root(root, p) for p in paths]
+    elif phase is not None:
+        targets = [project.phase(phase).path.relative_to(root).as_posix()]
+    else:
+        if not project.source.exists(PLANNING):
+            raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
+        targets = [PLANNING]
+    report = run_rules(project, targets, strict=strict)
+    click.echo(render.FORMATS[fmt](report), nl=False)
+    if fmt == "text":
+        click.echo(render.summary(report), err=True)
+    if report.errors or (strict and report.warnings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+@cli.command()
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def rules(fmt: str) -> int:
+    """List the rule codes of `gsd validate`, each with its severity and meaning.
+
+    Example: gsd rules --format markdown
+    """
+    import json
+
+    from gsd.render import rules_table
+
+    table = rules_table()
+    if fmt == "json":
+        click.echo(json.dumps(table, indent=2))
+    elif fmt == "markdown":
+        click.echo("| code | severity | rule |\n|---|---|---|")
+        for row in table:
+            click.echo(f"| {row['code']} | {row['severity']} | {row['summary']} |")
+    else:
+        for row in table:
+            click.echo(f"{row['code']}  {row['severity']:<7}  {row['summary']}")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def show(target: str, fmt: str) -> int:
+    """Show plans and their tasks: TARGET is a plan file, a plan id (01-02) or a phase.
+
+    Example: gsd show 01-02 --format json
+    """
+    from gsd import views
+    from gsd.project import Project, find_root
+    from gsd.sources import relative_to_root
+
+    root = find_root(Path.cwd())
+    project = Project(root)
+    if os.path.isfile(target):
+        plans = [project.plan(relative_to_root(root, target))]
+    elif PLAN_ID_ARG_RE.match(target):
+        plans = [p for ph in project.phases() for p in project.phase_plans(ph) if p.id == target]
+        if not plans:
+            raise UsageError(f"no plan {target} under {project.planning / 'phases'}")
+    else:
+        plans = project.phase_plans(project.phase(target))
+    rendered = [views.plan_view(p, project.graph_of(p.path)) for p in plans]
+    click.echo(views.render_plans(rendered, fmt), nl=False)
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("phase")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json", "github-matrix"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--wave", type=int, help="With github-matrix: only this wave's plans.")
+def waves(phase: str, fmt: str, wave: int | None) -> int:
+    """Show a phase's schedule: waves, plans that run one after another, critical path.
+
+    Example: gsd waves 1 --format github-matrix --wave 2
+    """
+    from gsd import views
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    found = project.phase(phase)
+    graph = project.phase_graph(found)
+    if fmt == "github-matrix":
+        click.echo(views.github_matrix(found.number, graph, wave), nl=False)
+    else:
+        click.echo(views.render_waves(views.waves_view(found.name, graph), fmt), nl=False)
+    return EXIT_FINDINGS if graph.cycles else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; map every error to one line on stderr and an exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="gsd", standalone_mode=False)
+    except GsdError as exc:
+        click.echo(f"gsd: error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("gsd: aborted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`gsd ... | head`): not an error
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
+        return _internal_error(exc)
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _internal_error(exc: Exception) -> int:
+    handle, path = tempfile.mkstemp(prefix="gsd-crash-", suffix=".txt")
+    with os.fdopen(handle, "w") as out:
+        traceback.print_exception(exc, file=out)
+    click.echo(
+        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; "
+        "please report it)",
+        err=True,
+    )
+    return EXIT_INTERNAL

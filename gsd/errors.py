@@ -1,0 +1,38 @@
+"""The one error hierarchy; each error carries the exit code the CLI returns."""
+
+from __future__ import annotations
+
+# Exit codes, one table for the whole tool (SPEC section 8).
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_PAUSED = 4
+
+
+class GsdError(Exception):
+    """An error a user can cause: printed as one line, never a traceback."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(GsdError):
+    """Bad arguments, or a target that does not exist."""
+
+
+class InputError(GsdError):
+    """A file gsd must read is missing, unreadable or malformed."""
+
+
+class FailedWork(GsdError):
+    """Work that ran and failed (a task, a merge): exit 1."""
+
+    exit_code = EXIT_FINDINGS

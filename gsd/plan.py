@@ -1,0 +1,301 @@
+"""PLAN.md -> Plan: frontmatter plus a lenient reading of `<task>` blocks.
+
+Most real plan bodies are not well-formed XML (bare `&`, `List<T>` inside an
+`<action>`, stray tags), so nothing here is an XML parser: task blocks and
+their children are found by scanning for tags, child text is kept exactly as
+written, entities are never expanded and nothing is ever fetched.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from functools import lru_cache
+
+from gsd import frontmatter
+from gsd.models import Diagnostic, Element, Plan, Task
+
+# Refuse to read anything this large: it is not a plan someone wrote.
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+
+# Children whose own children gsd reads (`<verify><automated>`, decision options).
+NESTED_CHILDREN = frozenset({"verify", "options", "option"})
+# Children a task may hold; an unclosed one of these is reported.
+KNOWN_CHILDREN = frozenset(
+    {
+        "name", "files", "action", "verify", "done", "read_first", "acceptance_criteria",
+        "behavior", "what-built", "how-to-verify", "resume-signal", "decision", "options",
+        "context", "instructions", "verification", "automated", "human-check", "option",
+    }
+)  # fmt: skip
+
+_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n]*)$", re.M)
+_TASK_TOKEN_RE = re.compile(r"<task(?=[\s>/])|</task\s*>")
+_ATTR_RE = re.compile(r"""([^\s=>/"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
+_OPEN_TAG_RE = re.compile(
+    r"""<([A-Za-z][\w.:-]*)((?:\s+[^\s=>/"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*(/?)>"""
+)
+_INLINE_SPECIALIST_RE = re.compile(r"^[ \t]*specialist:[ \t]*(.*?)[ \t]*$", re.M)
+
+
+def parse_bytes(data: bytes, path: str) -> Plan:
+    """Decode a plan file (UTF-8, optional BOM) and parse it; bad bytes are GSD050."""
+    if len(data) > MAX_PLAN_BYTES:
+        return _unreadable(path, 1, f"file is larger than {MAX_PLAN_BYTES // 2**20} MiB")
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        return _unreadable(path, line, "binary file (contains NUL bytes), not a text plan")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return _unreadable(
+            path, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        )
+    return parse(text, path)
+
+
+def _unreadable(path: str, line: int, message: str) -> Plan:
+    diagnostic = Diagnostic(path, line, 1, "error", "GSD050", message)
+    return Plan(path, {}, [], diagnostics=[diagnostic], readable=False)
+
+
+def parse(text: str, path: str = "<string>") -> Plan:
+    """Parse a plan's text. Never raises for bad input: problems become diagnostics."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    plan = Plan(path, {}, [])
+    body_offset = 0
+    try:
+        cut = frontmatter.split(text)
+        body_offset = cut.body_offset
+        plan.body_line = cut.body_line
+        plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text, cut.yaml_line)
+    except frontmatter.FrontmatterError as exc:
+        plan.diagnostics.append(Diagnostic(path, exc.line, 1, "error", "GSD001", exc.message))
+    scanner = _Scanner(text, body_offset, path)
+    plan.tasks = scanner.tasks()
+    plan.diagnostics.extend(scanner.diagnostics)
+    _apply_frontmatter_specialists(plan)
+    return plan
+
+
+def _apply_frontmatter_specialists(plan: Plan) -> None:
+    """The third specialist form: a frontmatter `tasks: [{specialist: ...}]` list."""
+    listed = plan.frontmatter.get("tasks")
+    if not isinstance(listed, list):
+        return
+    for task, entry in zip(plan.tasks, listed, strict=False):
+        if task.specialist_form is None and isinstance(entry, dict):
+            value = entry.get("specialist")
+            if isinstance(value, str):
+                task.specialist, task.specialist_form = value, "frontmatter"
+
+
+class _Scanner:
+    """One pass over a plan body: fenced ranges, task blocks, their children."""
+
+    def __init__(self, text: str, body_offset: int, path: str) -> None:
+        self.text = text
+        self.body_offset = body_offset
+        self.path = path
+        self.diagnostics: list[Diagnostic] = []
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._fence_starts, self._fence_ends = self._fences()
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self._line_starts, offset)
+
+    def _fences(self) -> tuple[list[int], list[int]]:
+        """Fenced code ranges, read as authors mean them (SPEC section 2).
+
+        A fence line with an info string opens a block; a bare fence line closes
+        the innermost open block, or opens one when none is open.
+        """
+        starts: list[int] = []
+        ends: list[int] = []
+        depth = 0
+        for match in _FENCE_RE.finditer(self.text, self.body_offset):
+            if match.group(2).strip() or depth == 0:
+                if depth == 0:
+                    starts.append(match.start())
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    ends.append(match.end())
+        if depth:
+            ends.append(len(self.text))
+        return starts, ends
+
+    def in_code(self, offset: int) -> bool:
+        """Inside a fenced block, or inside `inline code` on its line."""
+        i = bisect_right(self._fence_starts, offset) - 1
+        if i >= 0 and offset < self._fence_ends[i]:
+            return True
+        line_start = self.text.rfind("\n", 0, offset) + 1
+        return self.text.count("`", line_start, offset) % 2 == 1
+
+    def _error(self, offset: int, code: str, message: str) -> None:
+        self.diagnostics.append(
+            Diagnostic(self.path, self.line_of(offset), 1, "error", code, message)
+        )
+
+    def tasks(self) -> list[Task]:
+        tasks: list[Task] = []
+        open_at: int | None = None  # offset of the `<task` of the block being read
+        inner_at = 0
+        attrs: dict[str, str] = {}
+        for token in _TASK_TOKEN_RE.finditer(self.text, self.body_offset):
+            if self.in_code(token.start()):
+                continue
+            if token.group().startswith("</"):
+                if open_at is None:
+                    self._error(token.start(), "GSD015", "stray </task> with no open <task>")
+                    continue
+                tasks.append(self._task(len(tasks) + 1, open_at, inner_at, token.start(), attrs))
+                open_at = None
+                continue
+            if open_at is not None:
+                self._error(
+                    open_at,
+                    "GSD015",
+                    f"<task> is not closed before the next <task> on line "
+                    f"{self.line_of(token.start())}: add </task>",
+                )
+                tasks.append(
+                    self._task(len(tasks) + 1, open_at, inner_at, token.start(), attrs, False)
+                )
+            open_at = token.start()
+            attrs, inner_at, self_closing = self._open_tag(token.start())
+            if self_closing:
+                tasks.append(self._task(len(tasks) + 1, open_at, inner_at, inner_at, attrs))
+                open_at = None
+        if open_at is not None:
+            end = self.text.find("</tasks>", inner_at)
+            end = len(self.text) if end < 0 else end
+            self._error(open_at, "GSD015", "<task> is never closed: add </task>")
+            tasks.append(self._task(len(tasks) + 1, open_at, inner_at, end, attrs, False))
+        return tasks
+
+    def _open_tag(self, start: int) -> tuple[dict[str, str], int, bool]:
+        """Attributes of the tag at `start`, where its content begins, self-closing?"""
+        match = _OPEN_TAG_RE.match(self.text, start)
+        if match:
+            return _attributes(match.group(2)), match.end(), bool(match.group(3))
+        # Malformed open tag: read what is there up to the end of the line.
+        end = self.text.find(">", start)
+        newline = self.text.find("\n", start)
+        if end < 0 or (0 <= newline < end):
+            end = newline if newline >= 0 else len(self.text)
+            self._error(start, "GSD015", "<task> open tag is not closed with '>'")
+            return _attributes(self.text[start + 5 : end]), end, False
+        return _attributes(self.text[start + 5 : end]), end + 1, False
+
+    def _task(
+        self,
+        index: int,
+        open_at: int,
+        inner_at: int,
+        end: int,
+        attrs: dict[str, str],
+        closed: bool = True,
+    ) -> Task:
+        children = self.elements(inner_at, end)
+        task = Task(
+            index=index,
+            type=attrs.get("type", ""),
+            attrs=attrs,
+            line=self.line_of(open_at),
+            children=children,
+            closed=closed,
+            raw=self.text[inner_at:end],
+        )
+        if "specialist" in attrs:
+            task.specialist, task.specialist_form = attrs["specialist"], "attribute"
+        else:
+            inline = self._inline_specialist(inner_at, end, children)
+            if inline is not None:
+                task.specialist, task.specialist_form = inline, "inline"
+        return task
+
+    def _inline_specialist(self, start: int, end: int, children: list[Element]) -> str | None:
+        """A `specialist: name` line in the task block, outside its children."""
+        gaps: list[tuple[int, int]] = []
+        cursor = start
+        for child in children:
+            tag_start = self.text.rfind("<", start, child.offset)
+            gaps.append((cursor, max(cursor, tag_start)))
+            close = child.offset + len(child.text)
+            cursor = self.text.find(">", close, end) + 1 if child.closed else close
+        gaps.append((cursor, end))
+        for gap_start, gap_end in gaps:
+            match = _INLINE_SPECIALIST_RE.search(self.text, gap_start, gap_end)
+            if match:
+                return match.group(1).strip().strip("\"'")
+        return None
+
+    def elements(self, start: int, end: int) -> list[Element]:
+        """Top-level elements between two offsets, each with its exact text."""
+        found: list[Element] = []
+        pos = start
+        while True:
+            match = _OPEN_TAG_RE.search(self.text, pos, end)
+            if match is None:
+                return found
+            if self.in_code(match.start()):
+                pos = match.end()
+                continue
+            tag = match.group(1)
+            attrs = _attributes(match.group(2))
+            line = self.line_of(match.start())
+            if match.group(3):
+                found.append(Element(tag, attrs, "", line, match.end()))
+                pos = match.end()
+                continue
+            close = self._find_close(tag, match.end(), end)
+            if close is None:
+                if tag in KNOWN_CHILDREN:
+                    self._error(match.start(), "GSD015", f"<{tag}> is never closed: add </{tag}>")
+                    eol = self.text.find("\n", match.end(), end)
+                    eol = end if eol < 0 else eol
+                    found.append(
+                        Element(tag, attrs, self.text[match.end() : eol], line, match.end(), False)
+                    )
+                pos = match.end()
+                continue
+            element = Element(tag, attrs, self.text[match.end() : close.start()], line, match.end())
+            if tag in NESTED_CHILDREN:
+                element.children = self.elements(match.end(), close.start())
+            found.append(element)
+            pos = close.end()
+
+    def _find_close(self, tag: str, start: int, end: int) -> re.Match[str] | None:
+        """The `</tag>` matching an open tag, counting nested tags of the same name."""
+        depth = 1
+        for token in _tag_pattern(tag).finditer(self.text, start, end):
+            if self.in_code(token.start()):
+                continue
+            if token.group().startswith("</"):
+                depth -= 1
+                if depth == 0:
+                    return token
+            elif not token.group(1):  # `<tag/>` opens nothing
+                depth += 1
+        return None
+
+
+@lru_cache(maxsize=64)
+def _tag_pattern(tag: str) -> re.Pattern[str]:
+    name = re.escape(tag)
+    return re.compile(rf"<{name}(?:\s[^>]*?)?(/)?>|</{name}\s*>")
+
+
+def _attributes(text: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for match in _ATTR_RE.finditer(text):
+        name, double, single, bare = match.groups()
+        value = double if double is not None else single if single is not None else bare
+        attrs[name] = value if value is not None else ""
+    return attrs

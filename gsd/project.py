@@ -1,0 +1,115 @@
+"""A project on disk (or in the git index): its root, plans, phases and roster."""
+
+from __future__ import annotations
+
+import posixpath
+from functools import cached_property
+from pathlib import Path
+
+from gsd import plan as plan_format
+from gsd import roster
+from gsd.errors import UsageError
+from gsd.graph import PhaseGraph, build
+from gsd.models import Diagnostic, Plan, plan_id_from_filename
+from gsd.phases import Phase, list_phases, resolve_phase
+from gsd.sources import GitIndex, Source, Unreadable, WorkingTree
+
+PLANNING = ".planning"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above `start` that holds `.planning/` (or `.git`)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / PLANNING).is_dir():
+            return candidate
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise UsageError(
+        f"no {PLANNING}/ directory in {start} or above",
+        hint="run gsd from a project that has one, or pass plan files",
+    )
+
+
+class Project:
+    """Plans read once and shared by every rule and command of one run."""
+
+    def __init__(self, root: Path, *, staged: bool = False) -> None:
+        self.root = root
+        self.source: Source = GitIndex(root) if staged else WorkingTree(root)
+        self._plans: dict[str, Plan] = {}
+        self._graphs: dict[str, PhaseGraph] = {}
+
+    @property
+    def planning(self) -> Path:
+        return self.root / PLANNING
+
+    def plan(self, path: str) -> Plan:
+        """The plan at a repo-relative path, parsed once; unreadable files become GSD050."""
+        found = self._plans.get(path)
+        if found is None:
+            try:
+                found = plan_format.parse_bytes(self.source.read(path), path)
+            except Unreadable as exc:
+                found = Plan(path, {}, [], readable=False)
+                found.diagnostics.append(Diagnostic(path, 1, 1, "error", "GSD050", str(exc)))
+            self._plans[path] = found
+        return found
+
+    def plans_under(self, target: str) -> list[str]:
+        if not self.source.exists(target):
+            raise UsageError(f"{target}: no such file or directory")
+        return self.source.plan_paths(target)
+
+    def siblings(self, path: str) -> list[Plan]:
+        """Every plan of the phase directory holding `path` (the phase graph's input)."""
+        folder = posixpath.dirname(path) or "."
+        paths = [p for p in self.source.plan_paths(folder) if posixpath.dirname(p) == posixpath.dirname(path)]
+        if path not in paths:
+            paths.append(path)
+        self.preload(paths)
+        return [self.plan(p) for p in paths]
+
+    def graph_of(self, path: str) -> PhaseGraph:
+        """The phase graph of the directory holding `path` (readable plans only)."""
+        folder = posixpath.dirname(path)
+        if folder not in self._graphs:
+            self._graphs[folder] = build([p for p in self.siblings(path) if p.readable])
+        return self._graphs[folder]
+
+    def preload(self, paths: list[str]) -> None:
+        if isinstance(self.source, GitIndex):
+            self.source.preload(p for p in paths if p not in self._plans)
+
+    @cached_property
+    def all_plan_ids(self) -> set[str]:
+        """Ids of every plan in `.planning/`, from file names alone (nothing is read)."""
+        if not self.source.exists(PLANNING):
+            return set()
+        ids = (plan_id_from_filename(p) for p in self.source.plan_paths(PLANNING))
+        return {i for i in ids if i}
+
+    @cached_property
+    def roster(self) -> dict[str, str] | None:
+        """Specialists named in available_agents.md; None when there is no roster."""
+        try:
+            data = self.source.read(f"{PLANNING}/{roster.ROSTER_FILE}")
+        except Unreadable:
+            return None
+        return roster.parse(data.decode("utf-8", "replace"))
+
+    def phase(self, spec: str) -> Phase:
+        return resolve_phase(self.planning, spec)
+
+    def phase_plans(self, phase: Phase) -> list[Plan]:
+        folder = phase.path.relative_to(self.root).as_posix()
+        paths = [p for p in self.source.plan_paths(folder) if posixpath.dirname(p) == folder]
+        self.preload(paths)
+        return [self.plan(p) for p in paths]
+
+    def phase_graph(self, phase: Phase) -> PhaseGraph:
+        return build(self.phase_plans(phase))
+
+    def phases(self) -> list[Phase]:
+        return list_phases(self.planning)

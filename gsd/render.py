@@ -1,0 +1,113 @@
+"""Diagnostics as text, JSON, GitHub annotations and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from gsd import __version__
+from gsd.models import Diagnostic
+from gsd.validate import RULES, Report
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def text(report: Report) -> str:
+    lines = [
+        f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}" for d in report.diagnostics
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def summary(report: Report) -> str:
+    def count(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    return (
+        f"{count(report.errors, 'error')}, {count(report.warnings, 'warning')} "
+        f"in {count(report.files, 'file')}"
+    )
+
+
+def as_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
+def github(report: Report) -> str:
+    """GitHub Actions workflow commands: one `::error file=..,line=..::msg` per finding."""
+    out = []
+    for d in report.diagnostics:
+        props = ",".join(
+            (
+                f"file={_gh_property(d.path)}",
+                f"line={d.line}",
+                f"col={d.col}",
+                f"title={d.code}",
+            )
+        )
+        out.append(f"::{d.severity} {props}::{_gh_data(f'{d.code} {d.message}')}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _gh_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(value: str) -> str:
+    return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def sarif(report: Report) -> str:
+    rules = [
+        {
+            "id": code,
+            "name": code,
+            "shortDescription": {"text": RULES[code].summary},
+            "defaultConfiguration": {"level": RULES[code].severity},
+        }
+        for code in RULES
+    ]
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gsd",
+                        "version": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": [_sarif_result(d, index) for d in report.diagnostics],
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
+    return {
+        "ruleId": d.code,
+        "ruleIndex": index.get(d.code, 0),
+        "level": d.severity,
+        "message": {"text": d.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": d.path, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": d.line, "startColumn": d.col},
+                }
+            }
+        ],
+    }
+
+
+FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
+
+
+def rules_table(codes: Iterable[str] = RULES) -> list[dict[str, str]]:
+    return [
+        {"code": c, "severity": RULES[c].severity, "summary": RULES[c].summary} for c in codes
+    ]

@@ -1,0 +1,40 @@
+"""`.planning/available_agents.md`: the roster of specialists a plan may name."""
+
+from __future__ import annotations
+
+import re
+
+# A specialist name gsd will ever pass on (SPEC section 3, step 2).
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+ROSTER_FILE = "available_agents.md"
+
+_BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
+_CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
+_BARE_RE = re.compile(r"^(?:[-*+]\s+)?([A-Za-z0-9][A-Za-z0-9_.:-]*)$")
+_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def parse(text: str) -> dict[str, str]:
+    """Names and descriptions, from any of the three forms found in the wild:
+
+    `- **name**: description`, ``- `name`: description`` and one bare name a line.
+    Headings, prose and fenced examples are not names.
+    """
+    agents: dict[str, str] = {}
+    in_fence = False
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = raw.strip()
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line or line.startswith(("#", "_", ">")):
+            continue
+        match = _BOLD_RE.match(line) or _CODE_RE.match(line) or _BARE_RE.match(line)
+        if match is None:
+            continue
+        name = match.group(1).strip()
+        if NAME_RE.fullmatch(name):
+            description = match.group(2) if match.lastindex == 2 else ""
+            agents.setdefault(name, description.strip())
+    return agents

@@ -1,0 +1,142 @@
+"""Where plan files are read from: the working tree, or the blobs of the git index."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from gsd import proc
+from gsd.errors import InputError, UsageError
+
+PLAN_SUFFIX = "-PLAN.md"
+
+
+class Unreadable(Exception):
+    """A path that exists but cannot be read as a text file (GSD050)."""
+
+
+class Source(Protocol):
+    """Repo-relative POSIX paths in, bytes out."""
+
+    root: Path
+
+    def plan_paths(self, under: str) -> list[str]: ...
+
+    def read(self, path: str) -> bytes: ...
+
+    def exists(self, path: str) -> bool: ...
+
+
+class WorkingTree:
+    """Files as they are on disk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def plan_paths(self, under: str) -> list[str]:
+        base = self.root / under
+        if base.is_file() or (base.exists() and not base.is_dir()):
+            return [under]
+        found: list[str] = []
+        # followlinks=False: a symlinked directory could lead out of the repository
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in (".git", "node_modules"))
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            found.extend(
+                f"{rel}/{name}" if rel != "." else name
+                for name in sorted(filenames)
+                if name.endswith(PLAN_SUFFIX)
+            )
+        return found
+
+    def read(self, path: str) -> bytes:
+        full = self.root / path
+        real = os.path.realpath(full)
+        if os.path.commonpath([real, os.path.realpath(self.root)]) != os.path.realpath(self.root):
+            raise Unreadable("a symlink that leads outside the repository")
+        try:
+            # stat before open: opening a FIFO or a device would block or never end
+            info = os.stat(full)
+            if not stat.S_ISREG(info.st_mode):
+                raise Unreadable("not a regular file")
+            with open(full, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise Unreadable(exc.strerror or str(exc)) from None
+
+    def exists(self, path: str) -> bool:
+        return (self.root / path).exists()
+
+
+class GitIndex:
+    """Staged blobs, read with one `git ls-files` and one `git cat-file --batch`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        result = proc.run(["git", "ls-files", "--stage", "-z"], cwd=root)
+        if result.returncode != 0:
+            raise UsageError(
+                f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
+            )
+        self._entries: dict[str, tuple[str, str]] = {}
+        for record in result.stdout.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode, sha, _stage = meta.split(" ")
+            self._entries[path] = (mode, sha)
+        self._blobs: dict[str, bytes] = {}
+
+    def plan_paths(self, under: str) -> list[str]:
+        prefix = "" if under in ("", ".") else under.rstrip("/") + "/"
+        return sorted(
+            p for p in self._entries if (p == under or p.startswith(prefix)) and p.endswith(PLAN_SUFFIX)
+        )
+
+    def preload(self, paths: Iterable[str]) -> None:
+        """Read many blobs in one `git cat-file --batch` call."""
+        wanted = [p for p in paths if p in self._entries and p not in self._blobs]
+        if not wanted:
+            return
+        shas = [self._entries[p][1] for p in wanted]
+        result = proc.run_bytes(
+            ["git", "cat-file", "--batch"], cwd=self.root, input="".join(s + "\n" for s in shas).encode()
+        )
+        if result.returncode != 0:
+            raise InputError(f"git cat-file failed: {result.stderr.decode(errors='replace').strip()}")
+        out = result.stdout
+        pos = 0
+        for path in wanted:
+            header_end = out.index(b"\n", pos)
+            size = int(out[pos:header_end].split(b" ")[2])
+            self._blobs[path] = out[header_end + 1 : header_end + 1 + size]
+            pos = header_end + 1 + size + 1
+
+    def read(self, path: str) -> bytes:
+        entry = self._entries.get(path)
+        if entry is None:
+            raise Unreadable("not in the git index (stage it with git add)")
+        if not entry[0].startswith("100"):  # 120000 symlink, 160000 submodule
+            raise Unreadable("not a regular file in the git index")
+        if path not in self._blobs:
+            self.preload([path])
+        return self._blobs[path]
+
+    def exists(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return path in self._entries or any(p.startswith(prefix) for p in self._entries)
+
+
+def relative_to_root(root: Path, given: str, cwd: Path | None = None) -> str:
+    """A user's path argument as a repo-relative POSIX path; refuse paths outside."""
+    cwd = cwd or Path.cwd()
+    full = Path(os.path.normpath(cwd / given))
+    try:
+        rel = full.relative_to(os.path.normpath(root))
+    except ValueError:
+        raise UsageError(f"{given}: outside the repository at {root}") from None
+    text = PurePosixPath(*rel.parts).as_posix() if rel.parts else "."
+    return text
