@@ -358,7 +358,10 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
             continue
         computed = graph.wave_of.get(pid)
         line = plan.field_line("wave")
-        if computed is not None and declared != computed:
+        complete = len(graph.deps[pid]) == len(
+            [d for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase]
+        )  # with a missing dependency (GSD040) the computed wave means nothing
+        if computed is not None and complete and declared != computed:
             yield _diag(
                 plan, line, "GSD042",
                 f"wave is {declared} but depends_on puts {pid} in wave {computed}",

@@ -1,0 +1,182 @@
+"""Shared fixtures: a project on disk, real git with a pinned identity, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gsd.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+
+PLAN_TEMPLATE = """\
+---
+phase: {phase}
+plan: {plan}
+type: execute
+wave: {wave}
+depends_on: {depends_on}
+files_modified: {files_modified}
+autonomous: {autonomous}
+must_haves:
+  truths:
+    - "it works"
+  artifacts:
+    - path: src/x.py
+      provides: "x"
+  key_links: []
+---
+
+<objective>Do the thing.</objective>
+
+<tasks>
+{tasks}
+</tasks>
+"""
+
+AUTO_TASK = """\
+<task type="auto"{attrs}>
+  <name>{name}</name>
+  <files>{files}</files>
+  <action>Write the code.</action>
+  <verify><automated>true</automated></verify>
+  <done>It is done.</done>
+</task>"""
+
+
+def auto_task(name: str = "Task 1: do it", files: str = "src/x.py", attrs: str = "") -> str:
+    return AUTO_TASK.format(name=name, files=files, attrs=attrs)
+
+
+def plan_text(
+    *,
+    phase: str = "01-alpha",
+    plan: str = "01",
+    wave: int | str = 1,
+    depends_on: str = "[]",
+    files_modified: str = "[src/x.py]",
+    autonomous: str = "true",
+    tasks: str | None = None,
+) -> str:
+    return PLAN_TEMPLATE.format(
+        phase=phase,
+        plan=plan,
+        wave=wave,
+        depends_on=depends_on,
+        files_modified=files_modified,
+        autonomous=autonomous,
+        tasks=auto_task() if tasks is None else tasks,
+    )
+
+
+@dataclass
+class Project:
+    """A temporary project with a `.planning/` folder."""
+
+    root: Path
+
+    @property
+    def planning(self) -> Path:
+        return self.root / ".planning"
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content) if content.startswith("\n") else content)
+        return path
+
+    def plan(self, plan_id: str, text: str | bytes | None = None, phase_dir: str = "01-alpha",
+             **fields: object) -> Path:
+        phase, number = plan_id.rsplit("-", 1)
+        if text is None:
+            fields.setdefault("phase", phase_dir)
+            fields.setdefault("plan", number)
+            text = plan_text(**fields)  # type: ignore[arg-type]
+        return self.write(f".planning/phases/{phase_dir}/{plan_id}-PLAN.md", text)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    root = tmp_path / "repo"
+    (root / ".planning" / "phases").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return Project(root)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's ~/.gitconfig, ~/.claude or environment knobs."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.invalid")
+    for name in ("DEBUG", "SPECIALIST_TIMEOUT", "SKIP_VERIFICATION", "GSD_DEFAULT_MODEL",
+                 "GSD_DISABLED_AGENTS", "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+@pytest.fixture
+def git_project(project: Project) -> Project:
+    """The project, as a git repository with one commit."""
+    git(project.root, "init", "-q", "-b", "main")
+    git(project.root, "config", "commit.gpgsign", "false")
+    project.write("README.md", "demo\n")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "initial")
+    return project
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def gsd(capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
+    """Run the CLI in-process, as `gsd ARGS` in the current directory."""
+
+    def run(*args: str) -> Run:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    yield run
+
+
+def corpus_plans() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(CORPUS.rglob("*-PLAN.md"))
+
+
+requires_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(),
+    reason=f"the shared corpus is not beside this clone ({CORPUS}); it ships with the "
+    "development workspace, not with gsd",
+)
+
+
+def env_without_venv() -> dict[str, str]:
+    return dict(os.environ)

@@ -1,0 +1,58 @@
+"""The phase graph: waves, cycles, critical path, overlap groups."""
+
+from __future__ import annotations
+
+from gsd.graph import build
+from gsd.plan import parse
+from tests.conftest import plan_text
+
+
+def make(pid: str, deps: list[str] = [], files: list[str] = ["a"]):  # noqa: B006
+    number = pid.split("-")[1]
+    text = plan_text(
+        plan=number,
+        depends_on="[" + ", ".join(f'"{d}"' for d in deps) + "]",
+        files_modified="[" + ", ".join(files) + "]",
+    )
+    return parse(text, f".planning/phases/01-alpha/{pid}-PLAN.md")
+
+
+def test_waves_are_kahn_levels() -> None:
+    graph = build([
+        make("01-04", ["01-02", "01-03"], ["d"]), make("01-01", [], ["a"]),
+        make("01-02", ["01-01"], ["b"]), make("01-03", [], ["c"]),
+    ])  # fmt: skip
+    assert graph.waves == [["01-01", "01-03"], ["01-02"], ["01-04"]]
+    assert graph.critical_path == ["01-01", "01-02", "01-04"]
+    assert graph.cycles == []
+
+
+def test_cycle_is_reported_with_its_path() -> None:
+    graph = build([
+        make("01-01", ["01-03"], ["a"]), make("01-02", ["01-01"], ["b"]),
+        make("01-03", ["01-02"], ["c"]), make("01-04", [], ["d"]),
+    ])  # fmt: skip
+    assert graph.waves == [["01-04"]]
+    assert len(graph.cycles) == 1
+    cycle = graph.cycles[0]
+    assert cycle[0] == cycle[-1] and set(cycle) == {"01-01", "01-02", "01-03"}
+
+
+def test_self_dependency_is_ignored_and_unknown_dependency_dropped() -> None:
+    graph = build([make("01-01", ["01-01", "01-09"])])
+    assert graph.waves == [["01-01"]]
+
+
+def test_overlap_groups_per_wave() -> None:
+    graph = build([
+        make("01-01", [], ["src/x.py"]), make("01-02", [], ["./src/x.py", "y"]),
+        make("01-03", [], ["y"]), make("01-04", [], ["z"]),
+        make("01-05", ["01-04"], ["src/x.py"]),
+    ])  # fmt: skip
+    assert graph.overlap_groups == [["01-01", "01-02", "01-03"]]
+    assert graph.sequential_groups(graph.waves[0]) == [["01-01", "01-02", "01-03"], ["01-04"]]
+
+
+def test_empty_phase() -> None:
+    graph = build([])
+    assert (graph.waves, graph.critical_path, graph.cycles) == ([], [], [])

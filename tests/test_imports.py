@@ -1,0 +1,31 @@
+"""The validate hook path imports only what it uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+HEAVY = ("git", "pydantic", "lxml", "tabulate")
+
+
+def loaded_after(code: str, cwd: str) -> list[str]:
+    probe = (
+        f"import sys\n{code}\n"
+        f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    return [m for m in last.removeprefix("loaded:").split(",") if m]
+
+
+def test_import_cli_loads_no_heavy_dependency() -> None:
+    assert loaded_after("import gsd.cli", str(REPO)) == []
+
+
+def test_validate_loads_no_heavy_dependency() -> None:
+    code = "from gsd.cli import main\nmain(['validate'])"
+    assert loaded_after(code, str(REPO / "examples" / "demo")) == []
