@@ -1,0 +1,128 @@
+"""The command line: show, waves, rules, formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gsd.cli import _internal_error
+from tests.conftest import auto_task, plan_text
+
+
+@pytest.fixture
+def phase(project):
+    """Phase 1: 01-01 and 01-02 in wave 1 (sharing a file), 01-03 in wave 2."""
+    project.plan("01-01", files_modified="[src/a.py]",
+                 tasks=auto_task(attrs=' specialist="python-pro"') + "\n" + auto_task("Task 2: b"))
+    project.plan("01-02", files_modified="[src/a.py, src/b.py]")
+    project.plan("01-03", depends_on='["01-01"]', wave=2, files_modified="[src/c.py]")
+    project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
+    return project
+
+
+def test_show_json_gives_every_task(phase, gsd) -> None:
+    result = gsd("show", "01-01", "--format", "json")
+    assert result.code == 0
+    (plan,) = json.loads(result.out)["plans"]
+    assert plan["id"] == "01-01" and plan["plan"] == "01"
+    assert plan["tasks"] == [
+        {"index": 1, "type": "auto", "name": "Task 1: do it", "specialist": "python-pro",
+         "specialist_form": "attribute", "files": ["src/x.py"], "line": 21},
+        {"index": 2, "type": "auto", "name": "Task 2: b", "specialist": None,
+         "specialist_form": None, "files": ["src/x.py"], "line": 28},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["1", "01", "01-alpha", ".planning/phases/01-alpha"])
+def test_show_a_phase(phase, gsd, target: str) -> None:
+    result = gsd("show", target)
+    assert result.code == 0, result.err
+    assert [line.split()[1] for line in result.out.splitlines() if line.startswith("Plan ")] == [
+        "01-01", "01-02", "01-03",
+    ]  # fmt: skip
+
+
+def test_show_a_plan_file_as_markdown(phase, gsd) -> None:
+    result = gsd("show", ".planning/phases/01-alpha/01-01-PLAN.md", "--format", "markdown")
+    assert result.code == 0
+    assert result.out.startswith("## Plan 01-01")
+    assert "| python-pro " in result.out
+
+
+def test_show_unknown_plan(phase, gsd) -> None:
+    result = gsd("show", "01-09")
+    assert (result.code, result.err.splitlines()[0][:16]) == (2, "gsd: error: no p")
+
+
+def test_waves_text_and_json(phase, gsd) -> None:
+    text = gsd("waves", "1")
+    assert text.code == 0
+    assert "Phase 01-alpha: 3 plans in 2 waves" in text.out
+    assert "01-01 -> 01-02" in text.out  # they share src/a.py
+    assert "Critical path: 01-01 -> 01-03 (2 plans)" in text.out
+    view = json.loads(gsd("waves", "1", "--format", "json").out)
+    assert view["waves"] == [
+        {"wave": 1, "plans": ["01-01", "01-02"], "sequential_groups": [["01-01", "01-02"]]},
+        {"wave": 2, "plans": ["01-03"], "sequential_groups": []},
+    ]
+
+
+def test_waves_github_matrix(phase, gsd) -> None:
+    everything = json.loads(gsd("waves", "1", "--format", "github-matrix").out)
+    assert [row["plan"] for row in everything["include"]] == ["01-01", "01-02", "01-03"]
+    second = json.loads(gsd("waves", "1", "--format", "github-matrix", "--wave", "2").out)
+    assert second == {"include": [{"phase": "01", "plan": "01-03", "wave": 2}]}
+
+
+def test_waves_with_a_cycle_exits_1(project, gsd) -> None:
+    project.plan("01-01", depends_on='["01-02"]')
+    project.plan("01-02", depends_on='["01-01"]', files_modified="[b]")
+    result = gsd("waves", "1")
+    assert result.code == 1
+    assert "Cycle (not scheduled): 01-01 -> 01-02 -> 01-01" in result.out
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_rules_lists_every_code(gsd, fmt: str) -> None:
+    from gsd.validate import RULES
+
+    result = gsd("rules", "--format", fmt)
+    assert result.code == 0
+    for code in RULES:
+        assert code in result.out
+
+
+def test_text_output_is_path_line_col_severity_code(project, gsd) -> None:
+    project.plan("01-01", text=plan_text().replace("wave: 1", "wave: soon"))
+    result = gsd("validate")
+    assert result.code == 1
+    assert result.out == (
+        ".planning/phases/01-alpha/01-01-PLAN.md:5:1: error GSD003 `wave` is 'soon'; "
+        "it must be an integer >= 0\n"
+    )
+    assert result.err == "1 error, 0 warnings in 1 file\n"
+
+
+def test_usage_errors_exit_2(gsd) -> None:
+    assert gsd("validate", "--format", "xml").code == 2
+    assert gsd("no-such-command").code == 2
+
+
+def test_internal_error_writes_the_traceback_to_a_file(capsys) -> None:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        code = _internal_error(exc)
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "gsd: internal error: RuntimeError: boom (traceback in " in err
+    path = Path(err.split("traceback in ")[1].split(";")[0])
+    assert "RuntimeError: boom" in path.read_text()
+    path.unlink()
+
+
+def test_version(gsd) -> None:
+    result = gsd("--version")
+    assert result.code == 0 and result.out.startswith("gsd, version ")
