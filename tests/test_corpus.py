@@ -84,3 +84,30 @@ def raw_frontmatter_scalars(text: str) -> dict[str, str]:
 def test_plan_field_stays_a_zero_padded_string() -> None:
     values = {parse_bytes(p.read_bytes(), str(p)).frontmatter.get("plan") for p in corpus_plans()}
     assert "01" in values and 1 not in values
+
+
+# What `gsd validate` finds in each corpus project; README.md shows the same table.
+EXPECTED_FINDINGS = {
+    "0jrm__gsd-unsupervised": {"GSD002": 21, "GSD013": 1, "GSD014": 1, "GSD040": 1},
+    "AllInStride__tpm-admin-agent": {"GSD040": 2, "GSD044": 2},
+    "Biographica__ag-cli": {"GSD044": 2},
+    "BrandStake__get-shit-done": {"GSD013": 1, "GSD030": 16, "GSD044": 7},
+    "Encryptabit__gsd-tandem": {"GSD040": 1},
+    "EnesDemir143__mimic-sepsis-drl": {},
+    "Maleick__Nemesis": {},
+    "toto-castaldi__docora": {"GSD013": 5, "GSD040": 4},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FINDINGS))
+def test_validate_findings_per_project(name: str, gsd, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    monkeypatch.chdir(CORPUS / name)
+    result = gsd("validate", "--format", "json")
+    report = json.loads(result.out)
+    found: dict[str, int] = {}
+    for d in report["diagnostics"]:
+        found[d["code"]] = found.get(d["code"], 0) + 1
+    assert found == EXPECTED_FINDINGS[name]
+    assert result.code == (1 if report["errors"] else 0)
