@@ -40,7 +40,9 @@ def cli() -> None:
     default="text",
     show_default=True,
 )
-def validate(paths: tuple[str, ...], phase: str | None, staged: bool, strict: bool, fmt: str) -> int:
+def validate(
+    paths: tuple[str, ...], phase: str | None, staged: bool, strict: bool, fmt: str
+) -> int:
     """Lint plan files: `path:line:col: severity CODE message`.
 
     PATHS are plan files or directories (default: .planning/).
@@ -180,8 +182,7 @@ def _internal_error(exc: Exception) -> int:
     with os.fdopen(handle, "w") as out:
         traceback.print_exception(exc, file=out)
     click.echo(
-        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; "
-        "please report it)",
+        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; please report it)",
         err=True,
     )
     return EXIT_INTERNAL

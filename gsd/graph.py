@@ -118,13 +118,6 @@ def _overlaps(graph: PhaseGraph) -> None:
     """Plans of one wave that modify the same file are grouped (union-find)."""
     for wave in graph.waves:
         parent = {pid: pid for pid in wave}
-
-        def find(pid: str) -> str:
-            while parent[pid] != pid:
-                parent[pid] = parent[parent[pid]]
-                pid = parent[pid]
-            return pid
-
         owners: dict[str, list[str]] = {}
         for pid in wave:
             for path in dict.fromkeys(graph.plans[pid].files_modified):
@@ -133,8 +126,15 @@ def _overlaps(graph: PhaseGraph) -> None:
             if len(pids) > 1:
                 graph.shared_files.setdefault(tuple(pids), []).append(path)
                 for other in pids[1:]:
-                    parent[find(other)] = find(pids[0])
+                    parent[_find(parent, other)] = _find(parent, pids[0])
         groups: dict[str, list[str]] = {}
         for pid in wave:
-            groups.setdefault(find(pid), []).append(pid)
+            groups.setdefault(_find(parent, pid), []).append(pid)
         graph.overlap_groups.extend(g for g in groups.values() if len(g) > 1)
+
+
+def _find(parent: dict[str, str], pid: str) -> str:
+    while parent[pid] != pid:
+        parent[pid] = parent[parent[pid]]
+        pid = parent[pid]
+    return pid

@@ -44,7 +44,7 @@ def phase_key(text: str) -> PhaseKey | None:
     if match is None:
         return None
     groups = match.groups()
-    number, letter, decimals = (groups[1:4] if len(groups) == 5 else groups[0:3])
+    number, letter, decimals = groups[1:4] if len(groups) == 5 else groups[0:3]
     parts = [int(p) for p in decimals.split(".") if p]
     while parts and parts[-1] == 0:
         parts.pop()

@@ -28,7 +28,9 @@ class CompletedBytes:
     stderr: bytes
 
 
-def run_bytes(argv: list[str], *, cwd: Path | None = None, input: bytes | None = None) -> CompletedBytes:
+def run_bytes(
+    argv: list[str], *, cwd: Path | None = None, input: bytes | None = None
+) -> CompletedBytes:
     """Run a short helper command (git plumbing) to completion, capturing bytes.
 
     A missing program is a result with status 127, not an exception.

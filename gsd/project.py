@@ -65,7 +65,11 @@ class Project:
     def siblings(self, path: str) -> list[Plan]:
         """Every plan of the phase directory holding `path` (the phase graph's input)."""
         folder = posixpath.dirname(path) or "."
-        paths = [p for p in self.source.plan_paths(folder) if posixpath.dirname(p) == posixpath.dirname(path)]
+        paths = [
+            p
+            for p in self.source.plan_paths(folder)
+            if posixpath.dirname(p) == posixpath.dirname(path)
+        ]
         if path not in paths:
             paths.append(path)
         self.preload(paths)

@@ -67,7 +67,7 @@ def sarif(report: Report) -> str:
         }
         for code in RULES
     ]
-    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    index = {code: i for i, code in enumerate(RULES)}
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -108,6 +108,4 @@ FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
 
 
 def rules_table(codes: Iterable[str] = RULES) -> list[dict[str, str]]:
-    return [
-        {"code": c, "severity": RULES[c].severity, "summary": RULES[c].summary} for c in codes
-    ]
+    return [{"code": c, "severity": RULES[c].severity, "summary": RULES[c].summary} for c in codes]

@@ -93,7 +93,9 @@ class GitIndex:
     def plan_paths(self, under: str) -> list[str]:
         prefix = "" if under in ("", ".") else under.rstrip("/") + "/"
         return sorted(
-            p for p in self._entries if (p == under or p.startswith(prefix)) and p.endswith(PLAN_SUFFIX)
+            p
+            for p in self._entries
+            if (p == under or p.startswith(prefix)) and p.endswith(PLAN_SUFFIX)
         )
 
     def preload(self, paths: Iterable[str]) -> None:
@@ -103,10 +105,14 @@ class GitIndex:
             return
         shas = [self._entries[p][1] for p in wanted]
         result = proc.run_bytes(
-            ["git", "cat-file", "--batch"], cwd=self.root, input="".join(s + "\n" for s in shas).encode()
+            ["git", "cat-file", "--batch"],
+            cwd=self.root,
+            input="".join(s + "\n" for s in shas).encode(),
         )
         if result.returncode != 0:
-            raise InputError(f"git cat-file failed: {result.stderr.decode(errors='replace').strip()}")
+            raise InputError(
+                f"git cat-file failed: {result.stderr.decode(errors='replace').strip()}"
+            )
         out = result.stdout
         pos = 0
         for path in wanted:

@@ -27,7 +27,9 @@ RULES: dict[str, Rule] = {
     for r in (
         Rule("GSD001", "error", "frontmatter missing or unparseable"),
         Rule("GSD002", "error", "required frontmatter field missing"),
-        Rule("GSD003", "error", "frontmatter value of the wrong type or outside its allowed values"),
+        Rule(
+            "GSD003", "error", "frontmatter value of the wrong type or outside its allowed values"
+        ),
         Rule("GSD010", "warning", "plan has no tasks"),
         Rule("GSD011", "error", "unknown task type"),
         Rule("GSD012", "error", "task lacks a child its type requires"),
@@ -36,16 +38,24 @@ RULES: dict[str, Rule] = {
         Rule("GSD015", "error", "task block not closed, nested, or a stray closing tag"),
         Rule("GSD020", "error", "malformed specialist name (allowed: [A-Za-z0-9][A-Za-z0-9_.:-]*)"),
         Rule("GSD021", "warning", "specialist not in the roster: falls back to gsd-executor"),
-        Rule("GSD030", "error", "unsafe path in <files> or files_modified (absolute, `..`, leaves the repo)"),
+        Rule(
+            "GSD030",
+            "error",
+            "unsafe path in <files> or files_modified (absolute, `..`, leaves the repo)",
+        ),
         Rule("GSD040", "error", "depends_on names a plan that does not exist"),
         Rule("GSD041", "error", "dependency cycle"),
         Rule("GSD042", "warning", "declared wave differs from the wave computed from depends_on"),
         Rule("GSD043", "warning", "wave > 1 with empty depends_on"),
-        Rule("GSD044", "warning", "plans of one wave both modify a file: they will run one after another"),
+        Rule(
+            "GSD044",
+            "warning",
+            "plans of one wave both modify a file: they will run one after another",
+        ),
         Rule("GSD045", "error", "two plans in a phase share an id"),
         Rule("GSD050", "error", "file is not valid UTF-8, or is not a regular text file"),
     )
-}  # fmt: skip
+}
 
 # Rules that are errors under --strict.
 STRICT_ERRORS = frozenset({"GSD021"})
@@ -136,7 +146,9 @@ def check_plan(plan: Plan, project: Project) -> Iterator[Diagnostic]:
     for task in plan.tasks:
         for rule in TASK_RULES:
             yield from rule(plan, task, project)
-    yield from _unsafe_paths(plan, plan.field_line("files_modified"), plan.files_modified, project.root)
+    yield from _unsafe_paths(
+        plan, plan.field_line("files_modified"), plan.files_modified, project.root
+    )
 
 
 def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
@@ -163,7 +175,7 @@ def _field_types(plan: Plan) -> Iterator[Diagnostic]:
         yield wrong("wave", f"is {fm['wave']!r}; it must be an integer >= 0")
     for key in ("depends_on", "files_modified", "files-modified"):
         if key in fm and not _is_str_list(fm[key]) and fm[key] != "":
-            yield wrong(key, "must be a list of strings, e.g. [] or [\"01-01\"]")
+            yield wrong(key, 'must be a list of strings, e.g. [] or ["01-01"]')
     if "autonomous" in fm and plan.autonomous is None:
         yield wrong("autonomous", f"is {fm['autonomous']!r}; it must be true or false")
     if "must_haves" in fm:
@@ -204,7 +216,10 @@ def _task_type(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]
     gate = task.attrs.get("gate")
     if gate is not None and gate not in GATES:
         yield _diag(
-            plan, task.line, "GSD011", f"task {task.index} has gate={gate!r}; allowed: {', '.join(GATES)}"
+            plan,
+            task.line,
+            "GSD011",
+            f"task {task.index} has gate={gate!r}; allowed: {', '.join(GATES)}",
         )
 
 
@@ -222,10 +237,14 @@ def _task_children(plan: Plan, task: Task, project: Project) -> Iterator[Diagnos
     if task.type == "checkpoint:decision" and options is not None:
         choices = [e for e in options.children if e.tag == "option"]
         if not choices:
-            yield _diag(plan, options.line, "GSD012", f"{label}: <options> holds no <option id=...>")
+            yield _diag(
+                plan, options.line, "GSD012", f"{label}: <options> holds no <option id=...>"
+            )
         for choice in choices:
             if not choice.attrs.get("id"):
-                yield _diag(plan, choice.line, "GSD012", f"{label}: an <option> lacks its id attribute")
+                yield _diag(
+                    plan, choice.line, "GSD012", f"{label}: an <option> lacks its id attribute"
+                )
 
 
 def _checkpoint_autonomy(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:

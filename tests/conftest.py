@@ -95,8 +95,13 @@ class Project:
             path.write_text(textwrap.dedent(content) if content.startswith("\n") else content)
         return path
 
-    def plan(self, plan_id: str, text: str | bytes | None = None, phase_dir: str = "01-alpha",
-             **fields: object) -> Path:
+    def plan(
+        self,
+        plan_id: str,
+        text: str | bytes | None = None,
+        phase_dir: str = "01-alpha",
+        **fields: object,
+    ) -> Path:
         phase, number = plan_id.rsplit("-", 1)
         if text is None:
             fields.setdefault("phase", phase_dir)
@@ -124,8 +129,16 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.invalid")
-    for name in ("DEBUG", "SPECIALIST_TIMEOUT", "SKIP_VERIFICATION", "GSD_DEFAULT_MODEL",
-                 "GSD_DISABLED_AGENTS", "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+    for name in (
+        "DEBUG",
+        "SPECIALIST_TIMEOUT",
+        "SKIP_VERIFICATION",
+        "GSD_DEFAULT_MODEL",
+        "GSD_DISABLED_AGENTS",
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -14,8 +14,11 @@ from tests.conftest import auto_task, plan_text
 @pytest.fixture
 def phase(project):
     """Phase 1: 01-01 and 01-02 in wave 1 (sharing a file), 01-03 in wave 2."""
-    project.plan("01-01", files_modified="[src/a.py]",
-                 tasks=auto_task(attrs=' specialist="python-pro"') + "\n" + auto_task("Task 2: b"))
+    project.plan(
+        "01-01",
+        files_modified="[src/a.py]",
+        tasks=auto_task(attrs=' specialist="python-pro"') + "\n" + auto_task("Task 2: b"),
+    )
     project.plan("01-02", files_modified="[src/a.py, src/b.py]")
     project.plan("01-03", depends_on='["01-01"]', wave=2, files_modified="[src/c.py]")
     project.write(".planning/available_agents.md", "- **python-pro**: Python\n")

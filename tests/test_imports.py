@@ -12,8 +12,7 @@ HEAVY = ("git", "pydantic", "lxml", "tabulate")
 
 def loaded_after(code: str, cwd: str) -> list[str]:
     probe = (
-        f"import sys\n{code}\n"
-        f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+        f"import sys\n{code}\nprint('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, check=True

@@ -13,44 +13,44 @@ FM = "---\nphase: 01-a\nplan: 01\n---\n"
 @pytest.mark.parametrize(
     ("body", "names"),
     [
-        pytest.param("<task type=\"auto\"><name>A</name></task>", ["A"], id="one-line"),
+        pytest.param('<task type="auto"><name>A</name></task>', ["A"], id="one-line"),
         pytest.param(
-            "<tasks>\n<task type=\"auto\">\n<name>A</name>\n</task>\n"
-            "<task type=\"auto\">\n<name>B</name>\n</task>\n</tasks>\n",
+            '<tasks>\n<task type="auto">\n<name>A</name>\n</task>\n'
+            '<task type="auto">\n<name>B</name>\n</task>\n</tasks>\n',
             ["A", "B"],
             id="two-tasks",
         ),
         pytest.param(
-            "```xml\n<task type=\"auto\"><name>X</name></task>\n```\n"
-            "<task type=\"auto\"><name>A</name></task>\n",
+            '```xml\n<task type="auto"><name>X</name></task>\n```\n'
+            '<task type="auto"><name>A</name></task>\n',
             ["A"],
             id="fenced-example-ignored",
         ),
         pytest.param(
-            "```markdown\nintro\n```bash\n<task type=\"auto\"><name>X</name></task>\n```\n```\n"
-            "<task type=\"auto\"><name>A</name></task>\n",
+            '```markdown\nintro\n```bash\n<task type="auto"><name>X</name></task>\n```\n```\n'
+            '<task type="auto"><name>A</name></task>\n',
             ["A"],
             id="nested-fences-closed-by-two-bare-lines",
         ),
         pytest.param(
-            "~~~\n<task type=\"auto\"><name>X</name></task>\n~~~\n"
-            "<task type=\"auto\"><name>A</name></task>\n",
+            '~~~\n<task type="auto"><name>X</name></task>\n~~~\n'
+            '<task type="auto"><name>A</name></task>\n',
             ["A"],
             id="tilde-fence",
         ),
         pytest.param(
-            "See `<task>` and `</task>` markers.\n<task type=\"auto\"><name>A</name></task>\n",
+            'See `<task>` and `</task>` markers.\n<task type="auto"><name>A</name></task>\n',
             ["A"],
             id="inline-code-tags-ignored",
         ),
         pytest.param(
-            "<task type=\"auto\">\n<name>A</name>\n<action>use List<T> & Map<K, V></action>\n"
+            '<task type="auto">\n<name>A</name>\n<action>use List<T> & Map<K, V></action>\n'
             "</task>\n",
             ["A"],
             id="not-well-formed-xml",
         ),
         pytest.param("<tasks></tasks>", [], id="no-tasks"),
-        pytest.param("<task type=\"auto\"/>", [""], id="self-closing"),
+        pytest.param('<task type="auto"/>', [""], id="self-closing"),
     ],
 )
 def test_task_blocks(body: str, names: list[str]) -> None:
@@ -65,7 +65,7 @@ def test_child_text_is_kept_exactly() -> None:
 
 
 def test_line_numbers_of_tasks_and_children() -> None:
-    text = FM + "\n<tasks>\n<task type=\"auto\">\n  <name>A</name>\n  <files>a.py</files>\n</task>\n"
+    text = FM + '\n<tasks>\n<task type="auto">\n  <name>A</name>\n  <files>a.py</files>\n</task>\n'
     task = parse(text).tasks[0]
     assert task.line == 7
     assert [(c.tag, c.line) for c in task.children] == [("name", 8), ("files", 9)]
@@ -83,16 +83,36 @@ def test_bom_and_crlf_give_the_same_plan_and_lines() -> None:
 @pytest.mark.parametrize(
     ("task", "specialist", "form"),
     [
-        pytest.param('<task type="auto" specialist="python-pro"><name>A</name></task>',
-                     "python-pro", "attribute", id="attribute"),
-        pytest.param("<task type='auto' specialist='voltagent-lang:python-pro'><name>A</name></task>",
-                     "voltagent-lang:python-pro", "attribute", id="namespaced-single-quotes"),
-        pytest.param('<task type="auto">\n  specialist: postgres-pro\n  <name>A</name>\n</task>',
-                     "postgres-pro", "inline", id="inline-line"),
-        pytest.param('<task type="auto">\n  <name>A</name>\n  <action>\nspecialist: no\n</action>\n'
-                     "</task>", None, None, id="inline-inside-child-is-not-the-form"),
-        pytest.param('<task type="auto" specialist="">\n<name>A</name></task>', "", "attribute",
-                     id="empty-attribute"),
+        pytest.param(
+            '<task type="auto" specialist="python-pro"><name>A</name></task>',
+            "python-pro",
+            "attribute",
+            id="attribute",
+        ),
+        pytest.param(
+            "<task type='auto' specialist='voltagent-lang:python-pro'><name>A</name></task>",
+            "voltagent-lang:python-pro",
+            "attribute",
+            id="namespaced-single-quotes",
+        ),
+        pytest.param(
+            '<task type="auto">\n  specialist: postgres-pro\n  <name>A</name>\n</task>',
+            "postgres-pro",
+            "inline",
+            id="inline-line",
+        ),
+        pytest.param(
+            '<task type="auto">\n  <name>A</name>\n  <action>\nspecialist: no\n</action>\n</task>',
+            None,
+            None,
+            id="inline-inside-child-is-not-the-form",
+        ),
+        pytest.param(
+            '<task type="auto" specialist="">\n<name>A</name></task>',
+            "",
+            "attribute",
+            id="empty-attribute",
+        ),
         pytest.param('<task type="auto"><name>A</name></task>', None, None, id="none"),
     ],
 )

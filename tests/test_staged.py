@@ -29,8 +29,9 @@ def test_fixed_in_the_index_passes_even_if_the_tree_is_broken(git_project, gsd) 
 def test_staged_sees_siblings_from_the_index(git_project, gsd) -> None:
     other = ".planning/phases/01-alpha/01-02-PLAN.md"
     git_project.write(PLAN, plan_text())
-    git_project.write(other, plan_text(plan="02", depends_on='["01-01"]', wave=2,
-                                      files_modified="[src/y.py]"))
+    git_project.write(
+        other, plan_text(plan="02", depends_on='["01-01"]', wave=2, files_modified="[src/y.py]")
+    )
     git(git_project.root, "add", other)  # 01-01 exists only on disk
     result = gsd("validate", "--staged", other)
     assert result.code == 1
