@@ -39,7 +39,7 @@ class Split:
 
 def split(text: str) -> Split:
     """Cut `---\\n yaml \\n---\\n body`; the opening fence must be at byte 0."""
-    if not text.startswith("---") or text[3:4] not in ("\n", " ", "\t", ""):
+    if not text.startswith("---"):
         stripped = text.lstrip()
         if stripped.startswith("---"):
             line = text[: len(text) - len(stripped)].count("\n") + 1

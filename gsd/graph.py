@@ -42,8 +42,9 @@ def build(plans: list[Plan]) -> PhaseGraph:
     by_id: dict[str, Plan] = {}
     for plan in sorted(plans, key=lambda p: (plan_sort_key(p.id), p.path)):
         by_id.setdefault(plan.id, plan)
+    # a plan that depends on itself stays in: it is a cycle of one (GSD041)
     deps = {
-        pid: [d for d in dict.fromkeys(plan.depends_on) if d in by_id and d != pid]
+        pid: [d for d in dict.fromkeys(plan.depends_on) if d in by_id]
         for pid, plan in by_id.items()
     }
     graph = PhaseGraph(plans=by_id, deps=deps)

@@ -231,9 +231,10 @@ class _Scanner:
             cursor = self.text.find(">", close, end) + 1 if child.closed else close
         gaps.append((cursor, end))
         for gap_start, gap_end in gaps:
-            match = _INLINE_SPECIALIST_RE.search(self.text, gap_start, gap_end)
-            if match:
-                return match.group(1).strip().strip("\"'")
+            for match in _INLINE_SPECIALIST_RE.finditer(self.text, gap_start, gap_end):
+                if not self.in_code(match.start()):
+                    # a YAML-style `# comment` after the name is not part of it
+                    return match.group(1).split(" #", 1)[0].strip().strip("\"'")
         return None
 
     def elements(self, start: int, end: int) -> list[Element]:

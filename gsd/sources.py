@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from gsd import proc
 from gsd.errors import InputError, UsageError
 
 PLAN_SUFFIX = "-PLAN.md"
@@ -38,17 +37,22 @@ class WorkingTree:
 
     def plan_paths(self, under: str) -> list[str]:
         base = self.root / under
-        if base.is_file() or (base.exists() and not base.is_dir()):
-            return [under]
+        if not base.is_dir() or under.endswith(PLAN_SUFFIX):
+            return [under]  # a directory named like a plan is reported, not walked
         found: list[str] = []
         # followlinks=False: a symlinked directory could lead out of the repository
         for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in (".git", "node_modules"))
             rel = Path(dirpath).relative_to(self.root).as_posix()
+            prefix = "" if rel == "." else f"{rel}/"
             found.extend(
-                f"{rel}/{name}" if rel != "." else name
-                for name in sorted(filenames)
+                prefix + name
+                for name in sorted([*filenames, *dirnames])
                 if name.endswith(PLAN_SUFFIX)
+            )
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d not in (".git", "node_modules") and not d.endswith(PLAN_SUFFIX)
             )
         return found
 
@@ -75,6 +79,8 @@ class GitIndex:
     """Staged blobs, read with one `git ls-files` and one `git cat-file --batch`."""
 
     def __init__(self, root: Path) -> None:
+        from gsd import proc  # subprocess is not needed when reading the working tree
+
         self.root = root
         result = proc.run(["git", "ls-files", "--stage", "-z"], cwd=root)
         if result.returncode != 0:
@@ -103,6 +109,8 @@ class GitIndex:
         wanted = [p for p in paths if p in self._entries and p not in self._blobs]
         if not wanted:
             return
+        from gsd import proc
+
         shas = [self._entries[p][1] for p in wanted]
         result = proc.run_bytes(
             ["git", "cat-file", "--batch"],
@@ -134,6 +142,10 @@ class GitIndex:
     def exists(self, path: str) -> bool:
         prefix = path.rstrip("/") + "/"
         return path in self._entries or any(p.startswith(prefix) for p in self._entries)
+
+
+def _walk_into(name: str) -> bool:
+    return name not in (".git", "node_modules") and not name.endswith(PLAN_SUFFIX)
 
 
 def relative_to_root(root: Path, given: str, cwd: Path | None = None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gsd.graph import PhaseGraph
 from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
+from gsd.phases import phase_key
 from gsd.project import Project
 from gsd.roster import NAME_RE
 
@@ -352,12 +353,17 @@ def _missing_dependencies(
         for dep in plan.depends_on:
             if dep in graph.plans:
                 continue
-            if dep.rsplit("-", 1)[0] != plan.phase and dep in project.all_plan_ids:
+            dep_phase, own_phase = phase_key(dep.rsplit("-", 1)[0]), phase_key(plan.phase)
+            exists = dep in project.all_plan_ids
+            if exists and dep_phase and own_phase and dep_phase < own_phase:
                 continue  # an earlier phase's plan: done before this phase starts
+            what = "a plan of a later phase" if exists else "not a plan of this or an earlier phase"
             yield _diag(
-                plan, plan.field_line("depends_on"), "GSD040",
-                f"depends_on names {dep!r}, which is not a plan of this phase",
-            )  # fmt: skip
+                plan,
+                plan.field_line("depends_on"),
+                "GSD040",
+                f"depends_on names {dep!r}, which is {what}",
+            )
 
 
 def _cycles(graph: PhaseGraph) -> Iterator[Diagnostic]:

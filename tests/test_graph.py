@@ -38,9 +38,10 @@ def test_cycle_is_reported_with_its_path() -> None:
     assert cycle[0] == cycle[-1] and set(cycle) == {"01-01", "01-02", "01-03"}
 
 
-def test_self_dependency_is_ignored_and_unknown_dependency_dropped() -> None:
+def test_self_dependency_is_a_cycle_and_unknown_dependency_dropped() -> None:
     graph = build([make("01-01", ["01-01", "01-09"])])
-    assert graph.waves == [["01-01"]]
+    assert graph.waves == []
+    assert graph.cycles == [["01-01", "01-01"]]
 
 
 def test_overlap_groups_per_wave() -> None:
