@@ -5,12 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-try:  # libyaml is ~10x faster; the pure-Python loader gives the same nodes
-    from yaml import CBaseLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import BaseLoader as _Loader  # type: ignore[assignment]
+from gsd import simpleyaml
 
 # A document that expands to more values than this is refused: it is either an
 # alias bomb or not a plan's frontmatter. Real plans hold a few hundred.
@@ -75,10 +70,25 @@ def load(yaml_text: str, first_line: int = 2) -> tuple[dict[str, Any], dict[str,
     """Parse frontmatter to strings, lists and dicts; return it with each key's line.
 
     Every scalar stays a string (`plan: 01` is "01", dates stay text): fields
-    are coerced by the code that reads them, as upstream does.
+    are coerced by the code that reads them, as upstream does. The plain YAML of
+    real frontmatter is read by `simpleyaml`; anything else goes to PyYAML.
     """
     try:
-        node = yaml.compose(yaml_text, Loader=_Loader)
+        data, lines = simpleyaml.load(yaml_text)
+    except simpleyaml.Unsupported:
+        return _load_with_pyyaml(yaml_text, first_line)
+    return data, {key: first_line + line for key, line in lines.items()}
+
+
+def _load_with_pyyaml(yaml_text: str, first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+    import yaml  # only for frontmatter simpleyaml does not read: keeps the hook path light
+
+    try:
+        loader = yaml.CBaseLoader
+    except AttributeError:  # PyYAML built without libyaml
+        loader = yaml.BaseLoader  # type: ignore[misc]
+    try:
+        node = yaml.compose(yaml_text, Loader=loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + (mark.line if mark else 0)
@@ -89,8 +99,7 @@ def load(yaml_text: str, first_line: int = 2) -> tuple[dict[str, Any], dict[str,
         return {}, {}
     if not isinstance(node, yaml.MappingNode):
         raise FrontmatterError("frontmatter must be a mapping of `key: value` lines", first_line)
-    sizes: dict[int, int] = {}
-    if _expanded_size(node, sizes) > MAX_VALUES:
+    if _expanded_size(node, {}) > MAX_VALUES:
         raise FrontmatterError(
             f"frontmatter expands to more than {MAX_VALUES} values (a YAML alias bomb?)",
             first_line,
@@ -105,19 +114,20 @@ def load(yaml_text: str, first_line: int = 2) -> tuple[dict[str, Any], dict[str,
     return data, lines
 
 
-def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
     """How many values the node stands for once aliases are expanded (memoised)."""
     known = sizes.get(id(node))
     if known is not None:
         return known
     sizes[id(node)] = MAX_VALUES + 1  # a recursive alias counts as too big
     total = 1
-    if isinstance(node, yaml.SequenceNode):
+    kind = type(node).__name__
+    if kind == "SequenceNode":
         for item in node.value:
             total += _expanded_size(item, sizes)
             if total > MAX_VALUES:
                 break
-    elif isinstance(node, yaml.MappingNode):
+    elif kind == "MappingNode":
         for key, value in node.value:
             total += _expanded_size(key, sizes) + _expanded_size(value, sizes)
             if total > MAX_VALUES:
@@ -126,10 +136,11 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
     return total
 
 
-def _to_python(node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
+def _to_python(node: Any) -> Any:
+    kind = type(node).__name__
+    if kind == "ScalarNode":
         return node.value
-    if isinstance(node, yaml.SequenceNode):
+    if kind == "SequenceNode":
         return [_to_python(item) for item in node.value]
     result: dict[str, Any] = {}
     for key_node, value_node in node.value:
@@ -140,4 +151,6 @@ def _to_python(node: yaml.Node) -> Any:
 
 def dump(data: dict[str, Any]) -> str:
     """Render frontmatter YAML that reads back to the same strings."""
+    import yaml
+
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)

@@ -1,0 +1,219 @@
+"""A fast reader for the plain YAML subset plan frontmatter uses, all values strings.
+
+It understands block mappings and sequences, `[a, b]` flow lists, `{}`, plain and
+quoted scalars and comments, and gives exactly what PyYAML's BaseLoader gives for
+them (a test holds it to that over every real frontmatter). Anything else (anchors,
+tags, block scalars, multi-line scalars, escapes, flow mappings) raises Unsupported
+and the caller falls back to PyYAML; so does anything PyYAML would reject.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# A plain key: starts with a letter, digit or `_`, holds no `:` or `#`.
+_KEY_RE = re.compile(r"([A-Za-z0-9_][^:#\t]*?)[ ]*:(?:[ ]+(.*))?$")
+_RESERVED_START = frozenset("&*!|>%@`{?:,]}#")
+_DOUBLE_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SINGLE_RE = re.compile(r"'((?:[^']|'')*)'")
+_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
+    "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85",
+    "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}  # fmt: skip
+_ESCAPE_RE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+Line = tuple[int, int, str]  # (0-based line, indent, content without indent)
+
+
+class Unsupported(Exception):
+    """The text uses YAML this reader does not handle; use PyYAML."""
+
+
+def load(text: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """The top-level mapping and the 0-based line of each of its keys."""
+    lines: list[Line] = []
+    for number, raw in enumerate(text.split("\n")):
+        content = raw.lstrip(" ")
+        if not content or content.startswith("#"):
+            continue
+        if content[0] == "\t":
+            raise Unsupported("tab indentation")
+        lines.append((number, len(raw) - len(content), content.rstrip()))
+    if not lines:
+        return {}, {}
+    reader = _Reader(lines)
+    if lines[0][1] != 0:
+        raise Unsupported("indented first line")
+    data, key_lines = reader.mapping(0)
+    if reader.pos != len(lines):
+        raise Unsupported("trailing content")
+    return data, key_lines
+
+
+class _Reader:
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.pos = 0
+
+    def _peek(self) -> Line | None:
+        return self.lines[self.pos] if self.pos < len(self.lines) else None
+
+    def block(self, indent: int) -> Any:
+        line = self._peek()
+        assert line is not None
+        if _is_item(line[2]):
+            return self.sequence(indent)
+        if _KEY_RE.match(line[2]):
+            return self.mapping(indent)[0]
+        self.pos += 1  # a lone scalar or flow list on the line below its key
+        following = self._peek()
+        if following is not None and following[1] >= indent:
+            raise Unsupported("multi-line scalar")
+        return scalar_or_flow(line[2])
+
+    def mapping(self, indent: int) -> tuple[dict[str, Any], dict[str, int]]:
+        data: dict[str, Any] = {}
+        key_lines: dict[str, int] = {}
+        while (line := self._peek()) is not None and line[1] == indent:
+            number, _, content = line
+            match = _KEY_RE.match(content)
+            if match is None:
+                raise Unsupported(f"not a `key: value` line: {content!r}")
+            key, inline = match.group(1), match.group(2)
+            self.pos += 1
+            key_lines.setdefault(key, number)
+            following = self._peek()
+            if inline is not None and inline.strip() and not inline.lstrip().startswith("#"):
+                data[key] = scalar_or_flow(inline)
+                if following is not None and following[1] > indent:
+                    raise Unsupported("multi-line scalar")
+            elif following is not None and following[1] > indent:
+                data[key] = self.block(following[1])
+            elif following is not None and following[1] == indent and _is_item(following[2]):
+                data[key] = self.sequence(indent)  # `key:\n- a` at the key's own indent
+            else:
+                data[key] = ""  # an empty value: BaseLoader's null is ""
+        line = self._peek()
+        if line is not None and line[1] > indent:
+            raise Unsupported("unexpected indentation")
+        return data, key_lines
+
+    def sequence(self, indent: int) -> list[Any]:
+        items: list[Any] = []
+        while (line := self._peek()) is not None and line[1] == indent and _is_item(line[2]):
+            number, _, content = line
+            rest = content[1:]
+            stripped = rest.lstrip(" ")
+            if not stripped:
+                self.pos += 1
+                following = self._peek()
+                if following is not None and following[1] > indent:
+                    items.append(self.block(following[1]))
+                else:
+                    items.append("")
+                continue
+            item_indent = indent + 1 + len(rest) - len(stripped)
+            if _is_item(stripped):
+                raise Unsupported("nested inline sequence")
+            if _KEY_RE.match(stripped):
+                # `- key: value` starts a mapping whose keys sit at item_indent
+                self.lines[self.pos] = (number, item_indent, stripped)
+                items.append(self.mapping(item_indent)[0])
+                continue
+            self.pos += 1
+            items.append(scalar_or_flow(stripped))
+            following = self._peek()
+            if following is not None and following[1] > indent:
+                raise Unsupported("multi-line sequence item")
+        return items
+
+
+def _is_item(content: str) -> bool:
+    return content == "-" or content.startswith("- ")
+
+
+def scalar_or_flow(text: str) -> Any:
+    if text.startswith("["):
+        return _flow_list(text)
+    if text.startswith("{"):
+        if re.fullmatch(r"\{[ ]*\}(?:[ ]+#.*)?", text):
+            return {}
+        raise Unsupported("flow mapping")
+    value, rest = _scalar(text)
+    if rest.strip() and not rest.startswith((" #", "\t#")):
+        raise Unsupported("text after a quoted scalar")
+    return value
+
+
+def _scalar(text: str) -> tuple[str, str]:
+    """One scalar at the start of `text`, and what follows it."""
+    if text.startswith('"'):
+        match = _DOUBLE_RE.match(text)
+        if match is None:
+            raise Unsupported("unclosed double-quoted scalar")
+        return _ESCAPE_RE.sub(_unescape, match.group(1)), text[match.end() :]
+    if text.startswith("'"):
+        match = _SINGLE_RE.match(text)
+        if match is None:
+            raise Unsupported("unclosed single-quoted scalar")
+        return match.group(1).replace("''", "'"), text[match.end() :]
+    _check_plain(text)
+    cut = text.find(" #")
+    value = (text if cut < 0 else text[:cut]).rstrip()
+    if ": " in value or value.endswith(":") or "\t" in value:
+        raise Unsupported("plain scalar with ': ' or a tab")
+    return value, ""
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code not in _ESCAPES:
+        raise Unsupported(f"escape \\{code}")
+    return _ESCAPES[code]
+
+
+def _check_plain(text: str) -> None:
+    if text[0] in _RESERVED_START or text.startswith(("- ", "-\t")) or text == "-":
+        raise Unsupported(f"plain scalar starting with {text[0]!r}")
+
+
+def _flow_list(text: str) -> list[str]:
+    """`[a, "b", 'c']`: a one-line flow sequence of scalars."""
+    items: list[str] = []
+    pos = 1
+    while True:
+        while text.startswith(" ", pos):
+            pos += 1
+        if text.startswith("]", pos):
+            break
+        if pos >= len(text):
+            raise Unsupported("unclosed flow sequence")
+        if text[pos] in "\"'":
+            value, _ = _scalar(text[pos:])
+            match = (_DOUBLE_RE if text[pos] == '"' else _SINGLE_RE).match(text, pos)
+            assert match is not None
+            pos = match.end()
+        else:
+            end = pos
+            while end < len(text) and text[end] not in ",]":
+                end += 1
+            value = text[pos:end].rstrip(" ")
+            if not value or any(c in value for c in "[{}#") or ": " in value or value[-1] == ":":
+                raise Unsupported("flow item that is not a plain string")
+            _check_plain(value)
+            pos = end
+        items.append(value)
+        while text.startswith(" ", pos):
+            pos += 1
+        if text.startswith(",", pos):
+            pos += 1
+        elif not text.startswith("]", pos):
+            raise Unsupported("flow sequence item")
+    tail = text[pos + 1 :].strip()
+    if tail and not tail.startswith("#"):
+        raise Unsupported("flow sequence with trailing text")
+    return items
