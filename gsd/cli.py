@@ -40,8 +40,19 @@ def cli() -> None:
     default="text",
     show_default=True,
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Processes for large trees (default: one per CPU; 1 for none).",
+)
 def validate(
-    paths: tuple[str, ...], phase: str | None, staged: bool, strict: bool, fmt: str
+    paths: tuple[str, ...],
+    phase: str | None,
+    staged: bool,
+    strict: bool,
+    fmt: str,
+    jobs: int | None,
 ) -> int:
     """Lint plan files: `path:line:col: severity CODE message`.
 
@@ -64,7 +75,7 @@ def validate(
         if not project.source.exists(PLANNING):
             raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
         targets = [PLANNING]
-    report = run_rules(project, targets, strict=strict)
+    report = run_rules(project, targets, strict=strict, jobs=jobs)
     click.echo(render.FORMATS[fmt](report), nl=False)
     if fmt == "text":
         click.echo(render.summary(report), err=True)

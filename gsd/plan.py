@@ -29,12 +29,13 @@ KNOWN_CHILDREN = frozenset(
     }
 )  # fmt: skip
 
-_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n]*)$", re.M)
 _TASK_TOKEN_RE = re.compile(r"<task(?=[\s>/])|</task\s*>")
 _ATTR_RE = re.compile(r"""([^\s=>/"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
 _OPEN_TAG_RE = re.compile(
     r"""<([A-Za-z][\w.:-]*)((?:\s+[^\s=>/"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*(/?)>"""
 )
+# A backtick opens inline code up to the next backtick on its line (or the line's end).
+_INLINE_CODE_RE = re.compile(r"`[^`\n]*(?:`|(?=\n)|\Z)")
 _INLINE_SPECIALIST_RE = re.compile(r"^[ \t]*specialist:[ \t]*(.*?)[ \t]*$", re.M)
 
 
@@ -101,41 +102,65 @@ class _Scanner:
         self.body_offset = body_offset
         self.path = path
         self.diagnostics: list[Diagnostic] = []
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self._fence_starts, self._fence_ends = self._fences()
+        self._cursor = (0, 1)  # (offset, its line): lookups mostly move forward
+        self._code_starts, self._code_ends = self._code_ranges()
 
     def line_of(self, offset: int) -> int:
-        return bisect_right(self._line_starts, offset)
+        at, line = self._cursor
+        if offset >= at:
+            line += self.text.count("\n", at, offset)
+        else:
+            line -= self.text.count("\n", offset, at)
+        self._cursor = (offset, line)
+        return line
 
-    def _fences(self) -> tuple[list[int], list[int]]:
+    def _code_ranges(self) -> tuple[list[int], list[int]]:
+        """Sorted, disjoint ranges of fenced blocks and `inline code` spans."""
+        starts: list[int] = []
+        ends: list[int] = []
+        for start, end in self._fences():
+            for span in _INLINE_CODE_RE.finditer(self.text, ends[-1] if ends else 0, start):
+                starts.append(span.start())
+                ends.append(span.end())
+            starts.append(start)
+            ends.append(end)
+        for span in _INLINE_CODE_RE.finditer(self.text, ends[-1] if ends else 0):
+            starts.append(span.start())
+            ends.append(span.end())
+        return starts, ends
+
+    def _fences(self) -> list[tuple[int, int]]:
         """Fenced code ranges, read as authors mean them (SPEC section 2).
 
         A fence line with an info string opens a block; a bare fence line closes
         the innermost open block, or opens one when none is open.
         """
-        starts: list[int] = []
-        ends: list[int] = []
+        ranges: list[tuple[int, int]] = []
         depth = 0
-        for match in _FENCE_RE.finditer(self.text, self.body_offset):
-            if match.group(2).strip() or depth == 0:
+        start = 0
+        text = self.text
+        for run_start, run_end in _fence_runs(text, self.body_offset):
+            line_start = text.rfind("\n", 0, run_start) + 1
+            if text[line_start:run_start].strip(" \t"):
+                continue  # not at the start of its line: not a fence
+            eol = text.find("\n", run_end)
+            eol = len(text) if eol < 0 else eol
+            if text[run_end:eol].strip() or depth == 0:
                 if depth == 0:
-                    starts.append(match.start())
+                    start = line_start
                 depth += 1
             else:
                 depth -= 1
                 if depth == 0:
-                    ends.append(match.end())
+                    ranges.append((start, eol))
         if depth:
-            ends.append(len(self.text))
-        return starts, ends
+            ranges.append((start, len(text)))
+        return ranges
 
     def in_code(self, offset: int) -> bool:
         """Inside a fenced block, or inside `inline code` on its line."""
-        i = bisect_right(self._fence_starts, offset) - 1
-        if i >= 0 and offset < self._fence_ends[i]:
-            return True
-        line_start = self.text.rfind("\n", 0, offset) + 1
-        return self.text.count("`", line_start, offset) % 2 == 1
+        i = bisect_right(self._code_starts, offset) - 1
+        return i >= 0 and offset < self._code_ends[i]
 
     def _error(self, offset: int, code: str, message: str) -> None:
         self.diagnostics.append(
@@ -214,7 +239,7 @@ class _Scanner:
         )
         if "specialist" in attrs:
             task.specialist, task.specialist_form = attrs["specialist"], "attribute"
-        else:
+        elif self.text.find("specialist:", inner_at, end) >= 0:
             inline = self._inline_specialist(inner_at, end, children)
             if inline is not None:
                 task.specialist, task.specialist_form = inline, "inline"
@@ -249,7 +274,7 @@ class _Scanner:
                 pos = match.end()
                 continue
             tag = match.group(1)
-            attrs = _attributes(match.group(2))
+            attrs = _attributes(match.group(2)) if match.group(2) else {}
             line = self.line_of(match.start())
             if match.group(3):
                 found.append(Element(tag, attrs, "", line, match.end()))
@@ -266,14 +291,19 @@ class _Scanner:
                     )
                 pos = match.end()
                 continue
-            element = Element(tag, attrs, self.text[match.end() : close.start()], line, match.end())
+            close_start, close_end = close
+            element = Element(tag, attrs, self.text[match.end() : close_start], line, match.end())
             if tag in NESTED_CHILDREN:
-                element.children = self.elements(match.end(), close.start())
+                element.children = self.elements(match.end(), close_start)
             found.append(element)
-            pos = close.end()
+            pos = close_end
 
-    def _find_close(self, tag: str, start: int, end: int) -> re.Match[str] | None:
+    def _find_close(self, tag: str, start: int, end: int) -> tuple[int, int] | None:
         """The `</tag>` matching an open tag, counting nested tags of the same name."""
+        # The common case, cheaply: the next `</tag>`, no `<tag` before it, not in code.
+        close = self.text.find(f"</{tag}>", start, end)
+        if close >= 0 and self.text.find(f"<{tag}", start, close) < 0 and not self.in_code(close):
+            return close, close + len(tag) + 3
         depth = 1
         for token in _tag_pattern(tag).finditer(self.text, start, end):
             if self.in_code(token.start()):
@@ -281,10 +311,25 @@ class _Scanner:
             if token.group().startswith("</"):
                 depth -= 1
                 if depth == 0:
-                    return token
+                    return token.start(), token.end()
             elif not token.group(1):  # `<tag/>` opens nothing
                 depth += 1
         return None
+
+
+def _fence_runs(text: str, start: int) -> list[tuple[int, int]]:
+    """Runs of 3+ backticks or tildes, in order (str.find: a regex is 10x slower here)."""
+    runs: list[tuple[int, int]] = []
+    for marker in ("```", "~~~"):
+        pos = text.find(marker, start)
+        while pos >= 0:
+            end = pos + 3
+            while end < len(text) and text[end] == marker[0]:
+                end += 1
+            runs.append((pos, end))
+            pos = text.find(marker, end)
+    runs.sort()
+    return runs
 
 
 @lru_cache(maxsize=64)

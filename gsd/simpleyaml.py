@@ -36,18 +36,19 @@ def load(text: str) -> tuple[dict[str, Any], dict[str, int]]:
     lines: list[Line] = []
     for number, raw in enumerate(text.split("\n")):
         content = raw.lstrip(" ")
-        if not content or content.startswith("#"):
+        if not content or content[0] == "#":
             continue
         if content[0] == "\t":
             raise Unsupported("tab indentation")
         lines.append((number, len(raw) - len(content), content.rstrip()))
     if not lines:
         return {}, {}
-    reader = _Reader(lines)
     if lines[0][1] != 0:
         raise Unsupported("indented first line")
+    lines.append((-1, -1, ""))  # a sentinel: every block ends before it
+    reader = _Reader(lines)
     data, key_lines = reader.mapping(0)
-    if reader.pos != len(lines):
+    if reader.pos != len(lines) - 1:
         raise Unsupported("trailing content")
     return data, key_lines
 
@@ -57,76 +58,70 @@ class _Reader:
         self.lines = lines
         self.pos = 0
 
-    def _peek(self) -> Line | None:
-        return self.lines[self.pos] if self.pos < len(self.lines) else None
-
     def block(self, indent: int) -> Any:
-        line = self._peek()
-        assert line is not None
-        if _is_item(line[2]):
+        content = self.lines[self.pos][2]
+        if _is_item(content):
             return self.sequence(indent)
-        if _KEY_RE.match(line[2]):
+        if _KEY_RE.match(content):
             return self.mapping(indent)[0]
         self.pos += 1  # a lone scalar or flow list on the line below its key
-        following = self._peek()
-        if following is not None and following[1] >= indent:
+        if self.lines[self.pos][1] >= indent:
             raise Unsupported("multi-line scalar")
-        return scalar_or_flow(line[2])
+        return scalar_or_flow(content)
 
     def mapping(self, indent: int) -> tuple[dict[str, Any], dict[str, int]]:
+        lines = self.lines
         data: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
-        while (line := self._peek()) is not None and line[1] == indent:
-            number, _, content = line
+        number, line_indent, content = lines[self.pos]
+        while line_indent == indent:
             match = _KEY_RE.match(content)
             if match is None:
                 raise Unsupported(f"not a `key: value` line: {content!r}")
             key, inline = match.group(1), match.group(2)
             self.pos += 1
-            key_lines.setdefault(key, number)
-            following = self._peek()
-            if inline is not None and inline.strip() and not inline.lstrip().startswith("#"):
+            if key not in key_lines:
+                key_lines[key] = number
+            next_indent = lines[self.pos][1]
+            if inline and inline[0] != "#" and inline.strip():
                 data[key] = scalar_or_flow(inline)
-                if following is not None and following[1] > indent:
+                if next_indent > indent:
                     raise Unsupported("multi-line scalar")
-            elif following is not None and following[1] > indent:
-                data[key] = self.block(following[1])
-            elif following is not None and following[1] == indent and _is_item(following[2]):
+            elif next_indent > indent:
+                data[key] = self.block(next_indent)
+            elif next_indent == indent and _is_item(lines[self.pos][2]):
                 data[key] = self.sequence(indent)  # `key:\n- a` at the key's own indent
             else:
                 data[key] = ""  # an empty value: BaseLoader's null is ""
-        line = self._peek()
-        if line is not None and line[1] > indent:
+            number, line_indent, content = lines[self.pos]
+        if line_indent > indent:
             raise Unsupported("unexpected indentation")
         return data, key_lines
 
     def sequence(self, indent: int) -> list[Any]:
+        lines = self.lines
         items: list[Any] = []
-        while (line := self._peek()) is not None and line[1] == indent and _is_item(line[2]):
-            number, _, content = line
+        number, line_indent, content = lines[self.pos]
+        while line_indent == indent and _is_item(content):
             rest = content[1:]
             stripped = rest.lstrip(" ")
             if not stripped:
                 self.pos += 1
-                following = self._peek()
-                if following is not None and following[1] > indent:
-                    items.append(self.block(following[1]))
-                else:
-                    items.append("")
-                continue
-            item_indent = indent + 1 + len(rest) - len(stripped)
-            if _is_item(stripped):
+                next_indent = lines[self.pos][1]
+                items.append(self.block(next_indent) if next_indent > indent else "")
+            elif _is_item(stripped):
                 raise Unsupported("nested inline sequence")
-            if _KEY_RE.match(stripped):
-                # `- key: value` starts a mapping whose keys sit at item_indent
-                self.lines[self.pos] = (number, item_indent, stripped)
+            elif _KEY_RE.match(stripped):
+                # `- key: value` starts a mapping whose keys sit after the dash
+                item_indent = indent + 1 + len(rest) - len(stripped)
+                lines[self.pos] = (number, item_indent, stripped)
                 items.append(self.mapping(item_indent)[0])
-                continue
-            self.pos += 1
-            items.append(scalar_or_flow(stripped))
-            following = self._peek()
-            if following is not None and following[1] > indent:
-                raise Unsupported("multi-line sequence item")
+            else:
+                self.pos += 1
+                items.append(scalar_or_flow(stripped))
+                if lines[self.pos][1] > indent:
+                    raise Unsupported("multi-line sequence item")
+            number, line_indent, content = lines[self.pos]
         return items
 
 
@@ -134,7 +129,12 @@ def _is_item(content: str) -> bool:
     return content == "-" or content.startswith("- ")
 
 
+_SIMPLE_PLAIN_RE = re.compile(r"[A-Za-z0-9_./][^:#\t]*")
+
+
 def scalar_or_flow(text: str) -> Any:
+    if _SIMPLE_PLAIN_RE.fullmatch(text):
+        return text  # the common case: a plain scalar with nothing to interpret
     if text.startswith("["):
         return _flow_list(text)
     if text.startswith("{"):

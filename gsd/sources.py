@@ -57,13 +57,15 @@ class WorkingTree:
         return found
 
     def read(self, path: str) -> bytes:
-        full = self.root / path
-        real = os.path.realpath(full)
-        if os.path.commonpath([real, os.path.realpath(self.root)]) != os.path.realpath(self.root):
-            raise Unreadable("a symlink that leads outside the repository")
+        full = os.path.join(self.root, path)
         try:
-            # stat before open: opening a FIFO or a device would block or never end
-            info = os.stat(full)
+            # lstat, not open: opening a FIFO or a device would block or never end
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                real_root = os.path.realpath(self.root)
+                if os.path.commonpath([os.path.realpath(full), real_root]) != real_root:
+                    raise Unreadable("a symlink that leads outside the repository")
+                info = os.stat(full)
             if not stat.S_ISREG(info.st_mode):
                 raise Unreadable("not a regular file")
             with open(full, "rb") as handle:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -98,26 +101,83 @@ class Report:
         }
 
 
-def validate(project: Project, targets: Iterable[str], *, strict: bool = False) -> Report:
+# Below this many plans, starting worker processes costs more than it saves.
+PARALLEL_MIN_PLANS = 400
+
+
+def validate(
+    project: Project, targets: Iterable[str], *, strict: bool = False, jobs: int | None = None
+) -> Report:
     """Check the plan files under `targets` (repo-relative paths).
 
     Rules that look across plans (dependencies, waves, ids) read every plan of
-    the phase directory, but only the requested files are reported on.
+    the phase directory, but only the requested files are reported on. Large
+    trees are checked by `jobs` processes (default: one per CPU), a phase
+    directory each at a time.
     """
-    requested: list[str] = []
+    requested: dict[str, None] = {}
     for target in targets:
-        requested.extend(p for p in project.plans_under(target) if p not in requested)
-    project.preload(requested)
-    wanted = set(requested)
-    found: list[Diagnostic] = []
+        requested.update(dict.fromkeys(project.plans_under(target)))
     folders: dict[str, list[str]] = {}
     for path in requested:
         folders.setdefault(posixpath.dirname(path), []).append(path)
-        found.extend(check_plan(project.plan(path), project))
-    for paths in folders.values():
-        found.extend(d for d in check_phase(paths[0], project) if d.path in wanted)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(requested) >= PARALLEL_MIN_PLANS and len(folders) > 1:
+        found = _check_in_workers(project, list(folders.values()), jobs)
+    else:
+        found = _check_folders(project, list(folders.values()))
     diagnostics = sorted(set(_escalate(found, strict)), key=Diagnostic.sort_key)
     return Report(len(requested), diagnostics)
+
+
+def _check_folders(project: Project, folders: list[list[str]]) -> list[Diagnostic]:
+    """Every rule for the given plan files, grouped by phase directory."""
+    found: list[Diagnostic] = []
+    # Parsed plans live until the end of the run and hold no cycles: collecting
+    # them again and again would only cost time that grows with the tree.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for paths in folders:
+            project.preload(paths)
+            wanted = set(paths)
+            for path in paths:
+                found.extend(check_plan(project.plan(path), project))
+            found.extend(d for d in check_phase(paths[0], project) if d.path in wanted)
+    finally:
+        if collecting:
+            gc.enable()
+    return found
+
+
+_WORK: tuple[Project, list[list[list[str]]]] | None = None  # set before the fork
+
+
+def _check_chunk(index: int) -> list[Diagnostic]:
+    assert _WORK is not None
+    project, chunks = _WORK
+    return _check_folders(project, chunks[index])
+
+
+def _check_in_workers(project: Project, folders: list[list[str]], jobs: int) -> list[Diagnostic]:
+    """Fork `jobs` workers that share the parent's state; only diagnostics come back."""
+    import multiprocessing
+
+    global _WORK
+    _ = (project.all_plan_ids, project.roster)  # computed once, before the fork
+    total = sum(len(paths) for paths in folders)
+    chunks: list[list[list[str]]] = [[] for _ in range(jobs)]
+    done = 0
+    for paths in folders:  # contiguous chunks of about equal plan counts
+        chunks[min(jobs - 1, done * jobs // total)].append(paths)
+        done += len(paths)
+    _WORK = (project, chunks)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_check_chunk, range(jobs))
+    finally:
+        _WORK = None
+    return [d for result in results for d in result]
 
 
 def _escalate(found: list[Diagnostic], strict: bool) -> Iterator[Diagnostic]:
@@ -307,6 +367,14 @@ def _unsafe_paths(plan: Plan, line: int, paths: list[str], root: Path) -> Iterat
 
 def path_problem(raw: str, root: Path) -> str | None:
     """Why a path from a plan is unsafe to hand to an agent, or None if it is fine."""
+    return _path_problem(raw, str(root))
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f]")
+
+
+@lru_cache(maxsize=8192)
+def _path_problem(raw: str, root: str) -> str | None:
     path = raw.strip().strip("`\"'")
     if not path:
         return None
@@ -315,13 +383,30 @@ def path_problem(raw: str, root: Path) -> str | None:
     normal = posixpath.normpath(path.replace("\\", "/"))
     if normal == ".." or normal.startswith("../"):
         return "leaves the repository"
-    if any(ord(c) < 32 for c in path):
+    if _CONTROL_RE.search(path):
         return "holds control characters"
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(os.path.join(real_root, normal))
-    if os.path.commonpath([real_root, real]) != real_root:
+    if _leaves_through_symlink(_realpath(root), normal):
         return "leads out of the repository through a symlink"
     return None
+
+
+@lru_cache(maxsize=4096)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _leaves_through_symlink(real_root: str, normal: str) -> bool:
+    """Does `normal` (repo-relative, no `..`) resolve outside the repository?
+
+    Directories are resolved once each (plans name the same ones over and over);
+    the last component costs one lstat.
+    """
+    folder, name = posixpath.split(normal)
+    real_folder = _realpath(os.path.join(real_root, folder)) if folder else real_root
+    real = os.path.join(real_folder, name)
+    if os.path.islink(real):
+        real = os.path.realpath(real)
+    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 # --- one phase ------------------------------------------------------------------------------
