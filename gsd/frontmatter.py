@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from gsd import simpleyaml
+
+_CLOSING_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
 
 # A document that expands to more values than this is refused: it is either an
 # alias bomb or not a plan's frontmatter. Real plans hold a few hundred.
@@ -45,25 +48,18 @@ def split(text: str) -> Split:
     first_nl = text.find("\n")
     if first_nl < 0 or text[3:first_nl].strip():
         raise FrontmatterError("frontmatter opening '---' must be alone on line 1")
-    pos = first_nl + 1
-    line = 2
-    while pos <= len(text):
-        end = text.find("\n", pos)
-        current = text[pos:] if end < 0 else text[pos:end]
-        if current.rstrip() in ("---", "..."):
-            body_offset = len(text) if end < 0 else end + 1
-            return Split(
-                yaml_text=text[first_nl + 1 : pos],
-                yaml_line=2,
-                body=text[body_offset:],
-                body_line=line + 1,
-                body_offset=body_offset,
-            )
-        if end < 0:
-            break
-        pos = end + 1
-        line += 1
-    raise FrontmatterError("frontmatter is not closed: add a '---' line after it", 1)
+    closing = _CLOSING_RE.search(text, first_nl + 1)
+    if closing is None:
+        raise FrontmatterError("frontmatter is not closed: add a '---' line after it", 1)
+    end = text.find("\n", closing.end())
+    body_offset = len(text) if end < 0 else end + 1
+    return Split(
+        yaml_text=text[first_nl + 1 : closing.start()],
+        yaml_line=2,
+        body=text[body_offset:],
+        body_line=text.count("\n", 0, closing.start()) + 2,
+        body_offset=body_offset,
+    )
 
 
 def load(yaml_text: str, first_line: int = 2) -> tuple[dict[str, Any], dict[str, int]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
@@ -171,6 +172,7 @@ class Plan:
         return None
 
 
+@lru_cache(maxsize=1 << 16)
 def plan_id_from_filename(path: str) -> str | None:
     """The first two numeric tokens of the file name: `02.1-01-x-PLAN.md` -> `02.1-01`."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]

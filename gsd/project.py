@@ -62,18 +62,16 @@ class Project:
             raise UsageError(f"{target}: no such file or directory")
         return self.source.plan_paths(target)
 
-    def siblings(self, path: str) -> list[Plan]:
-        """Every plan of the phase directory holding `path` (the phase graph's input)."""
-        folder = posixpath.dirname(path) or "."
-        paths = [
-            p
-            for p in self.source.plan_paths(folder)
-            if posixpath.dirname(p) == posixpath.dirname(path)
-        ]
-        if path not in paths:
-            paths.append(path)
+    def folder_plans(self, folder: str) -> list[Plan]:
+        """The plans directly in one directory (a phase), in file-name order."""
+        paths = [p for p in self.source.plan_paths(folder or ".") if posixpath.dirname(p) == folder]
         self.preload(paths)
         return [self.plan(p) for p in paths]
+
+    def siblings(self, path: str) -> list[Plan]:
+        """Every plan of the phase directory holding `path` (the phase graph's input)."""
+        plans = self.folder_plans(posixpath.dirname(path))
+        return plans if any(p.path == path for p in plans) else [*plans, self.plan(path)]
 
     def graph_of(self, path: str) -> PhaseGraph:
         """The phase graph of the directory holding `path` (readable plans only)."""
@@ -107,10 +105,7 @@ class Project:
         return resolve_phase(self.planning, spec)
 
     def phase_plans(self, phase: Phase) -> list[Plan]:
-        folder = phase.path.relative_to(self.root).as_posix()
-        paths = [p for p in self.source.plan_paths(folder) if posixpath.dirname(p) == folder]
-        self.preload(paths)
-        return [self.plan(p) for p in paths]
+        return self.folder_plans(phase.path.relative_to(self.root).as_posix())
 
     def phase_graph(self, phase: Phase) -> PhaseGraph:
         return build(self.phase_plans(phase))

@@ -153,7 +153,9 @@ def _scalar(text: str) -> tuple[str, str]:
         match = _DOUBLE_RE.match(text)
         if match is None:
             raise Unsupported("unclosed double-quoted scalar")
-        return _ESCAPE_RE.sub(_unescape, match.group(1)), text[match.end() :]
+        inner = match.group(1)
+        value = _ESCAPE_RE.sub(_unescape, inner) if "\\" in inner else inner
+        return value, text[match.end() :]
     if text.startswith("'"):
         match = _SINGLE_RE.match(text)
         if match is None:

@@ -390,22 +390,19 @@ def _path_problem(raw: str, root: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def _realpath(path: str) -> str:
-    return os.path.realpath(path)
+    """`os.path.realpath`, one lstat per new directory: parents come from the cache."""
+    parent, name = os.path.split(path)
+    if not name or parent == path:
+        return os.path.realpath(path)
+    real = os.path.join(_realpath(parent), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
 
 
 def _leaves_through_symlink(real_root: str, normal: str) -> bool:
-    """Does `normal` (repo-relative, no `..`) resolve outside the repository?
-
-    Directories are resolved once each (plans name the same ones over and over);
-    the last component costs one lstat.
-    """
-    folder, name = posixpath.split(normal)
-    real_folder = _realpath(os.path.join(real_root, folder)) if folder else real_root
-    real = os.path.join(real_folder, name)
-    if os.path.islink(real):
-        real = os.path.realpath(real)
+    """Does `normal` (repo-relative, no `..`) resolve outside the repository?"""
+    real = _realpath(os.path.join(real_root, normal))
     return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
