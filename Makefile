@@ -14,7 +14,7 @@ venv: $(STAMP)
 # Reinstall only when pyproject.toml changes; never upgrades pip itself.
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -e '.[dev]'
+	$(VENV)/bin/pip install --config-settings editable_mode=compat -e '.[dev]'
 	touch $@
 
 test: venv

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
-import traceback
 from pathlib import Path
 
 import click
@@ -189,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _internal_error(exc: Exception) -> int:
+    import tempfile
+    import traceback
+
     handle, path = tempfile.mkstemp(prefix="gsd-crash-", suffix=".txt")
     with os.fdopen(handle, "w") as out:
         traceback.print_exception(exc, file=out)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from gsd import __version__
@@ -30,6 +29,8 @@ def summary(report: Report) -> str:
 
 
 def as_json(report: Report) -> str:
+    import json
+
     return json.dumps(report.to_dict(), indent=2) + "\n"
 
 
@@ -58,6 +59,8 @@ def _gh_property(value: str) -> str:
 
 
 def sarif(report: Report) -> str:
+    import json
+
     rules = [
         {
             "id": code,
