@@ -15,6 +15,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --config-settings editable_mode=compat -e '.[dev]'
+	$(VENV)/bin/python -m compileall -q gsd
 	touch $@
 
 test: venv

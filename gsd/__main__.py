@@ -1,5 +1,5 @@
 """Allow `python -m gsd`."""
 
-from gsd.cli import main
+from gsd.entry import main
 
 raise SystemExit(main())

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import click
 
 from gsd import __version__
-from gsd.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, GsdError, UsageError
+from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
 PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
@@ -58,28 +57,10 @@ def validate(
 
     Example: gsd validate --phase 2 --format github
     """
-    from gsd import render
-    from gsd.project import PLANNING, Project, find_root
-    from gsd.sources import relative_to_root
-    from gsd.validate import validate as run_rules
+    from gsd import lint
 
-    root = find_root(Path.cwd())
-    project = Project(root, staged=staged)
-    if paths:
-        targets = [relative_to_root(root, p) for p in paths]
-    elif phase is not None:
-        targets = [project.phase(phase).path.relative_to(root).as_posix()]
-    else:
-        if not project.source.exists(PLANNING):
-            raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
-        targets = [PLANNING]
-    report = run_rules(project, targets, strict=strict, jobs=jobs)
-    click.echo(render.FORMATS[fmt](report), nl=False)
-    if fmt == "text":
-        click.echo(render.summary(report), err=True)
-    if report.errors or (strict and report.warnings):
-        return EXIT_FINDINGS
-    return EXIT_OK
+    options = lint.Options(list(paths), phase, staged, strict, fmt, jobs)
+    return lint.run(options)
 
 
 @cli.command()
@@ -161,13 +142,10 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; map every error to one line on stderr and an exit code."""
+def run(args: list[str]) -> int:
+    """Run the Click command line; Click's own errors are usage errors (exit 2)."""
     try:
-        result = cli.main(args=argv, prog_name="gsd", standalone_mode=False)
-    except GsdError as exc:
-        click.echo(f"gsd: error: {exc}", err=True)
-        return exc.exit_code
+        result = cli.main(args=args, prog_name="gsd", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
@@ -176,25 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("gsd: aborted", err=True)
         return 130
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (`gsd ... | head`): not an error
-        return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
-        return _internal_error(exc)
     return result if isinstance(result, int) else EXIT_OK
 
 
-def _internal_error(exc: Exception) -> int:
-    import tempfile
-    import traceback
+def main(argv: list[str] | None = None) -> int:
+    """The console script (kept here for `python -m gsd.cli` users)."""
+    from gsd.entry import main as entry_main
 
-    handle, path = tempfile.mkstemp(prefix="gsd-crash-", suffix=".txt")
-    with os.fdopen(handle, "w") as out:
-        traceback.print_exception(exc, file=out)
-    click.echo(
-        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; please report it)",
-        err=True,
-    )
-    return EXIT_INTERNAL
+    return entry_main(argv)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gsd import simpleyaml
 
@@ -24,8 +23,7 @@ class FrontmatterError(Exception):
         self.line = line
 
 
-@dataclass(frozen=True, slots=True)
-class Split:
+class Split(NamedTuple):
     """A document cut at its frontmatter fences."""
 
     yaml_text: str

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 from gsd.models import Plan
 from gsd.phases import plan_sort_key
 
 
-@dataclass(slots=True)
 class PhaseGraph:
     """The schedule of one phase's plans, shared by validate, show, waves and execute."""
 
-    plans: dict[str, Plan]  # by id, in plan order; the first plan wins a duplicate id
-    deps: dict[str, list[str]]  # in-phase dependencies that exist
-    wave_of: dict[str, int] = field(default_factory=dict)
-    waves: list[list[str]] = field(default_factory=list)
-    cycles: list[list[str]] = field(default_factory=list)
-    critical_path: list[str] = field(default_factory=list)
-    # per wave, groups of plans that share a file in files_modified (run one by one)
-    overlap_groups: list[list[str]] = field(default_factory=list)
-    shared_files: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    __slots__ = ("plans", "deps", "wave_of", "waves", "cycles", "critical_path",
+                 "overlap_groups", "shared_files")  # fmt: skip
+
+    def __init__(self, plans: dict[str, Plan], deps: dict[str, list[str]]) -> None:
+        self.plans = plans  # by id, in plan order; the first plan wins a duplicate id
+        self.deps = deps  # in-phase dependencies that exist
+        self.wave_of: dict[str, int] = {}
+        self.waves: list[list[str]] = []
+        self.cycles: list[list[str]] = []
+        self.critical_path: list[str] = []
+        # per wave, groups of plans that share a file in files_modified (run one by one)
+        self.overlap_groups: list[list[str]] = []
+        self.shared_files: dict[tuple[str, ...], list[str]] = {}
 
     def sequential_groups(self, wave: list[str]) -> list[list[str]]:
         """A wave's plans as groups: each group runs in order, groups in parallel."""

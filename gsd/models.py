@@ -1,16 +1,16 @@
 """Plain data for plans, tasks and diagnostics (no I/O).
 
-These are dataclasses rather than pydantic models on purpose: they sit on the
-`gsd validate` hook path, where importing pydantic alone would cost more than
-the whole validation of a plan (see docs/PERFORMANCE.md).
+These are NamedTuples and slotted classes, not pydantic models or dataclasses,
+on purpose: they sit on the `gsd validate` git-hook path, where importing
+pydantic, or `dataclasses` (which pulls in `inspect`), costs more than
+validating a plan (see docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Severity = Literal["error", "warning"]
 SpecialistForm = Literal["attribute", "inline", "frontmatter"]
@@ -30,8 +30,7 @@ REQUIRED_FIELDS = (
 PLAN_ID_RE = re.compile(r"(\d+[A-Za-z]?(?:\.\d+)*)-(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """One finding: `path:line:col: severity CODE message`."""
 
     path: str
@@ -45,43 +44,65 @@ class Diagnostic:
         return (self.path, self.line, self.col, self.code)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-        }
+        return self._asdict()
 
 
-@dataclass(slots=True)
 class Element:
     """An XML-like element read leniently: its text is kept exactly as written."""
 
-    tag: str
-    attrs: dict[str, str]
-    text: str
-    line: int
-    # offset of `text` in the file, so nested elements can be located by line
-    offset: int = 0
-    closed: bool = True
-    children: list[Element] = field(default_factory=list)
+    __slots__ = ("tag", "attrs", "text", "line", "offset", "closed", "children")
+
+    def __init__(
+        self,
+        tag: str,
+        attrs: dict[str, str],
+        text: str,
+        line: int,
+        offset: int = 0,  # of `text` in the file
+        closed: bool = True,
+    ) -> None:
+        self.tag = tag
+        self.attrs = attrs
+        self.text = text
+        self.line = line
+        self.offset = offset
+        self.closed = closed
+        self.children: list[Element] = []
+
+    def __repr__(self) -> str:
+        return f"Element({self.tag!r}, line={self.line}, text={self.text[:30]!r})"
 
 
-@dataclass(slots=True)
 class Task:
     """One `<task>` block of a plan."""
 
-    index: int  # 1-based position in the plan
-    type: str
-    attrs: dict[str, str]
-    line: int
-    children: list[Element] = field(default_factory=list)
-    specialist: str | None = None  # as written, before any resolution
-    specialist_form: SpecialistForm | None = None
-    closed: bool = True
-    raw: str = ""  # the whole inner text of the block, exactly
+    __slots__ = (
+        "index", "type", "attrs", "line", "children", "specialist", "specialist_form",
+        "closed", "raw",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        index: int,  # 1-based position in the plan
+        type: str,
+        attrs: dict[str, str],
+        line: int,
+        children: list[Element],
+        closed: bool = True,
+        raw: str = "",  # the whole inner text of the block, exactly
+    ) -> None:
+        self.index = index
+        self.type = type
+        self.attrs = attrs
+        self.line = line
+        self.children = children
+        self.closed = closed
+        self.raw = raw
+        self.specialist: str | None = None  # as written, before any resolution
+        self.specialist_form: SpecialistForm | None = None
+
+    def __repr__(self) -> str:
+        return f"Task({self.index}, {self.type!r}, line={self.line}, name={self.name!r})"
 
     def child(self, tag: str) -> Element | None:
         for element in self.children:
@@ -109,19 +130,23 @@ class Task:
         return self.type.startswith("checkpoint:")
 
 
-@dataclass(slots=True)
 class Plan:
     """A parsed PLAN.md file; `frontmatter` holds strings, lists and dicts only."""
 
-    path: str
-    frontmatter: dict[str, Any]
-    tasks: list[Task]
-    # 1-based line of each top-level frontmatter key, for diagnostics
-    key_lines: dict[str, int] = field(default_factory=dict)
-    body_line: int = 1
-    # problems found while reading (GSD001, GSD050, unclosed tags ...)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    readable: bool = True
+    __slots__ = ("path", "frontmatter", "tasks", "key_lines", "body_line", "diagnostics",
+                 "readable")  # fmt: skip
+
+    def __init__(self, path: str, *, readable: bool = True) -> None:
+        self.path = path
+        self.frontmatter: dict[str, Any] = {}
+        self.tasks: list[Task] = []
+        self.key_lines: dict[str, int] = {}  # 1-based line of each top-level key
+        self.body_line = 1
+        self.diagnostics: list[Diagnostic] = []  # found while reading: GSD001, GSD050 ...
+        self.readable = readable
+
+    def __repr__(self) -> str:
+        return f"Plan({self.path!r}, {len(self.tasks)} tasks)"
 
     @property
     def id(self) -> str:

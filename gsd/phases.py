@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gsd.errors import UsageError
 
@@ -15,8 +15,7 @@ _PHASE_SPEC_RE = re.compile(r"^(\d+)([A-Za-z]?)((?:\.\d+)*)$")
 PhaseKey = tuple[int, str, tuple[int, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class Phase:
+class Phase(NamedTuple):
     """A phase directory under `.planning/phases/`."""
 
     path: Path

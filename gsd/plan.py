@@ -59,14 +59,15 @@ def parse_bytes(data: bytes, path: str) -> Plan:
 
 
 def _unreadable(path: str, line: int, message: str) -> Plan:
-    diagnostic = Diagnostic(path, line, 1, "error", "GSD050", message)
-    return Plan(path, {}, [], diagnostics=[diagnostic], readable=False)
+    plan = Plan(path, readable=False)
+    plan.diagnostics.append(Diagnostic(path, line, 1, "error", "GSD050", message))
+    return plan
 
 
 def parse(text: str, path: str = "<string>") -> Plan:
     """Parse a plan's text. Never raises for bad input: problems become diagnostics."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    plan = Plan(path, {}, [])
+    plan = Plan(path)
     body_offset = 0
     try:
         cut = frontmatter.split(text)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # Exit status a shell gives for a program it cannot find.
 EXIT_NOT_FOUND = 127
 
 
-@dataclass(frozen=True, slots=True)
-class Completed:
+class Completed(NamedTuple):
     """A finished short command: its exit status and captured output."""
 
     argv: tuple[str, ...]
@@ -20,8 +19,7 @@ class Completed:
     stderr: str
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedBytes:
+class CompletedBytes(NamedTuple):
     argv: tuple[str, ...]
     returncode: int
     stdout: bytes

@@ -52,7 +52,7 @@ class Project:
             try:
                 found = plan_format.parse_bytes(self.source.read(path), path)
             except Unreadable as exc:
-                found = Plan(path, {}, [], readable=False)
+                found = Plan(path, readable=False)
                 found.diagnostics.append(Diagnostic(path, 1, 1, "error", "GSD050", str(exc)))
             self._plans[path] = found
         return found

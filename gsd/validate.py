@@ -7,10 +7,9 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gsd.graph import PhaseGraph
 from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
@@ -19,8 +18,7 @@ from gsd.project import Project
 from gsd.roster import NAME_RE
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     code: str
     severity: Severity
     summary: str
@@ -79,10 +77,14 @@ GATES = ("blocking", "blocking-human")
 NULL_SPECIALISTS = frozenset({"", "null", "none", "~", '"null"', "'null'"})
 
 
-@dataclass(slots=True)
 class Report:
-    files: int
-    diagnostics: list[Diagnostic]
+    """What one run of the rules found."""
+
+    __slots__ = ("files", "diagnostics")
+
+    def __init__(self, files: int, diagnostics: list[Diagnostic]) -> None:
+        self.files = files
+        self.diagnostics = diagnostics
 
     @property
     def errors(self) -> int:

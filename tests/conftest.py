@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.cli import main
+from gsd.entry import main
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.cli import _internal_error
+from gsd.entry import internal_error
 from tests.conftest import auto_task, plan_text
 
 
@@ -117,7 +117,7 @@ def test_internal_error_writes_the_traceback_to_a_file(capsys) -> None:
     try:
         raise RuntimeError("boom")
     except RuntimeError as exc:
-        code = _internal_error(exc)
+        code = internal_error(exc)
     err = capsys.readouterr().err
     assert code == 3
     assert "gsd: internal error: RuntimeError: boom (traceback in " in err

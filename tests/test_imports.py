@@ -10,9 +10,10 @@ from tests.conftest import REPO
 HEAVY = ("git", "pydantic", "lxml", "tabulate")
 
 
-def loaded_after(code: str, cwd: str) -> list[str]:
+def loaded_after(code: str, cwd: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
     probe = (
-        f"import sys\n{code}\nprint('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+        f"import sys\n{code}\n"
+        f"print('loaded:' + ','.join(m for m in {modules!r} if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, check=True
@@ -25,6 +26,11 @@ def test_import_cli_loads_no_heavy_dependency() -> None:
     assert loaded_after("import gsd.cli", str(REPO)) == []
 
 
-def test_validate_loads_no_heavy_dependency() -> None:
-    code = "from gsd.cli import main\nmain(['validate'])"
-    assert loaded_after(code, str(REPO / "examples" / "demo")) == []
+def test_validate_loads_no_heavy_dependency_and_not_click() -> None:
+    code = "from gsd.entry import main\nmain(['validate'])"
+    assert loaded_after(code, str(REPO / "examples" / "demo"), (*HEAVY, "click", "yaml")) == []
+
+
+def test_validate_help_still_goes_through_click() -> None:
+    code = "from gsd.entry import main\nmain(['validate', '--help'])"
+    assert loaded_after(code, str(REPO), ("click",)) == ["click"]

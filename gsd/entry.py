@@ -1,0 +1,49 @@
+"""The `gsd` program: run a command, map every error to one line and an exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gsd.errors import EXIT_INTERNAL, EXIT_OK, GsdError
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if args[:1] == ["validate"]:
+            from gsd import lint
+
+            options = lint.parse(args[1:])
+            if options is not None:  # the git-hook path: no Click
+                return lint.run(options)
+        from gsd.cli import run
+
+        return run(args)
+    except GsdError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"gsd: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`gsd ... | head`): not an error; keep Python quiet at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
+        return internal_error(exc)
+
+
+def internal_error(exc: BaseException) -> int:
+    """Write the traceback to a file and say where, in one line."""
+    import tempfile
+    import traceback
+
+    handle, path = tempfile.mkstemp(prefix="gsd-crash-", suffix=".txt")
+    with os.fdopen(handle, "w") as out:
+        traceback.print_exception(exc, file=out)
+    sys.stderr.write(
+        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; "
+        "please report it)\n"
+    )
+    return EXIT_INTERNAL

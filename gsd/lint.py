@@ -1,0 +1,90 @@
+"""`gsd validate` end to end, and its option parser for the git-hook fast path.
+
+Click costs about three times the interpreter's own start-up, and `gsd validate`
+runs on every commit. So `gsd.entry` parses validate's few options here, without
+Click, and hands anything else (`--help`, a typo, a bad value) to Click, which
+gives the usual help and error messages. Both paths call `run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gsd.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+
+FORMATS = ("text", "json", "github", "sarif")
+
+
+class Options(NamedTuple):
+    paths: list[str] = []  # never mutated: parse() builds a new list
+    phase: str | None = None
+    staged: bool = False
+    strict: bool = False
+    fmt: str = "text"
+    jobs: int | None = None
+
+
+_FLAGS = {"--staged": "staged", "--strict": "strict"}
+_VALUED = {"--phase": "phase", "--format": "fmt", "--jobs": "jobs", "-j": "jobs"}
+
+
+def parse(args: list[str]) -> Options | None:
+    """validate's options, or None when Click should handle the command line."""
+    paths: list[str] = []
+    given: dict[str, Any] = {}
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            paths.extend(rest)
+            break
+        if not arg.startswith("-") or arg == "-":
+            paths.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            given[_FLAGS[name]] = True
+        elif name in _VALUED:
+            if not eq:
+                following = next(rest, None)
+                if following is None:
+                    return None
+                value = following
+            given[_VALUED[name]] = value
+        else:
+            return None
+    if given.get("fmt", "text") not in FORMATS:
+        return None
+    if "jobs" in given:
+        if not given["jobs"].isdigit() or int(given["jobs"]) < 1:
+            return None
+        given["jobs"] = int(given["jobs"])
+    return Options(paths, **given)
+
+
+def run(options: Options) -> int:
+    """Validate what the options name, print the findings, return the exit code."""
+    from gsd import render
+    from gsd.project import PLANNING, Project, find_root
+    from gsd.sources import relative_to_root
+    from gsd.validate import validate
+
+    root = find_root(Path.cwd())
+    project = Project(root, staged=options.staged)
+    if options.paths:
+        targets = [relative_to_root(root, p) for p in options.paths]
+    elif options.phase is not None:
+        targets = [project.phase(options.phase).path.relative_to(root).as_posix()]
+    else:
+        if not project.source.exists(PLANNING):
+            raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
+        targets = [PLANNING]
+    report = validate(project, targets, strict=options.strict, jobs=options.jobs)
+    sys.stdout.write(render.FORMATS[options.fmt](report))
+    sys.stdout.flush()
+    if options.fmt == "text":
+        sys.stderr.write(render.summary(report) + "\n")
+    if report.errors or (options.strict and report.warnings):
+        return EXIT_FINDINGS
+    return EXIT_OK

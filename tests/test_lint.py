@@ -1,0 +1,57 @@
+"""The Click-free `gsd validate` path parses exactly what Click would."""
+
+from __future__ import annotations
+
+import pytest
+
+from gsd import lint
+from gsd.cli import run as run_click
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param([], lint.Options(), id="nothing"),
+        pytest.param(["a.md", "b"], lint.Options(paths=["a.md", "b"]), id="paths"),
+        pytest.param(
+            ["--phase", "2", "--strict", "--staged", "--format=json", "-j", "2"],
+            lint.Options(phase="2", staged=True, strict=True, fmt="json", jobs=2),
+            id="every-option",
+        ),
+        pytest.param(["--jobs=1", "--", "-odd.md"], lint.Options(paths=["-odd.md"], jobs=1),
+                     id="double-dash"),
+        pytest.param(["--help"], None, id="help-goes-to-click"),
+        pytest.param(["--format", "xml"], None, id="bad-format-goes-to-click"),
+        pytest.param(["--jobs", "0"], None, id="bad-jobs-goes-to-click"),
+        pytest.param(["--phase"], None, id="missing-value-goes-to-click"),
+        pytest.param(["--stricter"], None, id="unknown-option-goes-to-click"),
+        pytest.param(["--strict=yes"], None, id="flag-with-value-goes-to-click"),
+    ],
+)  # fmt: skip
+def test_parse(args: list[str], expected: lint.Options | None) -> None:
+    assert lint.parse(args) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--format", "json"],
+        ["--strict", "--format", "github"],
+        ["--phase", "1", "--format", "sarif"],
+        [".planning/phases/01-alpha/01-02-PLAN.md", "--jobs", "1"],
+    ],
+)
+def test_fast_path_and_click_agree(project, gsd, capsys, args: list[str]) -> None:
+    project.plan("01-01")
+    project.plan("01-02", text="---\nphase: x\n---\n<task type='odd'></task>\n")
+    fast = gsd("validate", *args)
+    code = run_click(["validate", *args])
+    slow = capsys.readouterr()
+    assert (fast.code, fast.out, fast.err) == (code, slow.out, slow.err)
+
+
+def test_click_reports_bad_options_as_usage_errors(gsd) -> None:
+    result = gsd("validate", "--format", "xml")
+    assert result.code == 2
+    assert "Invalid value for '--format'" in result.err
