@@ -80,6 +80,12 @@ class Project:
             self._graphs[folder] = build([p for p in self.siblings(path) if p.readable])
         return self._graphs[folder]
 
+    def release(self, folder: str) -> None:
+        """Forget the parsed plans of one directory (a big tree need not fit in memory)."""
+        self._graphs.pop(folder, None)
+        for path in [p for p in self._plans if posixpath.dirname(p) == folder]:
+            del self._plans[path]
+
     def preload(self, paths: list[str]) -> None:
         if isinstance(self.source, GitIndex):
             self.source.preload(p for p in paths if p not in self._plans)

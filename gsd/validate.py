@@ -135,8 +135,7 @@ def validate(
 def _check_folders(project: Project, folders: list[list[str]]) -> list[Diagnostic]:
     """Every rule for the given plan files, grouped by phase directory."""
     found: list[Diagnostic] = []
-    # Parsed plans live until the end of the run and hold no cycles: collecting
-    # them again and again would only cost time that grows with the tree.
+    # Parsed plans hold no reference cycles: the collector would only walk them.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -146,6 +145,7 @@ def _check_folders(project: Project, folders: list[list[str]]) -> list[Diagnosti
             for path in paths:
                 found.extend(check_plan(project.plan(path), project))
             found.extend(d for d in check_phase(paths[0], project) if d.path in wanted)
+            project.release(posixpath.dirname(paths[0]))  # done with this phase
     finally:
         if collecting:
             gc.enable()
