@@ -150,14 +150,16 @@ def bench_hook(tmp: Path, rounds: int, importtime_runs: int) -> dict[str, float]
     )
     gsd = statistics.median(times["gsd validate PLAN"])
     ratio = gsd / floor
+    strict = gsd / venv_floor
     say(f"floor binary: {REAL_PY} (realpath of {VENV_PY})")
     say(
-        f"hook ratio (median gsd / median floor): {ratio:.2f}x, target <= {HOOK_TARGET:.0f}x: "
-        f"{verdict(ratio <= HOOK_TARGET)}"
+        f"hook ratio against the venv interpreter's own `-c pass` (same binary, same site "
+        f"set-up as gsd; the stricter floor): {strict:.2f}x, target <= {HOOK_TARGET:.0f}x: "
+        f"{verdict(strict <= HOOK_TARGET)}"
     )
     say(
-        f"  (against the venv interpreter's own `-c pass`, which runs the same site setup "
-        f"as gsd: {gsd / venv_floor:.2f}x)"
+        f"  (against the real binary started directly, which also loads its own site-packages: "
+        f"{ratio:.2f}x)"
     )
     say()
     importtime(root, plan, importtime_runs)
@@ -219,6 +221,7 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
     rows = []
     results: dict[int, tuple[float, float]] = {}
     fastest: dict[int, float] = {}
+    floor_fastest: dict[int, float] = {}
     for n in sizes:
         start = time.perf_counter()
         root = generate.make_project(tmp / f"bulk-{n}", n)
@@ -237,6 +240,7 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
         one = statistics.median(times["gsd -j1"])
         results[n] = (floor, gsd)
         fastest[n] = min(times["gsd"])
+        floor_fastest[n] = min(times["floor"])
         size_mb = sum(f.stat().st_size for f in root.rglob("*-PLAN.md")) / 2**20
         rows.append(
             [
@@ -285,6 +289,7 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
         f"bulk ratio at {biggest:,} plans (median gsd / median floor): {ratio:.2f}x, "
         f"target <= {BULK_TARGET:.0f}x: {verdict(ratio <= BULK_TARGET)}"
     )
+    say(f"  (fastest gsd / fastest floor: {fastest[biggest] / floor_fastest[biggest]:.2f}x)")
     say()
     return out
 
@@ -420,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     say("== summary ==")
     checks = [
-        ("hook_ratio", "hook: gsd validate PLAN / python -c pass", "x", HOOK_TARGET),
+        ("hook_ratio_venv", "hook: gsd validate PLAN / venv python -c pass", "x", HOOK_TARGET),
         ("bulk_ratio", "bulk: gsd validate / read + regex split", "x", BULK_TARGET),
         ("growth", "bulk: growth (last/first marginal, worse of med/min)", "", LINEAR_TOLERANCE),
     ]
