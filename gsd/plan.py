@@ -265,46 +265,46 @@ class _Scanner:
 
     def elements(self, start: int, end: int) -> list[Element]:
         """Top-level elements between two offsets, each with its exact text."""
+        text = self.text
         found: list[Element] = []
         pos = start
-        while True:
-            match = _OPEN_TAG_RE.search(self.text, pos, end)
-            if match is None:
-                return found
-            if self.in_code(match.start()):
-                pos = match.end()
+        while (match := _OPEN_TAG_RE.search(text, pos, end)) is not None:
+            tag_start, inner = match.span()
+            if self.in_code(tag_start):
+                pos = inner
                 continue
-            tag = match.group(1)
-            attrs = _attributes(match.group(2)) if match.group(2) else {}
-            line = self.line_of(match.start())
-            if match.group(3):
-                found.append(Element(tag, attrs, "", line, match.end()))
-                pos = match.end()
+            tag, attr_text, self_closing = match.groups()
+            attrs = _attributes(attr_text) if attr_text else {}
+            line = self.line_of(tag_start)
+            if self_closing:
+                found.append(Element(tag, attrs, "", line, inner))
+                pos = inner
                 continue
-            close = self._find_close(tag, match.end(), end)
+            # the common case cheaply: the next `</tag>`, no `<tag` before it, not in code
+            close_start = text.find(f"</{tag}>", inner, end)
+            if close_start >= 0 and text.find(f"<{tag}", inner, close_start) < 0:
+                close: tuple[int, int] | None = (close_start, close_start + len(tag) + 3)
+                if self.in_code(close_start):
+                    close = self._find_close(tag, inner, end)
+            else:
+                close = self._find_close(tag, inner, end)
             if close is None:
                 if tag in KNOWN_CHILDREN:
-                    self._error(match.start(), "GSD015", f"<{tag}> is never closed: add </{tag}>")
-                    eol = self.text.find("\n", match.end(), end)
+                    self._error(tag_start, "GSD015", f"<{tag}> is never closed: add </{tag}>")
+                    eol = text.find("\n", inner, end)
                     eol = end if eol < 0 else eol
-                    found.append(
-                        Element(tag, attrs, self.text[match.end() : eol], line, match.end(), False)
-                    )
-                pos = match.end()
+                    found.append(Element(tag, attrs, text[inner:eol], line, inner, False))
+                pos = inner
                 continue
-            close_start, close_end = close
-            element = Element(tag, attrs, self.text[match.end() : close_start], line, match.end())
+            close_start, pos = close
+            element = Element(tag, attrs, text[inner:close_start], line, inner)
             if tag in NESTED_CHILDREN:
-                element.children = self.elements(match.end(), close_start)
+                element.children = self.elements(inner, close_start)
             found.append(element)
-            pos = close_end
+        return found
 
     def _find_close(self, tag: str, start: int, end: int) -> tuple[int, int] | None:
         """The `</tag>` matching an open tag, counting nested tags of the same name."""
-        # The common case, cheaply: the next `</tag>`, no `<tag` before it, not in code.
-        close = self.text.find(f"</{tag}>", start, end)
-        if close >= 0 and self.text.find(f"<{tag}", start, close) < 0 and not self.in_code(close):
-            return close, close + len(tag) + 3
         depth = 1
         for token in _tag_pattern(tag).finditer(self.text, start, end):
             if self.in_code(token.start()):

@@ -40,6 +40,7 @@ class Project:
         self.source: Source = GitIndex(root) if staged else WorkingTree(root)
         self._plans: dict[str, Plan] = {}
         self._graphs: dict[str, PhaseGraph] = {}
+        self._listings: dict[str, list[str]] = {}  # plan files directly in a folder
 
     @property
     def planning(self) -> Path:
@@ -83,8 +84,8 @@ class Project:
     def release(self, folder: str) -> None:
         """Forget the parsed plans of one directory (a big tree need not fit in memory)."""
         self._graphs.pop(folder, None)
-        for path in [p for p in self._plans if posixpath.dirname(p) == folder]:
-            del self._plans[path]
+        for path in self._listings.pop(folder, []):
+            self._plans.pop(path, None)
 
     def preload(self, paths: list[str]) -> None:
         if isinstance(self.source, GitIndex):
