@@ -142,6 +142,115 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 
+@cli.group()
+def agents() -> None:
+    """The agents gsd can run: list them, or write the roster plans name them from."""
+
+
+@agents.command("list")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def agents_list(fmt: str) -> int:
+    """List every agent found: name, tier, runner, model, timeout and source file.
+
+    Agents come from gsd's own agents/, ~/.claude/agents/, the project's
+    .claude/agents/ and agents/, then `specialists.agent_paths`; a later one
+    overrides an earlier one of the same name.
+
+    Example: gsd agents list --format json
+    """
+    from gsd import views
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    found, warnings = project.agents()
+    _warn(warnings)
+    rows = [views.agent_row(agent, project.root) for agent in sorted(found.values(), key=_name)]
+    click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
+    return EXIT_OK
+
+
+@agents.command("sync")
+def agents_sync() -> int:
+    """Write .planning/available_agents.md: every specialist found (gsd-* excluded).
+
+    Example: gsd agents sync && git diff .planning/available_agents.md
+    """
+    from gsd import roster
+    from gsd.files import write_atomic
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    found, warnings = project.agents()
+    _warn(warnings)
+    specialists = {a.name: a.description for a in found.values() if not a.is_system}
+    path = project.planning / roster.ROSTER_FILE
+    write_atomic(path, roster.render(specialists))
+    click.echo(f"wrote {path.relative_to(project.root)}: {len(specialists)} specialists")
+    return EXIT_OK
+
+
+@cli.command("execute-phase")
+@click.argument("phase")
+@click.option("--dry-run", is_flag=True, help="Show what would run; change nothing.")
+@click.option("--wave", type=click.IntRange(min=1), help="Only this wave.")
+@click.option("--plan", "plan_id", help="Only this plan (an id such as 01-02).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def execute_phase(
+    phase: str,
+    dry_run: bool,
+    wave: int | None,
+    plan_id: str | None,
+    timeout: float | None,
+    fmt: str,
+) -> int:
+    """Run a phase: one supervised agent per task, wave by wave.
+
+    With --dry-run, print for every task its wave, plan, specialist as written,
+    the agent it resolves to (and why, if it falls back), tier, runner, argv,
+    timeout and grace period, and change nothing: no files, tags or commits.
+
+    Example: gsd execute-phase 1 --dry-run --format json
+    """
+    from gsd import views
+    from gsd.dispatch import Dispatcher
+    from gsd.project import Project, find_root
+    from gsd.validate import validate as run_rules
+
+    if not dry_run:
+        raise UsageError(
+            "live execution is not available in this version of gsd",
+            hint="use --dry-run to see what would run",
+        )
+    project = Project(find_root(Path.cwd()))
+    found_phase = project.phase(phase)
+    folder = found_phase.path.relative_to(project.root).as_posix()
+    report = run_rules(project, [folder])
+    if report.errors:
+        click.echo(
+            f"gsd: warning: {report.errors} validation error(s) in {folder}; a live run would "
+            "refuse this phase (see gsd validate)",
+            err=True,
+        )
+    found, warnings = project.agents()
+    _warn(warnings)
+    dispatcher = Dispatcher(
+        project.root, found, project.roster, project.config, cli_timeout=timeout
+    )
+    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
+    return EXIT_OK
+
+
+def _name(agent: object) -> str:
+    return str(getattr(agent, "name", ""))
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        click.echo(f"gsd: warning: {warning}", err=True)
+
+
 def run(args: list[str]) -> int:
     """Run the Click command line; Click's own errors are usage errors (exit 2)."""
     try:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import posixpath
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gsd import plan as plan_format
 from gsd import roster
 from gsd.errors import UsageError
+
+if TYPE_CHECKING:
+    from gsd.agents import Agent
+    from gsd.config import Config
 from gsd.graph import PhaseGraph, build
 from gsd.models import Diagnostic, Plan, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
@@ -107,6 +112,21 @@ class Project:
         except Unreadable:
             return None
         return roster.parse(data.decode("utf-8", "replace"))
+
+    @cached_property
+    def config(self) -> Config:
+        from gsd.config import load
+
+        return load(self.planning)
+
+    def agents(self) -> tuple[dict[str, Agent], list[str]]:
+        """Every agent gsd can run here, by name, and a warning per broken agent file."""
+        from gsd.agents import discover, search_path
+
+        extra = self.config.get("specialists.agent_paths") or []
+        if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+            raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
+        return discover(search_path(self.root, extra))
 
     def phase(self, spec: str) -> Phase:
         return resolve_phase(self.planning, spec)

@@ -38,3 +38,19 @@ def parse(text: str) -> dict[str, str]:
             description = match.group(2) if match.lastindex == 2 else ""
             agents.setdefault(name, description.strip())
     return agents
+
+
+def render(agents: dict[str, str]) -> str:
+    """available_agents.md as `gsd agents sync` writes it: specialists, one line each."""
+    lines = [
+        "# Available Specialists",
+        "",
+        'Written by `gsd agents sync`; plans may name these in `<task specialist="...">`.',
+        "",
+        "## Installed Specialists",
+        "",
+    ]
+    for name in sorted(agents):
+        description = " ".join(agents[name].split())
+        lines.append(f"- **{name}**: {description}" if description else f"- **{name}**")
+    return "\n".join(lines) + "\n"

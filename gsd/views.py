@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gsd.graph import PhaseGraph
 from gsd.models import Plan, Task
+
+if TYPE_CHECKING:
+    from gsd.agents import Agent
+    from gsd.dispatch import TaskDispatch
 
 
 def task_view(task: Task) -> dict[str, Any]:
@@ -124,3 +130,55 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     for cycle in view["cycles"]:
         out.append(f"Cycle (not scheduled): {' -> '.join(cycle)}")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def agent_row(agent: Agent, root: Path) -> dict[str, Any]:
+    from gsd.agents import bundled_agents_dir
+
+    source = Path(agent.source)
+    bundled, home = bundled_agents_dir(), Path.home()
+    if root in source.parents:
+        shown = source.relative_to(root).as_posix()
+    elif bundled in source.parents:
+        shown = f"(bundled) {source.relative_to(bundled).as_posix()}"
+    elif home in source.parents:
+        shown = f"~/{source.relative_to(home).as_posix()}"
+    else:
+        shown = str(source)
+    minutes = agent.timeout_mins
+    return {
+        "name": agent.name,
+        "tier": agent.tier,
+        "runner": agent.runner,
+        "model": agent.model or "-",
+        "timeout": f"{minutes:g} min" if minutes is not None else "-",
+        "source": shown,
+    }
+
+
+def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
+    if fmt == "json":
+        return json.dumps({key: rows}, indent=2) + "\n"
+    return _table(rows, fmt == "markdown") + "\n"
+
+
+def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
+    """`gsd execute-phase --dry-run`: every task and how it would run."""
+    if fmt == "json":
+        body = {"phase": phase, "dry_run": True, "tasks": [t.to_dict() for t in tasks]}
+        return json.dumps(body, indent=2) + "\n"
+    out = [f"Phase {phase}: dry run, {len(tasks)} tasks (nothing is changed)"]
+    for t in tasks:
+        written = f"{t.specialist!r} ({t.specialist_form})" if t.specialist_form else "none"
+        out.append("")
+        out.append(f"wave {t.wave}  plan {t.plan}  task {t.task}: {t.name or '(no name)'}")
+        if t.runner is None:
+            out.append(f"  {t.type}: pauses for a person ({t.timeout_source})")
+            continue
+        agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
+        out.append(f"  specialist as written: {written}")
+        out.append(f"  agent: {agent}")
+        out.append(f"  tier {t.tier}, runner {t.runner}, model {t.model or 'runner default'}")
+        out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
+        out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
+    return "\n".join(out) + "\n"

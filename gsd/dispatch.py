@@ -1,0 +1,173 @@
+"""For every task of a phase: which agent, which runner, which argv, how long (no effects)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gsd import runners
+from gsd.agents import EXECUTOR, Agent
+from gsd.config import Config
+from gsd.errors import InputError, UsageError
+from gsd.graph import PhaseGraph
+from gsd.models import Plan, Task
+from gsd.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+class TaskDispatch(NamedTuple):
+    """How one task would run."""
+
+    wave: int
+    plan: str
+    task: int
+    name: str
+    type: str
+    specialist: str | None  # as written
+    specialist_form: str | None
+    agent: str
+    fallback_reason: str | None
+    tier: str | None  # None for a human checkpoint: no agent runs
+    runner: str | None
+    model: str | None
+    argv: list[str]
+    timeout_s: float
+    timeout_source: str
+    grace_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+def task_timeout(
+    agent: Agent | None,
+    config: Config,
+    *,
+    cli_timeout: float | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[float, str]:
+    """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config > 300 s (SPEC 5)."""
+    if cli_timeout is not None:
+        return cli_timeout, "--timeout"
+    raw = environ.get("SPECIALIST_TIMEOUT", "").strip()
+    if raw:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = -1.0
+        if seconds <= 0:
+            raise UsageError(f"SPECIALIST_TIMEOUT={raw!r} is not a number of seconds > 0")
+        return seconds, "SPECIALIST_TIMEOUT"
+    if agent is not None and agent.timeout_mins is not None:
+        return agent.timeout_mins * 60, f"{agent.name} timeout_mins"
+    if config.get("specialists.timeout_seconds") is not None:
+        return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
+    return DEFAULT_TIMEOUT_S, "default"
+
+
+def run_files(git_dir: Path, plan_id: str, task: int) -> tuple[Path, Path]:
+    """Where a spawn's prompt and result files live: inside .git, never in the work tree."""
+    folder = git_dir / "gsd" / "runs" / f"{plan_id}-{task}"
+    return folder / "prompt.md", folder / "result.json"
+
+
+class Dispatcher:
+    """Resolves and lays out every task of a phase; changes nothing anywhere."""
+
+    def __init__(
+        self,
+        root: Path,
+        agents: Mapping[str, Agent],
+        roster: Mapping[str, str] | None,
+        config: Config,
+        *,
+        cli_timeout: float | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        if EXECUTOR not in agents:
+            raise InputError(
+                f"no {EXECUTOR} agent found (it ships in gsd's agents/ folder)",
+                hint="reinstall gsd or add agents/gsd-executor.md",
+            )
+        self.root = root
+        self.agents = agents
+        self.roster = roster
+        self.config = config
+        self.cli_timeout = cli_timeout
+        self.environ = environ
+        self.disabled = disabled_agents(environ)
+        self.use_specialists = config.flag("workflow.use_specialists")
+        self.grace = config.number("specialists.kill_grace_seconds")
+
+    def resolve(self, plan: Plan, task: Task) -> Resolution:
+        resolution = resolve_specialist(
+            task.specialist,
+            roster=None if self.roster is None else set(self.roster),
+            agents=self.agents,
+            use_specialists=self.use_specialists,
+            disabled=self.disabled,
+        )
+        debug_print(f"{plan.id} task {task.index}", resolution)
+        return resolution
+
+    def model_for(self, agent: Agent) -> str | None:
+        """GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)."""
+        return self.environ.get("GSD_DEFAULT_MODEL", "").strip() or agent.model
+
+    def task(self, wave: int, plan: Plan, task: Task) -> TaskDispatch:
+        resolution = self.resolve(plan, task)
+        base: dict[str, Any] = {
+            "wave": wave, "plan": plan.id, "task": task.index, "name": task.name,
+            "type": task.type, "specialist": task.specialist,
+            "specialist_form": task.specialist_form, "grace_s": self.grace,
+        }  # fmt: skip
+        if task.is_checkpoint:
+            return TaskDispatch(
+                **base, agent="(human)", fallback_reason=None, tier=None, runner=None,
+                model=None, argv=[], timeout_s=0.0, timeout_source="waits for `gsd approve`",
+            )  # fmt: skip
+        agent = self.agents[resolution.agent]
+        timeout, source = task_timeout(
+            agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
+        )
+        prompt_file, result_file = run_files(self.root / ".git", plan.id, task.index)
+        model = self.model_for(agent)
+        invocation = runners.build_invocation(
+            agent,
+            "",
+            model=model,
+            max_turns=agent.max_turns,
+            repo=str(self.root),
+            prompt_file=str(prompt_file),
+            result_file=str(result_file),
+            phase=plan.phase,
+            plan=plan.id,
+            task=task.index,
+        )
+        return TaskDispatch(
+            **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
+            tier=agent.tier, runner=agent.runner, model=model, argv=invocation.argv,
+            timeout_s=timeout, timeout_source=source,
+        )  # fmt: skip
+
+    def phase(
+        self, graph: PhaseGraph, *, wave: int | None = None, plan_id: str | None = None
+    ) -> list[TaskDispatch]:
+        """Every task of the phase in run order: waves, then plans, then tasks."""
+        if plan_id is not None and plan_id not in graph.plans:
+            known = ", ".join(graph.plans) or "none"
+            raise UsageError(f"no plan {plan_id} in this phase (plans: {known})")
+        if wave is not None and not 1 <= wave <= len(graph.waves):
+            raise UsageError(f"no wave {wave} in this phase (it has {len(graph.waves)})")
+        out: list[TaskDispatch] = []
+        for number, plans in enumerate(graph.waves, 1):
+            if wave is not None and number != wave:
+                continue
+            for pid in plans:
+                if plan_id is None or pid == plan_id:
+                    plan = graph.plans[pid]
+                    out.extend(self.task(number, plan, task) for task in plan.tasks)
+        return out
