@@ -60,3 +60,208 @@ def run(argv: list[str], *, cwd: Path | None = None, input: str | None = None) -
         done.stdout.decode("utf-8", "replace"),
         done.stderr.decode("utf-8", "replace"),
     )
+
+
+# --- supervised spawns ------------------------------------------------------------------------
+
+EXIT_TIMEOUT = 124  # ended by SIGTERM after the timeout (GNU timeout's status)
+EXIT_KILLED = 137  # needed SIGKILL after the grace period (128 + 9)
+_POLL_S = 0.05
+
+
+class Spawned(NamedTuple):
+    """What became of one supervised program."""
+
+    argv: tuple[str, ...]
+    exit_code: int  # the program's, or 124/137 on timeout, 127 when it could not start
+    timed_out: bool
+    killed: bool  # SIGKILL was needed
+    duration_s: float
+    stdout_path: Path
+    stderr_path: Path
+    pid: int | None
+    error: str | None  # why it could not start (spawn-failed), else None
+    leftovers: int  # processes of its group still alive after it exited, then ended
+
+
+def supervise(
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout_path: Path,
+    stderr_path: Path,
+    timeout_s: float,
+    grace_s: float,
+    env: dict[str, str] | None = None,
+    stdin_path: Path | None = None,
+    registry: Path | None = None,
+) -> Spawned:
+    """Run a program in its own session and process group, never for longer than asked.
+
+    - stdout and stderr go straight to files: no pipe to fill, no memory to grow, no
+      hang when a grandchild keeps them open;
+    - stdin is the prompt file, or /dev/null: a program waiting on stdin sees EOF;
+    - on timeout the whole group gets SIGTERM, then SIGKILL after `grace_s`
+      (exit 124, or 137 when SIGKILL was needed);
+    - when the program exits on its own, anything left in its group is ended the same way;
+    - the child gets SIGKILL if gsd dies (Linux parent-death signal), and the group is
+      recorded in `registry` until it is gone, so the next run can reap it.
+    A program that cannot be started is a result (exit 127, `error` set), not an exception.
+    """
+    import time
+
+    started = time.monotonic()
+    stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            child = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=stdin,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            err.write(f"gsd: cannot start {argv[0]}: {exc.strerror or exc}\n".encode())
+            return Spawned(
+                tuple(argv), EXIT_NOT_FOUND, False, False, time.monotonic() - started,
+                stdout_path, stderr_path, None, f"{argv[0]}: {exc.strerror or exc}", 0,
+            )  # fmt: skip
+        finally:
+            if stdin_path is not None:
+                stdin.close()  # type: ignore[union-attr]
+    record = _record(registry, child.pid, argv)
+    timed_out = killed = False
+    try:
+        try:
+            code = child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            killed = not _end_group(child.pid, grace_s, leader=child)
+            code = EXIT_KILLED if killed else EXIT_TIMEOUT
+        leftovers = _group_size(child.pid)
+        if leftovers:
+            _end_group(child.pid, grace_s)
+    finally:
+        if record is not None:
+            record.unlink(missing_ok=True)
+    if not timed_out and code < 0:
+        code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
+    return Spawned(
+        tuple(argv), code, timed_out, killed, time.monotonic() - started,
+        stdout_path, stderr_path, child.pid, None, leftovers,
+    )  # fmt: skip
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    """PR_SET_PDEATHSIG: the kernel sends SIGKILL to the child when gsd dies (Linux only)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass  # not Linux: the registry still lets the next run reap the group
+
+
+def _group_size(pgid: int) -> int:
+    """How many processes of the group are alive (0 when none); reads /proc on Linux."""
+    import os
+
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return 0
+    except PermissionError:
+        return 1
+    count = 0
+    try:
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                        fields = handle.read().rsplit(b")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[2]) == pgid and fields[0] != b"Z":
+                    count += 1
+    except OSError:
+        return 1
+    return count
+
+
+def _end_group(pgid: int, grace_s: float, leader: subprocess.Popen[bytes] | None = None) -> bool:
+    """SIGTERM to the group, SIGKILL after the grace period; True if SIGTERM was enough."""
+    import os
+    import signal
+    import time
+
+    def signal_group(sig: int) -> None:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if leader is not None and leader.poll() is None:
+            time.sleep(_POLL_S)
+            continue
+        if _group_size(pgid) == 0:
+            return True
+        time.sleep(_POLL_S)
+    signal_group(signal.SIGKILL)
+    if leader is not None:
+        leader.wait()
+    while _group_size(pgid):
+        time.sleep(_POLL_S)
+    return False
+
+
+def _record(registry: Path | None, pid: int, argv: list[str]) -> Path | None:
+    """Note a running group (pid = pgid, and the pid's start time against pid reuse)."""
+    if registry is None:
+        return None
+    import json
+
+    registry.mkdir(parents=True, exist_ok=True)
+    path = registry / f"{pid}.json"
+    path.write_text(json.dumps({"pgid": pid, "start": _start_time(pid), "argv0": argv[0]}))
+    return path
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def reap(registry: Path, grace_s: float = 2.0) -> list[int]:
+    """End the groups a dead gsd run left behind; return their ids."""
+    import json
+
+    reaped: list[int] = []
+    if not registry.is_dir():
+        return reaped
+    for path in sorted(registry.glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+            pgid = int(record["pgid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            continue
+        # the leader may be gone while its group lives on; a reused pid is not ours
+        same = record.get("start") in (None, _start_time(pgid)) or _start_time(pgid) is None
+        if same and _group_size(pgid):
+            _end_group(pgid, grace_s)
+            reaped.append(pgid)
+        path.unlink(missing_ok=True)
+    return reaped
