@@ -115,7 +115,15 @@ class Dispatcher:
 
     def model_for(self, agent: Agent) -> str | None:
         """GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)."""
-        return self.environ.get("GSD_DEFAULT_MODEL", "").strip() or agent.model
+        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
+        model = from_env or agent.model
+        if model is None:
+            return None
+        try:
+            return runners.check_model(model)
+        except ValueError as exc:
+            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
+            raise UsageError(f"{where}: {exc}") from None
 
     def task(self, wave: int, plan: Plan, task: Task) -> TaskDispatch:
         resolution = self.resolve(plan, task)

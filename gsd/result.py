@@ -1,0 +1,341 @@
+"""An agent's result, in SPEC section 5's tiers: Task Report, GSD markers, the verdict."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from gsd.runners import (
+    EXIT_NOT_EXECUTABLE,
+    EXIT_NOT_FOUND,
+    EXIT_TIMEOUT,
+    EXIT_TIMEOUT_KILL,
+    RunnerOutput,
+)
+
+# --- Task Report ------------------------------------------------------------------
+
+
+class TaskReport(NamedTuple):
+    """The Task Report and Downstream Context an agent prints last (workflows/task-report.md)."""
+
+    status: str  # success | partial | failure, or the raw value; "" when missing
+    files_created: list[str]
+    files_modified: list[str]
+    files_deleted: list[str]
+    validation: str  # pass | fail | skipped, or the raw value
+    errors: str | None  # None for `none`
+    key_interfaces: str
+    patterns: str
+    warnings: str
+    complete: bool  # all six Task Report fields were present
+
+
+_FIELD_NAME = (
+    r"(?:status|files\s+created|files\s+modified|files\s+deleted|validation|errors?"
+    r"|key\s+interfaces(?:\s+introduced)?|patterns(?:\s+established)?|warnings?)"
+)
+_BOLD = r"(?:\*\*|__)?"
+_FIELD_RE = re.compile(rf"^{_BOLD}\s*({_FIELD_NAME})\s*{_BOLD}\s*:\s*{_BOLD}", re.IGNORECASE)
+# `Files Created: a | Files Modified: b`: split at a bar only when a field name follows.
+_SPLIT_RE = re.compile(rf"\s*\|\s*(?={_BOLD}\s*{_FIELD_NAME}\s*{_BOLD}\s*:)", re.IGNORECASE)
+_BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
+_KEYS = {
+    "status": "status",
+    "files created": "files_created",
+    "files modified": "files_modified",
+    "files deleted": "files_deleted",
+    "validation": "validation",
+    "error": "errors",
+    "errors": "errors",
+    "key interfaces": "key_interfaces",
+    "key interfaces introduced": "key_interfaces",
+    "patterns": "patterns",
+    "patterns established": "patterns",
+    "warning": "warnings",
+    "warnings": "warnings",
+}
+_REPORT_FIELDS = (
+    "status",
+    "files_created",
+    "files_modified",
+    "files_deleted",
+    "validation",
+    "errors",
+)
+_NONE = {"none", "n/a", "na", "-", "\u2014", "nothing", ""}
+_STATUSES = {"success", "partial", "failure"}
+_VALIDATIONS = {
+    "pass": "pass",
+    "passed": "pass",
+    "fail": "fail",
+    "failed": "fail",
+    "skipped": "skipped",
+    "skip": "skipped",
+}
+
+
+def _heading(line: str, title: str) -> bool:
+    """`### Task Report`, `## task report`, `**Task Report**`: a heading with this title."""
+    if title.split()[-1] not in line.lower():
+        return False
+    match = re.fullmatch(r"\s*(#{1,6})?\s*(\*\*)?\s*(.*?)\s*(\*\*)?\s*:?\s*", line)
+    if match is None or not (match.group(1) or (match.group(2) and match.group(4))):
+        return False
+    return " ".join(match.group(3).lower().split()) == title
+
+
+def parse_task_report(text: str) -> TaskReport | None:
+    """The LAST Task Report in `text`, or None when there is none.
+
+    A runner may echo the prompt, whose template reads `Status: success | partial |
+    failure`: a block whose Status holds `|` is a template, not a report. Lenient
+    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names,
+    a report inside a code fence, and the compact `Files Created: a | Files
+    Modified: b` line as well as one field a line. Continuation lines (indented or
+    bulleted, without a field name) extend the field above them. File lists split
+    on commas; `none` is the empty list.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if _heading(line, "task report")]
+    for start in reversed(starts):
+        report = _report_block(lines[start + 1 :])
+        if report is not None:
+            return report
+    return None
+
+
+def _report_block(lines: list[str]) -> TaskReport | None:
+    values: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _heading(stripped, "downstream context"):
+            current = None
+            continue
+        if stripped.startswith(("#", "```", "~~~")):
+            break  # the next section, a GSD marker, or the end of a fenced report
+        body = _BULLET_RE.sub("", line, count=1).strip()
+        segments = _SPLIT_RE.split(body)
+        if _FIELD_RE.match(segments[0]):
+            for segment in segments:
+                match = _FIELD_RE.match(segment)
+                if match is None:  # pragma: no cover - the split only cuts before a name
+                    continue
+                current = _KEYS[" ".join(match.group(1).lower().split())]
+                values.setdefault(current, []).append(segment[match.end() :].strip())
+            continue
+        if line[:1].isspace() or _BULLET_RE.match(line):
+            if current is not None:
+                values[current].append(body)
+            continue
+        if values:
+            break  # prose after the report ends it
+    if not values or "|" in "".join(values.get("status", [])):
+        return None
+    return TaskReport(
+        status=_status(values.get("status")),
+        files_created=_paths(values.get("files_created")),
+        files_modified=_paths(values.get("files_modified")),
+        files_deleted=_paths(values.get("files_deleted")),
+        validation=_validation(values.get("validation")),
+        errors=_errors(values.get("errors")),
+        key_interfaces=_joined(values.get("key_interfaces")),
+        patterns=_joined(values.get("patterns")),
+        warnings=_joined(values.get("warnings")),
+        complete=all(key in values for key in _REPORT_FIELDS),
+    )
+
+
+def _clean(value: str) -> str:
+    return value.strip().strip("*_`'\"").strip()
+
+
+def _joined(parts: list[str] | None) -> str:
+    return "\n".join(p for p in (parts or []) if p).strip()
+
+
+def _first_word(parts: list[str] | None) -> tuple[str, str]:
+    raw = _clean(parts[0]) if parts else ""
+    words = raw.split()
+    return raw, (words[0].lower().strip(".,;:!*_`") if words else "")
+
+
+def _status(parts: list[str] | None) -> str:
+    raw, word = _first_word(parts)
+    return word if word in _STATUSES else raw
+
+
+def _validation(parts: list[str] | None) -> str:
+    raw, word = _first_word(parts)
+    return _VALIDATIONS.get(word, raw)
+
+
+def _errors(parts: list[str] | None) -> str | None:
+    joined = _joined(parts)
+    return None if _clean(joined).lower().rstrip(".") in _NONE else joined
+
+
+def _paths(parts: list[str] | None) -> list[str]:
+    items = []
+    for part in parts or []:
+        for item in re.split(r"[,;]", part):
+            item = _clean(item)
+            if item.lower().rstrip(".") not in _NONE:
+                items.append(item)
+    return items
+
+
+# --- markers ----------------------------------------------------------------------
+
+_MARKER_RE = re.compile(
+    r"^[ \t]*##[ \t]+(?:(TASK COMPLETE|PLAN COMPLETE|CHECKPOINT REACHED)"
+    r"|FAILED(?:[ \t]*:[ \t]*(.*?))?)[ \t\r]*$",
+    re.MULTILINE,
+)
+
+
+def markers(text: str) -> list[str]:
+    """The GSD markers standing on their own lines, in order, normalised.
+
+    `## TASK COMPLETE`, `## PLAN COMPLETE`, `## CHECKPOINT REACHED`, and `## FAILED`
+    or `## FAILED: reason`. Upper case, as upstream GSD greps for them.
+    """
+    found = []
+    for match in _MARKER_RE.finditer(text):
+        if match.group(1):
+            found.append(f"## {match.group(1)}")
+        else:
+            reason = (match.group(2) or "").strip()
+            found.append(f"## FAILED: {reason}" if reason else "## FAILED")
+    return found
+
+
+# --- verdict ----------------------------------------------------------------------
+
+
+class Verdict(NamedTuple):
+    """Did the task succeed, and if not, which SPEC 6 error_type and why."""
+
+    success: bool
+    soft_success: bool
+    error_type: str | None
+    reason: str
+
+
+def judge(
+    *,
+    exit_code: int,
+    timed_out: bool,
+    output: RunnerOutput,
+    report: TaskReport | None,
+    changed_files: bool,
+) -> Verdict:
+    """The result of one spawn, by SPEC 5's tiers. The first rule that applies decides:
+
+    1. Timeout (`timed_out`, or exit 124 / 137): a complete Task Report with
+       Status success, and no runner error, is a soft success (accepted, flagged);
+       anything else is `timeout` (124) or `timeout-kill` (137).
+    2. Exit 127 / 126 with nothing printed (no structured output, report or
+       marker): the program never ran, `spawn-failed`.
+    3. Tier 1, structured output: the runner said is_error -> failure
+       (`nonzero-exit`, or `unknown` when it still exited 0).
+    4. Tier 2, the Task Report: Status success -> success when the exit status is
+       0, and also after a non-zero exit when the report is complete (Claude Code's
+       `classifyHandoffIfNeeded is not defined` crash after a finished run is not
+       a failure by itself); otherwise `nonzero-exit`. Status partial, failure or
+       anything else -> failure (`nonzero-exit`, or `unknown` on exit 0).
+    5. Tier 3, the last GSD marker: TASK / PLAN COMPLETE -> success on exit 0,
+       `nonzero-exit` otherwise; FAILED or CHECKPOINT REACHED -> failure.
+    6. Tier 4, evidence: exit 0 and a non-empty diff -> success.
+    7. Otherwise: a non-zero exit is `nonzero-exit`; exit 0 with clean structured
+       output but no report, marker or change is `unknown`; exit 0 with nothing
+       usable at all is `result-unparsable`.
+    """
+    runner_error = output.structured and output.is_error
+    success_report = report is not None and report.status == "success"
+    found = markers(output.text)
+    last = found[-1] if found else None
+    failing = "nonzero-exit" if exit_code != 0 else "unknown"
+
+    if timed_out or exit_code in (EXIT_TIMEOUT, EXIT_TIMEOUT_KILL):
+        if success_report and report is not None and report.complete and not runner_error:
+            return Verdict(
+                True, True, None, "timed out after printing a complete success Task Report"
+            )
+        kind = "timeout-kill" if exit_code == EXIT_TIMEOUT_KILL else "timeout"
+        return Verdict(
+            False,
+            False,
+            kind,
+            f"timed out (exit {exit_code}) without a complete success Task Report",
+        )
+    if (
+        exit_code in (EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE)
+        and not output.structured
+        and report is None
+        and not found
+    ):
+        return Verdict(
+            False, False, "spawn-failed", f"the runner could not be started (exit {exit_code})"
+        )
+    if runner_error:
+        return Verdict(
+            False,
+            False,
+            failing,
+            f"the runner reported an error (exit {exit_code}): {_snippet(output.text)}",
+        )
+    if report is not None:
+        if success_report:
+            if exit_code == 0:
+                return Verdict(True, False, None, "Task Report: success")
+            if report.complete:
+                return Verdict(
+                    True,
+                    False,
+                    None,
+                    f"exit {exit_code} after a complete success Task Report (the run had finished)",
+                )
+            return Verdict(
+                False,
+                False,
+                "nonzero-exit",
+                f"exit {exit_code} and the success Task Report is incomplete",
+            )
+        detail = f"; errors: {report.errors}" if report.errors else ""
+        return Verdict(
+            False, False, failing, f"Task Report status: {report.status or 'missing'}{detail}"
+        )
+    if last is not None:
+        if last in ("## TASK COMPLETE", "## PLAN COMPLETE"):
+            if exit_code == 0:
+                return Verdict(True, False, None, f"marker {last}")
+            return Verdict(False, False, "nonzero-exit", f"exit {exit_code} after {last}")
+        return Verdict(False, False, failing, f"marker {last}")
+    if exit_code != 0:
+        return Verdict(
+            False, False, "nonzero-exit", f"exit {exit_code} without a success Task Report"
+        )
+    if changed_files:
+        return Verdict(True, False, None, "exit 0 and the task changed files")
+    if output.structured:
+        return Verdict(
+            False,
+            False,
+            "unknown",
+            "the runner finished without a Task Report, a GSD marker or any change",
+        )
+    return Verdict(
+        False,
+        False,
+        "result-unparsable",
+        "exit 0 but no structured output, Task Report, GSD marker or change",
+    )
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -1,0 +1,183 @@
+"""`gsd execute-phase N --dry-run`: every task resolved and laid out; nothing changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from gsd import proc
+from gsd.agents import Agent
+from gsd.config import Config
+from gsd.dispatch import task_timeout
+from tests.conftest import auto_task, git
+
+HOSTILE = ["x; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a b", "../../bin/sh"]
+
+
+@pytest.fixture
+def phase(git_project):
+    tasks = "\n".join(
+        [
+            auto_task("Task 1: typed", attrs=' specialist="python-pro"'),
+            auto_task("Task 2: review", attrs=' specialist="code-reviewer"'),
+            auto_task("Task 3: nobody"),
+            auto_task("Task 4: unknown", attrs=' specialist="rust-pro"'),
+        ]
+    )
+    git_project.plan("01-01", tasks=tasks)
+    git_project.plan("01-02", depends_on='["01-01"]', wave=2, files_modified="[src/y.py]")
+    git_project.write(
+        ".planning/available_agents.md", "- **python-pro**: Python\n- **code-reviewer**: Reviews\n"
+    )
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    return git_project
+
+
+def dry_run(gsd, *args: str) -> list[dict]:
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json", *args)
+    assert result.code == 0, result.err
+    return json.loads(result.out)["tasks"]
+
+
+def snapshot(root: Path) -> tuple[str, str, list[str]]:
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".git" not in p.parts)
+    return git(root, "status", "--porcelain", "--ignored"), git(root, "show-ref"), files
+
+
+def test_every_task_with_its_resolution(phase, gsd) -> None:
+    tasks = dry_run(gsd)
+    assert [(t["wave"], t["plan"], t["task"]) for t in tasks] == [
+        (1, "01-01", 1), (1, "01-01", 2), (1, "01-01", 3), (1, "01-01", 4), (2, "01-02", 1),
+    ]  # fmt: skip
+    first, review, nobody, unknown, _ = tasks
+    assert (first["specialist"], first["specialist_form"], first["agent"]) == (
+        "python-pro", "attribute", "python-pro",
+    )  # fmt: skip
+    assert (first["tier"], first["runner"], first["fallback_reason"]) == ("full", "claude", None)
+    assert first["argv"][:4] == ["claude", "-p", "--output-format", "json"]
+    assert (first["timeout_s"], first["grace_s"]) == (600, 10)
+    assert review["tier"] == "read-only" and "plan" in review["argv"]
+    assert (nobody["agent"], nobody["fallback_reason"]) == ("gsd-executor", None)
+    assert unknown["agent"] == "gsd-executor"
+    assert "not in .planning/available_agents.md" in unknown["fallback_reason"]
+
+
+def test_changes_nothing(phase, gsd) -> None:
+    before = snapshot(phase.root)
+    gsd("execute-phase", "1", "--dry-run")
+    dry_run(gsd)
+    assert snapshot(phase.root) == before
+    assert not (phase.root / ".git" / "gsd").exists()
+
+
+def test_text_output_shows_argv_and_fallbacks(phase, gsd) -> None:
+    out = gsd("execute-phase", "1", "--dry-run").out
+    assert "agent: gsd-executor  (fallback: not in .planning/available_agents.md)" in out
+    assert "argv: claude -p --output-format json" in out
+
+
+def test_filters_and_errors(phase, gsd) -> None:
+    assert {t["plan"] for t in dry_run(gsd, "--wave", "2")} == {"01-02"}
+    assert [t["task"] for t in dry_run(gsd, "--plan", "01-01")] == [1, 2, 3, 4]
+    missing = gsd("execute-phase", "1", "--dry-run", "--plan", "01-09")
+    assert missing.code == 2 and missing.err.startswith("gsd: error: no plan 01-09")
+    live = gsd("execute-phase", "1")
+    assert live.code == 2 and "--dry-run" in live.err
+
+
+def test_config_and_environment(phase, gsd, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GSD_DISABLED_AGENTS", "python-pro")
+    monkeypatch.setenv("SPECIALIST_TIMEOUT", "42")
+    monkeypatch.setenv("GSD_DEFAULT_MODEL", "opus")
+    first = dry_run(gsd)[0]
+    assert (first["agent"], first["timeout_s"], first["model"]) == ("gsd-executor", 42, "opus")
+    assert "GSD_DISABLED_AGENTS" in first["fallback_reason"]
+    assert first["argv"][first["argv"].index("--model") + 1] == "opus"
+    assert dry_run(gsd, "--timeout", "7")[0]["timeout_s"] == 7
+    phase.write(".planning/config.json", '{"workflow": {"use_specialists": false}}')
+    assert {t["agent"] for t in dry_run(gsd)} == {"gsd-executor"}
+
+
+def test_command_runner_agent(phase, gsd) -> None:
+    phase.write(
+        "agents/python-pro.md",
+        "---\nname: python-pro\ntools: [write_file, run_shell_command]\nrunner: command\n"
+        'command: ["python3", "bin/agent.py", "--fast"]\n---\nA local agent.\n',
+    )
+    first = dry_run(gsd)[0]
+    assert (first["runner"], first["argv"]) == ("command", ["python3", "bin/agent.py", "--fast"])
+
+
+def test_checkpoint_task_pauses_for_a_person(git_project, gsd) -> None:
+    checkpoint = (
+        '<task type="checkpoint:human-verify" gate="blocking">\n<what-built>x</what-built>\n'
+        "<how-to-verify>look</how-to-verify>\n<resume-signal>approved</resume-signal>\n</task>"
+    )
+    git_project.plan("01-01", autonomous="false", tasks=auto_task() + "\n" + checkpoint)
+    second = dry_run(gsd)[1]
+    assert (second["runner"], second["argv"], second["agent"]) == (None, [], "(human)")
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "agent_mins", "config", "expected"),
+    [
+        pytest.param(5.0, {"SPECIALIST_TIMEOUT": "9"}, 2, 30, (5.0, "--timeout"), id="cli"),
+        pytest.param(None, {"SPECIALIST_TIMEOUT": "9"}, 2, 30, (9.0, "SPECIALIST_TIMEOUT"),
+                     id="env"),
+        pytest.param(None, {}, 2, 30, (120.0, "x timeout_mins"), id="agent"),
+        pytest.param(None, {}, None, 30, (30.0, "specialists.timeout_seconds"), id="config"),
+        pytest.param(None, {}, None, None, (300.0, "specialists.timeout_seconds"),
+                     id="default"),
+    ],
+)  # fmt: skip
+def test_timeout_precedence(cli, env, agent_mins, config, expected) -> None:
+    agent = Agent(name="x", timeout_mins=agent_mins)
+    settings = Config({} if config is None else {"specialists": {"timeout_seconds": config}})
+    assert task_timeout(agent, settings, cli_timeout=cli, environ=env) == expected
+
+
+# --- security: plan text never reaches a shell or an argv ----------------------------------
+
+
+FAKE_CLAUDE = """#!{python}
+import json, os, sys
+with open(os.environ["RECORD"], "a") as out:
+    out.write(json.dumps({{"argv": sys.argv[1:], "stdin": sys.stdin.read()}}) + "\\n")
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": "ok"}}))
+"""
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_specialist_names_never_reach_a_program(
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    quoted = name.replace('"', "&quot;")
+    tasks = auto_task("Task 1: x", attrs=f' specialist="{quoted}"')
+    git_project.plan("01-01", tasks=tasks, files_modified='["$(touch PWNED)"]')
+    git_project.write(".planning/available_agents.md", f"- **{name}**: hostile\n")
+    validated = gsd("validate", "--format", "json")
+    assert "GSD020" in validated.out
+    (task,) = dry_run(gsd)
+    assert task["agent"] == "gsd-executor" and "malformed" in task["fallback_reason"]
+    assert not any(name in arg or "PWNED" in arg for arg in task["argv"])
+    # run the argv for real against a fake `claude` first on PATH
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(FAKE_CLAUDE.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    record = tmp_path / "record.jsonl"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("RECORD", str(record))
+    done = proc.run(task["argv"], cwd=git_project.root, input=f"prompt naming {name}")
+    assert done.returncode == 0, done.stderr
+    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert seen["argv"] == task["argv"][1:]
+    assert seen["stdin"] == f"prompt naming {name}"  # plan text travels as data only
+    assert not list(git_project.root.rglob("PWNED")) and not list(tmp_path.rglob("PWNED"))

@@ -1,0 +1,1009 @@
+"""Runners: argv per runner and tier, output parsing, Task Reports, markers, verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsd import proc
+from gsd.agents import Agent
+from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
+from gsd.runners import (
+    GEMINI_INSTRUCTION,
+    Invocation,
+    RunnerOutput,
+    build_invocation,
+    parse_output,
+)
+from tests.conftest import REPO
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runners"
+FAKE_AGENT = Path(__file__).parent / "fakebin" / "fake_agent.py"
+
+READ = ["read_file", "glob", "search_file_content"]
+TOOLS = {
+    "read-only": READ,
+    "read+shell": [*READ, "run_shell_command"],
+    "read+write": [*READ, "write_file", "replace"],
+    "full": [*READ, "run_shell_command", "write_file", "replace"],
+}
+CONTEXT = {
+    "repo": "/work/repo",
+    "prompt_file": "/work/repo/.planning/.gsd/prompt-01-02-3.md",
+    "result_file": "/work/repo/.planning/.gsd/result-01-02-3.json",
+    "phase": "01-foundation",
+    "plan": "01-02",
+    "task": 3,
+}
+
+
+def agent(tier: str, runner: str = "claude", **fields: object) -> Agent:
+    if runner == "command":
+        fields.setdefault("command", ["python3", "bin/my-agent.py", "--flag"])
+    return Agent(name="python-pro", tools=TOOLS[tier], runner=runner, **fields)  # type: ignore[arg-type]
+
+
+def invoke(a: Agent, prompt: str = "do it", **kw: Any) -> Invocation:
+    args: dict[str, Any] = {"model": None, "max_turns": None, **CONTEXT, **kw}
+    return build_invocation(a, prompt, **args)
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+# --- argv per runner and tier -----------------------------------------------------
+
+CLAUDE = ["claude", "-p", "--output-format", "json"]
+DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
+
+
+@pytest.mark.parametrize(
+    ("tier", "web", "flags"),
+    [
+        pytest.param(
+            "read-only",
+            False,
+            [
+                "--permission-mode",
+                "plan",
+                "--tools",
+                "Read,Glob,Grep",
+                "--allowedTools",
+                "Read,Glob,Grep",
+                "--disallowedTools",
+                f"Bash,{DENY_WRITE},WebSearch,WebFetch",
+            ],
+            id="read-only",
+        ),
+        pytest.param(
+            "read-only",
+            True,
+            [
+                "--permission-mode",
+                "plan",
+                "--tools",
+                "Read,Glob,Grep,WebSearch,WebFetch",
+                "--allowedTools",
+                "Read,Glob,Grep,WebSearch,WebFetch",
+                "--disallowedTools",
+                f"Bash,{DENY_WRITE}",
+            ],
+            id="read-only-web",
+        ),
+        pytest.param(
+            "read+shell",
+            False,
+            [
+                "--permission-mode",
+                "default",
+                "--tools",
+                "Read,Glob,Grep,Bash",
+                "--allowedTools",
+                "Read,Glob,Grep,Bash",
+                "--disallowedTools",
+                f"{DENY_WRITE},WebSearch,WebFetch",
+            ],
+            id="read+shell",
+        ),
+        pytest.param(
+            "read+write",
+            False,
+            [
+                "--permission-mode",
+                "acceptEdits",
+                "--tools",
+                "Read,Glob,Grep,Write,Edit,NotebookEdit",
+                "--allowedTools",
+                "Read,Glob,Grep,Write,Edit,NotebookEdit",
+                "--disallowedTools",
+                "Bash,WebSearch,WebFetch",
+            ],
+            id="read+write",
+        ),
+        pytest.param("full", False, ["--permission-mode", "bypassPermissions"], id="full"),
+        pytest.param("full", True, ["--permission-mode", "bypassPermissions"], id="full-web"),
+    ],
+)
+def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
+    tools = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
+    a = Agent(name="python-pro", tools=tools, runner="claude")
+    assert a.tier == tier
+    inv = invoke(a)
+    assert inv.argv == CLAUDE + flags
+    assert inv.stdin == "do it"
+    assert inv.prompt_file == CONTEXT["prompt_file"]
+
+
+@pytest.mark.parametrize(
+    ("tier", "tail"),
+    [
+        pytest.param("read-only", ["--approval-mode", "plan"], id="read-only"),
+        pytest.param(
+            "read+shell",
+            ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
+            id="read+shell",
+        ),
+        pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
+        pytest.param("full", ["--approval-mode", "yolo"], id="full"),
+    ],
+)
+def test_gemini_argv(tier: str, tail: list[str]) -> None:
+    inv = invoke(agent(tier, "gemini"))
+    assert inv.argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
+    assert inv.stdin == "do it"
+
+
+@pytest.mark.parametrize(
+    ("tier", "sandbox"),
+    [
+        pytest.param("read-only", "read-only", id="read-only"),
+        pytest.param("read+shell", "read-only", id="read+shell"),
+        pytest.param("read+write", "workspace-write", id="read+write"),
+        pytest.param("full", "danger-full-access", id="full"),
+    ],
+)
+def test_codex_argv(tier: str, sandbox: str) -> None:
+    inv = invoke(agent(tier, "codex"))
+    assert inv.argv == [
+        "codex",
+        "exec",
+        "-",
+        "--json",
+        "--sandbox",
+        sandbox,
+        "--skip-git-repo-check",
+    ]
+    assert inv.stdin == "do it"
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+def test_command_argv_is_the_agents_command(tier: str) -> None:
+    inv = invoke(agent(tier, "command"), model="sonnet", max_turns=4)
+    assert inv.argv == ["python3", "bin/my-agent.py", "--flag"]
+    assert inv.stdin == "do it"
+
+
+@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
+def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
+    inv = invoke(agent("read+write", runner))
+    assert inv.env == {
+        "GSD_PHASE": "01-foundation",
+        "GSD_PLAN": "01-02",
+        "GSD_TASK": "3",
+        "GSD_SPECIALIST": "python-pro",
+        "GSD_PROMPT_FILE": CONTEXT["prompt_file"],
+        "GSD_RESULT_FILE": CONTEXT["result_file"],
+        "GSD_REPO": "/work/repo",
+    }
+
+
+@pytest.mark.parametrize(
+    ("runner", "kw", "agent_fields", "expected"),
+    [
+        pytest.param(
+            "claude",
+            {"model": "opus", "max_turns": 12},
+            {},
+            ["--model", "opus", "--max-turns", "12"],
+            id="claude-args",
+        ),
+        pytest.param(
+            "claude",
+            {},
+            {"model": "sonnet", "max_turns": 25},
+            ["--model", "sonnet", "--max-turns", "25"],
+            id="claude-agent-defaults",
+        ),
+        pytest.param(
+            "claude",
+            {"model": "claude-opus-4-1"},
+            {"model": "sonnet"},
+            ["--model", "claude-opus-4-1"],
+            id="claude-argument-wins",
+        ),
+        pytest.param(
+            "gemini",
+            {"model": "gemini-2.5-flash", "max_turns": 5},
+            {},
+            ["-m", "gemini-2.5-flash"],
+            id="gemini-no-turn-flag",
+        ),
+        pytest.param(
+            "codex",
+            {"model": "gpt-5-codex", "max_turns": 5},
+            {},
+            ["-m", "gpt-5-codex"],
+            id="codex-no-turn-flag",
+        ),
+    ],
+)
+def test_model_and_max_turns_flags(
+    runner: str, kw: dict[str, Any], agent_fields: dict[str, Any], expected: list[str]
+) -> None:
+    argv = invoke(agent("read+write", runner, **agent_fields), **kw).argv
+    start = {"claude": 4, "gemini": 5, "codex": 4}[runner]
+    assert argv[start : start + len(expected)] == expected
+    if runner != "claude":
+        assert "--max-turns" not in argv
+
+
+@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
+def test_no_model_no_flag(runner: str) -> None:
+    argv = invoke(agent("full", runner)).argv
+    assert not {"--model", "-m", "--max-turns"} & set(argv)
+
+
+@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
+def test_prompt_never_in_argv(runner: str) -> None:
+    prompt = "PROMPT-START --yolo\n- Status: success | partial | failure\n" + "x" * 200_000
+    inv = invoke(agent("full", runner), prompt, model="sonnet", max_turns=3)
+    assert inv.stdin == prompt
+    assert sum(len(arg) for arg in inv.argv) < 1000
+    assert all("PROMPT-START" not in arg and "xxxxxxxx" not in arg for arg in inv.argv)
+    assert all("xxxxxxxx" not in value for value in inv.env.values())
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("-x", id="dash"),
+        pytest.param("--dangerously-skip-permissions", id="option"),
+        pytest.param("sonnet --permission-mode bypassPermissions", id="space"),
+        pytest.param("sonnet\n--yolo", id="newline"),
+        pytest.param("sonnet\t", id="tab"),
+        pytest.param("son\x00net", id="nul"),
+        pytest.param("son\x1b[2Jnet", id="escape"),
+        pytest.param("son\u2028net", id="line-separator"),
+        pytest.param("son\u00a0net", id="nbsp"),
+    ],
+)
+@pytest.mark.parametrize("runner", ["claude", "gemini", "codex"])
+def test_malicious_model_rejected(runner: str, model: str) -> None:
+    with pytest.raises(ValueError, match="model"):
+        invoke(agent("full", runner), model=model)
+    with pytest.raises(ValueError, match="model"):
+        invoke(agent("full", runner, model=model))
+
+
+@pytest.mark.parametrize("turns", [0, -1, True])
+def test_bad_max_turns_rejected(turns: object) -> None:
+    with pytest.raises(ValueError, match="max_turns"):
+        invoke(agent("full"), max_turns=turns)
+
+
+def test_nul_in_environment_rejected() -> None:
+    with pytest.raises(ValueError, match="GSD_REPO"):
+        invoke(agent("full"), repo="/tmp/a\x00b")
+
+
+def test_import_stays_light() -> None:
+    code = "import sys, gsd.runners; print('pydantic' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+
+# --- runner output ----------------------------------------------------------------
+
+REPORT_TAIL = "## TASK COMPLETE"
+
+
+@pytest.mark.parametrize(
+    ("runner", "stdout_file", "result_file", "expected"),
+    [
+        pytest.param(
+            "claude",
+            "claude_success.json",
+            None,
+            (False, 24200, 950, 0.1834, True),
+            id="claude-success",
+        ),
+        pytest.param(
+            "claude",
+            "claude_error_max_turns.json",
+            None,
+            (True, 2300, 300, 0.0421, True),
+            id="claude-error-max-turns",
+        ),
+        pytest.param(
+            "claude",
+            "claude_log_noise.txt",
+            None,
+            (False, 10, 5, 0.02, True),
+            id="claude-log-noise",
+        ),
+        pytest.param(
+            "gemini",
+            "gemini_success.json",
+            None,
+            (False, 26439, 860, None, True),
+            id="gemini-two-models",
+        ),
+        pytest.param(
+            "gemini", "gemini_error.json", None, (True, None, None, None, True), id="gemini-error"
+        ),
+        pytest.param(
+            "codex",
+            "codex_success.jsonl",
+            None,
+            (False, 54763, 1022, None, True),
+            id="codex-two-turns",
+        ),
+        pytest.param(
+            "codex",
+            "codex_turn_failed.jsonl",
+            None,
+            (True, None, None, None, True),
+            id="codex-turn-failed",
+        ),
+        pytest.param(
+            "codex",
+            "codex_reconnect.txt",
+            None,
+            (False, 12632, 81, None, True),
+            id="codex-reconnect-recovered",
+        ),
+        pytest.param(
+            "command",
+            "command_stdout.txt",
+            "command_result.json",
+            (False, 5000, 700, 0.05, True),
+            id="command-result-file",
+        ),
+        pytest.param(
+            "command",
+            "command_stdout.txt",
+            None,
+            (False, None, None, None, False),
+            id="command-no-result-file",
+        ),
+    ],
+)
+def test_parse_output_fixtures(
+    runner: str,
+    stdout_file: str,
+    result_file: str | None,
+    expected: tuple[bool, int | None, int | None, float | None, bool],
+) -> None:
+    out = parse_output(runner, fixture(stdout_file), fixture(result_file) if result_file else None)
+    assert (
+        out.is_error,
+        out.input_tokens,
+        out.output_tokens,
+        out.cost_usd,
+        out.structured,
+    ) == expected
+
+
+@pytest.mark.parametrize(
+    ("runner", "stdout_file", "result_file", "text"),
+    [
+        pytest.param(
+            "claude", "claude_log_noise.txt", None, "Done.\n\n## TASK COMPLETE", id="claude"
+        ),
+        pytest.param("claude", "claude_error_max_turns.json", None, "", id="claude-no-result"),
+        pytest.param(
+            "gemini",
+            "gemini_error.json",
+            None,
+            "Please set an Auth method in your settings.json",
+            id="gemini-error",
+        ),
+        pytest.param("codex", "codex_reconnect.txt", None, "OK", id="codex-last-message"),
+        pytest.param(
+            "codex",
+            "codex_turn_failed.jsonl",
+            None,
+            "stream disconnected before completion: rate limit reached",
+            id="codex-failure-message",
+        ),
+        pytest.param(
+            "command",
+            "command_stdout.txt",
+            None,
+            "my-agent: starting\nmy-agent: wrote src/parser.py\n",
+            id="command-stdout",
+        ),
+    ],
+)
+def test_parse_output_text(
+    runner: str, stdout_file: str, result_file: str | None, text: str
+) -> None:
+    assert parse_output(runner, fixture(stdout_file), result_file).text == text
+
+
+@pytest.mark.parametrize(
+    ("runner", "stdout_file", "result_file"),
+    [
+        pytest.param("claude", "claude_success.json", None, id="claude"),
+        pytest.param("gemini", "gemini_success.json", None, id="gemini"),
+        pytest.param("codex", "codex_success.jsonl", None, id="codex"),
+        pytest.param("command", "command_stdout.txt", "command_result.json", id="command"),
+    ],
+)
+def test_success_fixtures_carry_a_complete_report(
+    runner: str, stdout_file: str, result_file: str | None
+) -> None:
+    out = parse_output(runner, fixture(stdout_file), fixture(result_file) if result_file else None)
+    report = parse_task_report(out.text)
+    assert report is not None and report.complete and report.status == "success"
+    assert report.files_created == ["src/parser.py", "tests/test_parser.py"]
+    assert markers(out.text) == ["## TASK COMPLETE"]
+    verdict = judge(exit_code=0, timed_out=False, output=out, report=report, changed_files=True)
+    assert verdict.success and not verdict.soft_success
+
+
+@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        pytest.param(fixture("garbage.txt"), id="garbage"),
+        pytest.param("", id="empty"),
+        pytest.param("[" * 100_000, id="deep-nesting"),
+        pytest.param(
+            '{"type": "result", "usage": 5, "result": 7, "subtype": null}', id="odd-types"
+        ),
+        pytest.param('{"item": "x"}\n{"type": 3}\n[1, 2]\n', id="json-not-events"),
+    ],
+)
+def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
+    out = parse_output(runner, stdout, "not json {" if runner == "command" else None)
+    if out.structured:  # only odd-types, for claude: a result object with junk fields
+        assert (runner, out.text, out.input_tokens) == ("claude", "", None)
+        return
+    assert out == RunnerOutput(stdout, False, None, None, None, False)
+
+
+def test_unknown_runner_output_is_raw_text() -> None:
+    assert parse_output("aider", "hello").text == "hello"
+
+
+@pytest.mark.parametrize(
+    ("stdout", "is_error", "text"),
+    [
+        pytest.param(
+            json.dumps(
+                [
+                    {"type": "system", "subtype": "init"},
+                    {"type": "assistant", "message": {}},
+                    {"type": "result", "subtype": "success", "is_error": False, "result": "hi"},
+                ]
+            ),
+            False,
+            "hi",
+            id="verbose-array",
+        ),
+        pytest.param(
+            '{"type":"result","subtype":"error_during_execution","is_error":false}',
+            True,
+            "",
+            id="error-subtype-without-is-error",
+        ),
+        pytest.param(
+            '{"type":"result","subtype":"success","is_error":true,"result":"API Error"}',
+            True,
+            "API Error",
+            id="is-error",
+        ),
+        pytest.param(
+            '{\n  "type": "result",\n  "subtype": "success",\n  "is_error": false,\n'
+            '  "result": "pretty"\n}',
+            False,
+            "pretty",
+            id="pretty-printed",
+        ),
+        pytest.param(
+            '{"type":"result","subtype":"success","is_error":false,"result":"old","cost_usd":0.5}',
+            False,
+            "old",
+            id="old-cost-field",
+        ),
+    ],
+)
+def test_claude_shapes(stdout: str, is_error: bool, text: str) -> None:
+    out = parse_output("claude", stdout)
+    assert (out.structured, out.is_error, out.text) == (True, is_error, text)
+
+
+def test_gemini_object_after_log_lines() -> None:
+    stdout = "Loaded cached credentials.\n[WARN] slow disk\n" + fixture("gemini_success.json")
+    out = parse_output("gemini", stdout)
+    assert (out.structured, out.input_tokens, out.output_tokens) == (True, 26439, 860)
+
+
+def test_command_result_file_without_result_keeps_stdout() -> None:
+    out = parse_output("command", "printed", '{"is_error": true, "cost_usd": 1}')
+    assert out == RunnerOutput("printed", True, None, None, 1.0, True)
+
+
+# --- Task Report ------------------------------------------------------------------
+
+FULL = TaskReport(
+    status="success",
+    files_created=["src/a.py"],
+    files_modified=["src/b.py", "src/c.py"],
+    files_deleted=[],
+    validation="pass",
+    errors=None,
+    key_interfaces="f() in src/a.py",
+    patterns="none",
+    warnings="none",
+    complete=True,
+)
+PER_LINE = """\
+### Task Report
+- Status: success
+- Files Created: src/a.py
+- Files Modified: src/b.py, src/c.py
+- Files Deleted: none
+- Validation: pass
+- Errors: none
+### Downstream Context
+- Key Interfaces Introduced: f() in src/a.py
+- Patterns Established: none
+- Warnings: none
+"""
+TEMPLATE = """\
+```
+### Task Report
+- Status: success | partial | failure
+- Files Created: ...
+- Files Modified: ...
+- Files Deleted: ...
+- Validation: pass | fail | skipped
+- Errors: ...
+### Downstream Context
+- Key Interfaces Introduced: ...
+- Patterns Established: ...
+- Warnings: ...
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(PER_LINE, FULL, id="per-line"),
+        pytest.param(
+            "### Task Report\n- Status: success\n"
+            "- Files Created: src/a.py | Files Modified: src/b.py, src/c.py | Files Deleted: none\n"
+            "- Validation: pass\n- Errors: none\n### Downstream Context\n"
+            "- Key Interfaces Introduced: f() in src/a.py\n- Patterns Established: none\n"
+            "- Warnings: none\n",
+            FULL,
+            id="compact-one-line",
+        ),
+        pytest.param(
+            "## TASK REPORT\n* **Status:** Success\n* **Files Created**: `src/a.py`\n"
+            "* **Files Modified:** `src/b.py`, `src/c.py`\n* **Files Deleted:** None\n"
+            "* **Validation:** PASS — pytest -q\n* **Errors:** None.\n"
+            "**Downstream Context**\n* **Key Interfaces Introduced:** f() in src/a.py\n"
+            "* **Patterns Established:** none\n* **Warnings:** none\n",
+            FULL,
+            id="bold-and-case",
+        ),
+        pytest.param(
+            "Here is the plan you gave me:\n"
+            + TEMPLATE
+            + "\nWorking...\n\n"
+            + PER_LINE
+            + "\n## TASK COMPLETE\n",
+            FULL,
+            id="template-echo-then-report",
+        ),
+        pytest.param("```\n" + PER_LINE + "```\n## TASK COMPLETE\n", FULL, id="fenced-report"),
+        pytest.param(
+            PER_LINE.replace(
+                "- Files Modified: src/b.py, src/c.py",
+                "- Files Modified:\n  - src/b.py\n  - src/c.py",
+            ),
+            FULL,
+            id="sub-bullets",
+        ),
+        pytest.param(
+            "### Task Report\nStatus:   partial\nFiles Created: none\n"
+            "Validation: fail (2 tests)\nErrors: test_x fails: AssertionError\n",
+            TaskReport(
+                "partial",
+                [],
+                [],
+                [],
+                "fail",
+                "test_x fails: AssertionError",
+                "",
+                "",
+                "",
+                complete=False,
+            ),
+            id="missing-fields-not-complete",
+        ),
+        pytest.param(
+            "### Task Report\n- Status: done-ish\n- Validation: not run\n",
+            TaskReport("done-ish", [], [], [], "not run", None, "", "", "", complete=False),
+            id="raw-values",
+        ),
+        pytest.param("All done, no report.\n## TASK COMPLETE\n", None, id="no-report"),
+        pytest.param(TEMPLATE, None, id="template-only"),
+        pytest.param("### Task Report\n\nI could not finish.\n", None, id="heading-only"),
+        pytest.param("", None, id="empty"),
+    ],
+)
+def test_parse_task_report(text: str, expected: TaskReport | None) -> None:
+    assert parse_task_report(text) == expected
+
+
+def test_last_report_wins() -> None:
+    first = PER_LINE.replace("Status: success", "Status: failure")
+    assert parse_task_report(first + "\nretrying\n\n" + PER_LINE) == FULL
+    assert parse_task_report(PER_LINE + "\nretrying\n\n" + first).status == "failure"  # type: ignore[union-attr]
+
+
+def test_prose_after_report_is_not_a_field() -> None:
+    report = parse_task_report(PER_LINE + "That is all. Status: unknown\n")
+    assert report == FULL
+
+
+def test_crlf_report() -> None:
+    assert parse_task_report(PER_LINE.replace("\n", "\r\n")) == FULL
+
+
+# --- markers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("work\n## TASK COMPLETE\n", ["## TASK COMPLETE"], id="task-complete"),
+        pytest.param("## PLAN COMPLETE", ["## PLAN COMPLETE"], id="plan-complete-no-newline"),
+        pytest.param(
+            "  ##   CHECKPOINT REACHED  \nverify X\n",
+            ["## CHECKPOINT REACHED"],
+            id="checkpoint-spaces",
+        ),
+        pytest.param(
+            "## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"], id="failed-reason"
+        ),
+        pytest.param("## FAILED\n", ["## FAILED"], id="failed-bare"),
+        pytest.param("## FAILED:   \n", ["## FAILED"], id="failed-empty-reason"),
+        pytest.param(
+            "## FAILED: a\r\n## TASK COMPLETE\r\n",
+            ["## FAILED: a", "## TASK COMPLETE"],
+            id="order-and-crlf",
+        ),
+        pytest.param("print `## TASK COMPLETE` after a success report\n", [], id="inline"),
+        pytest.param(
+            "### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [], id="not-markers"
+        ),
+        pytest.param("## FAILED tests\n", [], id="failed-without-colon"),
+        pytest.param("", [], id="empty"),
+    ],
+)
+def test_markers(text: str, expected: list[str]) -> None:
+    assert markers(text) == expected
+
+
+# --- judge ------------------------------------------------------------------------
+
+OK_REPORT = FULL
+INCOMPLETE = FULL._replace(complete=False)
+PARTIAL = FULL._replace(status="partial", errors="one test fails")
+CLEAN = RunnerOutput("", False, None, None, None, True)
+RAW = RunnerOutput("", False, None, None, None, False)
+ERRORED = RunnerOutput("max turns", True, None, None, None, True)
+
+
+def text(t: str, structured: bool = False) -> RunnerOutput:
+    return RunnerOutput(t, False, None, None, None, structured)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "timed_out", "output", "report", "changed", "expected"),
+    [
+        # timeouts
+        pytest.param(124, True, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success"),
+        pytest.param(
+            137, True, RAW, OK_REPORT, False, (True, True, None), id="soft-success-after-kill"
+        ),
+        pytest.param(
+            124, False, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success-by-exit-status"
+        ),
+        pytest.param(
+            124,
+            True,
+            CLEAN,
+            INCOMPLETE,
+            True,
+            (False, False, "timeout"),
+            id="timeout-incomplete-report",
+        ),
+        pytest.param(
+            124, True, CLEAN, PARTIAL, True, (False, False, "timeout"), id="timeout-partial"
+        ),
+        pytest.param(
+            124,
+            True,
+            text("## TASK COMPLETE"),
+            None,
+            True,
+            (False, False, "timeout"),
+            id="timeout-marker-only",
+        ),
+        pytest.param(
+            124,
+            True,
+            ERRORED,
+            OK_REPORT,
+            True,
+            (False, False, "timeout"),
+            id="timeout-runner-error",
+        ),
+        pytest.param(
+            137, True, RAW, None, False, (False, False, "timeout-kill"), id="timeout-kill"
+        ),
+        pytest.param(-9, True, RAW, None, False, (False, False, "timeout"), id="timed-out-flag"),
+        # spawn
+        pytest.param(
+            127, False, RAW, None, False, (False, False, "spawn-failed"), id="spawn-failed"
+        ),
+        pytest.param(
+            126, False, RAW, None, False, (False, False, "spawn-failed"), id="not-executable"
+        ),
+        pytest.param(
+            127, False, RAW, PARTIAL, False, (False, False, "nonzero-exit"), id="127-after-running"
+        ),
+        # tier 1
+        pytest.param(
+            1, False, ERRORED, OK_REPORT, True, (False, False, "nonzero-exit"), id="runner-error"
+        ),
+        pytest.param(
+            0, False, ERRORED, OK_REPORT, True, (False, False, "unknown"), id="runner-error-exit-0"
+        ),
+        pytest.param(
+            0,
+            False,
+            ERRORED._replace(structured=False),
+            OK_REPORT,
+            True,
+            (True, False, None),
+            id="is-error-needs-structured",
+        ),
+        # tier 2
+        pytest.param(0, False, CLEAN, OK_REPORT, False, (True, False, None), id="report-success"),
+        pytest.param(
+            0, False, RAW, INCOMPLETE, False, (True, False, None), id="incomplete-success-exit-0"
+        ),
+        pytest.param(
+            1,
+            False,
+            text("Error: classifyHandoffIfNeeded is not defined", True),
+            OK_REPORT,
+            True,
+            (True, False, None),
+            id="classifyHandoffIfNeeded",
+        ),
+        pytest.param(
+            1,
+            False,
+            RAW,
+            INCOMPLETE,
+            True,
+            (False, False, "nonzero-exit"),
+            id="nonzero-incomplete-report",
+        ),
+        pytest.param(
+            0, False, CLEAN, PARTIAL, True, (False, False, "unknown"), id="report-partial"
+        ),
+        pytest.param(
+            2,
+            False,
+            CLEAN,
+            PARTIAL,
+            True,
+            (False, False, "nonzero-exit"),
+            id="report-partial-nonzero",
+        ),
+        pytest.param(
+            0,
+            False,
+            text("## TASK COMPLETE"),
+            FULL._replace(status="failure"),
+            True,
+            (False, False, "unknown"),
+            id="report-beats-marker",
+        ),
+        # tier 3
+        pytest.param(
+            0,
+            False,
+            text("done\n## TASK COMPLETE\n"),
+            None,
+            False,
+            (True, False, None),
+            id="marker-complete",
+        ),
+        pytest.param(
+            0,
+            False,
+            text("## PLAN COMPLETE"),
+            None,
+            False,
+            (True, False, None),
+            id="marker-plan-complete",
+        ),
+        pytest.param(
+            1,
+            False,
+            text("## TASK COMPLETE"),
+            None,
+            True,
+            (False, False, "nonzero-exit"),
+            id="marker-complete-nonzero",
+        ),
+        pytest.param(
+            0,
+            False,
+            text("## FAILED: no db"),
+            None,
+            True,
+            (False, False, "unknown"),
+            id="marker-failed",
+        ),
+        pytest.param(
+            0,
+            False,
+            text("## TASK COMPLETE\n## FAILED: oops"),
+            None,
+            True,
+            (False, False, "unknown"),
+            id="last-marker-wins",
+        ),
+        pytest.param(
+            0,
+            False,
+            text("## CHECKPOINT REACHED"),
+            None,
+            True,
+            (False, False, "unknown"),
+            id="marker-checkpoint",
+        ),
+        # tier 4 and nothing
+        pytest.param(0, False, RAW, None, True, (True, False, None), id="evidence-diff"),
+        pytest.param(
+            0,
+            False,
+            text("I changed it", True),
+            None,
+            True,
+            (True, False, None),
+            id="evidence-structured",
+        ),
+        pytest.param(
+            3, False, RAW, None, True, (False, False, "nonzero-exit"), id="nonzero-with-diff"
+        ),
+        pytest.param(
+            0, False, CLEAN, None, False, (False, False, "unknown"), id="clean-run-nothing-said"
+        ),
+        pytest.param(
+            0,
+            False,
+            text("hello"),
+            None,
+            False,
+            (False, False, "result-unparsable"),
+            id="result-unparsable",
+        ),
+    ],
+)
+def test_judge(
+    exit_code: int,
+    timed_out: bool,
+    output: RunnerOutput,
+    report: TaskReport | None,
+    changed: bool,
+    expected: tuple[bool, bool, str | None],
+) -> None:
+    verdict = judge(
+        exit_code=exit_code,
+        timed_out=timed_out,
+        output=output,
+        report=report,
+        changed_files=changed,
+    )
+    assert isinstance(verdict, Verdict)
+    assert (verdict.success, verdict.soft_success, verdict.error_type) == expected
+    assert verdict.reason
+
+
+def test_judge_reason_carries_the_agents_errors() -> None:
+    verdict = judge(exit_code=0, timed_out=False, output=CLEAN, report=PARTIAL, changed_files=False)
+    assert "partial" in verdict.reason and "one test fails" in verdict.reason
+
+
+# --- end to end: fake programs on PATH --------------------------------------------
+
+
+@pytest.fixture
+def fakebin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`claude`, `gemini` and `codex` first on PATH; returns the record file."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("claude", "gemini", "codex"):
+        target = bin_dir / name
+        shutil.copyfile(FAKE_AGENT, target)
+        target.chmod(0o755)
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
+    return record
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="fake agents need python3")
+@pytest.mark.parametrize(
+    ("runner", "tier", "tokens"),
+    [
+        pytest.param("claude", "read+shell", (150, 20), id="claude"),
+        pytest.param("gemini", "read+write", (100, 20), id="gemini"),
+        pytest.param("codex", "full", (100, 20), id="codex"),
+    ],
+)
+def test_end_to_end_with_fake_programs(
+    runner: str,
+    tier: str,
+    tokens: tuple[int, int],
+    fakebin: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prompt = "Implement fake().\n" + "context line\n" * 5000
+    inv = invoke(agent(tier, runner), prompt, model="m-1", repo=str(tmp_path))
+    for key, value in inv.env.items():
+        monkeypatch.setenv(key, value)
+    done = proc.run(inv.argv, cwd=tmp_path, input=inv.stdin)
+    assert done.returncode == 0, done.stderr
+
+    seen = json.loads(fakebin.read_text(encoding="utf-8"))
+    assert seen["name"] == runner
+    assert seen["argv"] == inv.argv[1:]
+    assert seen["stdin"] == prompt
+    assert seen["env"] == inv.env
+
+    out = parse_output(runner, done.stdout)
+    assert out.structured and not out.is_error
+    assert (out.input_tokens, out.output_tokens) == tokens
+    report = parse_task_report(out.text)
+    assert report is not None and report.complete
+    assert report.files_created == ["src/fake.py"]
+    verdict = judge(
+        exit_code=done.returncode, timed_out=False, output=out, report=report, changed_files=False
+    )
+    assert verdict == Verdict(True, False, None, "Task Report: success")
