@@ -32,6 +32,10 @@ demo: venv
 	cd $(DEMO) && $(BIN)/gsd show 1
 	@echo '==> gsd waves 1  (in $(DEMO))'
 	cd $(DEMO) && $(BIN)/gsd waves 1
+	@echo '==> gsd agents list  (in $(DEMO))'
+	cd $(DEMO) && $(BIN)/gsd agents list
+	@echo '==> gsd execute-phase 1 --dry-run  (in $(DEMO))'
+	cd $(DEMO) && $(BIN)/gsd execute-phase 1 --dry-run
 
 bench: venv
 	$(BIN)/python bench/run.py

@@ -39,26 +39,53 @@ def main() -> int:
     with open(os.environ["FAKE_AGENT_RECORD"], "w", encoding="utf-8") as handle:
         json.dump(record, handle)
     if name == "claude":
-        print(json.dumps({
-            "type": "result", "subtype": "success", "is_error": False, "num_turns": 2,
-            "result": REPORT, "session_id": "fake", "total_cost_usd": 0.01,
-            "usage": {"input_tokens": 100, "cache_read_input_tokens": 50, "output_tokens": 20},
-        }))
+        print(
+            json.dumps(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "num_turns": 2,
+                    "result": REPORT,
+                    "session_id": "fake",
+                    "total_cost_usd": 0.01,
+                    "usage": {
+                        "input_tokens": 100,
+                        "cache_read_input_tokens": 50,
+                        "output_tokens": 20,
+                    },
+                }
+            )
+        )
     elif name == "gemini":
-        print(json.dumps({
-            "session_id": "fake", "response": REPORT,
-            "stats": {"models": {"gemini-2.5-pro": {"tokens": {
-                "prompt": 100, "candidates": 20, "total": 120}}}},
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "session_id": "fake",
+                    "response": REPORT,
+                    "stats": {
+                        "models": {
+                            "gemini-2.5-pro": {
+                                "tokens": {"prompt": 100, "candidates": 20, "total": 120}
+                            }
+                        }
+                    },
+                },
+                indent=2,
+            )
+        )
     elif name == "codex":
         for event in (
             {"type": "thread.started", "thread_id": "fake"},
             {"type": "turn.started"},
-            {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
-                                                "text": REPORT}},
-            {"type": "turn.completed", "usage": {"input_tokens": 100,
-                                                 "cached_input_tokens": 0,
-                                                 "output_tokens": 20}},
+            {
+                "type": "item.completed",
+                "item": {"id": "item_0", "type": "agent_message", "text": REPORT},
+            },
+            {
+                "type": "turn.completed",
+                "usage": {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 20},
+            },
         ):
             print(json.dumps(event))
     else:
