@@ -1,0 +1,172 @@
+"""The supervisor: real processes, real signals; afterwards nothing of the agent is alive."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from gsd import proc
+
+
+def alive_with(token: str) -> list[int]:
+    """Pids whose command line holds `token` (every test agent carries a unique one)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    cmdline = handle.read()
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    state = handle.read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if token.encode() in cmdline and state != b"Z":
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def agent(tmp_path: Path):
+    """Write a bash agent whose every process carries a unique token in its argv."""
+    token = f"gsd-test-{uuid.uuid4().hex}"
+
+    def make(script: str) -> tuple[list[str], str]:
+        path = tmp_path / "agent.sh"
+        path.write_text("#!/bin/bash\n" + textwrap.dedent(script))
+        path.chmod(0o755)
+        return [str(path), token], token
+
+    yield make
+    leftovers = alive_with(token)
+    for pid in leftovers:  # never leave a process behind, even when a test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not leftovers, f"processes left alive: {leftovers}"
+
+
+def spawn(argv: list[str], tmp_path: Path, **kwargs: object) -> proc.Spawned:
+    options = {"timeout_s": 30.0, "grace_s": 2.0}
+    options.update(kwargs)
+    return proc.supervise(
+        argv,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "out" / "stdout",
+        stderr_path=tmp_path / "out" / "stderr",
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def test_exit_status_and_output_files(agent, tmp_path: Path) -> None:
+    argv, _ = agent('echo "to out"; echo "to err" >&2; exit 3\n')
+    result = spawn(argv, tmp_path)
+    assert (result.exit_code, result.timed_out, result.killed) == (3, False, False)
+    assert result.stdout_path.read_text() == "to out\n"
+    assert result.stderr_path.read_text() == "to err\n"
+
+
+def test_timeout_sigterm_gives_124(agent, tmp_path: Path) -> None:
+    argv, token = agent("trap 'exit 0' TERM\nsleep 60 & wait\n")
+    result = spawn(argv, tmp_path, timeout_s=0.5, grace_s=10.0)
+    assert (result.exit_code, result.timed_out, result.killed) == (124, True, False)
+    assert result.duration_s < 10  # SIGTERM was enough: no wait for the grace period
+    assert alive_with(token) == []
+
+
+def test_ignores_sigterm_and_grandchild_holds_stdout(agent, tmp_path: Path) -> None:
+    argv, token = agent(
+        """
+        trap '' TERM
+        ( trap '' TERM; while true; do echo grandchild; sleep 0.2; done ) &
+        echo started
+        while true; do sleep 0.2; done
+        """
+    )
+    started = time.monotonic()
+    result = spawn(argv, tmp_path, timeout_s=0.5, grace_s=0.5)
+    assert (result.exit_code, result.timed_out, result.killed) == (137, True, True)
+    assert time.monotonic() - started < 20
+    assert result.stdout_path.read_text().startswith("started")
+    assert alive_with(token) == []
+
+
+def test_leftover_grandchild_of_a_finished_agent_is_ended(agent, tmp_path: Path) -> None:
+    argv, token = agent("( while true; do sleep 0.2; done ) &\necho done\n")
+    result = spawn(argv, tmp_path)
+    assert result.exit_code == 0 and result.leftovers >= 1  # the loop and its sleep
+    assert alive_with(token) == []
+
+
+def test_agent_waiting_on_stdin_sees_eof(agent, tmp_path: Path) -> None:
+    argv, _ = agent('read -r line || echo "eof"\n')
+    result = spawn(argv, tmp_path, timeout_s=10.0)
+    assert (result.exit_code, result.stdout_path.read_text()) == (0, "eof\n")
+
+
+def test_prompt_is_fed_on_stdin(agent, tmp_path: Path) -> None:
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("x" * 300_000 + "\nEND\n")  # larger than any pipe buffer
+    argv, _ = agent("wc -c\n")
+    result = spawn(argv, tmp_path, stdin_path=prompt)
+    assert result.stdout_path.read_text().strip() == str(300_000 + 5)
+
+
+def test_one_gib_of_output_goes_to_a_file(agent, tmp_path: Path) -> None:
+    argv, _ = agent("head -c 1073741824 /dev/zero\n")
+    result = spawn(argv, tmp_path, timeout_s=120.0)
+    assert result.exit_code == 0
+    assert result.stdout_path.stat().st_size == 1 << 30
+    result.stdout_path.unlink()
+
+
+def test_missing_program_is_a_result(tmp_path: Path) -> None:
+    result = spawn(["gsd-no-such-runner-anywhere"], tmp_path)
+    assert (result.exit_code, result.pid) == (127, None)
+    assert result.error is not None and "gsd-no-such-runner-anywhere" in result.error
+    assert "cannot start" in result.stderr_path.read_text()
+
+
+def test_killed_by_a_signal_reports_128_plus_n(agent, tmp_path: Path) -> None:
+    argv, _ = agent("kill -USR1 $$\n")
+    assert spawn(argv, tmp_path).exit_code == 128 + signal.SIGUSR1
+
+
+def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path) -> None:
+    """gsd is SIGKILLed mid-spawn: its agent dies with it, the grandchild is reaped later."""
+    argv, token = agent(
+        "trap '' TERM\n( trap '' TERM; while true; do sleep 0.2; done ) &\n"
+        "while true; do sleep 0.2; done\n"
+    )
+    registry = tmp_path / "running"
+    runner = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from gsd import proc
+        proc.supervise({argv!r}, cwd=Path({str(tmp_path)!r}),
+                       stdout_path=Path({str(tmp_path / "o")!r}),
+                       stderr_path=Path({str(tmp_path / "e")!r}),
+                       timeout_s=60, grace_s=1, registry=Path({str(registry)!r}))
+        """
+    )
+    gsd = subprocess.Popen([sys.executable, "-c", runner])
+    deadline = time.monotonic() + 20
+    while len(alive_with(token)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(registry.glob("*.json"))) == 1
+    gsd.kill()
+    gsd.wait()
+    deadline = time.monotonic() + 10  # the parent-death signal ends the agent itself
+    while len(alive_with(token)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(alive_with(token)) == 1  # the grandchild outlived gsd
+    reaped = proc.reap(registry, grace_s=0.5)
+    assert len(reaped) == 1
+    assert alive_with(token) == [] and list(registry.glob("*.json")) == []
