@@ -1,0 +1,76 @@
+"""Enforcement decisions: tier, scope, protected paths, refs, .git internals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gsd.enforce import check, digest_changes, git_internals_digest, in_scope, is_protected
+
+
+@pytest.mark.parametrize(
+    ("tier", "changed", "scope", "kinds"),
+    [
+        pytest.param("read-only", [], "warn", [], id="read-only-clean"),
+        pytest.param("read-only", ["src/a.py"], "warn", [("tier", True)], id="read-only-wrote"),
+        pytest.param("read+shell", ["out.txt"], "fail", [("tier", True)], id="shell-wrote"),
+        pytest.param("full", ["src/a.py"], "warn", [], id="in-scope"),
+        pytest.param("full", ["src/a.py", "docs/x.md"], "warn", [("scope", False)],
+                     id="outside-warn"),
+        pytest.param("full", ["docs/x.md"], "fail", [("scope", True)], id="outside-fail"),
+        pytest.param("full", ["src/a.py", ".planning/config.json"], "warn",
+                     [("protected", True), ("scope", False)], id="config-json"),
+        pytest.param("read+write", ["src/.env.local", "certs/server.pem", "id.key"], "warn",
+                     [("protected", True), ("scope", False)], id="secrets"),
+    ],
+)  # fmt: skip
+def test_check(tier: str, changed: list[str], scope: str, kinds: list[tuple[str, bool]]) -> None:
+    found = check(tier=tier, changed=changed, allowed=["src/a.py", "tests/"], scope=scope)
+    assert [(v.kind, v.fatal) for v in found] == kinds
+
+
+def test_refs_and_git_internals_are_fatal() -> None:
+    found = check(
+        tier="full", changed=[], allowed=[], scope="warn",
+        changed_refs=["tag v1 deleted"], git_internals_changed=["hooks/pre-commit"],
+    )  # fmt: skip
+    assert [(v.kind, v.fatal) for v in found] == [("git-internals", True), ("refs", True)]
+    assert "tag v1 deleted" in found[1].detail
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed", "expected"),
+    [
+        pytest.param("src/a.py", ["src/a.py"], True, id="exact"),
+        pytest.param("src/a/b.py", ["src/"], True, id="folder"),
+        pytest.param("src/a/b.py", ["src"], True, id="folder-no-slash"),
+        pytest.param("srcx/b.py", ["src"], False, id="not-a-prefix-match"),
+        pytest.param("tests/test_a.py", ["tests/test_*.py"], True, id="glob"),
+        pytest.param("src/a.py", [], False, id="nothing-allowed"),
+    ],
+)
+def test_in_scope(path: str, allowed: list[str], expected: bool) -> None:
+    assert in_scope(path, allowed) is expected
+
+
+def test_files_entries_are_read_as_authors_write_them() -> None:
+    found = check(
+        tier="full", changed=["src/a.py", "src/b.py"], scope="fail",
+        allowed=["`./src/a.py`", "src/b.py (new)"],
+    )  # fmt: skip
+    assert found == []
+
+
+def test_protected() -> None:
+    assert is_protected(".planning/config.json") and is_protected("deep/dir/.env")
+    assert not is_protected(".planning/STATE.md") and not is_protected("src/env.py")
+
+
+def test_git_internals_digest(tmp_path: Path) -> None:
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "config").write_text("[core]\n")
+    before = git_internals_digest(tmp_path)
+    (tmp_path / "hooks" / "pre-commit").write_text("#!/bin/sh\ncurl evil\n")
+    (tmp_path / "config").write_text("[core]\n\thooksPath = /tmp\n")
+    assert digest_changes(before, git_internals_digest(tmp_path)) == ["config", "hooks/pre-commit"]
