@@ -242,6 +242,57 @@ def execute_phase(
     return EXIT_OK
 
 
+ERROR_TYPES = (
+    "timeout",
+    "timeout-kill",
+    "nonzero-exit",
+    "spawn-failed",
+    "validation-failed",
+    "policy-violation",
+    "checkpoint-failed",
+    "result-unparsable",
+    "merge-conflict",
+    "unknown",
+)  # fmt: skip  (gsd.errorlog.ERROR_TYPES, repeated so `gsd --help` stays light)
+
+
+@cli.command()
+@click.option("--phase", help="Only this phase (1, 01 or 01-slug).")
+@click.option("--plan", "plan_id", help="Only this plan (02, or the id 01-02).")
+@click.option("--specialist", help="Only failures of this agent.")
+@click.option("--type", "error_type", type=click.Choice(ERROR_TYPES), help="Only this type.")
+@click.option("--since", help="Only since a time: 2026-02-23, 2026-02-23T14:00Z, 30m, 2h, 7d.")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def errors(
+    phase: str | None,
+    plan_id: str | None,
+    specialist: str | None,
+    error_type: str | None,
+    since: str | None,
+    fmt: str,
+) -> int:
+    """Show .planning/specialist-errors.jsonl: one line per failed task attempt.
+
+    Example: gsd errors --type timeout --since 2d --format json
+    """
+    from gsd import errorlog
+    from gsd.project import find_root
+
+    root = find_root(Path.cwd())
+    records, warnings = errorlog.read(errorlog.log_path(root))
+    _warn(warnings)
+    kept = errorlog.filter_records(
+        records,
+        phase=phase,
+        plan=plan_id,
+        specialist=specialist,
+        error_type=error_type,
+        since=errorlog.parse_since(since) if since else None,
+    )
+    click.echo(errorlog.render(kept, fmt), nl=False)
+    return EXIT_OK
+
+
 def _name(agent: object) -> str:
     return str(getattr(agent, "name", ""))
 

@@ -129,3 +129,26 @@ def test_internal_error_writes_the_traceback_to_a_file(capsys) -> None:
 def test_version(gsd) -> None:
     result = gsd("--version")
     assert result.code == 0 and result.out.startswith("gsd, version ")
+
+
+def test_errors_command_filters_and_formats(project, gsd) -> None:
+    from gsd import cli, errorlog
+
+    assert cli.ERROR_TYPES == tuple(errorlog.ERROR_TYPES)  # the copy kept for a light --help
+    log = errorlog.log_path(project.root)
+    for plan, kind, agent in [("01", "timeout", "python-pro"), ("02", "nonzero-exit", "coder")]:
+        errorlog.append(log, errorlog.ErrorRecord(
+            phase="1", plan=plan, task="1", specialist=agent, error_type=kind,
+            details="details " * 20, git_state="checkpoint/01-01/1", exit_code=124,
+            attempt=1, runner="claude", duration_s=3.0,
+        ))  # fmt: skip
+    everything = json.loads(gsd("errors", "--format", "json").out)["errors"]
+    assert [e["error_type"] for e in everything] == ["timeout", "nonzero-exit"]
+    only = json.loads(gsd("errors", "--type", "timeout", "--format", "json").out)["errors"]
+    assert [e["specialist"] for e in only] == ["python-pro"]
+    assert [e["plan"] for e in json.loads(gsd("errors", "--plan", "01-02", "--format",
+                                              "json").out)["errors"]] == ["02"]  # fmt: skip
+    text = gsd("errors", "--specialist", "coder")
+    assert text.code == 0 and "nonzero-exit" in text.out and "timeout" not in text.out
+    bad = gsd("errors", "--since", "yesterday-ish")
+    assert bad.code == 2 and bad.err.startswith("gsd: error: --since")

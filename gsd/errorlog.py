@@ -1,0 +1,308 @@
+"""`.planning/specialist-errors.jsonl`: one JSON object per failure, appended under a lock."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gsd.errors import InputError, UsageError
+
+LOG_NAME = "specialist-errors.jsonl"
+
+ERROR_TYPES = (
+    "timeout",
+    "timeout-kill",
+    "nonzero-exit",
+    "spawn-failed",
+    "validation-failed",
+    "policy-violation",
+    "checkpoint-failed",
+    "result-unparsable",
+    "merge-conflict",
+    "unknown",
+)
+
+DETAILS_WIDTH = 60  # text tables only; Markdown and JSON keep the whole text
+
+
+def log_path(root: Path) -> Path:
+    """Where a project keeps its error log."""
+    return root / ".planning" / LOG_NAME
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO-8601 date or time as an aware UTC datetime; naive means UTC. ValueError if not."""
+    text = text.strip()
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"  # Python 3.10's fromisoformat does not read "Z"
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+class ErrorRecord(BaseModel):
+    """One failure, in the field order of SPEC section 6; unknown keys are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timestamp: str = Field(default_factory=utc_now)
+    phase: str
+    plan: str
+    task: str
+    specialist: str
+    error_type: str
+    details: str = ""
+    git_state: str = ""
+    exit_code: int | None = None
+    attempt: int = Field(default=1, ge=1)
+    runner: str = ""
+    duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> Any:
+        if isinstance(value, datetime):
+            moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+            return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if isinstance(value, str):
+            parse_timestamp(value)  # ValueError becomes a validation error
+        return value
+
+    @field_validator("phase", "plan", "task", mode="before")
+    @classmethod
+    def _number_as_text(cls, value: Any) -> Any:
+        # Hand-written or older lines may say "task": 3; the log stores text.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @field_validator("error_type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in ERROR_TYPES:
+            expected = ", ".join(ERROR_TYPES)
+            raise ValueError(f"unknown error_type {value!r}; expected one of {expected}")
+        return value
+
+    @field_validator("duration_s")
+    @classmethod
+    def _tenths(cls, value: float | None) -> float | None:
+        return None if value is None else round(value, 1)
+
+    @property
+    def moment(self) -> datetime:
+        return parse_timestamp(self.timestamp)
+
+
+def to_line(record: ErrorRecord) -> str:
+    """The record as one JSON line, without the newline."""
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+
+
+def _why(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    more = error.error_count() - 1
+    return f"invalid record: {where + ': ' if where else ''}{message}" + (
+        f" (and {more} more)" if more else ""
+    )
+
+
+def parse(text: str, name: str = LOG_NAME) -> tuple[list[ErrorRecord], list[str]]:
+    """Records in file order, and a warning per line that is not one.
+
+    A last line without its newline is a write cut short by a crash: skipped silently.
+    (Once a later append has closed it, it is a bad line like any other.)
+    """
+    records: list[ErrorRecord] = []
+    warnings: list[str] = []
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        reason: str | None = None
+        try:
+            data = json.loads(line)
+        except ValueError as error:
+            reason = f"not valid JSON ({error})"
+        else:
+            if not isinstance(data, dict):
+                reason = f"not a JSON object but {type(data).__name__}"
+            else:
+                try:
+                    records.append(ErrorRecord.model_validate(data))
+                except ValidationError as error:
+                    reason = _why(error)
+        if reason is not None and number < len(lines):
+            warnings.append(f"{name}:{number}: skipped: {reason}")
+    return records, warnings
+
+
+def read(path: Path) -> tuple[list[ErrorRecord], list[str]]:
+    """The log at `path`, as `parse` sees it; a missing file is an empty log."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return [], []
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the error log: {error.strerror}") from None
+    with handle:
+        # A shared lock waits out an append in progress, so we never see half a line.
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        try:
+            data = handle.read()
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return parse(data.decode("utf-8", errors="replace"), path.name)
+
+
+def append(path: Path, record: ErrorRecord) -> None:
+    """Add `record` as one line at the end of the log, under an exclusive lock.
+
+    The line goes out in one `os.write` on an O_APPEND descriptor, so lines from
+    parallel processes never interleave and a crash leaves at worst a torn last line.
+    Existing bytes are never rewritten.
+    """
+    line = (to_line(record) + "\n").encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # close a torn line so this record stays readable
+            written = os.write(fd, line)
+            while written < len(line):  # only on a full disk or a signal; still locked
+                written += os.write(fd, line[written:])
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _phase_key(text: str) -> str:
+    """Phases "01", "1" and "01-foundation" are the same; "02.1" is "2.1"."""
+    match = re.match(r"\s*(\d+)((?:\.\d+)*)", text)
+    if not match:
+        return text.strip().casefold()
+    return str(int(match.group(1))) + match.group(2)
+
+
+def _plan_key(text: str) -> tuple[str | None, str]:
+    """("10", "2") for the plan id "10-02"; (None, "2") for the plan number "02"."""
+    phase, dash, number = text.strip().rpartition("-")
+    number = (number.lstrip("0") or "0") if number.isdigit() else number.casefold()
+    return (_phase_key(phase) if dash else None), number
+
+
+def filter_records(
+    records: Iterable[ErrorRecord],
+    *,
+    phase: str | None = None,
+    plan: str | None = None,
+    specialist: str | None = None,
+    error_type: str | None = None,
+    since: datetime | None = None,
+) -> list[ErrorRecord]:
+    """The records that match every filter given; `plan` takes "02" or the plan id "10-02"."""
+    want_phase = _phase_key(phase) if phase is not None else None
+    want_plan = _plan_key(plan) if plan is not None else None
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=timezone.utc)
+    kept: list[ErrorRecord] = []
+    for record in records:
+        if want_phase is not None and _phase_key(record.phase) != want_phase:
+            continue
+        if want_plan is not None:
+            plan_phase, number = want_plan
+            have_phase, have_number = _plan_key(record.plan)
+            if number != have_number:
+                continue
+            if plan_phase is not None and plan_phase != (have_phase or _phase_key(record.phase)):
+                continue
+        if specialist is not None and record.specialist.casefold() != specialist.casefold():
+            continue
+        if error_type is not None and record.error_type != error_type:
+            continue
+        if since is not None and record.moment < since:
+            continue
+        kept.append(record)
+    return kept
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """`--since`: an ISO date or time (UTC unless it says otherwise) or an age: 30m, 2h, 7d."""
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    match = _DURATION.fullmatch(text.strip().lower())
+    try:
+        if match:
+            return now - timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+        return parse_timestamp(text)
+    except (ValueError, OverflowError):
+        raise UsageError(
+            f"--since {text!r}: expected a date or time such as 2026-02-23 or "
+            "2026-02-23T14:00:00Z, or an age such as 30m, 2h, 7d"
+        ) from None
+
+
+def _shorten(text: str, width: int = DETAILS_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, Any]]:
+    """One table row per record; `short` cuts details to 60 characters for text tables."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        details = " ".join(record.details.split())  # a table cell is one line
+        out.append(
+            {
+                "time": record.timestamp,
+                "phase": record.phase,
+                "plan": record.plan,
+                "task": record.task,
+                "specialist": record.specialist,
+                "type": record.error_type,
+                "exit": "-" if record.exit_code is None else record.exit_code,
+                "attempt": record.attempt,
+                "details": _shorten(details) if short else details,
+            }
+        )
+    return out
+
+
+def render(records: list[ErrorRecord], fmt: str) -> str:
+    """`gsd errors` output: a table for text and markdown, whole records for json."""
+    if fmt == "json":
+        body = {"errors": [record.model_dump(mode="json") for record in records]}
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    if not records:
+        return "No errors recorded.\n"
+    from gsd.views import render_rows
+
+    table = rows(records, short=fmt == "text")
+    if fmt == "markdown":
+        for row in table:
+            row["details"] = row["details"].replace("|", "\\|")
+    return render_rows(table, fmt, "errors")
