@@ -293,6 +293,52 @@ def errors(
     return EXIT_OK
 
 
+@cli.group()
+def checkpoints() -> None:
+    """The checkpoint tags gsd makes before each spawn (normally deleted right after)."""
+
+
+@checkpoints.command("list")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def checkpoints_list(fmt: str) -> int:
+    """List checkpoint tags: plan, task, when, commit. Left over only after a crash.
+
+    Example: gsd checkpoints list --format json
+    """
+    from gsd import views
+    from gsd.git import Git
+
+    rows = [
+        {"tag": c.tag, "plan": c.plan_id, "task": c.task, "created": c.created.isoformat(),
+         "commit": c.sha[:12]}
+        for c in Git(Path.cwd()).list_checkpoints()
+    ]  # fmt: skip
+    if not rows and fmt != "json":
+        click.echo("No checkpoint tags.")
+        return EXIT_OK
+    click.echo(views.render_rows(rows, fmt, "checkpoints"), nl=False)
+    return EXIT_OK
+
+
+@checkpoints.command("prune")
+@click.option("--older-than", type=click.FloatRange(min=0), help="Only tags older than H hours.")
+def checkpoints_prune(older_than: float | None) -> int:
+    """Delete checkpoint tags a crashed run left behind (the commits stay reachable by sha).
+
+    Example: gsd checkpoints prune --older-than 24
+    """
+    from datetime import timedelta
+
+    from gsd.git import Git
+
+    age = timedelta(hours=older_than) if older_than is not None else None
+    pruned = Git(Path.cwd()).prune_checkpoints(age)
+    for tag in pruned:
+        click.echo(f"deleted {tag}")
+    click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)
+    return EXIT_OK
+
+
 def _name(agent: object) -> str:
     return str(getattr(agent, "name", ""))
 

@@ -1,0 +1,585 @@
+"""Checkpoints, exact rollback and task commits: the only module that imports GitPython."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import stat
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.errors import GsdError, InputError
+
+try:
+    import git
+except ImportError as exc:  # GitPython refuses to import when it finds no git executable
+    _first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    raise GsdError(
+        f"cannot use git: {_first}", hint="install git, or point GIT_PYTHON_GIT_EXECUTABLE at it"
+    ) from exc
+
+CHECKPOINT_PREFIX = "refs/tags/checkpoint/"
+# Plan branches of other worktrees move while a task runs: never reported, never restored.
+PLAN_BRANCH_PREFIX = "refs/heads/gsd/"
+_STAMP = "%Y%m%dT%H%M%SZ"
+_CHECKPOINT_NAME = re.compile(
+    r"^refs/tags/checkpoint/(?P<plan>.+)/(?P<task>\d+)-(?P<stamp>\d{8}T\d{6}Z)-[0-9a-z]+$"
+)
+# State files of an operation that stops half way; checkpoints refuse to start inside one.
+_OPERATIONS = {
+    "rebase-merge": "rebase",
+    "rebase-apply": "rebase or am",
+    "MERGE_HEAD": "merge",
+    "CHERRY_PICK_HEAD": "cherry-pick",
+    "REVERT_HEAD": "revert",
+}
+_NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
+
+
+class Checkpoint(NamedTuple):
+    """Everything needed to put a repository back exactly as it was before a spawn."""
+
+    tag: str  # full ref name under refs/tags/checkpoint/
+    head: str  # the commit HEAD pointed at
+    branch: str | None  # short branch name, None when HEAD was detached
+    snapshot: str | None  # stash-like commit of uncommitted work (--allow-dirty), or None
+    untracked: tuple[str, ...]  # untracked, non-ignored paths that predate the checkpoint
+    refs: dict[str, str]  # snapshot_refs() at checkpoint time
+
+
+class CheckpointTag(NamedTuple):
+    """A checkpoint tag found in the repository (`gsd checkpoints list`)."""
+
+    tag: str
+    plan_id: str
+    task: int
+    created: datetime
+    sha: str
+
+
+class _Result(NamedTuple):
+    status: int
+    out: str
+    err: str
+
+
+class _Saved(NamedTuple):
+    content: bytes | Path  # a symlink's target as a Path
+    mode: int
+
+
+class Git:
+    """One repository (or linked worktree) as gsd uses it."""
+
+    def __init__(self, root: Path) -> None:
+        try:
+            self._repo = git.Repo(root, search_parent_directories=True)
+        except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
+            raise InputError(f"not a git repository: {root}", hint="run git init") from exc
+        if self._repo.bare or self._repo.working_tree_dir is None:
+            raise InputError(
+                f"bare git repository: {root}", hint="run gsd in a clone with a working tree"
+            )
+        self._root = Path(self._repo.working_tree_dir)  # until git itself says (below)
+        self._root = Path(self._run("rev-parse", "--show-toplevel").out.strip()).resolve()
+
+    @property
+    def root(self) -> Path:
+        """The top directory of the working tree."""
+        return self._root
+
+    @property
+    def git_dir(self) -> Path:
+        """This worktree's git directory (HEAD, index, rebase state); absolute."""
+        return self._path(self._run("rev-parse", "--git-dir").out.strip())
+
+    @property
+    def common_dir(self) -> Path:
+        """The directory shared by all worktrees (objects, refs, config); absolute."""
+        return self._path(self._run("rev-parse", "--git-common-dir").out.strip())
+
+    # -- state -------------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        """The commit HEAD points at, or None before the first commit."""
+        done = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
+        return done.out.strip() or None
+
+    def is_clean(self) -> bool:
+        """No tracked change, staged or not (untracked files are allowed, as git's own
+        rebase allows them: a checkpoint records them and a rollback leaves them be)."""
+        return not self.dirty_paths()
+
+    def dirty_paths(self) -> list[str]:
+        """Tracked paths with staged or unstaged changes."""
+        out = self._run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
+        ).out
+        return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+
+    def untracked_files(self) -> set[str]:
+        """Untracked, non-ignored files (a nested repository shows as "dir/")."""
+        return set(self._untracked())
+
+    def remove_untracked(self, paths: Iterable[str]) -> list[str]:
+        """Delete those of `paths` that are untracked and not ignored; returns them.
+
+        Tracked and ignored files are never touched; emptied directories go too.
+        """
+        doomed = sorted(set(paths) & self.untracked_files())
+        for rel in doomed:
+            path = self._root / rel.rstrip("/")
+            if rel.endswith("/") and path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)  # a nested repository
+            elif path.is_symlink() or path.exists():
+                path.unlink()
+            parent = path.parent
+            while parent != self._root and self._root in parent.parents:
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
+        return doomed
+
+    def snapshot_refs(self) -> dict[str, str]:
+        """Every ref and its sha, plus "HEAD" ("ref: refs/heads/x" or a sha).
+
+        gsd's checkpoint tags are left out: other tasks create and delete them.
+        """
+        out = self._run("for-each-ref", "--format=%(refname)%00%(objectname)").out
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            name, _, sha = line.partition("\0")
+            if name and not name.startswith(CHECKPOINT_PREFIX):
+                refs[name] = sha
+        symbolic = self._run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
+        refs["HEAD"] = f"ref: {symbolic}" if symbolic else (self.head() or "")
+        return refs
+
+    # -- checkpoints -------------------------------------------------------------------
+
+    def create_checkpoint(
+        self, plan_id: str, task: int, *, allow_dirty: bool = False
+    ) -> Checkpoint:
+        """Tag the current state before a spawn; never adds a commit to any branch.
+
+        A dirty tree is refused unless `allow_dirty`; then the uncommitted work (index
+        included) goes into a `git stash create` commit that only the tag points at.
+        """
+        head = self.head()
+        if head is None:
+            raise GsdError(
+                f"the repository has no commits yet: {self._root}",
+                hint="make an initial commit first",
+            )
+        operation = self._operation_in_progress()
+        if operation:
+            raise GsdError(
+                f"a {operation} is in progress in {self._root}", hint="finish or abort it first"
+            )
+        dirty = self.dirty_paths()
+        if dirty and not allow_dirty:
+            raise GsdError(
+                f"working tree has uncommitted changes: {_some(dirty)} in {self._root}",
+                hint="commit or stash them, or pass --allow-dirty",
+            )
+        snapshot = None
+        if dirty:
+            message = f"gsd checkpoint {plan_id} task {task}"
+            snapshot = self._run("stash", "create", message).out.strip() or None
+        untracked = tuple(self._untracked())
+        refs = self.snapshot_refs()
+        tag = self._create_tag(plan_id, task, snapshot or head)
+        return Checkpoint(tag, head, self._branch(), snapshot, untracked, refs)
+
+    def rollback(self, cp: Checkpoint) -> list[str]:
+        """Put branch, HEAD, refs, index and working tree back as they were at `cp`.
+
+        Commits the agent made leave the branch, files it created are removed, tracked
+        files revert, and a snapshot's uncommitted work is re-applied with its index.
+        Ignored files are never touched, not even ones the agent created, and neither
+        are untracked files that predate the checkpoint. Returns the paths that
+        changed (`changed_files`). On failure the tag is kept for a manual restore.
+        """
+        try:
+            changed = self.changed_files(cp)
+        except GsdError:
+            changed = []
+        try:
+            self._quit_operations()
+            foreign = self._foreign_branches()
+            if cp.branch:
+                own = f"refs/heads/{cp.branch}"
+                self._run("update-ref", "-m", f"gsd rollback to {cp.tag}", own, cp.head)
+                self._run("symbolic-ref", "-m", f"gsd rollback to {cp.tag}", "HEAD", own)
+            else:
+                self._run("update-ref", "--no-deref", "HEAD", cp.head)
+            self._restore_refs(cp, foreign)
+            saved = self._save_untracked_in_index(cp)
+            self._run("reset", "--hard", "-q", cp.head)
+            self._remove_new_untracked(set(cp.untracked))
+            for rel, kept in saved.items():
+                _write_back(self._root / rel, kept)
+            if cp.snapshot:
+                self._run("stash", "apply", "--index", "-q", cp.snapshot)
+        except (GsdError, OSError) as exc:
+            raise GsdError(
+                f"rollback to {cp.tag} failed: {_one_line(str(exc))}",
+                hint=f"the tag is kept; restore by hand with git reset --hard {cp.head}"
+                + (f" && git stash apply --index {cp.snapshot}" if cp.snapshot else ""),
+            ) from exc
+        self.delete_checkpoint(cp)
+        return changed
+
+    def delete_checkpoint(self, cp: Checkpoint) -> None:
+        """Remove the checkpoint tag (a missing tag is not an error)."""
+        self._run("update-ref", "-d", cp.tag)
+
+    def list_checkpoints(self) -> list[CheckpointTag]:
+        """The checkpoint tags in the repository, oldest first; odd names are skipped."""
+        found = []
+        for ref, sha in self._checkpoint_refs():
+            match = _CHECKPOINT_NAME.match(ref)
+            if match:
+                created = datetime.strptime(match["stamp"], _STAMP).replace(tzinfo=timezone.utc)
+                found.append(CheckpointTag(ref, match["plan"], int(match["task"]), created, sha))
+        return sorted(found, key=lambda cp: (cp.created, cp.tag))
+
+    def prune_checkpoints(self, older_than: timedelta | None = None) -> list[str]:
+        """Delete checkpoint tags (all, or those older than `older_than`); returns them."""
+        if older_than is None:
+            doomed = [ref for ref, _ in self._checkpoint_refs()]
+        else:
+            cutoff = datetime.now(timezone.utc) - older_than
+            doomed = [cp.tag for cp in self.list_checkpoints() if cp.created < cutoff]
+        for ref in doomed:
+            self._run("update-ref", "-d", ref)
+        return doomed
+
+    # -- what the spawn did ------------------------------------------------------------
+
+    def changed_files(self, cp: Checkpoint) -> list[str]:
+        """Every path the spawn changed: tracked, staged, new untracked and committed.
+
+        Ignored files are not seen; untracked files that predate the checkpoint count
+        only when the agent staged or committed them.
+        """
+        base = cp.snapshot or cp.head
+        index_base = f"{cp.snapshot}^2" if cp.snapshot else cp.head
+        names = ("--name-only", "-z", "--no-renames")
+        paths = set(_split(self._run("diff", *names, base).out))
+        paths.update(_split(self._run("diff", "--cached", *names, index_base).out))
+        paths.update(set(self._untracked()) - set(cp.untracked))
+        revs = self._agent_revs(cp)
+        if revs:
+            # -m --first-parent: a merge the agent made counts with what it brought in.
+            log = self._run("log", *names, "--format=", "-m", "--first-parent", *revs)
+            paths.update(_split(log.out))
+        return sorted(path for path in paths if path)
+
+    def commits_since(self, cp: Checkpoint) -> list[str]:
+        """Commits the agent added to HEAD or the checkpoint's branch, oldest first."""
+        revs = self._agent_revs(cp)
+        if not revs:
+            return []
+        return self._run("rev-list", "--reverse", *revs).out.split()
+
+    def changed_refs(self, before: dict[str, str], cp: Checkpoint) -> list[str]:
+        """What the agent did to refs since `before` (usually `cp.refs`), one line each.
+
+        Reported: tags and branches deleted or moved, HEAD switched or detached, HEAD or
+        the checkpoint's branch on a commit that does not descend from the checkpoint.
+        Not reported: new commits on the branch (see `commits_since`), refs the agent
+        created (rollback still deletes them), gsd's own refs and branches checked out
+        in other worktrees (other plans move those while this one runs).
+        """
+        now = self.snapshot_refs()
+        foreign = self._foreign_branches()
+        own = f"refs/heads/{cp.branch}" if cp.branch else None
+        notes = []
+        for ref in sorted(before):
+            if ref == own or not _watched(ref, foreign) or now.get(ref) == before[ref]:
+                continue
+            kind, name = _kind(ref)
+            notes.append(f"{kind} {name} {'deleted' if ref not in now else 'moved'}")
+        symbolic = now.get("HEAD", "")
+        current = (
+            symbolic.removeprefix("ref: refs/heads/") if symbolic.startswith("ref: ") else None
+        )
+        if current != cp.branch:
+            notes.append(f"HEAD switched to branch {current}" if current else "HEAD detached")
+        sha = self.head()
+        if sha is None:
+            notes.append(f"HEAD on branch {current}, which has no commits")
+        elif not self._descends(sha, cp.head):
+            notes.append(f"HEAD {_NOT_DESCENDANT}")
+        if own and current != cp.branch:
+            if own not in now:
+                notes.append(f"branch {cp.branch} deleted")
+            elif not self._descends(now[own], cp.head):
+                notes.append(f"branch {cp.branch} {_NOT_DESCENDANT}")
+        return notes
+
+    # -- task commits ------------------------------------------------------------------
+
+    def commit_task(
+        self,
+        plan_id: str,
+        task: int,
+        name: str,
+        agent: str,
+        paths: list[str] | None = None,
+        *,
+        no_verify: bool = False,
+    ) -> str | None:
+        """Commit a task's changes (all of them, or only `paths`); None if nothing changed.
+
+        Message: `feat({plan_id}): {name}`, a blank line, then the `Gsd-Task` and
+        `Gsd-Specialist` trailers. With `paths`, other staged changes stay staged.
+        """
+        if self.head() is None:
+            raise GsdError(
+                f"the repository has no commits yet: {self._root}",
+                hint="make an initial commit first",
+            )
+        if paths is None:
+            self._run("add", "-A")
+            if self._run("diff", "--cached", "--quiet", ok=(0, 1)).status == 0:
+                return None
+            only: list[str] = []
+        else:
+            indexed = set(_split(self._run("ls-files", "-z", "--cached").out))
+            present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
+            if present:
+                self._run("add", "-A", "--", *(_literal(p) for p in present))
+            staged = []
+            if paths:
+                specs = [_literal(p) for p in paths]
+                diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
+                staged = _split(diff.out)
+            if not staged:
+                return None
+            # --only commits just these paths; whatever else was staged stays staged.
+            only = ["--only", "--", *(_literal(p) for p in staged)]
+        message = (
+            f"feat({_one_line(plan_id)}): {_one_line(name)}\n\n"
+            f"Gsd-Task: {_one_line(plan_id)}-{task}\nGsd-Specialist: {_one_line(agent)}\n"
+        )
+        options = ["--no-verify"] if no_verify else []
+        self._run("commit", "-q", "--cleanup=verbatim", *options, "-m", message, *only)
+        sha = self.head()
+        assert sha is not None
+        return sha
+
+    def committed_tasks(self, since: str | None = None) -> dict[str, str]:
+        """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD."""
+        if self.head() is None:
+            return {}
+        out = self._run(
+            "log",
+            "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e",
+            f"{since}..HEAD" if since else "HEAD",
+        ).out
+        tasks: dict[str, str] = {}
+        for record in out.split("\x1e"):
+            sha, _, values = record.strip().partition("\0")
+            for value in values.splitlines():
+                if value.strip():
+                    tasks.setdefault(value.strip(), sha)
+        return tasks
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _run(self, command: str, *args: str, ok: tuple[int, ...] = (0,)) -> _Result:
+        """Run `git COMMAND ARGS` in the worktree; a status outside `ok` is a GsdError."""
+        method = getattr(self._repo.git, command.replace("-", "_"))
+        try:
+            status, out, err = method(
+                *args,
+                with_extended_output=True,
+                with_exceptions=False,
+                strip_newline_in_stdout=False,
+            )
+        except git.exc.GitCommandNotFound as exc:
+            raise GsdError("git is not installed or not on PATH", hint="install git") from exc
+        except git.exc.GitError as exc:
+            raise GsdError(f"git {command} failed in {self._root}: {_one_line(str(exc))}") from exc
+        result = _Result(int(status), str(out), str(err))
+        if result.status not in ok:
+            what = " ".join([command, *[a for a in args[:1] if not a.startswith("-")]])
+            reason = _reason(result.err) or f"exit status {result.status}"
+            hint = "run the same git command by hand to see the full error"
+            if "identity unknown" in result.err or "tell me who you are" in result.err:
+                hint = "set git config user.name and user.email"
+            raise GsdError(f"git {what} failed in {self._root}: {reason}", hint=hint)
+        return result
+
+    def _path(self, value: str) -> Path:
+        path = Path(value)
+        return (path if path.is_absolute() else self._root / path).resolve()
+
+    def _branch(self) -> str | None:
+        ref = self._run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
+        return ref.removeprefix("refs/heads/") or None
+
+    def _untracked(self) -> list[str]:
+        return _split(self._run("ls-files", "-z", "--others", "--exclude-standard").out)
+
+    def _descends(self, sha: str, ancestor: str) -> bool:
+        return self._run("merge-base", "--is-ancestor", ancestor, sha, ok=(0, 1)).status == 0
+
+    def _operation_in_progress(self) -> str | None:
+        git_dir = self.git_dir
+        for name, label in _OPERATIONS.items():
+            if (git_dir / name).exists():
+                return label
+        return None
+
+    def _quit_operations(self) -> None:
+        """Forget a rebase or cherry-pick the agent left half done (reset clears merges)."""
+        git_dir = self.git_dir
+        if (git_dir / "rebase-apply" / "applying").exists():
+            self._run("am", "--quit", ok=(0, 1, 128))
+        if (git_dir / "rebase-merge").exists() or (git_dir / "rebase-apply").exists():
+            self._run("rebase", "--quit", ok=(0, 1, 128))
+        if (git_dir / "sequencer").exists():
+            self._run("cherry-pick", "--quit", ok=(0, 1, 128))
+
+    def _create_tag(self, plan_id: str, task: int, target: str) -> str:
+        probe = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-x"
+        if self._run("check-ref-format", probe, ok=(0, 1)).status != 0:
+            raise GsdError(
+                f"plan id {plan_id!r} cannot be part of a git tag name",
+                hint="use plan ids like 01-02",
+            )
+        for _ in range(20):
+            stamp = datetime.now(timezone.utc).strftime(_STAMP)
+            tag = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-{stamp}-{secrets.token_hex(3)}"
+            # An empty old value makes update-ref fail if the tag exists: no race.
+            done = self._run("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
+            if done.status == 0:
+                return tag
+            if self._run("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
+                raise GsdError(
+                    f"cannot create checkpoint tag {tag}: {_reason(done.err)}",
+                    hint="check that the repository is writable",
+                )
+        raise GsdError(f"cannot find a free checkpoint tag name for {plan_id} task {task}")
+
+    def _checkpoint_refs(self) -> list[tuple[str, str]]:
+        out = self._run(
+            "for-each-ref", "--format=%(refname)%00%(objectname)", "refs/tags/checkpoint/"
+        )
+        return [
+            (name, sha)
+            for name, _, sha in (line.partition("\0") for line in out.out.splitlines())
+            if name
+        ]
+
+    def _foreign_branches(self) -> set[str]:
+        """Branches checked out in other worktrees of this repository."""
+        branches: set[str] = set()
+        here = True
+        for line in self._run("worktree", "list", "--porcelain").out.splitlines():
+            if line.startswith("worktree "):
+                here = Path(line[len("worktree ") :]).resolve() == self._root
+            elif line.startswith("branch ") and not here:
+                branches.add(line[len("branch ") :])
+        return branches
+
+    def _agent_revs(self, cp: Checkpoint) -> list[str]:
+        """rev-list arguments for commits new since `cp` on HEAD or its branch."""
+        tips = ["HEAD"] if self.head() else []
+        if cp.branch:
+            own = f"refs/heads/{cp.branch}"
+            if self._run("rev-parse", "--verify", "-q", own, ok=(0, 1)).status == 0:
+                tips.append(own)
+        if not tips:
+            return []
+        known = {cp.head, *(sha for ref, sha in cp.refs.items() if ref != "HEAD" and sha)}
+        return [*tips, "--not", *sorted(known)]
+
+    def _restore_refs(self, cp: Checkpoint, foreign: set[str]) -> None:
+        now = self.snapshot_refs()
+        own = f"refs/heads/{cp.branch}" if cp.branch else None
+        message = f"gsd rollback to {cp.tag}"
+        for ref, sha in cp.refs.items():
+            if ref != own and _watched(ref, foreign) and now.get(ref) != sha:
+                self._run("update-ref", "-m", message, ref, sha)
+        for ref in now:
+            if ref != own and ref not in cp.refs and _watched(ref, foreign):
+                self._run("update-ref", "-d", ref)
+
+    def _save_untracked_in_index(self, cp: Checkpoint) -> dict[str, _Saved]:
+        """Pre-existing untracked files the agent staged; `reset --hard` would delete them."""
+        indexed = set(_split(self._run("ls-files", "-z", "--cached").out))
+        saved: dict[str, _Saved] = {}
+        for rel in cp.untracked:
+            path = self._root / rel
+            if rel in indexed and path.is_symlink():
+                saved[rel] = _Saved(Path(os.readlink(path)), 0)
+            elif rel in indexed and path.is_file():
+                saved[rel] = _Saved(path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+        return saved
+
+    def _remove_new_untracked(self, keep: set[str]) -> None:
+        self.remove_untracked(self.untracked_files() - keep)
+
+
+def _watched(ref: str, foreign: set[str]) -> bool:
+    """Refs a spawn must not rewrite and rollback restores: tags and local branches."""
+    if ref.startswith(CHECKPOINT_PREFIX) or ref.startswith(PLAN_BRANCH_PREFIX) or ref in foreign:
+        return False
+    return ref.startswith(("refs/tags/", "refs/heads/"))
+
+
+def _kind(ref: str) -> tuple[str, str]:
+    if ref.startswith("refs/tags/"):
+        return "tag", ref.removeprefix("refs/tags/")
+    return "branch", ref.removeprefix("refs/heads/")
+
+
+def _write_back(path: Path, saved: _Saved) -> None:
+    if os.path.lexists(path):
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(saved.content, Path):
+        path.symlink_to(saved.content)
+    else:
+        path.write_bytes(saved.content)
+        path.chmod(saved.mode)
+
+
+def _split(out: str) -> list[str]:
+    """NUL-separated git output (`-z`) as a list, without empty entries."""
+    return [item.strip("\n") for item in out.split("\0") if item.strip("\n")]
+
+
+def _literal(path: str) -> str:
+    return f":(literal){path}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _reason(stderr: str) -> str:
+    """The first line of git's stderr that says what went wrong."""
+    for line in stderr.splitlines():
+        line = line.strip()
+        if line and not line.startswith("hint:"):
+            for prefix in ("fatal: ", "error: "):
+                line = line.removeprefix(prefix)
+            return line
+    return ""
+
+
+def _some(paths: Iterable[str], limit: int = 3) -> str:
+    items = list(paths)
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

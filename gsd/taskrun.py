@@ -1,0 +1,233 @@
+"""One task, start to finish: checkpoint, spawn, result, verify, enforce, commit or roll back."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd import enforce, errorlog, proc, result, runners
+from gsd.agents import Agent
+from gsd.config import env_flag
+from gsd.dispatch import TaskDispatch, run_files
+from gsd.errors import GsdError
+from gsd.git import Checkpoint, Git
+from gsd.models import Plan, Task
+
+OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
+
+
+class TaskOutcome(NamedTuple):
+    """What happened to one attempt at a task."""
+
+    plan: str
+    task: int
+    agent: str
+    success: bool
+    soft_success: bool
+    error_type: str | None
+    details: str
+    commit: str | None
+    changed: list[str]
+    deviations: list[str]
+    exit_code: int | None
+    duration_s: float
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    attempt: int
+    checkpoint: str | None
+    report: result.TaskReport | None
+
+
+def automated_commands(task: Task) -> list[str]:
+    """The shell command lines of the task's `<verify><automated>` (SPEC 2)."""
+    verify = task.child("verify")
+    if verify is None:
+        return []
+    return [c.text.strip() for c in verify.children if c.tag == "automated" and c.text.strip()]
+
+
+def run_task(
+    *,
+    git: Git,
+    plan: Plan,
+    task: Task,
+    agent: Agent,
+    dispatch: TaskDispatch,
+    prompt: str,
+    attempt: int = 1,
+    allow_dirty: bool = False,
+    scope: str = "warn",
+    environ: Mapping[str, str] = os.environ,
+) -> TaskOutcome:
+    """Run one attempt; the branch ends committed or exactly as it was, never in between."""
+    root = git.root
+    internals_before = enforce.git_internals_digest(git.common_dir)
+    refs_before = git.snapshot_refs()
+    try:
+        checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
+    except GsdError as exc:
+        outcome = _outcome(plan, task, agent, attempt, error_type="checkpoint-failed",
+                           details=str(exc))  # fmt: skip
+        _log(root, plan, outcome, agent, None)
+        return outcome
+
+    prompt_file, result_file = run_files(git.git_dir, plan.id, task.index)
+    prompt_file.parent.mkdir(parents=True, exist_ok=True)
+    prompt_file.write_text(prompt, encoding="utf-8")
+    result_file.unlink(missing_ok=True)
+    invocation = runners.build_invocation(
+        agent, prompt, model=dispatch.model, max_turns=agent.max_turns, repo=str(root),
+        prompt_file=str(prompt_file), result_file=str(result_file), phase=plan.phase,
+        plan=plan.id, task=task.index,
+    )  # fmt: skip
+    spawned = proc.supervise(
+        invocation.argv,
+        cwd=root,
+        env={**environ, **invocation.env},
+        stdin_path=prompt_file if invocation.stdin is not None else None,
+        stdout_path=prompt_file.parent / "stdout",
+        stderr_path=prompt_file.parent / "stderr",
+        timeout_s=dispatch.timeout_s,
+        grace_s=dispatch.grace_s,
+        registry=git.git_dir / "gsd" / "running",
+    )
+    stdout = _tail(spawned.stdout_path)
+    output = runners.parse_output(
+        agent.runner,
+        stdout,
+        result_file.read_text("utf-8", "replace") if result_file.exists() else None,
+    )
+    report = result.parse_task_report(output.text) or result.parse_task_report(stdout)
+    changed = git.changed_files(checkpoint)
+    verdict = result.judge(
+        exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
+        report=report, changed_files=bool(changed),
+    )  # fmt: skip
+    if verdict.soft_success:
+        sys.stderr.write(
+            f"gsd: warning: {plan.id} task {task.index}: timed out after a complete success "
+            "Task Report; accepted as a soft success\n"
+        )
+    error_type, details = verdict.error_type, verdict.reason
+    if verdict.success:
+        error_type, details = _verify(git, task, dispatch, environ)
+
+    violations = enforce.check(
+        tier=agent.tier,
+        changed=changed,
+        allowed=[*task.files, *plan.files_modified],
+        scope=scope,
+        changed_refs=git.changed_refs(refs_before, checkpoint),
+        git_internals_changed=enforce.digest_changes(
+            internals_before, enforce.git_internals_digest(git.common_dir)
+        ),
+    )
+    fatal = [v for v in violations if v.fatal]
+    if fatal and error_type is None:
+        error_type = "policy-violation"
+        details = "; ".join(v.detail for v in fatal)
+    deviations = [v.detail for v in violations if not v.fatal]
+
+    commit = None
+    if error_type is None:
+        try:
+            commit = git.commit_task(plan.id, task.index, task.name, agent.name, paths=changed)
+        except GsdError as exc:  # a failing pre-commit hook, no identity, ...
+            error_type, details = "unknown", f"task commit failed: {exc}"
+    if error_type is None:
+        git.delete_checkpoint(checkpoint)
+    else:
+        git.rollback(checkpoint)
+    outcome = TaskOutcome(
+        plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
+        error_type is None, error_type, details, commit, changed, deviations,
+        spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
+        output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
+    )  # fmt: skip
+    if error_type is not None:
+        _log(root, plan, outcome, agent, checkpoint)
+    return outcome
+
+
+def _verify(
+    git: Git, task: Task, dispatch: TaskDispatch, environ: Mapping[str, str]
+) -> tuple[str | None, str]:
+    """Run `<automated>` checks under the supervisor; their leftovers are not the task's."""
+    commands = automated_commands(task)
+    if not commands:
+        return None, "no automated verification"
+    if env_flag("SKIP_VERIFICATION"):
+        sys.stderr.write(
+            f"gsd: warning: SKIP_VERIFICATION=true: {len(commands)} <automated> check(s) "
+            f"of task {task.index} not run\n"
+        )
+        return None, "verification skipped (SKIP_VERIFICATION)"
+    before = git.untracked_files()
+    run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
+    try:
+        for number, command in enumerate(commands, 1):
+            # `<automated>` is by definition a shell command line the plan author wrote
+            # (SPEC 2), run like a Makefile recipe; no other plan text reaches a shell.
+            done = proc.supervise(
+                ["/bin/sh", "-c", command],
+                cwd=git.root,
+                env=dict(environ),
+                stdout_path=run_dir / f"verify-{number}.out",
+                stderr_path=run_dir / f"verify-{number}.out",
+                timeout_s=dispatch.timeout_s,
+                grace_s=dispatch.grace_s,
+                registry=git.git_dir / "gsd" / "running",
+            )
+            if done.exit_code != 0:
+                last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]
+                return "validation-failed", (
+                    f"`{command}` exited {done.exit_code}"
+                    + (f": {' | '.join(last)}" if last else "")
+                )
+    finally:
+        git.remove_untracked(git.untracked_files() - before)  # caches, reports, ...
+    return None, f"{len(commands)} automated check(s) passed"
+
+
+def _tail(path: Path, limit: int = OUTPUT_TAIL) -> str:
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - limit))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _outcome(
+    plan: Plan, task: Task, agent: Agent, attempt: int, *, error_type: str, details: str
+) -> TaskOutcome:
+    return TaskOutcome(
+        plan.id, task.index, agent.name, False, False, error_type, details, None, [], [],
+        None, 0.0, None, None, None, attempt, None, None,
+    )  # fmt: skip
+
+
+def _log(
+    root: Path, plan: Plan, outcome: TaskOutcome, agent: Agent, checkpoint: Checkpoint | None
+) -> None:
+    errorlog.append(
+        errorlog.log_path(root),
+        errorlog.ErrorRecord(
+            phase=plan.phase,
+            plan=plan.id.rsplit("-", 1)[1],
+            task=str(outcome.task),
+            specialist=agent.name,
+            error_type=outcome.error_type or "unknown",
+            details=outcome.details,
+            git_state=checkpoint.tag if checkpoint else "",
+            exit_code=outcome.exit_code,
+            attempt=outcome.attempt,
+            runner=agent.runner,
+            duration_s=outcome.duration_s,
+        ),
+    )
