@@ -9,6 +9,7 @@ import shutil
 import stat
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -92,12 +93,12 @@ class Git:
         """The top directory of the working tree."""
         return self._root
 
-    @property
+    @cached_property
     def git_dir(self) -> Path:
         """This worktree's git directory (HEAD, index, rebase state); absolute."""
         return self._path(self._run("rev-parse", "--git-dir").out.strip())
 
-    @property
+    @cached_property
     def common_dir(self) -> Path:
         """The directory shared by all worktrees (objects, refs, config); absolute."""
         return self._path(self._run("rev-parse", "--git-common-dir").out.strip())
@@ -353,13 +354,14 @@ class Git:
                 return None
             only: list[str] = []
         else:
-            indexed = set(_split(self._run("ls-files", "-z", "--cached").out))
+            specs = [_literal(p) for p in paths]
+            listed = self._run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
+            indexed = set(_split(listed))
             present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
             if present:
                 self._run("add", "-A", "--", *(_literal(p) for p in present))
             staged = []
             if paths:
-                specs = [_literal(p) for p in paths]
                 diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
                 staged = _split(diff.out)
             if not staged:

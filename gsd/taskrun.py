@@ -66,7 +66,6 @@ def run_task(
     """Run one attempt; the branch ends committed or exactly as it was, never in between."""
     root = git.root
     internals_before = enforce.git_internals_digest(git.common_dir)
-    refs_before = git.snapshot_refs()
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
     except GsdError as exc:
@@ -121,7 +120,7 @@ def run_task(
         changed=changed,
         allowed=[*task.files, *plan.files_modified],
         scope=scope,
-        changed_refs=git.changed_refs(refs_before, checkpoint),
+        changed_refs=git.changed_refs(checkpoint.refs, checkpoint),
         git_internals_changed=enforce.digest_changes(
             internals_before, enforce.git_internals_digest(git.common_dir)
         ),
