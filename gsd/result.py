@@ -85,6 +85,10 @@ def _heading(line: str, title: str) -> bool:
     return " ".join(match.group(3).lower().split()) == title
 
 
+# A report is a dozen lines; what follows the heading beyond this is not read.
+_MAX_REPORT_LINES = 200
+
+
 def parse_task_report(text: str) -> TaskReport | None:
     """The LAST Task Report in `text`, or None when there is none.
 
@@ -96,10 +100,18 @@ def parse_task_report(text: str) -> TaskReport | None:
     bulleted, without a field name) extend the field above them. File lists split
     on commas; `none` is the empty list.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    starts = [i for i, line in enumerate(lines) if _heading(line, "task report")]
-    for start in reversed(starts):
-        report = _report_block(lines[start + 1 :])
+    # Walk back over the places that name a Task Report and parse only from there:
+    # an agent's output can be megabytes of short lines (a list of them costs ~20x).
+    lowered = text.lower()
+    end = len(text)
+    while (found := lowered.rfind("task report", 0, end)) >= 0:
+        end = found
+        line_start = text.rfind("\n", 0, found) + 1
+        line_end = text.find("\n", found)
+        if not _heading(text[line_start : line_end if line_end >= 0 else len(text)], "task report"):
+            continue
+        block = text[line_start:].replace("\r\n", "\n").split("\n", _MAX_REPORT_LINES)
+        report = _report_block(block[1:_MAX_REPORT_LINES])
         if report is not None:
             return report
     return None
