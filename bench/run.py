@@ -2,16 +2,21 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk
+    .venv/bin/python bench/run.py --only hook|bulk|task
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
 bulk:  `gsd validate` of N generated plans against a bare read + regex split of the
        same files (bench/floor_bulk.py), for N = 100 .. 10,000, with time per plan.
+task:  gsd's own cost per task (run_task in this process, less the agent alone) against
+       a bash script of the same git tag/add/commit/tag -d, in repositories of 100 and
+       20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
-timed with time.perf_counter around it; subject and floors alternate run by run.
-The output is also written to bench/out/results.txt. Exit 0 unless gsd fails.
+timed with time.perf_counter around it; subject and floors alternate run by run (task
+calls gsd in this process and alternates blocks of tasks; see bench/task.py).
+The output is also written to bench/out/results.txt (the task part also to
+bench/out/task.txt). Exit 0 unless gsd fails.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
+import task  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
@@ -393,7 +399,7 @@ def machine() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
-    parser.add_argument("--only", choices=["hook", "bulk"], help="run one benchmark")
+    parser.add_argument("--only", choices=["hook", "bulk", "task"], help="run one benchmark")
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
     )
@@ -402,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {GSD} not found; run `make venv` first", file=sys.stderr)
         return 2
     machine()
+    source = git_state()
     # Measure gsd as installed: with bytecode compiled, as `pip install` leaves it.
     # (Where PYTHONDONTWRITEBYTECODE is set, Python would otherwise recompile every
     # gsd module on every run, while the standard library's stay precompiled.)
@@ -409,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     say("gsd bytecode compiled (python -m compileall gsd) before timing")
     began = time.perf_counter()
     results: dict[str, float] = {}
+    task_start = -1
     with tempfile.TemporaryDirectory(prefix="gsd-bench-") as tmp_name:
         tmp = Path(tmp_name)
         try:
@@ -420,7 +428,10 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(bench_bulk(tmp, sizes, runs))
                 if args.profile:
                     profile_validate(tmp / f"bulk-{sizes[-1]}")
-        except GsdFailed as exc:
+            if args.only in (None, "task"):
+                task_start = len(_out.getvalue())
+                results.update(task.bench_task(tmp, quick=args.quick, say=say, table=table))
+        except (GsdFailed, task.TaskFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
     say("== summary ==")
@@ -428,6 +439,10 @@ def main(argv: list[str] | None = None) -> int:
         ("hook_ratio_venv", "hook: gsd validate PLAN / venv python -c pass", "x", HOOK_TARGET),
         ("bulk_ratio", "bulk: gsd validate / read + regex split", "x", BULK_TARGET),
         ("growth", "bulk: growth (last/first marginal, worse of med/min)", "", LINEAR_TOLERANCE),
+        *[
+            (f"task_ratio_{n}", f"task: gsd own / git floor, {n:,} files", "x", task.RATIO_TARGET)
+            for n in (100, 2_000, 20_000)
+        ],
     ]
     rows = [
         [
@@ -439,12 +454,25 @@ def main(argv: list[str] | None = None) -> int:
         for key, label, unit, target in checks
         if key in results
     ]
+    printed = "64 MiB" if args.quick else "1 GiB"
+    for variant, label in task.MEMORY_LABELS.items():
+        if f"task_memory_{variant}" in results:
+            peak, limit = results[f"task_memory_{variant}"], task.MEMORY_TARGET_MB
+            rows.append(
+                [f"task: gsd peak RSS, agent prints {printed} of {label}", f"{peak:.1f} MB",
+                 f"< {limit:g} MB", verdict(peak < limit)]
+            )  # fmt: skip
     if rows:
         table(["measure", "measured", "target", "verdict"], rows)
     say(f"total bench time {time.perf_counter() - began:.0f} s")
+    if git_state() != source:  # the checkout moved while the benchmark ran
+        say(f"warning: gsd source changed during the run: now {git_state()}")
     out_dir = BENCH / "out"
     out_dir.mkdir(exist_ok=True)
     (out_dir / "results.txt").write_text(_out.getvalue())
+    if task_start >= 0:  # kept apart too, so a later hook or bulk run does not overwrite it
+        text = _out.getvalue()
+        (out_dir / "task.txt").write_text(text[: text.index("\n\n") + 2] + text[task_start:])
     return 0
 
 

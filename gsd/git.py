@@ -41,6 +41,9 @@ _OPERATIONS = {
 _NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
 
 
+_PLAN_ID_RE = re.compile(r"[0-9]+[A-Za-z]?(?:\.[0-9]+)*-[0-9]+")
+
+
 class Checkpoint(NamedTuple):
     """Everything needed to put a repository back exactly as it was before a spawn."""
 
@@ -60,6 +63,22 @@ class CheckpointTag(NamedTuple):
     task: int
     created: datetime
     sha: str
+
+
+class Status(NamedTuple):
+    """One `git status --porcelain=v2 --branch` pass: HEAD, branch, changes, untracked."""
+
+    head: str | None  # None before the first commit
+    branch: str | None  # short name, None when detached
+    changed: frozenset[str]  # tracked paths changed in the index or the working tree
+    untracked: frozenset[str]  # untracked, non-ignored
+
+
+class Observation(NamedTuple):
+    """What a spawn did, seen from git: changed paths and rewritten refs."""
+
+    changed: list[str]
+    changed_refs: list[str]
 
 
 class _Result(NamedTuple):
@@ -147,6 +166,52 @@ class Git:
                 parent = parent.parent
         return doomed
 
+    def status(self) -> Status:
+        """HEAD, branch, tracked changes and untracked files in one pass over the tree."""
+        out = self._run(
+            "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"
+        ).out
+        head: str | None = None
+        branch: str | None = None
+        changed: set[str] = set()
+        untracked: set[str] = set()
+        for record in out.split("\0"):
+            if record.startswith("# branch.oid "):
+                oid = record[13:]
+                head = None if oid == "(initial)" else oid
+            elif record.startswith("# branch.head "):
+                name = record[14:]
+                branch = None if name == "(detached)" else name
+            elif record.startswith("? "):
+                untracked.add(record[2:])
+            elif record.startswith(("1 ", "u ")):
+                # `1 XY sub mH mI mW hH hI path`; `u` has three more fields before the path
+                fields = 8 if record[0] == "1" else 10
+                changed.add(record.split(" ", fields)[fields])
+        return Status(head, branch, frozenset(changed), frozenset(untracked))
+
+    def _refs(self, status: Status) -> dict[str, str]:
+        """`snapshot_refs()` with HEAD taken from a status pass (one process fewer)."""
+        out = self._run("for-each-ref", "--format=%(refname)%00%(objectname)").out
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            name, _, sha = line.partition("\0")
+            if name and not name.startswith(CHECKPOINT_PREFIX):
+                refs[name] = sha
+        refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else (status.head or "")
+        return refs
+
+    def observe(self, cp: Checkpoint) -> Observation:
+        """`changed_files` and `changed_refs` of a spawn, in two git processes when the
+        agent left HEAD, its branch and every ref alone (the common case); otherwise
+        (or with a snapshot of dirty work) the full answer from those two methods."""
+        status = self.status()
+        if cp.snapshot is None and status.head == cp.head and status.branch == cp.branch:
+            if self._refs(status) == cp.refs:
+                new = status.untracked - set(cp.untracked)
+                return Observation(sorted(status.changed | new), [])
+        return Observation(self.changed_files(cp), self.changed_refs(cp.refs, cp))
+
     def snapshot_refs(self) -> dict[str, str]:
         """Every ref and its sha, plus "HEAD" ("ref: refs/heads/x" or a sha).
 
@@ -172,7 +237,8 @@ class Git:
         A dirty tree is refused unless `allow_dirty`; then the uncommitted work (index
         included) goes into a `git stash create` commit that only the tag points at.
         """
-        head = self.head()
+        status = self.status()
+        head = status.head
         if head is None:
             raise GsdError(
                 f"the repository has no commits yet: {self._root}",
@@ -183,7 +249,7 @@ class Git:
             raise GsdError(
                 f"a {operation} is in progress in {self._root}", hint="finish or abort it first"
             )
-        dirty = self.dirty_paths()
+        dirty = sorted(status.changed)
         if dirty and not allow_dirty:
             raise GsdError(
                 f"working tree has uncommitted changes: {_some(dirty)} in {self._root}",
@@ -193,10 +259,10 @@ class Git:
         if dirty:
             message = f"gsd checkpoint {plan_id} task {task}"
             snapshot = self._run("stash", "create", message).out.strip() or None
-        untracked = tuple(self._untracked())
-        refs = self.snapshot_refs()
+        untracked = tuple(sorted(status.untracked))
+        refs = self._refs(status)
         tag = self._create_tag(plan_id, task, snapshot or head)
-        return Checkpoint(tag, head, self._branch(), snapshot, untracked, refs)
+        return Checkpoint(tag, head, status.branch, snapshot, untracked, refs)
 
     def rollback(self, cp: Checkpoint) -> list[str]:
         """Put branch, HEAD, refs, index and working tree back as they were at `cp`.
@@ -368,12 +434,20 @@ class Git:
                 return None
             # --only commits just these paths; whatever else was staged stays staged.
             only = ["--only", "--", *(_literal(p) for p in staged)]
-        message = (
-            f"feat({_one_line(plan_id)}): {_one_line(name)}\n\n"
-            f"Gsd-Task: {_one_line(plan_id)}-{task}\nGsd-Specialist: {_one_line(agent)}\n"
-        )
+        message = _task_message(plan_id, task, name, agent)
         options = ["--no-verify"] if no_verify else []
         self._run("commit", "-q", "--cleanup=verbatim", *options, "-m", message, *only)
+        sha = self.head()
+        assert sha is not None
+        return sha
+
+    def commit_paths(self, plan_id: str, task: int, name: str, agent: str, paths: list[str]) -> str:
+        """`commit_task` for an index that held nothing staged before the task (no
+        --allow-dirty snapshot): stage the paths, commit the index, three processes."""
+        self._run("add", "-A", "--", *(_literal(p) for p in paths))
+        self._run(
+            "commit", "-q", "--cleanup=verbatim", "-m", _task_message(plan_id, task, name, agent)
+        )
         sha = self.head()
         assert sha is not None
         return sha
@@ -454,7 +528,8 @@ class Git:
 
     def _create_tag(self, plan_id: str, task: int, target: str) -> str:
         probe = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-x"
-        if self._run("check-ref-format", probe, ok=(0, 1)).status != 0:
+        ordinary = _PLAN_ID_RE.fullmatch(plan_id) is not None  # 01-02, 02.1-01, 12A-03
+        if not ordinary and self._run("check-ref-format", probe, ok=(0, 1)).status != 0:
             raise GsdError(
                 f"plan id {plan_id!r} cannot be part of a git tag name",
                 hint="use plan ids like 01-02",
@@ -564,6 +639,13 @@ def _split(out: str) -> list[str]:
 
 def _literal(path: str) -> str:
     return f":(literal){path}"
+
+
+def _task_message(plan_id: str, task: int, name: str, agent: str) -> str:
+    return (
+        f"feat({_one_line(plan_id)}): {_one_line(name)}\n\n"
+        f"Gsd-Task: {_one_line(plan_id)}-{task}\nGsd-Specialist: {_one_line(agent)}\n"
+    )
 
 
 def _one_line(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # Exit status a shell gives for a program it cannot find.
 EXIT_NOT_FOUND = 127
@@ -111,6 +111,7 @@ def supervise(
     import time
 
     started = time.monotonic()
+    _prctl()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
@@ -159,14 +160,26 @@ def supervise(
     )  # fmt: skip
 
 
+def _prctl() -> Any:
+    """libc's prctl, looked up once in gsd's own process (not in every child)."""
+    global _PRCTL
+    if _PRCTL is None:
+        try:
+            import ctypes
+
+            _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+        except (OSError, AttributeError):
+            _PRCTL = False  # not Linux: the registry still lets the next run reap the group
+    return _PRCTL
+
+
+_PRCTL: Any = None
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
     """PR_SET_PDEATHSIG: the kernel sends SIGKILL to the child when gsd dies (Linux only)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-    except (OSError, AttributeError):
-        pass  # not Linux: the registry still lets the next run reap the group
+    if _PRCTL:
+        _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 
 
 def _group_size(pgid: int) -> int:

@@ -101,7 +101,8 @@ def run_task(
         result_file.read_text("utf-8", "replace") if result_file.exists() else None,
     )
     report = result.parse_task_report(output.text) or result.parse_task_report(stdout)
-    changed = git.changed_files(checkpoint)
+    seen = git.observe(checkpoint)
+    changed = seen.changed
     verdict = result.judge(
         exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
         report=report, changed_files=bool(changed),
@@ -120,7 +121,7 @@ def run_task(
         changed=changed,
         allowed=[*task.files, *plan.files_modified],
         scope=scope,
-        changed_refs=git.changed_refs(checkpoint.refs, checkpoint),
+        changed_refs=seen.changed_refs,
         git_internals_changed=enforce.digest_changes(
             internals_before, enforce.git_internals_digest(git.common_dir)
         ),
@@ -134,7 +135,12 @@ def run_task(
     commit = None
     if error_type is None:
         try:
-            commit = git.commit_task(plan.id, task.index, task.name, agent.name, paths=changed)
+            if not changed:
+                commit = None  # nothing to commit: no empty commit
+            elif checkpoint.snapshot is None:  # nothing else was staged: the quick way
+                commit = git.commit_paths(plan.id, task.index, task.name, agent.name, changed)
+            else:
+                commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             error_type, details = "unknown", f"task commit failed: {exc}"
     if error_type is None:

@@ -521,3 +521,46 @@ def test_commit_without_identity_is_one_clear_line(
     message = one_line_error(caught.value)
     assert message.startswith(f"git commit failed in {repo.root.resolve()}: ")
     assert message.endswith("(set git config user.name and user.email)")
+
+
+# -- observe: the quick answer must be the full answer --------------------------------
+
+AGENT_ACTIONS = {
+    "nothing": [],
+    "edit-create-delete": ["write a.txt", "write new/deep.txt", "delete b.txt"],
+    "stage-a-preexisting-untracked": ["add old-untracked.txt"],
+    "space-in-name": ["write with space.txt"],
+    "commit": ["write a.txt", "commit"],
+    "tag": ["tag agent-tag"],
+    "branch-switch": ["branch-switch"],
+}
+
+
+@pytest.mark.parametrize("action", sorted(AGENT_ACTIONS))
+def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
+    root = repo.root
+    repo.write("b.txt", "b\n")
+    commit_all(root, "b")
+    repo.write("old-untracked.txt", "before\n")
+    g = Git(root)
+    cp = g.create_checkpoint("01-02", 1)
+    for step in AGENT_ACTIONS[action]:
+        verb, _, arg = step.partition(" ")
+        if verb == "write":
+            repo.write(arg, "agent\n")
+        elif verb == "delete":
+            (root / arg).unlink()
+        elif verb == "add":
+            git(root, "add", arg)
+        elif verb == "commit":
+            commit_all(root, "agent")
+        elif verb == "tag":
+            git(root, "tag", arg)
+        elif verb == "branch-switch":
+            git(root, "checkout", "-q", "-b", "agent-branch")
+    seen = g.observe(cp)
+    assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
+    status = g.status()
+    assert status.head == g.head()
+    if action != "commit":  # (that agent's `git add -A` committed the old file)
+        assert "old-untracked.txt" in status.untracked | status.changed
