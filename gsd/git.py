@@ -41,6 +41,7 @@ _OPERATIONS = {
 _NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
 
 
+_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _PLAN_ID_RE = re.compile(r"[0-9]+[A-Za-z]?(?:\.[0-9]+)*-[0-9]+")
 
 
@@ -443,14 +444,26 @@ class Git:
 
     def commit_paths(self, plan_id: str, task: int, name: str, agent: str, paths: list[str]) -> str:
         """`commit_task` for an index that held nothing staged before the task (no
-        --allow-dirty snapshot): stage the paths, commit the index, three processes."""
+        --allow-dirty snapshot): stage the paths, commit the index: two processes."""
         self._run("add", "-A", "--", *(_literal(p) for p in paths))
         self._run(
             "commit", "-q", "--cleanup=verbatim", "-m", _task_message(plan_id, task, name, agent)
         )
-        sha = self.head()
+        sha = self._head_from_files() or self.head()
         assert sha is not None
         return sha
+
+    def _head_from_files(self) -> str | None:
+        """HEAD's sha read from .git/HEAD and the loose ref a commit just wrote (no
+        process); None when the repository does not store it that way."""
+        try:
+            head = (self.git_dir / "HEAD").read_text().strip()
+            if not head.startswith("ref: "):
+                return head if _SHA_RE.fullmatch(head) else None
+            sha = (self.common_dir / head[5:]).read_text().strip()
+        except OSError:
+            return None
+        return sha if _SHA_RE.fullmatch(sha) else None
 
     def committed_tasks(self, since: str | None = None) -> dict[str, str]:
         """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD."""
