@@ -152,3 +152,21 @@ def test_errors_command_filters_and_formats(project, gsd) -> None:
     assert text.code == 0 and "nonzero-exit" in text.out and "timeout" not in text.out
     bad = gsd("errors", "--since", "yesterday-ish")
     assert bad.code == 2 and bad.err.startswith("gsd: error: --since")
+
+
+def test_checkpoints_list_and_prune(git_project, gsd) -> None:
+    from gsd.git import Git
+
+    assert gsd("checkpoints", "list").out == "No checkpoint tags.\n"
+    left = Git(git_project.root).create_checkpoint("01-02", 3)  # as a crash leaves it
+    listed = json.loads(gsd("checkpoints", "list", "--format", "json").out)["checkpoints"]
+    assert [(c["tag"], c["plan"], c["task"]) for c in listed] == [(left.tag, "01-02", 3)]
+    assert gsd("checkpoints", "prune", "--older-than", "1").out == ""  # too recent to prune
+    pruned = gsd("checkpoints", "prune")
+    assert pruned.code == 0 and pruned.out == f"deleted {left.tag}\n"
+    assert gsd("checkpoints", "list", "--format", "json").out.strip().endswith("[]\n}")
+
+
+def test_checkpoints_outside_git_is_one_line(project, gsd) -> None:
+    result = gsd("checkpoints", "list")
+    assert result.code == 2 and result.err.startswith("gsd: error: not a git repository")
