@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from gsd import __version__
-from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from gsd.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
 PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
@@ -240,20 +240,6 @@ def execute_phase(
     tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK
-
-
-ERROR_TYPES = (
-    "timeout",
-    "timeout-kill",
-    "nonzero-exit",
-    "spawn-failed",
-    "validation-failed",
-    "policy-violation",
-    "checkpoint-failed",
-    "result-unparsable",
-    "merge-conflict",
-    "unknown",
-)  # fmt: skip  (gsd.errorlog.ERROR_TYPES, repeated so `gsd --help` stays light)
 
 
 @cli.command()

@@ -13,22 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gsd.errors import InputError, UsageError
+from gsd.errors import ERROR_TYPES, InputError, UsageError
 
 LOG_NAME = "specialist-errors.jsonl"
-
-ERROR_TYPES = (
-    "timeout",
-    "timeout-kill",
-    "nonzero-exit",
-    "spawn-failed",
-    "validation-failed",
-    "policy-violation",
-    "checkpoint-failed",
-    "result-unparsable",
-    "merge-conflict",
-    "unknown",
-)
 
 DETAILS_WIDTH = 60  # text tables only; Markdown and JSON keep the whole text
 

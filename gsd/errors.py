@@ -9,6 +9,20 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_PAUSED = 4
 
+# `error_type` of a failed task attempt in .planning/specialist-errors.jsonl (SPEC 6).
+ERROR_TYPES = (
+    "timeout",
+    "timeout-kill",
+    "nonzero-exit",
+    "spawn-failed",
+    "validation-failed",
+    "policy-violation",
+    "checkpoint-failed",
+    "result-unparsable",
+    "merge-conflict",
+    "unknown",
+)
+
 
 class GsdError(Exception):
     """An error a user can cause: printed as one line, never a traceback."""
