@@ -1,0 +1,106 @@
+"""`.planning/.gsd.lock`: one live run per project; a dead run's lock is taken over."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+
+from gsd import proc
+from gsd.errors import GsdError
+
+LOCK_NAME = ".gsd.lock"
+
+
+class RunLock:
+    """Held for a whole run: an exclusive flock on the lock file, which the kernel
+    releases when the holder dies however it dies. The file names the holder (pid,
+    start time, command) for the error a second run prints."""
+
+    def __init__(self, planning: Path, registry: Path) -> None:
+        self.path = planning / LOCK_NAME
+        self.registry = registry  # where supervised process groups are recorded
+        self._fd: int | None = None
+        self.reaped: list[int] = []  # process groups of a dead run, ended on takeover
+
+    def acquire(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _describe(_read(fd))
+                os.close(fd)
+                raise GsdError(
+                    f"another gsd run holds {self.path}: {holder}",
+                    hint="wait for it to finish, or stop that process",
+                ) from None
+            # The holder may have unlinked the file between our open and our flock:
+            # then we locked a file nobody else will ever see. Start again.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            if _read(fd):  # a dead run's lock: end what it left running
+                self.reaped = proc.reap(self.registry)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(_holder()).encode() + b"\n", 0)
+            self._fd = fd
+            return self
+        raise GsdError(f"cannot take {self.path}: it keeps changing", hint="try again")
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+def _holder() -> dict[str, object]:
+    return {
+        "pid": os.getpid(),
+        "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": socket.gethostname(),
+        "argv": sys.argv,
+    }
+
+
+def _read(fd: int) -> dict[str, object]:
+    try:
+        data = os.pread(fd, 65536, 0)
+        value = json.loads(data) if data.strip() else {}
+    except (OSError, ValueError):
+        return {"unreadable": True}
+    return value if isinstance(value, dict) else {"unreadable": True}
+
+
+def _describe(holder: dict[str, object]) -> str:
+    if not holder or "pid" not in holder:
+        return "a run that has not written its name yet"
+    argv = holder.get("argv")
+    command = " ".join(str(a) for a in argv) if isinstance(argv, list) else "?"
+    host, since = holder.get("host", "?"), holder.get("started", "?")
+    return f"pid {holder['pid']} on {host} since {since} ({command})"
