@@ -192,9 +192,10 @@ def agents_sync() -> int:
 @cli.command("execute-phase")
 @click.argument("phase")
 @click.option("--dry-run", is_flag=True, help="Show what would run; change nothing.")
-@click.option("--wave", type=click.IntRange(min=1), help="Only this wave.")
-@click.option("--plan", "plan_id", help="Only this plan (an id such as 01-02).")
+@click.option("--wave", type=click.IntRange(min=1), help="Only this wave (with --dry-run).")
+@click.option("--plan", "plan_id", help="Only this plan, e.g. 01-02 (with --dry-run).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
+@click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def execute_phase(
     phase: str,
@@ -202,28 +203,39 @@ def execute_phase(
     wave: int | None,
     plan_id: str | None,
     timeout: float | None,
+    allow_dirty: bool,
     fmt: str,
 ) -> int:
-    """Run a phase: one supervised agent per task, wave by wave.
+    """Run a phase: one supervised agent per task, wave by wave, a commit per task.
 
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout and grace period, and change nothing: no files, tags or commits.
+    Without it, run: plans one after another in the repository (parallel waves in
+    worktrees are not in this version). A run killed at any moment resumes where
+    it stopped when started again: committed tasks and plans with a SUMMARY.md
+    are skipped. Exit 0 done, 1 a task failed, 4 paused at a human checkpoint.
 
     Example: gsd execute-phase 1 --dry-run --format json
     """
     from gsd import views
-    from gsd.dispatch import Dispatcher
     from gsd.project import Project, find_root
-    from gsd.validate import validate as run_rules
 
-    if not dry_run:
-        raise UsageError(
-            "live execution is not available in this version of gsd",
-            hint="use --dry-run to see what would run",
-        )
     project = Project(find_root(Path.cwd()))
     found_phase = project.phase(phase)
+    if not dry_run:
+        from gsd.execute import RunOptions
+        from gsd.execute import execute_phase as run_phase
+
+        if wave is not None or plan_id is not None:
+            raise UsageError("--wave and --plan narrow a --dry-run only in this version")
+        result = run_phase(project, found_phase, RunOptions(timeout, allow_dirty))
+        click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
+        click.echo(f"gsd: {result.message}", err=True)
+        return result.exit_code
+    from gsd.dispatch import Dispatcher
+    from gsd.validate import validate as run_rules
+
     folder = found_phase.path.relative_to(project.root).as_posix()
     report = run_rules(project, [folder])
     if report.errors:

@@ -465,6 +465,17 @@ class Git:
             return None
         return sha if _SHA_RE.fullmatch(sha) else None
 
+    def commit_docs(self, message: str, paths: list[str]) -> str | None:
+        """gsd's own bookkeeping (SUMMARY, STATE, ROADMAP, logs): only these paths."""
+        specs = [_literal(p) for p in paths]
+        if not specs:
+            return None
+        self._run("add", "-A", "--", *specs)
+        if self._run("diff", "--cached", "--quiet", "--", *specs, ok=(0, 1)).status == 0:
+            return None
+        self._run("commit", "-q", "--cleanup=verbatim", "-m", message, "--", *specs)
+        return self._head_from_files() or self.head()
+
     def committed_tasks(self, since: str | None = None) -> dict[str, str]:
         """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD."""
         if self.head() is None:

@@ -62,8 +62,14 @@ def run_task(
     allow_dirty: bool = False,
     scope: str = "warn",
     environ: Mapping[str, str] = os.environ,
+    error_log: Path | None = None,
 ) -> TaskOutcome:
-    """Run one attempt; the branch ends committed or exactly as it was, never in between."""
+    """Run one attempt; the branch ends committed or exactly as it was, never in between.
+
+    A failure is appended to `error_log` (default: .planning/specialist-errors.jsonl;
+    the orchestrator passes its journal, so the work tree stays clean between tasks).
+    """
+    error_log = error_log or errorlog.log_path(git.root)
     root = git.root
     internals_before = enforce.git_internals_digest(git.common_dir)
     try:
@@ -71,7 +77,7 @@ def run_task(
     except GsdError as exc:
         outcome = _outcome(plan, task, agent, attempt, error_type="checkpoint-failed",
                            details=str(exc))  # fmt: skip
-        _log(root, plan, outcome, agent, None)
+        _log(error_log, plan, outcome, agent, None)
         return outcome
 
     prompt_file, result_file = run_files(git.git_dir, plan.id, task.index)
@@ -154,7 +160,7 @@ def run_task(
         output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
     )  # fmt: skip
     if error_type is not None:
-        _log(root, plan, outcome, agent, checkpoint)
+        _log(error_log, plan, outcome, agent, checkpoint)
     return outcome
 
 
@@ -218,10 +224,10 @@ def _outcome(
 
 
 def _log(
-    root: Path, plan: Plan, outcome: TaskOutcome, agent: Agent, checkpoint: Checkpoint | None
+    path: Path, plan: Plan, outcome: TaskOutcome, agent: Agent, checkpoint: Checkpoint | None
 ) -> None:
     errorlog.append(
-        errorlog.log_path(root),
+        path,
         errorlog.ErrorRecord(
             phase=plan.phase,
             plan=plan.id.rsplit("-", 1)[1],

@@ -13,6 +13,7 @@ from gsd.models import Plan, Task
 if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.dispatch import TaskDispatch
+    from gsd.taskrun import TaskOutcome
 
 
 def task_view(task: Task) -> dict[str, Any]:
@@ -182,3 +183,26 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
     return "\n".join(out) + "\n"
+
+
+def render_outcomes(phase: str, outcomes: list[TaskOutcome], fmt: str) -> str:
+    """The final table of a live run: every task attempted and how it ended."""
+    rows = [
+        {
+            "plan": o.plan,
+            "task": o.task,
+            "agent": o.agent,
+            "attempt": o.attempt,
+            "outcome": ("soft success" if o.soft_success else "committed")
+            if o.success
+            else o.error_type,
+            "commit": (o.commit or "")[:7] or "-",
+            "seconds": o.duration_s,
+        }
+        for o in outcomes
+    ]
+    if fmt == "json":
+        return json.dumps({"phase": phase, "tasks": rows}, indent=2) + "\n"
+    if not rows:
+        return f"Phase {phase}: nothing to run\n"
+    return f"Phase {phase}\n" + _table(rows, False) + "\n"

@@ -158,7 +158,8 @@ def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path
     )
     gsd = subprocess.Popen([sys.executable, "-c", runner])
     deadline = time.monotonic() + 20
-    while len(alive_with(token)) < 2 and time.monotonic() < deadline:
+    while len(alive_with(token)) < 2 or not list(registry.glob("*.json")):
+        assert time.monotonic() < deadline, "the supervised agent never started"
         time.sleep(0.05)
     assert len(list(registry.glob("*.json"))) == 1
     gsd.kill()

@@ -1,0 +1,150 @@
+"""`.planning/execution-log.jsonl`: one JSON object per event of a run, appended under a lock."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from datetime import date, datetime, timezone
+from pathlib import Path, PurePath
+from typing import Any
+
+from gsd.errors import InputError
+
+LOG_NAME = "execution-log.jsonl"
+
+EVENTS = (
+    "run-start",
+    "spawn",
+    "result",
+    "retry",
+    "fallback",
+    "commit",
+    "rollback",
+    "merge",
+    "checkpoint-paused",
+    "plan-complete",
+    "run-end",
+)
+
+
+def log_path(root: Path) -> Path:
+    """Where a project keeps its execution log."""
+    return root / ".planning" / LOG_NAME
+
+
+def utc_now() -> str:
+    """Now, as ISO-8601 UTC with milliseconds: events of one second keep their order."""
+    moment = datetime.now(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def event(kind: str, **fields: Any) -> dict[str, Any]:
+    """One event record: `ts` and `event` first, then `fields` in the order given.
+
+    ValueError for a kind not in EVENTS, or a field named `event`; `ts` may be given.
+    """
+    if kind not in EVENTS:
+        raise ValueError(f"unknown event {kind!r}; expected one of {', '.join(EVENTS)}")
+    if "event" in fields:
+        raise ValueError("a field may not be named 'event': it holds the kind")
+    return {"ts": fields.pop("ts", None) or utc_now(), "event": kind, **fields}
+
+
+def to_line(record: dict[str, Any]) -> str:
+    """The record as one JSON line, without the newline; paths and times become text."""
+    return json.dumps(record, ensure_ascii=False, default=_jsonable)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    raise TypeError(f"cannot log a {type(value).__name__} as JSON: {value!r}")
+
+
+def append(path: Path, record: dict[str, Any]) -> None:
+    """Add `record` as one line at the end of the log, under an exclusive lock.
+
+    The line goes out in one `os.write` on an O_APPEND descriptor (as in
+    gsd.errorlog), so lines of parallel processes never interleave and a crash leaves
+    at worst a torn last line. Existing bytes are never rewritten.
+    """
+    line = (to_line(record) + "\n").encode("utf-8")  # TypeError before the file is touched
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # close a torn line so this record stays readable
+            written = os.write(fd, line)
+            while written < len(line):  # only on a full disk or a signal; still locked
+                written += os.write(fd, line[written:])
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def log(root: Path, kind: str, **fields: Any) -> dict[str, Any]:
+    """Append one event to the project's execution log; return the record written."""
+    record = event(kind, **fields)
+    append(log_path(root), record)
+    return record
+
+
+def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records in file order, and a warning per line that is not one.
+
+    A last line without its newline is a write cut short by a crash: skipped silently.
+    (Once a later append has closed it, it is a bad line like any other.) Unknown
+    event kinds are kept: a newer gsd may log kinds this one does not know.
+    """
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        reason: str | None = None
+        try:
+            data = json.loads(line)
+        except ValueError as error:
+            reason = f"not valid JSON ({error})"
+        else:
+            if not isinstance(data, dict):
+                reason = f"not a JSON object but {type(data).__name__}"
+            elif not isinstance(data.get("event"), str):
+                reason = 'not an event: no "event" name'
+            else:
+                records.append(data)
+        if reason is not None and number < len(lines):
+            warnings.append(f"{name}:{number}: skipped: {reason}")
+    return records, warnings
+
+
+def read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The log at `path`, as `parse` sees it; a missing file is an empty log."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return [], []
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the execution log: {error.strerror}") from None
+    with handle:
+        # A shared lock waits out an append in progress, so we never see half a line.
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        try:
+            data = handle.read()
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return parse(data.decode("utf-8", errors="replace"), path.name)

@@ -1,0 +1,319 @@
+"""`gsd execute-phase N`: SPEC section 7's steps, in order, over the modules below them.
+
+This version runs plans one after another in the repository itself (what SPEC 7 step 4
+calls `use_worktrees: false` / `--max-parallel 1`); parallel waves in worktrees are not
+built yet, and a run says so when a wave has several plans.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd import execlog, prompt, roadmap, state, summary
+from gsd.agents import EXECUTOR, Agent
+from gsd.dispatch import Dispatcher, TaskDispatch
+from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError
+from gsd.git import Git
+from gsd.lock import RunLock
+from gsd.models import Plan, Task
+from gsd.phases import Phase
+from gsd.project import Project
+from gsd.taskrun import TaskOutcome, run_task
+from gsd.validate import validate
+
+TRANSIENT = frozenset({"timeout", "timeout-kill"})  # retried (SPEC 7 step 5)
+
+# Logs written during a run go to a journal inside .git first and reach .planning/ just
+# before each docs commit: the tracked tree stays clean between tasks (so checkpoints
+# see only the agent's work) and a rollback can never take log lines back.
+JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
+
+
+class Journal:
+    """The run's log lines, kept in .git/gsd/journal until the next docs commit."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.folder = git.git_dir / "gsd" / "journal"
+
+    def path(self, target: str) -> Path:
+        return self.folder / Path(target).name
+
+    def event(self, kind: str, **fields: object) -> None:
+        execlog.append(self.path(JOURNALED[0]), execlog.event(kind, **fields))
+
+    def discard(self) -> None:
+        for target in JOURNALED:
+            self.path(target).unlink(missing_ok=True)
+
+    def flush(self) -> list[str]:
+        """Append what the journal holds to the files in .planning/; return them."""
+        flushed = []
+        for target in JOURNALED:
+            source = self.path(target)
+            if source.exists() and source.stat().st_size:
+                data = source.read_bytes()
+                if not data.endswith(b"\n"):
+                    data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
+                with open(self.git.root / target, "ab") as out:
+                    out.write(data)
+                flushed.append(target)
+            source.unlink(missing_ok=True)
+        return flushed
+
+
+class RunOptions(NamedTuple):
+    timeout: float | None = None
+    allow_dirty: bool = False
+    auto: bool = False
+
+
+class RunResult(NamedTuple):
+    exit_code: int
+    outcomes: list[TaskOutcome]
+    message: str
+
+
+def say(line: str) -> None:
+    """Progress a person can follow in a terminal and in CI logs."""
+    sys.stderr.write(f"[gsd] {line}\n")
+    sys.stderr.flush()
+
+
+def execute_phase(
+    project: Project, phase: Phase, options: RunOptions, environ: Mapping[str, str] = os.environ
+) -> RunResult:
+    git = Git(project.root)
+    registry = git.git_dir / "gsd" / "running"
+    # 1. one live run per project; a dead run's lock and processes are taken over
+    with RunLock(project.planning, registry):
+        # 2. config, roster, plans; refuse to run on validation errors
+        folder = phase.path.relative_to(project.root).as_posix()
+        report = validate(project, [folder])
+        if report.errors:
+            raise GsdError(
+                f"{folder} has {report.errors} validation error(s); nothing was run",
+                hint=f"see `gsd validate --phase {phase.number}`",
+            )
+        agents, warnings = project.agents()
+        for warning in warnings:
+            say(f"warning: {warning}")
+        dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
+                                cli_timeout=options.timeout, environ=environ)  # fmt: skip
+        graph = project.phase_graph(phase)
+        templates = prompt.Templates.load(project.root)
+        journal = Journal(git)
+        _commit_docs(project, git, journal, "docs: log of an interrupted gsd run")
+        journal.event("run-start", phase=phase.name)
+        outcomes: list[TaskOutcome] = []
+        # 3. what is already done: plans with a SUMMARY, tasks with a Gsd-Task commit
+        committed = git.committed_tasks()
+        scope = str(project.config.get("specialists.scope"))
+        for wave_number, wave in enumerate(graph.waves, 1):
+            # 4. waves in order (plans one after another, in place)
+            if len(wave) > 1:
+                say(f"phase {phase.number} wave {wave_number}/{len(graph.waves)}: "
+                    f"{len(wave)} plans run one after another in place")  # fmt: skip
+            for plan_id in wave:
+                plan = graph.plans[plan_id]
+                if summary.exists(phase.path, plan_id):
+                    say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
+                    continue
+                result = _run_plan(
+                    project, git, journal, phase, plan, wave_number, len(graph.waves),
+                    dispatcher, agents, templates, committed, options, scope, outcomes, environ,
+                )  # fmt: skip
+                if result is not None:
+                    journal.event("run-end", status="stopped")
+                    _commit_docs(project, git, journal, f"docs({plan_id}): run stopped")
+                    return RunResult(result[0], outcomes, result[1])
+        if not outcomes:  # everything was done already: nothing to record
+            journal.discard()
+            return RunResult(EXIT_OK, outcomes, f"phase {phase.name}: already complete")
+        journal.event("run-end", status="complete")
+        _commit_docs(project, git, journal, f"docs({phase.number}): phase run complete")
+        return RunResult(EXIT_OK, outcomes, f"phase {phase.name} complete")
+
+
+def _run_plan(
+    project: Project,
+    git: Git,
+    journal: Journal,
+    phase: Phase,
+    plan: Plan,
+    wave: int,
+    waves: int,
+    dispatcher: Dispatcher,
+    agents: Mapping[str, Agent],
+    templates: prompt.Templates,
+    committed: Mapping[str, str],
+    options: RunOptions,
+    scope: str,
+    outcomes: list[TaskOutcome],
+    environ: Mapping[str, str],
+) -> tuple[int, str] | None:
+    """Tasks of one plan in order (SPEC 7 step 5); None when the plan completed."""
+    started = datetime.now(timezone.utc)
+    plan_text = (project.root / plan.path).read_text(encoding="utf-8")
+    earlier: list[tuple[int, str | None]] = []
+    attempts_here: list[TaskOutcome] = []  # every attempt, failed ones too (SUMMARY issues)
+    for task in plan.tasks:
+        label = f"phase {phase.number} wave {wave}/{waves} plan {plan.id} task {task.index}"
+        if f"{plan.id}-{task.index}" in committed:
+            say(f"{label}: already committed, skipped")
+            earlier.append((task.index, None))
+            continue
+        if task.is_checkpoint:
+            # 6. a human checkpoint pauses the run (approvals are not built yet)
+            message = f"{label}: {task.type} waits for a person; run again when it is done"
+            _block(project, plan, "checkpoint-paused", message)
+            journal.event("checkpoint-paused", plan=plan.id, task=task.index)
+            say(message)
+            return EXIT_PAUSED, message
+        dispatch = dispatcher.task(wave, plan, task)
+        tried: list[TaskOutcome] = []
+        outcome = _attempts(
+            project, git, journal, plan, task, dispatch, agents, templates, earlier,
+            plan_text, options, scope, label, environ, tried,
+        )  # fmt: skip
+        outcomes.append(outcome)
+        attempts_here.extend(tried)
+        if not outcome.success:
+            # 8. error line (written by taskrun), a Blockers line, exit 1
+            message = f"{label}: {outcome.error_type}: {outcome.details}"
+            _block(project, plan, outcome.error_type or "unknown", outcome.details)
+            return EXIT_FINDINGS, message
+        earlier.append((task.index, _downstream(outcome)))
+    # 7. the plan is complete: SUMMARY.md, STATE.md, ROADMAP.md, a docs commit
+    finished = datetime.now(timezone.utc)
+    text = summary.render(
+        phase_dir=phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
+        outcomes=attempts_here, task_names={t.index: t.name for t in plan.tasks},
+        started=started, finished=finished,
+    )  # fmt: skip
+    summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
+    _update_state(project, phase, plan)
+    journal.event("plan-complete", plan=plan.id)
+    _commit_docs(project, git, journal, f"docs({plan.id}): complete plan")
+    say(f"plan {plan.id}: complete")
+    return None
+
+
+def _attempts(
+    project: Project,
+    git: Git,
+    journal: Journal,
+    plan: Plan,
+    task: Task,
+    dispatch: TaskDispatch,
+    agents: Mapping[str, Agent],
+    templates: prompt.Templates,
+    earlier: list[tuple[int, str | None]],
+    plan_text: str,
+    options: RunOptions,
+    scope: str,
+    label: str,
+    environ: Mapping[str, str],
+    tried: list[TaskOutcome],
+) -> TaskOutcome:
+    """The retry ladder: transient failures retried up to `specialists.max_retries`, then
+    one fallback to gsd-executor when `voltagent.fallback_on_error`; validation failures
+    and policy violations are final."""
+    retries = int(project.config.number("specialists.max_retries"))
+    fallback = project.config.flag("voltagent.fallback_on_error")
+    agent = agents[dispatch.agent]
+    attempt = 0
+    while True:
+        attempt += 1
+        context = prompt.PromptContext(
+            earlier=list(earlier), summaries=_summaries(project, plan), repo=str(git.root),
+            plan_text=plan_text,
+        )  # fmt: skip
+        text = prompt.build_prompt(agent, plan, task, context, templates)
+        say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+        journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt)
+        outcome = run_task(
+            git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=text,
+            attempt=attempt, allow_dirty=options.allow_dirty, scope=scope, environ=environ,
+            error_log=journal.path(JOURNALED[1]),
+        )  # fmt: skip
+        tried.append(outcome)
+        journal.event(
+            "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
+            success=outcome.success, soft_success=outcome.soft_success,
+            error_type=outcome.error_type, duration_s=outcome.duration_s,
+        )  # fmt: skip
+        if outcome.success:
+            journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)
+            say(f"{label}: committed {str(outcome.commit)[:7]}")
+            return outcome
+        say(f"{label}: {outcome.error_type}: {outcome.details}")
+        if outcome.error_type in TRANSIENT and attempt <= retries:
+            journal.event("retry", plan=plan.id, task=task.index)
+            continue
+        final = outcome.error_type in ("validation-failed", "policy-violation")
+        if fallback and not final and agent.name != EXECUTOR and EXECUTOR in agents:
+            journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
+            agent = agents[EXECUTOR]
+            dispatch = dispatch._replace(agent=EXECUTOR, tier=agent.tier, runner=agent.runner)
+            retries = attempt  # the fallback gets exactly one attempt
+            continue
+        return outcome
+
+
+def _downstream(outcome: TaskOutcome) -> str | None:
+    report = outcome.report
+    if report is None:
+        return None
+    parts = [
+        f"- Key Interfaces Introduced: {report.key_interfaces or 'none'}",
+        f"- Patterns Established: {report.patterns or 'none'}",
+        f"- Warnings: {report.warnings or 'none'}",
+    ]
+    return "\n".join(parts)
+
+
+def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
+    for dep in plan.depends_on:
+        matches = sorted(project.planning.rglob(f"{dep}-SUMMARY.md"))
+        found.append((dep, matches[0].read_text(encoding="utf-8") if matches else None))
+    return found
+
+
+def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
+    path = project.planning / "STATE.md"
+    if path.exists():
+        text = state.load(path)
+        state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
+
+
+def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
+    path = project.planning / "STATE.md"
+    if path.exists():
+        text = state.load(path)
+        text = state.remove_blockers(text, plan.id)
+        state.save(path, text)
+    road = project.planning / "ROADMAP.md"
+    if road.exists():
+        roadmap.save(road, roadmap.check_plan(roadmap.load(road), plan.id, True))
+
+
+def _commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:
+    """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9)."""
+    journal.flush()
+    if not project.config.flag("git.commit_docs"):
+        return
+    paths = [p for p in git.dirty_paths() + sorted(git.untracked_files())
+             if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
+    if paths:
+        git.commit_docs(message, paths)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]

@@ -1,0 +1,192 @@
+"""ROADMAP.md, edited surgically: plan checkboxes and the phase rows of the progress table.
+
+`check_plan` ticks `- [ ] 01-02-PLAN.md — ...` or `- [ ] 01-02: ...`; `set_progress`
+rewrites the Plans Complete, Status and Completed cells of `| 1. Foundation | 2/3 | ...`.
+Every other byte stays as it was (line endings, padding, the other cells); a function
+returns its input, the very same string, when nothing needs to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gsd.phases import phase_key
+from gsd.state import load, same_plan, save
+
+__all__ = [
+    "ROADMAP_FILE",
+    "check_plan",
+    "load",
+    "plan_checked",
+    "progress_row",
+    "save",
+    "set_progress",
+]
+
+ROADMAP_FILE = "ROADMAP.md"
+
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_CHECKBOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+][ \t]+\[)(?P<mark>[ xX])(?P<rest>\][ \t]+.*)$")
+# After the box: `01-02-PLAN.md`, `01-02: name`, `**01-02**`, `02.1-01-slug-PLAN.md`.
+_PLAN_REF_RE = re.compile(
+    r"^\][ \t]+(?:\*\*|`)?(?:Plan[ \t]+)?"
+    r"(?P<id>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*-\d+)(?=[-:\s*`)]|$)"
+)
+# The phase cell: `1. Foundation`, `07.1. Name`, `2.1 Name`, `Phase 3: Name`, `12A`.
+_PHASE_CELL_RE = re.compile(
+    r"^(?:Phase[ \t]+)?(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)(?=[.:\s]|$)"
+)
+_SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
+
+
+def _body(part: str) -> str:
+    return part[:-1] if part.endswith("\r") else part
+
+
+def _outside_fences(parts: list[str]) -> list[int]:
+    """Indexes of the lines outside fenced code blocks (an unclosed fence fences nothing)."""
+    fenced: set[int] = set()
+    fence, opened = "", 0
+    for index, part in enumerate(parts):
+        opener = _FENCE_RE.match(part)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fenced.update(range(opened, index + 1))
+                fence = ""
+        elif opener:
+            fence, opened = opener.group(1), index
+    return [index for index in range(len(parts)) if index not in fenced]
+
+
+def _checkboxes(parts: list[str], plan_id: str) -> Iterator[tuple[int, re.Match[str]]]:
+    for index in _outside_fences(parts):
+        box = _CHECKBOX_RE.match(_body(parts[index]))
+        if box:
+            ref = _PLAN_REF_RE.match(box.group("rest"))
+            if ref and same_plan(ref.group("id"), plan_id):
+                yield index, box
+
+
+def check_plan(text: str, plan_id: str, done: bool = True) -> str:
+    """Tick (or, with `done=False`, untick) the plan's checkbox lines."""
+    parts = text.split("\n")
+    for index, box in _checkboxes(parts, plan_id):
+        if (box.group("mark") != " ") != done:
+            mark = "x" if done else " "
+            cr = "\r" if parts[index].endswith("\r") else ""
+            parts[index] = box.group("lead") + mark + box.group("rest") + cr
+    new = "\n".join(parts)
+    return text if new == text else new
+
+
+def plan_checked(text: str, plan_id: str) -> bool | None:
+    """Whether the plan's checkbox is ticked; None when the roadmap lists no such plan."""
+    for _, box in _checkboxes(text.split("\n"), plan_id):
+        return box.group("mark") != " "
+    return None
+
+
+# ------------------------------------------------------------------------ progress table
+
+
+def _split_row(body: str) -> tuple[str, list[str], str | None]:
+    """`  | a | b |` as ("  ", [" a ", " b "], ""): cells keep their own spaces; the
+    text after the closing pipe is None when the row has none."""
+    segments = body.split("|")
+    if body.rstrip().endswith("|") and len(segments) > 2:
+        return segments[0], segments[1:-1], segments[-1]
+    return segments[0], segments[1:], None
+
+
+def _join_row(lead: str, cells: list[str], trail: str | None) -> str:
+    return "|".join([lead, *cells] if trail is None else [lead, *cells, trail])
+
+
+def _columns(header: list[str]) -> dict[str, int] | None:
+    """Column indexes of a progress table header, or None when it is not one."""
+    names = [cell.strip().lower() for cell in header]
+    if not names or not names[0].startswith("phase"):
+        return None
+    columns = {}
+    for index, name in enumerate(names):
+        if name.startswith("plans") and "plans" not in columns:
+            columns["plans"] = index
+        elif name == "status":
+            columns["status"] = index
+        elif name in ("completed", "date", "completed on", "done"):
+            columns["completed"] = index
+    return columns if "plans" in columns and "status" in columns else None
+
+
+def _progress_rows(parts: list[str], phase: str) -> Iterator[tuple[int, dict[str, int]]]:
+    """(line index, columns) of every progress-table row of `phase`."""
+    wanted = phase_key(phase.strip())
+    columns: dict[str, int] | None = None
+    lines = _outside_fences(parts)
+    for position, index in enumerate(lines):
+        body = _body(parts[index])
+        if not body.lstrip().startswith("|"):
+            columns = None
+            continue
+        following = lines[position + 1] if position + 1 < len(lines) else None
+        if following is not None and _SEPARATOR_RE.match(_body(parts[following])):
+            columns = _columns(_split_row(body)[1])
+            continue
+        if columns is None or _SEPARATOR_RE.match(body):
+            continue
+        cells = _split_row(body)[1]
+        number = _PHASE_CELL_RE.match(cells[0].strip() if cells else "")
+        if number and wanted is not None and phase_key(number.group("number")) == wanted:
+            yield index, columns
+
+
+def _cell(value: str) -> str:
+    return re.sub(r"\s+", " ", value).strip().replace("|", "\\|") or "-"
+
+
+def set_progress(
+    text: str,
+    phase: str,
+    completed: int,
+    total: int,
+    status: str,
+    date: str | None = None,
+) -> str:
+    """Set the Plans Complete (`2/3`), Status and Completed (`date`, else `-`) cells of the
+    phase's progress-table row; other cells stay byte for byte. When several tables list
+    the phase, the last row wins (the current milestone comes last)."""
+    parts = text.split("\n")
+    rows = list(_progress_rows(parts, phase))
+    if not rows:
+        return text
+    index, columns = rows[-1]
+    cr = "\r" if parts[index].endswith("\r") else ""
+    lead, cells, trail = _split_row(_body(parts[index]))
+    values = {
+        "plans": f"{completed}/{total}",
+        "status": _cell(status),
+        "completed": _cell(date or "-"),
+    }
+    for name, value in values.items():
+        column = columns.get(name)
+        if column is None:
+            continue
+        while len(cells) <= column:
+            cells.append(" - ")
+        if cells[column].strip() != value:
+            cells[column] = f" {value} "
+    parts[index] = _join_row(lead, cells, trail) + cr
+    new = "\n".join(parts)
+    return text if new == text else new
+
+
+def progress_row(text: str, phase: str) -> dict[str, str] | None:
+    """The phase's `plans`, `status` and `completed` cells as written, or None."""
+    parts = text.split("\n")
+    rows = list(_progress_rows(parts, phase))
+    if not rows:
+        return None
+    index, columns = rows[-1]
+    cells = [cell.strip() for cell in _split_row(_body(parts[index]))[1]]
+    return {name: cells[column] if column < len(cells) else "" for name, column in columns.items()}

@@ -1,0 +1,575 @@
+"""STATE.md, edited surgically: only the lines gsd owns change, every other byte stays.
+
+gsd owns the `Phase:`, `Plan:`, `Status:`, `Last activity:` and `Progress:` lines under
+`## Current Position`, the `- [01-02] ...` bullets under `### Blockers/Concerns` (or
+`## Blockers`), the `Last session:`, `Stopped at:` and `Resume file:` lines under
+`## Session Continuity`, and the plan rows of the Performance Metrics table (SPEC
+section 7). Each edit is a pure `text -> text` function that keeps line endings (CRLF
+stays CRLF, a missing final newline stays missing) and returns its input, the very same
+string, when nothing needs to change. `load` and `save` are the only functions that
+touch the disk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from gsd.errors import ERROR_TYPES, GsdError, InputError
+from gsd.files import write_atomic
+from gsd.phases import phase_key
+
+STATE_FILE = "STATE.md"
+BAR_WIDTH = 10
+PLACEHOLDER = "None yet."
+
+_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_POSITION_RE = re.compile(r"current position", re.I)
+_SESSION_RE = re.compile(r"session continuity", re.I)
+_METRICS_RE = re.compile(r"performance metrics", re.I)
+_BLOCKERS_RE = re.compile(r"blockers\b.*", re.I)
+# gsd's own blocker bullets: `- [01-02] timeout: ...`, the word after the tag an error type.
+_BLOCKER_RE = re.compile(
+    r"^[ \t]*[-*+][ \t]+\[(?P<plan>[^\]]+)\][ \t]+(?P<type>[\w-]+)(?::|[ \t]*$)"
+)
+_PLACEHOLDER_RE = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?[_*]*(?:none|nothing)"
+    r"(?:[ \t]+(?:yet|currently|so far|at this time))?[.!]?[_*]*[ \t]*$",
+    re.I,
+)
+# `[██████░░░░] 60%`, `[====..] 87%`: the bar and the number gsd redraws; the rest stays.
+_BAR_RE = re.compile(r"^\[(?P<bar>[^\]]*)\][ \t]*(?P<pct>\d+(?:\.\d+)?)[ \t]*%")
+_BAR_EMPTY = "░▒ .-_·"
+_METRIC_LABEL_RE = re.compile(r"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>\d+)$", re.I)
+_SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
+
+# (keyword, label) in the order the GSD template writes them.
+_POSITION_FIELDS = (
+    ("phase", "Phase"),
+    ("plan", "Plan"),
+    ("status", "Status"),
+    ("last_activity", "Last activity"),
+)
+_SESSION_FIELDS = (
+    ("last_session", "Last session"),
+    ("stopped_at", "Stopped at"),
+    ("resume_file", "Resume file"),
+)
+
+
+# ---------------------------------------------------------------------------- lines
+
+
+class _Lines:
+    """A text as lines; each line keeps its own `\\r`, so joining gives back every byte."""
+
+    def __init__(self, text: str) -> None:
+        self.parts = text.split("\n")
+        # New lines copy the first line's ending; "" stands for "\n".
+        self.cr = "\r" if len(self.parts) > 1 and self.parts[0].endswith("\r") else ""
+
+    def __len__(self) -> int:
+        """The number of lines; a final newline does not start one more."""
+        return len(self.parts) - 1 if self.parts[-1] == "" else len(self.parts)
+
+    def text(self) -> str:
+        return "\n".join(self.parts)
+
+    def body(self, index: int) -> str:
+        part = self.parts[index]
+        return part[:-1] if part.endswith("\r") else part
+
+    def set(self, index: int, body: str) -> None:
+        self.parts[index] = body + ("\r" if self.parts[index].endswith("\r") else "")
+
+    def insert(self, index: int, bodies: list[str]) -> None:
+        new = [body + self.cr for body in bodies]
+        if index == len(self.parts):
+            # After a last line without a newline: that line gets one, the new last has none.
+            self.parts[-1] += self.cr
+            new[-1] = bodies[-1]
+        self.parts[index:index] = new
+
+    def delete(self, index: int) -> None:
+        del self.parts[index]
+        if not self.parts:
+            self.parts = [""]
+        elif index == len(self.parts):
+            # The deleted line was the last and had no newline: neither has the new last.
+            self.parts[-1] = self.body(index - 1)
+
+    def plain(self) -> list[int]:
+        """Indexes of the lines outside frontmatter and fenced code blocks (a fence that
+        never closes fences nothing: text gsd appends after it must stay findable)."""
+        start, count = 0, len(self)
+        if count and self.body(0).strip() == "---":
+            start = next((i + 1 for i in range(1, count) if self.body(i).strip() == "---"), 0)
+        fenced: set[int] = set()
+        fence, opened = "", 0
+        for i in range(start, count):
+            opener = _FENCE_RE.match(self.body(i))
+            if fence:
+                if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                    fenced.update(range(opened, i + 1))
+                    fence = ""
+            elif opener:
+                fence, opened = opener.group(1), i
+        return [i for i in range(start, count) if i not in fenced]
+
+    def headings(self) -> Iterator[tuple[int, int, str]]:
+        """(index, level, title) of each Markdown heading outside frontmatter and fences."""
+        for i in self.plain():
+            match = _HEADING_RE.match(self.body(i))
+            if match:
+                yield i, len(match.group(1)), match.group(2)
+
+    def section(self, title: re.Pattern[str], levels: tuple[int, ...] = (2,)) -> range | None:
+        """The lines of the first section titled `title`: its heading up to the next heading
+        of the same or a higher level."""
+        start, level = -1, 0
+        for index, depth, text in self.headings():
+            if start < 0:
+                if depth in levels and title.fullmatch(text.strip()):
+                    start, level = index, depth
+            elif depth <= level:
+                return range(start, index)
+        return range(start, len(self)) if start >= 0 else None
+
+    def field(self, span: range, label: str) -> tuple[int, re.Match[str]] | None:
+        """The first `Label: value` line of the section (also `**Label:** value`, `- Label:`)."""
+        words = r"[ \t]+".join(re.escape(word) for word in label.split())
+        pattern = re.compile(
+            rf"^(?P<prefix>[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?{words}(?:\*\*)?:(?:\*\*)?[ \t]*)"
+            r"(?P<value>.*)$",
+            re.I,
+        )
+        for index in self.plain():
+            if index in span[1:]:
+                match = pattern.match(self.body(index))
+                if match:
+                    return index, match
+        return None
+
+    def append_to(self, span: range, bodies: list[str], apart: bool = False) -> None:
+        """Add lines after the last non-blank line of a section (and a blank line)."""
+        last = max(i for i in span if i == span.start or self.body(i).strip())
+        new = [""] + bodies if apart and last != span.start else list(bodies)
+        if last == span.start:  # an empty section: keep a blank line around the new lines
+            new.insert(0, "")
+            if last + 1 < len(self) and self.body(last + 1).strip():
+                new.append("")
+        self.insert(last + 1, new)
+
+    def append_section(self, heading: str, bodies: list[str]) -> None:
+        """Add a section at the end of the text, after a blank line."""
+        count = len(self)
+        new = [""] if count and self.body(count - 1).strip() else []
+        self.insert(count, [*new, heading, "", *bodies])
+
+
+def _result(lines: _Lines, text: str) -> str:
+    new = lines.text()
+    return text if new == text else new
+
+
+def _one_line(value: str) -> str:
+    """A value as one line: a newline inside it would hand a line gsd does not own."""
+    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
+
+
+def same_plan(a: str, b: str) -> bool:
+    """`01-02`, `1-2` and `01-2` are one plan; `02.1-01` is not `02-01`."""
+    a, b = a.strip(), b.strip()
+    if a.lower() == b.lower():
+        return True
+    keys = []
+    for text in (a, b):
+        phase, _, number = text.rpartition("-")
+        key = phase_key(phase) if phase else None
+        if key is None or not number.isdigit():
+            return False
+        keys.append((key, int(number)))
+    return keys[0] == keys[1]
+
+
+# ------------------------------------------------------------------- fields (shared)
+
+
+def _set_fields(
+    text: str,
+    title: re.Pattern[str],
+    heading: str,
+    labels: tuple[str, ...],
+    edits: dict[str, Callable[[str | None], str]],
+    apart: str = "",
+) -> str:
+    """Give each `Label:` line of a section the value `edit(old value)` returns.
+
+    `labels` are the section's lines in the order GSD writes them. A missing line goes
+    after the nearest earlier one present, else before the nearest later one, else at the
+    end of the section; the `apart` label (Progress) goes at the end after a blank line.
+    A missing section is added at the end of the text.
+    """
+    if not edits:
+        return text
+    lines = _Lines(text)
+    span = lines.section(title)
+    if span is None:
+        bodies: list[str] = []
+        for label in labels:
+            if label in edits:
+                if label == apart and bodies:
+                    bodies.append("")
+                bodies.append(f"{label}: {edits[label](None)}")
+        lines.append_section(heading, bodies)
+        return _result(lines, text)
+    missing = []
+    for label, edit in edits.items():
+        found = lines.field(span, label)
+        if found is None:
+            missing.append(label)
+            continue
+        index, match = found
+        old = match.group("value")
+        new = edit(old)
+        if new != old.rstrip():
+            lines.set(index, match.group("prefix") + new)
+    for label in sorted(missing, key=labels.index):
+        body = f"{label}: {edits[label](None)}"
+        span = lines.section(title) or span  # the section grows with each line added
+        rank = labels.index(label)
+        earlier = [f[0] for other in labels[:rank] if (f := lines.field(span, other))]
+        later = [f[0] for other in labels[rank + 1 :] if (f := lines.field(span, other))]
+        if label == apart or not (earlier or later):
+            lines.append_to(span, [body], apart=label == apart)
+        elif earlier:
+            lines.insert(max(earlier) + 1, [body])
+        else:
+            index = min(later)
+            while index - 1 > span.start + 1 and not lines.body(index - 1).strip():
+                index -= 1  # join the paragraph above, not the line below a blank
+            lines.insert(index, [body])
+    return _result(lines, text)
+
+
+def _fields(
+    text: str, title: re.Pattern[str], names: tuple[tuple[str, str], ...]
+) -> dict[str, str]:
+    lines = _Lines(text)
+    span = lines.section(title)
+    values = {}
+    for key, label in names:
+        found = lines.field(span, label) if span else None
+        if found:
+            values[key] = found[1].group("value").rstrip()
+    return values
+
+
+def _constant(value: str) -> Callable[[str | None], str]:
+    line = _one_line(value)
+    return lambda old: line
+
+
+# ------------------------------------------------------------------ current position
+
+
+def percent_of(progress: float) -> int:
+    """A fraction 0..1 as a whole percentage, rounded half up; never 100 before done."""
+    if not 0 <= progress <= 1:  # also refuses NaN
+        raise ValueError(f"progress is a fraction from 0 to 1, not {progress!r}")
+    percent = math.floor(progress * 100 + 0.5 + 1e-9)
+    return 99 if percent == 100 and progress < 1 else percent
+
+
+def progress_bar(
+    progress: float, width: int = BAR_WIDTH, filled: str = "█", empty: str = "░"
+) -> str:
+    """`[███░░░░░░░] 30%`: whole cells only, so the bar is full only at 100%."""
+    percent = percent_of(progress)
+    cells = percent * width // 100
+    return f"[{filled * cells}{empty * (width - cells)}] {percent}%"
+
+
+def _redraw(old: str | None, progress: float) -> str:
+    """The Progress value for `progress`: the file's own bar (its width and characters)
+    redrawn when the percentage changes, text after the number kept; a value without a
+    bar becomes one."""
+    bar = _BAR_RE.match(old or "")
+    if old is None or bar is None:
+        return progress_bar(progress)
+    percent = percent_of(progress)
+    if float(bar.group("pct")) == percent:
+        return old.rstrip()
+    cells = bar.group("bar")
+    filled = next((c for c in cells if c not in _BAR_EMPTY), "█")
+    empty = next((c for c in cells if c in _BAR_EMPTY), "░" if filled == "█" else ".")
+    drawn = progress_bar(progress, len(cells) or BAR_WIDTH, filled, empty)
+    return (drawn + old[bar.end() :]).rstrip()
+
+
+def set_position(
+    text: str,
+    *,
+    phase: str | None = None,
+    plan: str | None = None,
+    status: str | None = None,
+    last_activity: str | None = None,
+    progress: float | None = None,
+) -> str:
+    """Update the lines under `## Current Position`; None leaves a line alone.
+
+    Values are what follows the label, in the shapes GSD writes:
+    `phase="2 of 5 (Auth)"`, `plan="1 of 3 in current phase"`, `status="In progress"`,
+    `last_activity="2026-02-23 - Completed 02-01-PLAN.md"`. `progress` is a fraction
+    from 0 to 1, drawn as `[███░░░░░░░] 30%` (a file's own wider or ASCII bar keeps its
+    shape). A missing line joins its neighbours in template order, a missing Progress
+    line ends the section, a missing section ends the file.
+    """
+    values = {"phase": phase, "plan": plan, "status": status, "last_activity": last_activity}
+    edits = {
+        label: _constant(value)
+        for key, label in _POSITION_FIELDS
+        if (value := values[key]) is not None
+    }
+    if progress is not None:
+        percent_of(progress)  # refuse a bad value even when there is nothing to redraw
+        edits["Progress"] = lambda old: _redraw(old, progress)
+    labels = (*(label for _, label in _POSITION_FIELDS), "Progress")
+    return _set_fields(text, _POSITION_RE, "## Current Position", labels, edits, "Progress")
+
+
+def position(text: str) -> dict[str, str]:
+    """The Current Position values present, by `set_position` keyword (progress raw)."""
+    return _fields(text, _POSITION_RE, (*_POSITION_FIELDS, ("progress", "Progress")))
+
+
+def progress_percent(text: str) -> int | None:
+    """The percentage of the Current Position progress bar, if it has one."""
+    bar = _BAR_RE.match(position(text).get("progress", ""))
+    return round(float(bar.group("pct"))) if bar else None
+
+
+# ------------------------------------------------------------------ session continuity
+
+
+def set_session(
+    text: str,
+    *,
+    last_session: str | None = None,
+    stopped_at: str | None = None,
+    resume_file: str | None = None,
+) -> str:
+    """Update `Last session:`, `Stopped at:` and `Resume file:` under `## Session Continuity`;
+    None leaves a line alone, a missing line or section is added."""
+    values = {"last_session": last_session, "stopped_at": stopped_at, "resume_file": resume_file}
+    edits = {
+        label: _constant(value)
+        for key, label in _SESSION_FIELDS
+        if (value := values[key]) is not None
+    }
+    labels = tuple(label for _, label in _SESSION_FIELDS)
+    return _set_fields(text, _SESSION_RE, "## Session Continuity", labels, edits)
+
+
+def session(text: str) -> dict[str, str]:
+    """The Session Continuity values present, by `set_session` keyword."""
+    return _fields(text, _SESSION_RE, _SESSION_FIELDS)
+
+
+# ------------------------------------------------------------------------- blockers
+
+
+def blocker_line(plan_id: str, error_type: str, details: str = "", width: int = 200) -> str:
+    """`- [01-02] timeout: details`, on one line, details cut to `width` characters."""
+    details = _one_line(details)
+    if len(details) > width:
+        details = details[: width - 1].rstrip() + "…"
+    return f"- [{plan_id}] {error_type}" + (f": {details}" if details else "")
+
+
+def _bullet(line: str) -> str:
+    line = _one_line(line)
+    return line if re.match(r"[-*+][ \t]", line) else f"- {line}"
+
+
+def _tag(body: str) -> str | None:
+    """The plan of a blocker bullet gsd wrote; None for any other line (people's notes
+    about a plan included), which gsd never replaces or removes."""
+    match = _BLOCKER_RE.match(body)
+    return match.group("plan") if match and match.group("type") in ERROR_TYPES else None
+
+
+def _blockers(lines: _Lines) -> tuple[range, list[int]] | None:
+    """The Blockers section and its non-blank lines outside code fences."""
+    span = lines.section(_BLOCKERS_RE, (3,)) or lines.section(_BLOCKERS_RE, (2,))
+    if span is None:
+        return None
+    return span, [i for i in lines.plain() if i in span[1:] and lines.body(i).strip()]
+
+
+def add_blocker(text: str, line: str) -> str:
+    """Add `- [01-02] timeout: details` under `### Blockers/Concerns` (or `## Blockers`).
+
+    gsd's bullet for the same plan is replaced in place (one line per plan: its latest
+    failure); a lone `None` / `None yet.` placeholder gives way to the bullet; a missing
+    section is created at the end of the file.
+    """
+    bullet = _bullet(line)
+    lines = _Lines(text)
+    found = _blockers(lines)
+    if found is None:
+        lines.append_section("## Blockers", [bullet])
+        return _result(lines, text)
+    span, content = found
+    tag = _tag(bullet)
+    for index in content:
+        body = lines.body(index)
+        if body.strip() == bullet or (tag and (old := _tag(body)) and same_plan(old, tag)):
+            if body.strip() != bullet:
+                lines.set(index, bullet)
+            return _result(lines, text)
+    if len(content) == 1 and _PLACEHOLDER_RE.match(lines.body(content[0])):
+        lines.set(content[0], bullet)
+    else:
+        lines.append_to(span, [bullet])
+    return _result(lines, text)
+
+
+def remove_blockers(text: str, plan_id: str) -> str:
+    """Drop gsd's `- [plan_id] error_type: ...` bullets; an emptied section gets `None yet.`
+    back."""
+    lines = _Lines(text)
+    found = _blockers(lines)
+    if found is None:
+        return text
+    content = found[1]
+    doomed = [i for i in content if (tag := _tag(lines.body(i))) and same_plan(tag, plan_id)]
+    if not doomed:
+        return text
+    if len(doomed) == len(content):
+        lines.set(doomed.pop(0), PLACEHOLDER)
+    for index in reversed(doomed):
+        lines.delete(index)
+    return _result(lines, text)
+
+
+def blockers(text: str) -> list[str]:
+    """The lines under the Blockers heading, stripped; blank, fenced and placeholder lines
+    left out."""
+    lines = _Lines(text)
+    found = _blockers(lines)
+    bodies = (lines.body(i).strip() for i in found[1]) if found else ()
+    return [body for body in bodies if not _PLACEHOLDER_RE.match(body)]
+
+
+# ------------------------------------------------------------------ performance metrics
+
+
+def _cells(body: str) -> list[str]:
+    inner = body.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [cell.strip() for cell in inner.split("|")]
+
+
+def _is_row(body: str) -> bool:
+    return body.lstrip().startswith("|")
+
+
+def _metric_label(plan_id: str) -> str:
+    phase, _, number = plan_id.rpartition("-")
+    return f"Phase {phase} P{number}" if phase else plan_id
+
+
+def _is_metric_of(cell: str, plan_id: str) -> bool:
+    label = _METRIC_LABEL_RE.match(cell)
+    if label:
+        cell = f"{label.group('phase')}-{label.group('plan')}"
+    return same_plan(cell, plan_id)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: int) -> str:
+    """Write `| Phase 01 P02 | 4min | 3 tasks | 2 files |` into the Performance Metrics
+    table whose header starts `| Plan | Duration |`: the plan's row is replaced wherever it
+    is in the section, else appended to the table. No such table: the text is unchanged."""
+    lines = _Lines(text)
+    span = lines.section(_METRICS_RE)
+    if span is None:
+        return text
+    table = None
+    for index in span[1:-1]:
+        header = _cells(lines.body(index))
+        if (
+            _is_row(lines.body(index))
+            and _SEPARATOR_RE.match(lines.body(index + 1))
+            and header[0].lower() == "plan"
+            and any("duration" in cell.lower() for cell in header)
+        ):
+            table = index, header
+            break
+    if table is None:
+        return text
+    start, header = table
+    by_column = {
+        "plan": _metric_label(plan_id),
+        "duration": _one_line(duration),
+        "tasks": _count(tasks, "task"),
+        "files": _count(files, "file"),
+    }
+    cells = [by_column.get(name.lower(), "-") for name in header]
+    row = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    for index in span[1:]:
+        body = lines.body(index)
+        if _is_row(body) and _is_metric_of(_cells(body)[0], plan_id):
+            if body.rstrip() != row:
+                lines.set(index, row)
+            return _result(lines, text)
+    stop = start + 2
+    while stop < span.stop and _is_row(lines.body(stop)):
+        stop += 1
+    rows = range(start + 2, stop)
+    blank = {"", "-", "—", "none", "none yet", "none yet."}
+    if rows and all(cell.lower() in blank for i in rows for cell in _cells(lines.body(i))):
+        lines.set(rows.start, row)  # the template's placeholder row
+        for index in reversed(rows[1:]):
+            lines.delete(index)
+    else:
+        lines.insert(rows.stop, [row])
+    return _result(lines, text)
+
+
+# ------------------------------------------------------------------------- the disk
+
+
+def load(path: Path, *, missing_ok: bool = False) -> str:
+    """The file's text, line endings untouched; "" for a missing file when `missing_ok`."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        if missing_ok:
+            return ""
+        raise InputError(f"{path}: not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+def save(path: Path, text: str) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written."""
+    try:
+        if load(path) == text:
+            return False
+    except InputError:
+        pass  # missing or unreadable: write it
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise GsdError(f"{path}: cannot write: {exc}") from None
+    return True

@@ -1,0 +1,173 @@
+"""`gsd execute-phase N` end to end in real repositories, with small command agents."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import git, plan_text
+
+REPORT = (
+    "### Task Report\\n- Status: success\\n- Files Created: x\\n- Files Modified: none\\n"
+    "- Files Deleted: none\\n- Validation: pass\\n- Errors: none\\n### Downstream Context\\n"
+    "- Key Interfaces Introduced: none\\n- Patterns Established: none\\n- Warnings: none\\n"
+)
+
+AGENT = """\
+import os, sys, time
+plan, task = os.environ["GSD_PLAN"], os.environ["GSD_TASK"]
+marker = os.path.join(os.environ["GSD_REPO"], "..", f"fail-{{plan}}-{{task}}")
+if os.path.exists(marker):
+    mode = open(marker).read().strip()
+    if mode == "hang":
+        time.sleep(60)
+    sys.exit(3)
+os.makedirs("src", exist_ok=True)
+open(f"src/t{{plan}}_{{task}}.py", "w").write(f"# {{os.environ['GSD_SPECIALIST']}}\\n")
+print("{report}")
+"""
+
+AGENT_FILE = """\
+---
+name: {name}
+description: "test agent"
+tools: [read_file, write_file, replace, run_shell_command]
+timeout_mins: 0.05
+runner: command
+command: ["{python}", "{script}"]
+---
+Test persona.
+"""
+
+
+def task(plan: str, n: int, specialist: str = "worker") -> str:
+    return (
+        f'<task type="auto" specialist="{specialist}">\\n<name>Task {n}</name>\\n'
+        f"<files>src/t{plan}_{n}.py</files>\\n<action>Write it.</action>\\n"
+        "<verify><automated>true</automated></verify>\\n<done>Done.</done>\\n</task>"
+    )
+
+
+@pytest.fixture
+def phase(git_project, tmp_path):
+    root = git_project.root
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT.format(report=REPORT))
+    for name in ("worker", "gsd-executor"):
+        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
+            name=name, python=sys.executable, script=script))  # fmt: skip
+    git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    git_project.write(".planning/config.json", json.dumps(
+        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}))  # fmt: skip
+    git_project.write(".planning/STATE.md", textwrap.dedent("""\
+        # Project State
+
+        ## Current Position
+
+        Phase: 1 of 1 (Alpha)
+        Status: Ready to execute
+
+        ### Blockers/Concerns
+
+        None yet.
+        """))  # fmt: skip
+    git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
+                     files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
+    git_project.plan("01-02", tasks=task("01-02", 1), depends_on='["01-01"]', wave=2,
+                     files_modified="[src/t01-02_1.py]")  # fmt: skip
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plans")
+    return git_project
+
+
+def task_commits(root) -> list[str]:
+    out = git(root, "log", "--format=%(trailers:key=Gsd-Task,valueonly)%x00%s", "--reverse")
+    return [line.split("\0")[0].strip() for line in out.split("\n") if line.startswith("01-")]
+
+
+def message_of(root, task_id: str) -> str:
+    """The message of the commit whose Gsd-Task trailer is `task_id`."""
+    sha = git(root, "log", "--format=%H", f"--grep=Gsd-Task: {task_id}$").split()[0]
+    return git(root, "log", "-1", "--format=%B", sha)
+
+
+def fail(tmp_path, plan: str, n: int, mode: str = "exit") -> None:
+    (tmp_path / f"fail-{plan}-{n}").write_text(mode)
+
+
+def test_a_phase_runs_to_completion_and_a_rerun_skips_everything(phase, gsd) -> None:
+    root = phase.root
+    result = gsd("execute-phase", "1", "--format", "json")
+    assert result.code == 0, result.err
+    assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]
+    assert "Gsd-Specialist: worker" in message_of(root, "01-01-2")
+    folder = root / ".planning/phases/01-alpha"
+    assert (folder / "01-01-SUMMARY.md").exists() and (folder / "01-02-SUMMARY.md").exists()
+    assert git(root, "tag", "--list") == ""
+    subjects = git(root, "log", "--format=%s")
+    assert "docs(01-01): complete plan" in subjects and "docs(01-02): complete plan" in subjects
+    assert git(root, "status", "--porcelain") == ""  # logs and state committed too
+    assert [t["outcome"] for t in json.loads(result.out)["tasks"]] == ["committed"] * 3
+    head = git(root, "rev-parse", "HEAD")
+    again = gsd("execute-phase", "1")
+    assert again.code == 0 and git(root, "rev-parse", "HEAD") == head
+    assert "skipped" in again.err
+
+
+def test_failure_stops_the_phase_and_a_rerun_resumes(phase, gsd, tmp_path) -> None:
+    root = phase.root
+    fail(tmp_path, "01-01", 2)
+    result = gsd("execute-phase", "1")
+    assert result.code == 1
+    assert task_commits(root) == ["01-01-1"]
+    state = (root / ".planning/STATE.md").read_text()
+    assert "- [01-01] nonzero-exit:" in state
+    errors = (root / ".planning/specialist-errors.jsonl").read_text().splitlines()
+    assert json.loads(errors[-1])["error_type"] == "nonzero-exit"
+    (tmp_path / "fail-01-01-2").unlink()
+    resumed = gsd("execute-phase", "1")
+    assert resumed.code == 0, resumed.err
+    assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]  # task 1 not redone
+
+
+def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_path) -> None:
+    root = phase.root
+    (tmp_path / "agent.py").write_text(
+        (tmp_path / "agent.py")
+        .read_text()
+        .replace(
+            "if os.path.exists(marker):",
+            'if os.environ["GSD_SPECIALIST"] == "worker" and os.path.exists(marker):',
+        )
+    )
+    fail(tmp_path, "01-02", 1, "hang")
+    result = gsd("execute-phase", "1", "--timeout", "1")
+    assert result.code == 0, result.err
+    assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
+    events = [json.loads(line)["event"] for line in
+              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    assert "retry" in events and "fallback" in events
+
+
+def test_human_checkpoint_pauses_with_exit_4(git_project, gsd) -> None:
+    checkpoint = (
+        '<task type="checkpoint:human-verify" gate="blocking">\n<what-built>x</what-built>\n'
+        "<how-to-verify>look</how-to-verify>\n<resume-signal>approved</resume-signal>\n</task>"
+    )
+    git_project.plan("01-01", autonomous="false", tasks=checkpoint)
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    result = gsd("execute-phase", "1")
+    assert result.code == 4 and "waits for a person" in result.err
+
+
+def test_validation_errors_refuse_the_run(git_project, gsd) -> None:
+    git_project.plan("01-01", text=plan_text().replace("type: execute", "type: nope"))
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    result = gsd("execute-phase", "1")
+    assert result.code == 2 and "validation error" in result.err
+    assert git(git_project.root, "tag", "--list") == ""
