@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
@@ -13,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gsd.errors import ERROR_TYPES, InputError, UsageError
+from gsd.errors import ERROR_TYPES, UsageError
+from gsd.files import append_line, read_lines_file
 
 LOG_NAME = "specialist-errors.jsonl"
 
@@ -141,46 +140,14 @@ def parse(text: str, name: str = LOG_NAME) -> tuple[list[ErrorRecord], list[str]
 
 def read(path: Path) -> tuple[list[ErrorRecord], list[str]]:
     """The log at `path`, as `parse` sees it; a missing file is an empty log."""
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return [], []
-    except OSError as error:
-        raise InputError(f"{path}: cannot read the error log: {error.strerror}") from None
-    with handle:
-        # A shared lock waits out an append in progress, so we never see half a line.
-        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-        try:
-            data = handle.read()
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    return parse(data.decode("utf-8", errors="replace"), path.name)
+    text = read_lines_file(path, "error log")
+    return ([], []) if text is None else parse(text, path.name)
 
 
 def append(path: Path, record: ErrorRecord) -> None:
-    """Add `record` as one line at the end of the log, under an exclusive lock.
-
-    The line goes out in one `os.write` on an O_APPEND descriptor, so lines from
-    parallel processes never interleave and a crash leaves at worst a torn last line.
-    Existing bytes are never rewritten.
-    """
+    """Add `record` as one line at the end of the log (locked; never rewrites)."""
     line = (to_line(record) + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # close a torn line so this record stays readable
-            written = os.write(fd, line)
-            while written < len(line):  # only on a full disk or a signal; still locked
-                written += os.write(fd, line[written:])
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    append_line(path, line)
 
 
 def _phase_key(text: str) -> str:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 from datetime import date, datetime, timezone
 from pathlib import Path, PurePath
 from typing import Any
 
-from gsd.errors import InputError
+from gsd.files import append_line, read_lines_file
 
 LOG_NAME = "execution-log.jsonl"
 
@@ -70,29 +68,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def append(path: Path, record: dict[str, Any]) -> None:
-    """Add `record` as one line at the end of the log, under an exclusive lock.
-
-    The line goes out in one `os.write` on an O_APPEND descriptor (as in
-    gsd.errorlog), so lines of parallel processes never interleave and a crash leaves
-    at worst a torn last line. Existing bytes are never rewritten.
-    """
+    """Add `record` as one line at the end of the log (locked; never rewrites)."""
     line = (to_line(record) + "\n").encode("utf-8")  # TypeError before the file is touched
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # close a torn line so this record stays readable
-            written = os.write(fd, line)
-            while written < len(line):  # only on a full disk or a signal; still locked
-                written += os.write(fd, line[written:])
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    append_line(path, line)
 
 
 def log(root: Path, kind: str, **fields: Any) -> dict[str, Any]:
@@ -134,17 +112,5 @@ def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[s
 
 def read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The log at `path`, as `parse` sees it; a missing file is an empty log."""
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return [], []
-    except OSError as error:
-        raise InputError(f"{path}: cannot read the execution log: {error.strerror}") from None
-    with handle:
-        # A shared lock waits out an append in progress, so we never see half a line.
-        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-        try:
-            data = handle.read()
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    return parse(data.decode("utf-8", errors="replace"), path.name)
+    text = read_lines_file(path, "execution log")
+    return ([], []) if text is None else parse(text, path.name)
