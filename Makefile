@@ -25,17 +25,11 @@ lint: venv
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/mypy
 
+# Runs phase 1 of examples/demo for real, in a fresh git repository under $TMPDIR, with
+# the demo's own deterministic agents (no LLM, no network; about 20 s, most of it the
+# task that hangs on purpose to show timeout, rollback, retry and fallback).
 demo: venv
-	@echo '==> gsd validate  (in $(DEMO))'
-	cd $(DEMO) && $(BIN)/gsd validate
-	@echo '==> gsd show 1  (in $(DEMO))'
-	cd $(DEMO) && $(BIN)/gsd show 1
-	@echo '==> gsd waves 1  (in $(DEMO))'
-	cd $(DEMO) && $(BIN)/gsd waves 1
-	@echo '==> gsd agents list  (in $(DEMO))'
-	cd $(DEMO) && $(BIN)/gsd agents list
-	@echo '==> gsd execute-phase 1 --dry-run  (in $(DEMO))'
-	cd $(DEMO) && $(BIN)/gsd execute-phase 1 --dry-run
+	GSD=$(BIN)/gsd sh $(DEMO)/run-demo.sh
 
 bench: venv
 	$(BIN)/python bench/run.py

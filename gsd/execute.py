@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from gsd import execlog, prompt, roadmap, state, summary
 from gsd.agents import EXECUTOR, Agent
-from gsd.dispatch import Dispatcher, TaskDispatch
+from gsd.dispatch import Dispatcher, TaskDispatch, task_timeout
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError
 from gsd.git import Git
 from gsd.lock import RunLock
@@ -250,7 +250,10 @@ def _attempts(
         )  # fmt: skip
         if outcome.success:
             journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)
-            say(f"{label}: committed {str(outcome.commit)[:7]}")
+            done = (
+                f"committed {outcome.commit[:7]}" if outcome.commit else "done, nothing to commit"
+            )
+            say(f"{label}: {done}")
             return outcome
         say(f"{label}: {outcome.error_type}: {outcome.details}")
         if outcome.error_type in TRANSIENT and attempt <= retries:
@@ -260,7 +263,14 @@ def _attempts(
         if fallback and not final and agent.name != EXECUTOR and EXECUTOR in agents:
             journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
             agent = agents[EXECUTOR]
-            dispatch = dispatch._replace(agent=EXECUTOR, tier=agent.tier, runner=agent.runner)
+            timeout, source = task_timeout(
+                agent, project.config, cli_timeout=options.timeout, environ=environ
+            )
+            dispatch = dispatch._replace(
+                agent=EXECUTOR, tier=agent.tier, runner=agent.runner, timeout_s=timeout,
+                timeout_source=source,
+                model=environ.get("GSD_DEFAULT_MODEL", "").strip() or agent.model,
+            )  # fmt: skip
             retries = attempt  # the fallback gets exactly one attempt
             continue
         return outcome
@@ -294,14 +304,29 @@ def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
 
 
 def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
+    """STATE.md's Current Position and ROADMAP.md's checkbox and progress row (SPEC 7)."""
+    total = len(project.phase_plans(phase))
+    done = sum(summary.exists(phase.path, p.id) for p in project.phase_plans(phase))
+    complete = done >= total
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     path = project.planning / "STATE.md"
     if path.exists():
-        text = state.load(path)
-        text = state.remove_blockers(text, plan.id)
+        text = state.remove_blockers(state.load(path), plan.id)
+        text = state.set_position(
+            text,
+            plan=f"{done} of {total} in current phase",
+            status="Phase complete" if complete else "In progress",
+            last_activity=f"{today} - Completed {plan.id}-PLAN.md",
+            progress=done / total if total else 1.0,
+        )
         state.save(path, text)
     road = project.planning / "ROADMAP.md"
     if road.exists():
-        roadmap.save(road, roadmap.check_plan(roadmap.load(road), plan.id, True))
+        text = roadmap.check_plan(roadmap.load(road), plan.id, True)
+        status = "Complete" if complete else "In Progress"
+        text = roadmap.set_progress(text, phase.number, done, total, status,
+                                    today if complete else None)  # fmt: skip
+        roadmap.save(road, text)
 
 
 def _commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:

@@ -111,6 +111,9 @@ def test_a_phase_runs_to_completion_and_a_rerun_skips_everything(phase, gsd) -> 
     assert "docs(01-01): complete plan" in subjects and "docs(01-02): complete plan" in subjects
     assert git(root, "status", "--porcelain") == ""  # logs and state committed too
     assert [t["outcome"] for t in json.loads(result.out)["tasks"]] == ["committed"] * 3
+    state = (root / ".planning/STATE.md").read_text()
+    assert "Status: Phase complete" in state and "100%" in state
+    assert "Plan: 2 of 2 in current phase" in state
     head = git(root, "rev-parse", "HEAD")
     again = gsd("execute-phase", "1")
     assert again.code == 0 and git(root, "rev-parse", "HEAD") == head

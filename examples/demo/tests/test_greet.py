@@ -1,5 +1,12 @@
+import unittest
+
 from greet import greet
 
 
-def test_greets_by_name() -> None:
-    assert greet("Ada") == "Hello, Ada!"
+class GreetTest(unittest.TestCase):
+    def test_greets_by_name(self) -> None:
+        self.assertEqual(greet("Ada"), "Hello, Ada!")
+
+
+if __name__ == "__main__":
+    unittest.main()
