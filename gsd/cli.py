@@ -291,6 +291,22 @@ def errors(
     return EXIT_OK
 
 
+@cli.command()
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def status(fmt: str) -> int:
+    """Show progress: each phase's plans (done, paused, failed, in progress, pending),
+    their committed tasks, and the open blockers of STATE.md.
+
+    Example: gsd status --format json
+    """
+    from gsd import progress
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    click.echo(progress.render(progress.project_status(project), fmt), nl=False)
+    return EXIT_OK
+
+
 @cli.group()
 def checkpoints() -> None:
     """The checkpoint tags gsd makes before each spawn (normally deleted right after)."""

@@ -297,10 +297,11 @@ def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
 
 
 def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
+    """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is created
+    when the project has none: it is where a person looks first)."""
     path = project.planning / "STATE.md"
-    if path.exists():
-        text = state.load(path)
-        state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
+    text = state.load(path) if path.exists() else "# Project State\n"
+    state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
 
 
 def _update_state(project: Project, phase: Phase, plan: Plan) -> None:

@@ -240,6 +240,10 @@ def _set_fields(
     for label in sorted(missing, key=labels.index):
         body = f"{label}: {edits[label](None)}"
         span = lines.section(title) or span  # the section grows with each line added
+        # gsd's lines live in the section's own text, before any subsection it holds
+        sub = next((i for i, _, _ in lines.headings() if span.start < i < span.stop), None)
+        if sub is not None:
+            span = range(span.start, sub)
         rank = labels.index(label)
         earlier = [f[0] for other in labels[:rank] if (f := lines.field(span, other))]
         later = [f[0] for other in labels[rank + 1 :] if (f := lines.field(span, other))]

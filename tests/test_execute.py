@@ -130,10 +130,18 @@ def test_failure_stops_the_phase_and_a_rerun_resumes(phase, gsd, tmp_path) -> No
     assert "- [01-01] nonzero-exit:" in state
     errors = (root / ".planning/specialist-errors.jsonl").read_text().splitlines()
     assert json.loads(errors[-1])["error_type"] == "nonzero-exit"
+    status = json.loads(gsd("status", "--format", "json").out)
+    plans = {p["plan"]: p for p in status["phases"][0]["plans"]}
+    assert (plans["01-01"]["status"], plans["01-01"]["committed_tasks"]) == ("failed", [1])
+    assert plans["01-02"]["status"] == "pending"
+    assert any("[01-01] nonzero-exit" in b for b in status["blockers"])
     (tmp_path / "fail-01-01-2").unlink()
     resumed = gsd("execute-phase", "1")
     assert resumed.code == 0, resumed.err
     assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]  # task 1 not redone
+    status = json.loads(gsd("status", "--format", "json").out)
+    assert [p["status"] for p in status["phases"][0]["plans"]] == ["done", "done"]
+    assert status["blockers"] == []
 
 
 def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_path) -> None:
@@ -165,6 +173,7 @@ def test_human_checkpoint_pauses_with_exit_4(git_project, gsd) -> None:
     git(git_project.root, "commit", "-q", "-m", "plans")
     result = gsd("execute-phase", "1")
     assert result.code == 4 and "waits for a person" in result.err
+    assert "01-01  wave 1  paused" in gsd("status").out
 
 
 def test_validation_errors_refuse_the_run(git_project, gsd) -> None:

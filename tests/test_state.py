@@ -691,3 +691,16 @@ def test_load_keeps_crlf_and_reports_problems(tmp_path: Path) -> None:
     (tmp_path / "bad.md").write_bytes(b"\xff\xfe")
     with pytest.raises(InputError, match="cannot read"):
         state.load(tmp_path / "bad.md")
+
+
+def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:
+    from gsd.state import set_position
+
+    text = (
+        "## Current Position\n\nPhase: 1 of 1\nStatus: Ready\n\n"
+        "### Blockers/Concerns\n\nNone yet.\n"
+    )
+    updated = set_position(text, plan="1 of 2 in current phase", progress=0.5)
+    head, _, tail = updated.partition("### Blockers/Concerns")
+    assert "Plan: 1 of 2 in current phase" in head and "Progress:" in head
+    assert tail == "\n\nNone yet.\n"

@@ -1,0 +1,80 @@
+"""`gsd status`: where each phase and plan stands, from SUMMARY files, commits and STATE.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gsd import state, summary
+from gsd.project import Project
+
+
+def project_status(project: Project) -> dict[str, Any]:
+    """Per phase: each plan's status (done, paused, failed, in progress, pending), its
+    committed tasks, and the open blockers of STATE.md."""
+    committed = _committed_tasks(project)
+    state_path = project.planning / "STATE.md"
+    blockers = state.blockers(state.load(state_path)) if state_path.exists() else []
+    phases = []
+    for phase in project.phases():
+        graph = project.phase_graph(phase)
+        plans = []
+        for plan_id, plan in graph.plans.items():
+            done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
+            mine = [b for b in blockers if b.lstrip("- ").startswith(f"[{plan_id}]")]
+            if summary.exists(phase.path, plan_id):
+                status = "done"
+            elif any("checkpoint-paused" in b for b in mine):
+                status = "paused"
+            elif mine:
+                status = "failed"
+            elif done_tasks:
+                status = "in progress"
+            else:
+                status = "pending"
+            plans.append({
+                "plan": plan_id, "wave": graph.wave_of.get(plan_id), "status": status,
+                "tasks": len(plan.tasks), "committed_tasks": done_tasks,
+            })  # fmt: skip
+        phases.append({
+            "phase": phase.name,
+            "done": sum(p["status"] == "done" for p in plans),
+            "plans": plans,
+        })  # fmt: skip
+    return {"phases": phases, "blockers": blockers}
+
+
+def _committed_tasks(project: Project) -> dict[str, str]:
+    from gsd.errors import GsdError
+
+    try:
+        from gsd.git import Git
+
+        return Git(project.root).committed_tasks()
+    except GsdError:  # not a git repository yet: nothing is committed
+        return {}
+
+
+def render(status: dict[str, Any], fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(status, indent=2) + "\n"
+    markdown = fmt == "markdown"
+    out: list[str] = []
+    for phase in status["phases"]:
+        head = f"Phase {phase['phase']}: {phase['done']}/{len(phase['plans'])} plans done"
+        out.append(f"## {head}" if markdown else head)
+        if markdown:
+            out += ["", "| plan | wave | status | tasks committed |", "|---|---|---|---|"]
+        for plan in phase["plans"]:
+            tasks = f"{len(plan['committed_tasks'])}/{plan['tasks']}"
+            if markdown:
+                out.append(f"| {plan['plan']} | {plan['wave']} | {plan['status']} | {tasks} |")
+            else:
+                out.append(f"  {plan['plan']}  wave {plan['wave']}  {plan['status']:<11}  "
+                           f"tasks committed {tasks}")  # fmt: skip
+        out.append("")
+    out.append("## Blockers" if markdown else "Blockers:")
+    none = ["none"] if markdown else ["  none"]
+    out += [b if markdown else f"  {b}" for b in status["blockers"]] or none
+    return "\n".join(out) + "\n"
