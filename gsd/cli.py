@@ -291,6 +291,32 @@ def errors(
     return EXIT_OK
 
 
+@cli.command("execute-plan")
+@click.argument("plan_id")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
+@click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: str) -> int:
+    """Run one plan (the unit a CI matrix fans out), once its dependencies are done.
+
+    Example: gsd execute-plan 01-02
+    """
+    from gsd import views
+    from gsd.execute import RunOptions
+    from gsd.execute import execute_phase as run_phase
+    from gsd.project import Project, find_root
+
+    if not PLAN_ID_ARG_RE.match(plan_id):
+        raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
+    project = Project(find_root(Path.cwd()))
+    found_phase = project.phase(plan_id.rsplit("-", 1)[0])
+    options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
+    result = run_phase(project, found_phase, options)
+    click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
+    click.echo(f"gsd: {result.message}", err=True)
+    return result.exit_code
+
+
 @cli.command()
 @click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
 def status(fmt: str) -> int:

@@ -71,6 +71,7 @@ class RunOptions(NamedTuple):
     timeout: float | None = None
     allow_dirty: bool = False
     auto: bool = False
+    only_plan: str | None = None  # `gsd execute-plan ID`: this plan alone
 
 
 class RunResult(NamedTuple):
@@ -106,6 +107,8 @@ def execute_phase(
         dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
                                 cli_timeout=options.timeout, environ=environ)  # fmt: skip
         graph = project.phase_graph(phase)
+        if options.only_plan is not None:
+            _check_plan_ready(phase, graph.plans, options.only_plan)
         templates = prompt.Templates.load(project.root)
         journal = Journal(git)
         _commit_docs(project, git, journal, "docs: log of an interrupted gsd run")
@@ -121,6 +124,8 @@ def execute_phase(
                     f"{len(wave)} plans run one after another in place")  # fmt: skip
             for plan_id in wave:
                 plan = graph.plans[plan_id]
+                if options.only_plan is not None and plan_id != options.only_plan:
+                    continue
                 if summary.exists(phase.path, plan_id):
                     say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
                     continue
@@ -274,6 +279,20 @@ def _attempts(
             retries = attempt  # the fallback gets exactly one attempt
             continue
         return outcome
+
+
+def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:
+    """`execute-plan` runs one plan: it must exist and its dependencies must be done."""
+    if plan_id not in plans:
+        known = ", ".join(plans) or "none"
+        raise GsdError(f"no plan {plan_id} in {phase.name} (plans: {known})")
+    waiting = [d for d in plans[plan_id].depends_on
+               if d in plans and not summary.exists(phase.path, d)]  # fmt: skip
+    if waiting:
+        raise GsdError(
+            f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",
+            hint=f"run those first, or `gsd execute-phase {phase.number}`",
+        )
 
 
 def _downstream(outcome: TaskOutcome) -> str | None:

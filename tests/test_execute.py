@@ -183,3 +183,15 @@ def test_validation_errors_refuse_the_run(git_project, gsd) -> None:
     result = gsd("execute-phase", "1")
     assert result.code == 2 and "validation error" in result.err
     assert git(git_project.root, "tag", "--list") == ""
+
+
+def test_execute_plan_runs_one_plan_once_its_dependencies_are_done(phase, gsd) -> None:
+    root = phase.root
+    early = gsd("execute-plan", "01-02")
+    assert early.code == 2 and "depends on 01-01, not done yet" in early.err
+    assert gsd("execute-plan", "01-01").code == 0
+    assert task_commits(root) == ["01-01-1", "01-01-2"]
+    assert gsd("execute-plan", "01-02").code == 0
+    assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]
+    missing = gsd("execute-plan", "01-07")
+    assert missing.code == 2 and "no plan 01-07" in missing.err
