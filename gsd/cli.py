@@ -333,6 +333,26 @@ def status(fmt: str) -> int:
     return EXIT_OK
 
 
+@cli.command()
+@click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def report(every_run: bool, fmt: str) -> int:
+    """Show the last run: timeline of spawns, results, retries and commits, then
+    attempts, seconds, tokens and cost per agent and per plan.
+
+    Example: gsd report --format markdown
+    """
+    from gsd import execlog
+    from gsd import report as run_report
+    from gsd.project import find_root
+
+    events, warnings = execlog.read(execlog.log_path(find_root(Path.cwd())))
+    _warn(warnings)
+    built = run_report.build(events, last_run_only=not every_run)
+    click.echo(run_report.render(built, fmt), nl=False)
+    return EXIT_OK
+
+
 @cli.group()
 def checkpoints() -> None:
     """The checkpoint tags gsd makes before each spawn (normally deleted right after)."""

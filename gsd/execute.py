@@ -252,6 +252,8 @@ def _attempts(
             "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
             success=outcome.success, soft_success=outcome.soft_success,
             error_type=outcome.error_type, duration_s=outcome.duration_s,
+            input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+            cost_usd=outcome.cost_usd,
         )  # fmt: skip
         if outcome.success:
             journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)

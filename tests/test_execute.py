@@ -161,6 +161,12 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
     events = [json.loads(line)["event"] for line in
               (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
     assert "retry" in events and "fallback" in events
+    report = json.loads(gsd("report", "--format", "json").out)
+    agents = {row["agent"]: row for row in report["per_agent"]}
+    assert agents["worker"]["failed"] >= 2 and agents["gsd-executor"]["succeeded"] == 1
+    assert report["retries"] >= 1
+    assert any(r["outcome"] in ("timeout", "timeout-kill") for r in report["timeline"])
+    assert "Per agent (retries:" in gsd("report").out
 
 
 def test_human_checkpoint_pauses_with_exit_4(git_project, gsd) -> None:

@@ -43,8 +43,14 @@ step "gsd execute-phase 1  (live: python-pro hangs on 01-02 task 1, ~20 s)"
 status=0
 "$GSD" execute-phase 1 || status=$?
 
+step "gsd status"
+"$GSD" status
+
 step "gsd errors  (the failed attempts: the hung task's timeouts, rolled back)"
 "$GSD" errors
+
+step "gsd report  (the run: timeline, then attempts, seconds, tokens and cost)"
+"$GSD" report
 
 step "git log --oneline"
 git log --oneline
