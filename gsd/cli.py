@@ -196,6 +196,7 @@ def agents_sync() -> int:
 @click.option("--plan", "plan_id", help="Only this plan, e.g. 01-02 (with --dry-run).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
 @click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
+@click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def execute_phase(
     phase: str,
@@ -204,6 +205,7 @@ def execute_phase(
     plan_id: str | None,
     timeout: float | None,
     allow_dirty: bool,
+    auto: bool,
     fmt: str,
 ) -> int:
     """Run a phase: one supervised agent per task, wave by wave, a commit per task.
@@ -229,7 +231,7 @@ def execute_phase(
 
         if wave is not None or plan_id is not None:
             raise UsageError("--wave and --plan narrow a --dry-run only in this version")
-        result = run_phase(project, found_phase, RunOptions(timeout, allow_dirty))
+        result = run_phase(project, found_phase, RunOptions(timeout, allow_dirty, auto))
         click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
         click.echo(f"gsd: {result.message}", err=True)
         return result.exit_code
@@ -315,6 +317,42 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
     click.echo(f"gsd: {result.message}", err=True)
     return result.exit_code
+
+
+@cli.command()
+@click.argument("plan_id")
+@click.option("--task", "task_index", type=click.IntRange(min=1), help="Only this task.")
+@click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
+def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
+    """Answer a plan's human checkpoint; the next `gsd execute-phase` continues past it.
+
+    Example: gsd approve 01-02 --option b
+    """
+    import json
+    from datetime import datetime, timezone
+
+    from gsd import state
+    from gsd.execute import APPROVALS
+    from gsd.files import append_line
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    if not PLAN_ID_ARG_RE.match(plan_id) or not any(
+        p.id == plan_id for ph in project.phases() for p in project.phase_plans(ph)
+    ):
+        raise UsageError(f"no plan {plan_id} under {project.planning / 'phases'}")
+    record = {
+        "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "plan": plan_id,
+        "task": task_index,
+        "option": option_id,
+    }
+    append_line(project.root / APPROVALS, (json.dumps(record) + "\n").encode())
+    path = project.planning / "STATE.md"
+    if path.exists():
+        state.save(path, state.remove_blockers(state.load(path), plan_id))
+    click.echo(f"approved {plan_id}" + (f" (option {option_id})" if option_id else ""))
+    return EXIT_OK
 
 
 @cli.command()

@@ -32,6 +32,7 @@ TRANSIENT = frozenset({"timeout", "timeout-kill"})  # retried (SPEC 7 step 5)
 # before each docs commit: the tracked tree stays clean between tasks (so checkpoints
 # see only the agent's work) and a rollback can never take log lines back.
 JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
+APPROVALS = ".planning/approvals.jsonl"  # `gsd approve` answers to human checkpoints
 
 
 class Journal:
@@ -174,12 +175,20 @@ def _run_plan(
             earlier.append((task.index, None))
             continue
         if task.is_checkpoint:
-            # 6. a human checkpoint pauses the run (approvals are not built yet)
-            message = f"{label}: {task.type} waits for a person; run again when it is done"
-            _block(project, plan, "checkpoint-paused", message)
-            journal.event("checkpoint-paused", plan=plan.id, task=task.index)
-            say(message)
-            return EXIT_PAUSED, message
+            # 6. a human checkpoint pauses the run until `gsd approve` answers it
+            answer = _answer(project, plan, task, options)
+            if answer is None:
+                message = (
+                    f"{label}: {task.type} waits for a person: {_what_to_check(task)} "
+                    f"(then `gsd approve {plan.id}`)"
+                )
+                _block(project, plan, "checkpoint-paused", message)
+                journal.event("checkpoint-paused", plan=plan.id, task=task.index)
+                say(message)
+                return EXIT_PAUSED, message
+            say(f"{label}: {task.type} approved ({answer})")
+            earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
+            continue
         dispatch = dispatcher.task(wave, plan, task)
         tried: list[TaskOutcome] = []
         outcome = _attempts(
@@ -281,6 +290,60 @@ def _attempts(
             retries = attempt  # the fallback gets exactly one attempt
             continue
         return outcome
+
+
+def auto_approves(project: Project, options: RunOptions) -> bool:
+    return options.auto or project.config.get("mode") == "yolo"
+
+
+def _answer(project: Project, plan: Plan, task: Task, options: RunOptions) -> str | None:
+    """How a human checkpoint was answered, or None: it still waits (SPEC 7 step 6).
+
+    `--auto` or `"mode": "yolo"` approve a human-verify and take a decision's first
+    option; a human-action and `gate="blocking-human"` always wait for a person.
+    """
+    for record in read_approvals(project):
+        if record.get("plan") == plan.id and record.get("task") in (None, task.index):
+            option = record.get("option")
+            return f"approved{f', option {option}' if option else ''} by gsd approve"
+    always = task.type == "checkpoint:human-action" or task.attrs.get("gate") == "blocking-human"
+    if always or not auto_approves(project, options):
+        return None
+    if task.type == "checkpoint:decision":
+        options_element = task.child("options")
+        choices = (
+            [c for c in options_element.children if c.tag == "option"] if options_element else []
+        )
+        first = choices[0].attrs.get("id", "?") if choices else "?"
+        return f"auto: first option {first}"
+    return "auto"
+
+
+def read_approvals(project: Project) -> list[dict[str, object]]:
+    """The answers `gsd approve` appended; a torn or broken line is skipped."""
+    import json
+
+    from gsd.files import read_lines_file
+
+    records = []
+    for line in (read_lines_file(project.root / APPROVALS, "approvals") or "").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _what_to_check(task: Task) -> str:
+    text = (
+        task.child_text("how-to-verify")
+        or task.child_text("decision")
+        or task.child_text("instructions")
+        or task.name
+    )
+    return " ".join(text.split())[:200]
 
 
 def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:

@@ -403,7 +403,8 @@ def _tag(body: str) -> str | None:
     """The plan of a blocker bullet gsd wrote; None for any other line (people's notes
     about a plan included), which gsd never replaces or removes."""
     match = _BLOCKER_RE.match(body)
-    return match.group("plan") if match and match.group("type") in ERROR_TYPES else None
+    own = match is not None and match.group("type") in (*ERROR_TYPES, "checkpoint-paused")
+    return match.group("plan") if match and own else None  # a failure's type, or a pause
 
 
 def _blockers(lines: _Lines) -> tuple[range, list[int]] | None:

@@ -169,17 +169,47 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
     assert "Per agent (retries:" in gsd("report").out
 
 
-def test_human_checkpoint_pauses_with_exit_4(git_project, gsd) -> None:
-    checkpoint = (
-        '<task type="checkpoint:human-verify" gate="blocking">\n<what-built>x</what-built>\n'
-        "<how-to-verify>look</how-to-verify>\n<resume-signal>approved</resume-signal>\n</task>"
+CHECKPOINT = (
+    '<task type="checkpoint:human-verify" gate="blocking">\n<what-built>x</what-built>\n'
+    "<how-to-verify>Open the page and look</how-to-verify>\n"
+    "<resume-signal>approved</resume-signal>\n</task>"
+)
+
+
+@pytest.fixture
+def paused(phase):
+    """Plan 01-01 with a human check between its two tasks."""
+    text = (phase.root / ".planning/phases/01-alpha/01-01-PLAN.md").read_text()
+    text = text.replace("autonomous: true", "autonomous: false").replace(
+        "</task>\n", "</task>\n" + CHECKPOINT + "\n", 1
     )
-    git_project.plan("01-01", autonomous="false", tasks=checkpoint)
-    git(git_project.root, "add", "-A")
-    git(git_project.root, "commit", "-q", "-m", "plans")
+    phase.plan("01-01", text=text)
+    git(phase.root, "commit", "-q", "-am", "a human check")
+    return phase
+
+
+def test_human_checkpoint_pauses_then_approve_continues(paused, gsd) -> None:
+    root = paused.root
     result = gsd("execute-phase", "1")
-    assert result.code == 4 and "waits for a person" in result.err
+    assert result.code == 4 and "Open the page and look" in result.err
+    assert task_commits(root) == ["01-01-1"]
     assert "01-01  wave 1  paused" in gsd("status").out
+    assert gsd("approve", "01-01").code == 0
+    assert "checkpoint-paused" not in (root / ".planning/STATE.md").read_text()
+    resumed = gsd("execute-phase", "1")
+    assert resumed.code == 0, resumed.err
+    assert task_commits(root) == ["01-01-1", "01-01-3", "01-02-1"]
+
+
+@pytest.mark.parametrize("how", ["--auto", "yolo"])
+def test_auto_and_yolo_approve_human_verify(paused, gsd, how: str) -> None:
+    if how == "yolo":
+        settings = {"mode": "yolo", "specialists": {"kill_grace_seconds": 1, "max_retries": 1}}
+        paused.write(".planning/config.json", json.dumps(settings))
+        git(paused.root, "commit", "-q", "-am", "yolo")
+    result = gsd("execute-phase", "1", *(["--auto"] if how == "--auto" else []))
+    assert result.code == 0, result.err
+    assert "approved (auto)" in result.err
 
 
 def test_validation_errors_refuse_the_run(git_project, gsd) -> None:
@@ -201,3 +231,19 @@ def test_execute_plan_runs_one_plan_once_its_dependencies_are_done(phase, gsd) -
     assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]
     missing = gsd("execute-plan", "01-07")
     assert missing.code == 2 and "no plan 01-07" in missing.err
+
+
+def test_human_action_always_waits_even_with_auto(phase, gsd) -> None:
+    action = (
+        '<task type="checkpoint:human-action" gate="blocking">\n<action>Create the account'
+        "</action>\n<instructions>Sign up</instructions>\n<verification>It exists"
+        "</verification>\n<resume-signal>done</resume-signal>\n</task>"
+    )
+    text = (phase.root / ".planning/phases/01-alpha/01-01-PLAN.md").read_text()
+    text = text.replace("autonomous: true", "autonomous: false").replace(
+        "</task>\n", "</task>\n" + action + "\n", 1
+    )
+    phase.plan("01-01", text=text)
+    git(phase.root, "commit", "-q", "-am", "a human action")
+    result = gsd("execute-phase", "1", "--auto")
+    assert result.code == 4 and "Sign up" in result.err
