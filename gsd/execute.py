@@ -94,6 +94,9 @@ def execute_phase(
     registry = git.git_dir / "gsd" / "running"
     # 1. one live run per project; a dead run's lock and processes are taken over
     with RunLock(project.planning, registry):
+        # a run killed during a spawn left a checkpoint open: put the tree back first
+        for tag in git.recover():
+            say(f"rolled back {tag}, left open by an interrupted run")
         # 2. config, roster, plans; refuse to run on validation errors
         folder = phase.path.relative_to(project.root).as_posix()
         report = validate(project, [folder])

@@ -263,7 +263,9 @@ class Git:
         untracked = tuple(sorted(status.untracked))
         refs = self._refs(status)
         tag = self._create_tag(plan_id, task, snapshot or head)
-        return Checkpoint(tag, head, status.branch, snapshot, untracked, refs)
+        checkpoint = Checkpoint(tag, head, status.branch, snapshot, untracked, refs)
+        self._save_record(checkpoint)
+        return checkpoint
 
     def rollback(self, cp: Checkpoint) -> list[str]:
         """Put branch, HEAD, refs, index and working tree back as they were at `cp`.
@@ -305,8 +307,44 @@ class Git:
         return changed
 
     def delete_checkpoint(self, cp: Checkpoint) -> None:
-        """Remove the checkpoint tag (a missing tag is not an error)."""
+        """Remove the checkpoint tag and its record (a missing tag is not an error)."""
         self._run("update-ref", "-d", cp.tag)
+        self._record_path(cp.tag).unlink(missing_ok=True)
+
+    def _record_path(self, tag: str) -> Path:
+        name = tag.removeprefix(CHECKPOINT_PREFIX).replace("/", "_")
+        return self.git_dir / "gsd" / "checkpoints" / f"{name}.json"
+
+    def _save_record(self, cp: Checkpoint) -> None:
+        """Everything `rollback` needs, kept while the tag lives: a run killed during
+        a spawn is rolled back exactly by the next one (`recover`)."""
+        import json
+
+        path = self._record_path(cp.tag)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {**cp._asdict(), "untracked": list(cp.untracked)}
+        temp = path.with_suffix(".tmp")
+        temp.write_text(json.dumps(data))
+        os.replace(temp, path)
+
+    def recover(self) -> list[str]:
+        """Roll back every checkpoint a killed run left open; return their tags."""
+        import json
+
+        folder = self.git_dir / "gsd" / "checkpoints"
+        recovered = []
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            try:
+                data = json.loads(path.read_text())
+                cp = Checkpoint(**{**data, "untracked": tuple(data["untracked"])})
+            except (OSError, ValueError, TypeError, KeyError):
+                path.unlink(missing_ok=True)  # a record torn by the crash itself
+                continue
+            if self._run("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).status == 0:
+                self.rollback(cp)
+                recovered.append(cp.tag)
+            path.unlink(missing_ok=True)
+        return recovered
 
     def list_checkpoints(self) -> list[CheckpointTag]:
         """The checkpoint tags in the repository, oldest first; odd names are skipped."""

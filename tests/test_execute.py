@@ -247,3 +247,49 @@ def test_human_action_always_waits_even_with_auto(phase, gsd) -> None:
     git(phase.root, "commit", "-q", "-am", "a human action")
     result = gsd("execute-phase", "1", "--auto")
     assert result.code == 4 and "Sign up" in result.err
+
+
+def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase, tmp_path) -> None:
+    """SIGKILL gsd while an agent is half-way: its child dies with it, the next run rolls
+    the half-done work back and carries on; every task is committed exactly once."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import REPO
+    from tests.test_proc import alive_with
+
+    root = phase.root
+    (tmp_path / "agent.py").write_text(
+        (tmp_path / "agent.py")
+        .read_text()
+        .replace(
+            "if os.path.exists(marker):",
+            'if os.path.exists(marker):\n    open("src/half-done.txt", "w").write("x")',
+        )
+    )
+    fail(tmp_path, "01-01", 2, "hang")
+    gsd = subprocess.Popen(
+        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (root / "src/half-done.txt").exists():
+        assert time.monotonic() < deadline and gsd.poll() is None, "the agent never started"
+        time.sleep(0.05)
+    gsd.send_signal(signal.SIGKILL)
+    gsd.wait()
+    assert git(root, "tag", "--list").startswith("checkpoint/")  # left open by the crash
+    (tmp_path / "fail-01-01-2").unlink()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
+        env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "left open by an interrupted run" in resumed.stderr
+    assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]
+    assert not (root / "src/half-done.txt").exists()
+    assert git(root, "tag", "--list") == "" and git(root, "status", "--porcelain") == ""
+    assert alive_with(str(tmp_path / "agent.py")) == []
