@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gsd.errors import ERROR_TYPES, UsageError
-from gsd.files import append_line, read_lines_file
+from gsd.files import append_line, jsonl_objects, read_lines_file
 
 LOG_NAME = "specialist-errors.jsonl"
 
@@ -115,26 +115,15 @@ def parse(text: str, name: str = LOG_NAME) -> tuple[list[ErrorRecord], list[str]
     (Once a later append has closed it, it is a bad line like any other.)
     """
     records: list[ErrorRecord] = []
-    warnings: list[str] = []
-    lines = text.split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        reason: str | None = None
+
+    def is_record(data: dict[str, Any]) -> str | None:
         try:
-            data = json.loads(line)
-        except ValueError as error:
-            reason = f"not valid JSON ({error})"
-        else:
-            if not isinstance(data, dict):
-                reason = f"not a JSON object but {type(data).__name__}"
-            else:
-                try:
-                    records.append(ErrorRecord.model_validate(data))
-                except ValidationError as error:
-                    reason = _why(error)
-        if reason is not None and number < len(lines):
-            warnings.append(f"{name}:{number}: skipped: {reason}")
+            records.append(ErrorRecord.model_validate(data))
+        except ValidationError as error:
+            return _why(error)
+        return None
+
+    _, warnings = jsonl_objects(text, name, is_record)
     return records, warnings
 
 

@@ -7,7 +7,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path, PurePath
 from typing import Any
 
-from gsd.files import append_line, read_lines_file
+from gsd.files import append_line, jsonl_objects, read_lines_file
 
 LOG_NAME = "execution-log.jsonl"
 
@@ -87,27 +87,11 @@ def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[s
     (Once a later append has closed it, it is a bad line like any other.) Unknown
     event kinds are kept: a newer gsd may log kinds this one does not know.
     """
-    records: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    lines = text.split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        reason: str | None = None
-        try:
-            data = json.loads(line)
-        except ValueError as error:
-            reason = f"not valid JSON ({error})"
-        else:
-            if not isinstance(data, dict):
-                reason = f"not a JSON object but {type(data).__name__}"
-            elif not isinstance(data.get("event"), str):
-                reason = 'not an event: no "event" name'
-            else:
-                records.append(data)
-        if reason is not None and number < len(lines):
-            warnings.append(f"{name}:{number}: skipped: {reason}")
-    return records, warnings
+
+    def is_event(data: dict[str, Any]) -> str | None:
+        return None if isinstance(data.get("event"), str) else 'not an event: no "event" name'
+
+    return jsonl_objects(text, name, is_event)
 
 
 def read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:

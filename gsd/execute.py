@@ -323,20 +323,11 @@ def _answer(project: Project, plan: Plan, task: Task, options: RunOptions) -> st
 
 
 def read_approvals(project: Project) -> list[dict[str, object]]:
-    """The answers `gsd approve` appended; a torn or broken line is skipped."""
-    import json
+    """The answers `gsd approve` appended (a torn or broken line is skipped)."""
+    from gsd.files import jsonl_objects, read_lines_file
 
-    from gsd.files import read_lines_file
-
-    records = []
-    for line in (read_lines_file(project.root / APPROVALS, "approvals") or "").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    text = read_lines_file(project.root / APPROVALS, "approvals") or ""
+    return list(jsonl_objects(text, APPROVALS)[0])
 
 
 def _what_to_check(task: Task) -> str:

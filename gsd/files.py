@@ -5,7 +5,9 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -67,3 +69,37 @@ def read_lines_file(path: Path, what: str) -> str | None:
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
     return data.decode("utf-8", errors="replace")
+
+
+def jsonl_objects(
+    text: str, name: str, accept: Callable[[dict[str, Any]], str | None] = lambda _: None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The JSON objects of a line log, and a warning (`name:LINE: skipped: why`) per line
+    that is not valid JSON, not an object, or refused by `accept` (which returns why).
+
+    A last line without its newline is a write cut short by a crash: skipped silently.
+    (Once a later append has closed it, it is a bad line like any other.)
+    """
+    import json
+
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        reason: str | None = None
+        try:
+            data = json.loads(line)
+        except ValueError as error:
+            reason = f"not valid JSON ({error})"
+        else:
+            if not isinstance(data, dict):
+                reason = f"not a JSON object but {type(data).__name__}"
+            else:
+                reason = accept(data)
+                if reason is None:
+                    records.append(data)
+        if reason is not None and number < len(lines):
+            warnings.append(f"{name}:{number}: skipped: {reason}")
+    return records, warnings
