@@ -125,8 +125,14 @@ class Dispatcher:
             where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
             raise UsageError(f"{where}: {exc}") from None
 
-    def task(self, wave: int, plan: Plan, task: Task) -> TaskDispatch:
+    def task(
+        self, wave: int, plan: Plan, task: Task, *, fallback: str | None = None
+    ) -> TaskDispatch:
+        """How a task runs; with `fallback` (a reason), on gsd-executor instead of the
+        agent it resolves to (the retry ladder's last step)."""
         resolution = self.resolve(plan, task)
+        if fallback is not None:
+            resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         base: dict[str, Any] = {
             "wave": wave, "plan": plan.id, "task": task.index, "name": task.name,
             "type": task.type, "specialist": task.specialist,

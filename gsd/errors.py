@@ -44,9 +44,3 @@ class UsageError(GsdError):
 
 class InputError(GsdError):
     """A file gsd must read is missing, unreadable or malformed."""
-
-
-class FailedWork(GsdError):
-    """Work that ran and failed (a task, a merge): exit 1."""
-
-    exit_code = EXIT_FINDINGS

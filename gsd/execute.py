@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd import execlog, prompt, roadmap, state, summary
-from gsd.agents import EXECUTOR, Agent
-from gsd.dispatch import Dispatcher, TaskDispatch, task_timeout
+from gsd.agents import EXECUTOR
+from gsd.dispatch import Dispatcher
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError
 from gsd.git import Git
 from gsd.lock import RunLock
@@ -105,194 +105,179 @@ def execute_phase(
                 f"{folder} has {report.errors} validation error(s); nothing was run",
                 hint=f"see `gsd validate --phase {phase.number}`",
             )
-        agents, warnings = project.agents()
-        for warning in warnings:
-            say(f"warning: {warning}")
-        dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
-                                cli_timeout=options.timeout, environ=environ)  # fmt: skip
         graph = project.phase_graph(phase)
         if options.only_plan is not None:
             _check_plan_ready(phase, graph.plans, options.only_plan)
-        templates = prompt.Templates.load(project.root)
-        journal = Journal(git)
-        _commit_docs(project, git, journal, "docs: log of an interrupted gsd run")
-        journal.event("run-start", phase=phase.name)
-        outcomes: list[TaskOutcome] = []
-        # 3. what is already done: plans with a SUMMARY, tasks with a Gsd-Task commit
-        committed = git.committed_tasks()
-        scope = str(project.config.get("specialists.scope"))
+        run = _Run(project, git, phase, options, environ, len(graph.waves))
+        _commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
+        run.journal.event("run-start", phase=phase.name)
         for wave_number, wave in enumerate(graph.waves, 1):
             # 4. waves in order (plans one after another, in place)
             if len(wave) > 1:
                 say(f"phase {phase.number} wave {wave_number}/{len(graph.waves)}: "
                     f"{len(wave)} plans run one after another in place")  # fmt: skip
             for plan_id in wave:
-                plan = graph.plans[plan_id]
                 if options.only_plan is not None and plan_id != options.only_plan:
                     continue
+                # 3. what is already done: plans with a SUMMARY (tasks: in run.plan)
                 if summary.exists(phase.path, plan_id):
                     say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
                     continue
-                result = _run_plan(
-                    project, git, journal, phase, plan, wave_number, len(graph.waves),
-                    dispatcher, agents, templates, committed, options, scope, outcomes, environ,
-                )  # fmt: skip
-                if result is not None:
-                    journal.event("run-end", status="stopped")
-                    _commit_docs(project, git, journal, f"docs({plan_id}): run stopped")
-                    return RunResult(result[0], outcomes, result[1])
-        if not outcomes:  # everything was done already: nothing to record
-            journal.discard()
-            return RunResult(EXIT_OK, outcomes, f"phase {phase.name}: already complete")
-        journal.event("run-end", status="complete")
-        _commit_docs(project, git, journal, f"docs({phase.number}): phase run complete")
-        return RunResult(EXIT_OK, outcomes, f"phase {phase.name} complete")
+                stopped = run.plan(graph.plans[plan_id], wave_number)
+                if stopped is not None:
+                    run.journal.event("run-end", status="stopped")
+                    _commit_docs(project, git, run.journal, f"docs({plan_id}): run stopped")
+                    return RunResult(stopped[0], run.outcomes, stopped[1])
+        if not run.outcomes:  # everything was done already: nothing to record
+            run.journal.discard()
+            return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete")
+        run.journal.event("run-end", status="complete")
+        _commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
+        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name} complete")
 
 
-def _run_plan(
-    project: Project,
-    git: Git,
-    journal: Journal,
-    phase: Phase,
-    plan: Plan,
-    wave: int,
-    waves: int,
-    dispatcher: Dispatcher,
-    agents: Mapping[str, Agent],
-    templates: prompt.Templates,
-    committed: Mapping[str, str],
-    options: RunOptions,
-    scope: str,
-    outcomes: list[TaskOutcome],
-    environ: Mapping[str, str],
-) -> tuple[int, str] | None:
-    """Tasks of one plan in order (SPEC 7 step 5); None when the plan completed."""
-    started = datetime.now(timezone.utc)
-    plan_text = (project.root / plan.path).read_text(encoding="utf-8")
-    earlier: list[tuple[int, str | None]] = []
-    attempts_here: list[TaskOutcome] = []  # every attempt, failed ones too (SUMMARY issues)
-    for task in plan.tasks:
-        label = f"phase {phase.number} wave {wave}/{waves} plan {plan.id} task {task.index}"
-        if f"{plan.id}-{task.index}" in committed:
-            say(f"{label}: already committed, skipped")
-            earlier.append((task.index, None))
-            continue
-        if task.is_checkpoint:
-            # 6. a human checkpoint pauses the run until `gsd approve` answers it
-            answer = _answer(project, plan, task, options)
-            if answer is None:
-                message = (
-                    f"{label}: {task.type} waits for a person: {_what_to_check(task)} "
-                    f"(then `gsd approve {plan.id}`)"
-                )
-                _block(project, plan, "checkpoint-paused", message)
-                journal.event("checkpoint-paused", plan=plan.id, task=task.index)
-                say(message)
-                return EXIT_PAUSED, message
-            say(f"{label}: {task.type} approved ({answer})")
-            earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
-            continue
-        dispatch = dispatcher.task(wave, plan, task)
-        tried: list[TaskOutcome] = []
-        outcome = _attempts(
-            project, git, journal, plan, task, dispatch, agents, templates, earlier,
-            plan_text, options, scope, label, environ, tried,
-        )  # fmt: skip
-        outcomes.append(outcome)
-        attempts_here.extend(tried)
-        if not outcome.success:
-            # 8. error line (written by taskrun), a Blockers line, exit 1
-            message = f"{label}: {outcome.error_type}: {outcome.details}"
-            _block(project, plan, outcome.error_type or "unknown", outcome.details)
-            return EXIT_FINDINGS, message
-        earlier.append((task.index, _downstream(outcome)))
-    # 7. the plan is complete: SUMMARY.md, STATE.md, ROADMAP.md, a docs commit
-    finished = datetime.now(timezone.utc)
-    text = summary.render(
-        phase_dir=phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
-        outcomes=attempts_here, task_names={t.index: t.name for t in plan.tasks},
-        started=started, finished=finished,
-    )  # fmt: skip
-    summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
-    _update_state(project, phase, plan)
-    journal.event("plan-complete", plan=plan.id)
-    _commit_docs(project, git, journal, f"docs({plan.id}): complete plan")
-    say(f"plan {plan.id}: complete")
-    return None
+class _Run:
+    """What every plan and task of one run shares (read once, at the start)."""
 
+    def __init__(
+        self,
+        project: Project,
+        git: Git,
+        phase: Phase,
+        options: RunOptions,
+        environ: Mapping[str, str],
+        waves: int,
+    ) -> None:
+        self.project, self.git, self.phase, self.options = project, git, phase, options
+        self.environ, self.waves = environ, waves
+        agents, warnings = project.agents()
+        for warning in warnings:
+            say(f"warning: {warning}")
+        self.agents = agents
+        self.dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
+                                     cli_timeout=options.timeout, environ=environ)  # fmt: skip
+        self.templates = prompt.Templates.load(project.root)
+        self.journal = Journal(git)
+        self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
+        scope = project.config.get("specialists.scope")
+        if scope not in ("warn", "fail"):
+            raise GsdError(f"config.json: `specialists.scope` is {scope!r}; use warn or fail")
+        self.scope = str(scope)
+        self.retries = int(project.config.number("specialists.max_retries"))
+        self.fallback = project.config.flag("voltagent.fallback_on_error")
+        self.outcomes: list[TaskOutcome] = []
 
-def _attempts(
-    project: Project,
-    git: Git,
-    journal: Journal,
-    plan: Plan,
-    task: Task,
-    dispatch: TaskDispatch,
-    agents: Mapping[str, Agent],
-    templates: prompt.Templates,
-    earlier: list[tuple[int, str | None]],
-    plan_text: str,
-    options: RunOptions,
-    scope: str,
-    label: str,
-    environ: Mapping[str, str],
-    tried: list[TaskOutcome],
-) -> TaskOutcome:
-    """The retry ladder: transient failures retried up to `specialists.max_retries`, then
-    one fallback to gsd-executor when `voltagent.fallback_on_error`; validation failures
-    and policy violations are final."""
-    retries = int(project.config.number("specialists.max_retries"))
-    fallback = project.config.flag("voltagent.fallback_on_error")
-    agent = agents[dispatch.agent]
-    attempt = 0
-    while True:
-        attempt += 1
-        context = prompt.PromptContext(
-            earlier=list(earlier), summaries=_summaries(project, plan), repo=str(git.root),
-            plan_text=plan_text,
-        )  # fmt: skip
-        text = prompt.build_prompt(agent, plan, task, context, templates)
-        say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
-        journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt)
-        outcome = run_task(
-            git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=text,
-            attempt=attempt, allow_dirty=options.allow_dirty, scope=scope, environ=environ,
-            error_log=journal.path(JOURNALED[1]),
-        )  # fmt: skip
-        tried.append(outcome)
-        journal.event(
-            "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
-            success=outcome.success, soft_success=outcome.soft_success,
-            error_type=outcome.error_type, duration_s=outcome.duration_s,
-            input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-            cost_usd=outcome.cost_usd,
-        )  # fmt: skip
-        if outcome.success:
-            journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)
-            done = (
-                f"committed {outcome.commit[:7]}" if outcome.commit else "done, nothing to commit"
+    def plan(self, plan: Plan, wave: int) -> tuple[int, str] | None:
+        """Tasks of one plan in order (SPEC 7 step 5); None when the plan completed."""
+        project, phase = self.project, self.phase
+        started = datetime.now(timezone.utc)
+        plan_text = (project.root / plan.path).read_text(encoding="utf-8")
+        summaries = _summaries(project, plan)
+        earlier: list[tuple[int, str | None]] = []
+        attempts: list[TaskOutcome] = []  # every attempt, failed ones too (SUMMARY issues)
+        for task in plan.tasks:
+            label = (
+                f"phase {phase.number} wave {wave}/{self.waves} plan {plan.id} task {task.index}"
             )
-            say(f"{label}: {done}")
-            return outcome
-        say(f"{label}: {outcome.error_type}: {outcome.details}")
-        if outcome.error_type in TRANSIENT and attempt <= retries:
-            journal.event("retry", plan=plan.id, task=task.index)
-            continue
-        final = outcome.error_type in ("validation-failed", "policy-violation")
-        if fallback and not final and agent.name != EXECUTOR and EXECUTOR in agents:
-            journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
-            agent = agents[EXECUTOR]
-            timeout, source = task_timeout(
-                agent, project.config, cli_timeout=options.timeout, environ=environ
-            )
-            dispatch = dispatch._replace(
-                agent=EXECUTOR, tier=agent.tier, runner=agent.runner, timeout_s=timeout,
-                timeout_source=source,
-                model=environ.get("GSD_DEFAULT_MODEL", "").strip() or agent.model,
+            if f"{plan.id}-{task.index}" in self.committed:
+                say(f"{label}: already committed, skipped")
+                earlier.append((task.index, None))
+                continue
+            if task.is_checkpoint:
+                # 6. a human checkpoint pauses the run until `gsd approve` answers it
+                answer = _answer(project, plan, task, self.options)
+                if answer is None:
+                    message = (
+                        f"{label}: {task.type} waits for a person: {_what_to_check(task)} "
+                        f"(then `gsd approve {plan.id}`)"
+                    )
+                    _block(project, plan, "checkpoint-paused", message)
+                    self.journal.event("checkpoint-paused", plan=plan.id, task=task.index)
+                    say(message)
+                    return EXIT_PAUSED, message
+                say(f"{label}: {task.type} approved ({answer})")
+                earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
+                continue
+            context = prompt.PromptContext(
+                earlier=list(earlier), summaries=summaries, repo=str(self.git.root),
+                plan_text=plan_text,
             )  # fmt: skip
-            retries = attempt  # the fallback gets exactly one attempt
-            continue
-        return outcome
+            outcome = self.attempts(wave, plan, task, context, label, attempts)
+            self.outcomes.append(outcome)
+            if not outcome.success:
+                # 8. error line (written by taskrun), a Blockers line, exit 1
+                message = f"{label}: {outcome.error_type}: {outcome.details}"
+                _block(project, plan, outcome.error_type or "unknown", outcome.details)
+                return EXIT_FINDINGS, message
+            earlier.append((task.index, _downstream(outcome)))
+        # 7. the plan is complete: SUMMARY.md, STATE.md, ROADMAP.md, a docs commit
+        text = summary.render(
+            phase_dir=phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
+            outcomes=attempts, task_names={t.index: t.name for t in plan.tasks},
+            started=started, finished=datetime.now(timezone.utc),
+        )  # fmt: skip
+        summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
+        _update_state(project, phase, plan)
+        self.journal.event("plan-complete", plan=plan.id)
+        _commit_docs(project, self.git, self.journal, f"docs({plan.id}): complete plan")
+        say(f"plan {plan.id}: complete")
+        return None
+
+    def attempts(
+        self,
+        wave: int,
+        plan: Plan,
+        task: Task,
+        context: prompt.PromptContext,
+        label: str,
+        tried: list[TaskOutcome],
+    ) -> TaskOutcome:
+        """The retry ladder: transient failures retried up to `specialists.max_retries`,
+        then one fallback to gsd-executor when `voltagent.fallback_on_error`; validation
+        failures and policy violations are final."""
+        journal = self.journal
+        dispatch = self.dispatcher.task(wave, plan, task)
+        retries = self.retries
+        attempt = 0
+        while True:
+            attempt += 1
+            agent = self.agents[dispatch.agent]
+            text = prompt.build_prompt(agent, plan, task, context, self.templates)
+            say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+            journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name,
+                          attempt=attempt)  # fmt: skip
+            outcome = run_task(
+                git=self.git, plan=plan, task=task, agent=agent, dispatch=dispatch,
+                prompt=text, attempt=attempt, allow_dirty=self.options.allow_dirty,
+                scope=self.scope, environ=self.environ, error_log=journal.path(JOURNALED[1]),
+            )  # fmt: skip
+            tried.append(outcome)
+            journal.event(
+                "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
+                success=outcome.success, soft_success=outcome.soft_success,
+                error_type=outcome.error_type, duration_s=outcome.duration_s,
+                input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+                cost_usd=outcome.cost_usd,
+            )  # fmt: skip
+            if outcome.success:
+                journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)
+                commit = outcome.commit
+                say(f"{label}: " + (f"committed {commit[:7]}" if commit else
+                                    "done, nothing to commit"))  # fmt: skip
+                return outcome
+            say(f"{label}: {outcome.error_type}: {outcome.details}")
+            if outcome.error_type in TRANSIENT and attempt <= retries:
+                journal.event("retry", plan=plan.id, task=task.index)
+                continue
+            final = outcome.error_type in ("validation-failed", "policy-violation")
+            if self.fallback and not final and agent.name != EXECUTOR and EXECUTOR in self.agents:
+                journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
+                dispatch = self.dispatcher.task(
+                    wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
+                )
+                retries = attempt  # the fallback gets exactly one attempt
+                continue
+            return outcome
 
 
 def auto_approves(project: Project, options: RunOptions) -> bool:
@@ -384,8 +369,9 @@ def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
 
 def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
     """STATE.md's Current Position and ROADMAP.md's checkbox and progress row (SPEC 7)."""
-    total = len(project.phase_plans(phase))
-    done = sum(summary.exists(phase.path, p.id) for p in project.phase_plans(phase))
+    plans = project.phase_plans(phase)
+    total = len(plans)
+    done = sum(summary.exists(phase.path, p.id) for p in plans)
     complete = done >= total
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     path = project.planning / "STATE.md"

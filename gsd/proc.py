@@ -6,8 +6,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
 
-# Exit status a shell gives for a program it cannot find.
+# Exit statuses a shell gives for a program it cannot find / cannot execute.
 EXIT_NOT_FOUND = 127
+EXIT_NOT_EXECUTABLE = 126
 
 
 class Completed(NamedTuple):
@@ -46,7 +47,7 @@ def run_bytes(
         return CompletedBytes(tuple(argv), EXIT_NOT_FOUND, b"", f"{argv[0]}: not found".encode())
     except PermissionError:
         return CompletedBytes(
-            tuple(argv), EXIT_NOT_FOUND - 1, b"", f"{argv[0]}: permission denied".encode()
+            tuple(argv), EXIT_NOT_EXECUTABLE, b"", f"{argv[0]}: permission denied".encode()
         )
     return CompletedBytes(tuple(argv), done.returncode, done.stdout, done.stderr)
 

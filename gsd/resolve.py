@@ -9,9 +9,7 @@ from typing import NamedTuple
 
 from gsd.agents import EXECUTOR, Agent
 from gsd.config import env_flag
-from gsd.roster import NAME_RE
-
-NULL_NAMES = frozenset({"", "null", '"null"', "'null'", "none", "~"})
+from gsd.roster import NAME_RE, NULL_NAMES
 
 
 class Resolution(NamedTuple):
@@ -21,10 +19,6 @@ class Resolution(NamedTuple):
     agent: str  # the agent that will run
     fallback_reason: str | None  # why it is not the requested specialist (None: it is)
     steps: tuple[str, ...]  # every decision taken, in order
-
-    @property
-    def is_fallback(self) -> bool:
-        return self.fallback_reason is not None
 
 
 def disabled_agents(environ: Mapping[str, str] = os.environ) -> frozenset[str]:

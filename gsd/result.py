@@ -5,13 +5,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gsd.runners import (
-    EXIT_NOT_EXECUTABLE,
-    EXIT_NOT_FOUND,
-    EXIT_TIMEOUT,
-    EXIT_TIMEOUT_KILL,
-    RunnerOutput,
-)
+from gsd.proc import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
+from gsd.runners import RunnerOutput
 
 # --- Task Report ------------------------------------------------------------------
 
@@ -272,12 +267,12 @@ def judge(
     last = found[-1] if found else None
     failing = "nonzero-exit" if exit_code != 0 else "unknown"
 
-    if timed_out or exit_code in (EXIT_TIMEOUT, EXIT_TIMEOUT_KILL):
+    if timed_out or exit_code in (EXIT_TIMEOUT, EXIT_KILLED):
         if success_report and report is not None and report.complete and not runner_error:
             return Verdict(
                 True, True, None, "timed out after printing a complete success Task Report"
             )
-        kind = "timeout-kill" if exit_code == EXIT_TIMEOUT_KILL else "timeout"
+        kind = "timeout-kill" if exit_code == EXIT_KILLED else "timeout"
         return Verdict(
             False,
             False,

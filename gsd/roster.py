@@ -7,6 +7,9 @@ import re
 # A specialist name gsd will ever pass on (SPEC section 3, step 2).
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
+# What a task writes for "no specialist" (SPEC 3, step 1), compared lower-cased.
+NULL_NAMES = frozenset({"", "null", '"null"', "'null'", "none", "~"})
+
 ROSTER_FILE = "available_agents.md"
 
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")

@@ -17,12 +17,6 @@ if TYPE_CHECKING:  # gsd.agents imports pydantic; keep `import gsd.runners` ligh
 
 RUNNERS = ("claude", "gemini", "codex", "command")
 
-# Exit statuses with GNU `timeout` meanings (SPEC 5) and the shell's "cannot run".
-EXIT_TIMEOUT = 124
-EXIT_TIMEOUT_KILL = 137
-EXIT_NOT_FOUND = 127
-EXIT_NOT_EXECUTABLE = 126
-
 
 class Invocation(NamedTuple):
     """How to start one agent: argv (never a shell), what goes to stdin, extra env."""

@@ -49,11 +49,7 @@ class WorkingTree:
                 for name in sorted([*filenames, *dirnames])
                 if name.endswith(PLAN_SUFFIX)
             )
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if d not in (".git", "node_modules") and not d.endswith(PLAN_SUFFIX)
-            )
+            dirnames[:] = sorted(d for d in dirnames if _walk_into(d))
         return found
 
     def read(self, path: str) -> bytes:

@@ -15,7 +15,7 @@ from gsd.graph import PhaseGraph
 from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
 from gsd.phases import phase_key
 from gsd.project import Project
-from gsd.roster import NAME_RE
+from gsd.roster import NAME_RE, NULL_NAMES
 
 
 class Rule(NamedTuple):
@@ -74,7 +74,6 @@ TASK_TYPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 PLAN_TYPES = ("execute", "tdd")
 GATES = ("blocking", "blocking-human")
-NULL_SPECIALISTS = frozenset({"", "null", "none", "~", '"null"', "'null'"})
 
 
 class Report:
@@ -320,7 +319,7 @@ def _checkpoint_autonomy(plan: Plan, task: Task, project: Project) -> Iterator[D
 
 def _specialist(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:
     name = task.specialist
-    if name is None or name.strip().lower() in NULL_SPECIALISTS:
+    if name is None or name.strip().lower() in NULL_NAMES:
         return
     if not NAME_RE.fullmatch(name):
         yield _diag(
