@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gsd import __version__
 from gsd.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+
+if TYPE_CHECKING:
+    from gsd.models import Plan, Task
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
 PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
@@ -93,6 +97,9 @@ def rules(fmt: str) -> int:
 def show(target: str, fmt: str) -> int:
     """Show plans and their tasks: TARGET is a plan file, a plan id (01-02) or a phase.
 
+    Each task: type, name, specialist as written and its form, the agent it resolves
+    to and why it falls back (if it does), files, line.
+
     Example: gsd show 01-02 --format json
     """
     from gsd import views
@@ -109,7 +116,19 @@ def show(target: str, fmt: str) -> int:
             raise UsageError(f"no plan {target} under {project.planning / 'phases'}")
     else:
         plans = project.phase_plans(project.phase(target))
-    rendered = [views.plan_view(p, project.graph_of(p.path)) for p in plans]
+    from gsd.dispatch import Dispatcher
+
+    found, warnings = project.agents()
+    _warn(warnings)
+    dispatcher = Dispatcher(root, found, project.roster, project.config)
+
+    def resolve(plan: Plan, task: Task) -> tuple[str, str | None]:
+        if task.is_checkpoint:
+            return "(human)", None
+        resolution = dispatcher.resolve(plan, task)
+        return resolution.agent, resolution.fallback_reason
+
+    rendered = [views.plan_view(p, project.graph_of(p.path), resolve) for p in plans]
     click.echo(views.render_plans(rendered, fmt), nl=False)
     return EXIT_OK
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,19 +17,26 @@ if TYPE_CHECKING:
     from gsd.taskrun import TaskOutcome
 
 
-def task_view(task: Task) -> dict[str, Any]:
+Resolver = Callable[[Plan, Task], tuple[str, "str | None"]]  # -> (agent, fallback reason)
+
+
+def task_view(task: Task, agent: str | None = None, fallback: str | None = None) -> dict[str, Any]:
     return {
         "index": task.index,
         "type": task.type,
         "name": task.name,
         "specialist": task.specialist,
         "specialist_form": task.specialist_form,
+        "agent": agent,
+        "fallback": fallback,
         "files": task.files,
         "line": task.line,
     }
 
 
-def plan_view(plan: Plan, graph: PhaseGraph | None = None) -> dict[str, Any]:
+def plan_view(
+    plan: Plan, graph: PhaseGraph | None = None, resolve: Resolver | None = None
+) -> dict[str, Any]:
     fm = plan.frontmatter
     return {
         "id": plan.id,
@@ -42,7 +50,9 @@ def plan_view(plan: Plan, graph: PhaseGraph | None = None) -> dict[str, Any]:
         "files_modified": plan.files_modified,
         "autonomous": plan.autonomous,
         "frontmatter": fm,
-        "tasks": [task_view(t) for t in plan.tasks],
+        "tasks": [
+            task_view(t, *(resolve(plan, t) if resolve else (None, None))) for t in plan.tasks
+        ],
     }
 
 
@@ -101,6 +111,8 @@ def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
                 "name": t["name"],
                 "specialist": t["specialist"] or "-",
                 "form": t["specialist_form"] or "-",
+                "agent": t["agent"] or "-",
+                "fallback": t["fallback"] or "-",
                 "files": ", ".join(t["files"]) or "-",
                 "line": t["line"],
             }

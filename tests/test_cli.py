@@ -32,9 +32,11 @@ def test_show_json_gives_every_task(phase, gsd) -> None:
     assert plan["id"] == "01-01" and plan["plan"] == "01"
     assert plan["tasks"] == [
         {"index": 1, "type": "auto", "name": "Task 1: do it", "specialist": "python-pro",
-         "specialist_form": "attribute", "files": ["src/x.py"], "line": 21},
+         "specialist_form": "attribute", "agent": "python-pro", "fallback": None,
+         "files": ["src/x.py"], "line": 21},
         {"index": 2, "type": "auto", "name": "Task 2: b", "specialist": None,
-         "specialist_form": None, "files": ["src/x.py"], "line": 28},
+         "specialist_form": None, "agent": "gsd-executor", "fallback": None,
+         "files": ["src/x.py"], "line": 28},
     ]  # fmt: skip
 
 
@@ -52,6 +54,7 @@ def test_show_a_plan_file_as_markdown(phase, gsd) -> None:
     assert result.code == 0
     assert result.out.startswith("## Plan 01-01")
     assert "| python-pro " in result.out
+    assert "| agent " in result.out and "| fallback " in result.out
 
 
 def test_show_unknown_plan(phase, gsd) -> None:
