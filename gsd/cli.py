@@ -440,16 +440,21 @@ def checkpoints_list(fmt: str) -> int:
 @checkpoints.command("prune")
 @click.option("--older-than", type=click.FloatRange(min=0), help="Only tags older than H hours.")
 def checkpoints_prune(older_than: float | None) -> int:
-    """Delete checkpoint tags a crashed run left behind (the commits stay reachable by sha).
+    """Delete checkpoint tags a crashed run left behind (refused while a run is live).
 
     Example: gsd checkpoints prune --older-than 24
     """
     from datetime import timedelta
 
     from gsd.git import Git
+    from gsd.lock import RunLock
+    from gsd.project import find_root
 
     age = timedelta(hours=older_than) if older_than is not None else None
-    pruned = Git(Path.cwd()).prune_checkpoints(age)
+    git = Git(Path.cwd())
+    # never under a live run: its task's checkpoint is what a rollback needs
+    with RunLock(find_root(Path.cwd()) / ".planning", git.git_dir / "gsd" / "running"):
+        pruned = git.prune_checkpoints(age)
     for tag in pruned:
         click.echo(f"deleted {tag}")
     click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)

@@ -164,6 +164,11 @@ def test_checkpoints_list_and_prune(git_project, gsd) -> None:
     listed = json.loads(gsd("checkpoints", "list", "--format", "json").out)["checkpoints"]
     assert [(c["tag"], c["plan"], c["task"]) for c in listed] == [(left.tag, "01-02", 3)]
     assert gsd("checkpoints", "prune", "--older-than", "1").out == ""  # too recent to prune
+    from gsd.lock import RunLock
+
+    with RunLock(git_project.planning, git_project.root / ".git/gsd/running"):
+        busy = gsd("checkpoints", "prune")  # a live run holds the lock
+    assert busy.code == 2 and "another gsd run holds" in busy.err
     pruned = gsd("checkpoints", "prune")
     assert pruned.code == 0 and pruned.out == f"deleted {left.tag}\n"
     assert gsd("checkpoints", "list", "--format", "json").out.strip().endswith("[]\n}")
