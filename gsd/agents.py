@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -11,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gsd import frontmatter
+from gsd.files import bundled_dir
 from gsd.roster import NAME_RE
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
@@ -137,11 +137,7 @@ def _coerce(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def bundled_agents_dir() -> Path:
-    """`agents/` of this checkout, or the copy installed under `{prefix}/share/gsd`."""
-    here = Path(__file__).resolve().parent.parent / "agents"
-    if here.is_dir():
-        return here
-    return Path(sys.prefix) / "share" / "gsd" / "agents"
+    return bundled_dir("agents")
 
 
 def search_path(root: Path, extra: Iterable[str] = ()) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -103,3 +104,10 @@ def jsonl_objects(
         if reason is not None and number < len(lines):
             warnings.append(f"{name}:{number}: skipped: {reason}")
     return records, warnings
+
+
+def bundled_dir(name: str) -> Path:
+    """A folder gsd ships (`agents`, `workflows`): beside the package in a checkout or an
+    editable install, else the copy a wheel installs under `{prefix}/share/gsd/`."""
+    here = Path(__file__).resolve().parent.parent / name
+    return here if here.is_dir() else Path(sys.prefix) / "share" / "gsd" / name

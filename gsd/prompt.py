@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 import string
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd import frontmatter
 from gsd.errors import InputError
+from gsd.files import bundled_dir
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
@@ -65,11 +65,7 @@ _INVALID_AT_RE = re.compile(r"line (\d+), col \d+")
 
 
 def bundled_workflows_dir() -> Path:
-    """`workflows/` of this checkout, or the copy installed under `{prefix}/share/gsd`."""
-    here = Path(__file__).resolve().parent.parent / "workflows"
-    if here.is_dir():
-        return here
-    return Path(sys.prefix) / "share" / "gsd" / "workflows"
+    return bundled_dir("workflows")
 
 
 class _Source(NamedTuple):
