@@ -193,13 +193,18 @@ class Git:
 
     def _refs(self, status: Status) -> dict[str, str]:
         """`snapshot_refs()` with HEAD taken from a status pass (one process fewer)."""
+        refs = self._ref_table()
+        refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else (status.head or "")
+        return refs
+
+    def _ref_table(self) -> dict[str, str]:
+        """Every ref and its sha, gsd's checkpoint tags left out (other tasks make them)."""
         out = self._run("for-each-ref", "--format=%(refname)%00%(objectname)").out
         refs: dict[str, str] = {}
         for line in out.splitlines():
             name, _, sha = line.partition("\0")
             if name and not name.startswith(CHECKPOINT_PREFIX):
                 refs[name] = sha
-        refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else (status.head or "")
         return refs
 
     def observe(self, cp: Checkpoint) -> Observation:
@@ -218,12 +223,7 @@ class Git:
 
         gsd's checkpoint tags are left out: other tasks create and delete them.
         """
-        out = self._run("for-each-ref", "--format=%(refname)%00%(objectname)").out
-        refs: dict[str, str] = {}
-        for line in out.splitlines():
-            name, _, sha = line.partition("\0")
-            if name and not name.startswith(CHECKPOINT_PREFIX):
-                refs[name] = sha
+        refs = self._ref_table()
         symbolic = self._run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
         refs["HEAD"] = f"ref: {symbolic}" if symbolic else (self.head() or "")
         return refs
