@@ -211,8 +211,13 @@ def agents_sync() -> int:
 @cli.command("execute-phase")
 @click.argument("phase")
 @click.option("--dry-run", is_flag=True, help="Show what would run; change nothing.")
-@click.option("--wave", type=click.IntRange(min=1), help="Only this wave (with --dry-run).")
-@click.option("--plan", "plan_id", help="Only this plan, e.g. 01-02 (with --dry-run).")
+@click.option("--wave", type=click.IntRange(min=1), help="Only this wave.")
+@click.option("--plan", "plan_id", help="Only this plan, e.g. 01-02.")
+@click.option(
+    "--max-parallel",
+    type=click.IntRange(min=1),
+    help="Plans of a wave at once, in worktrees (config: max_concurrent_agents); 1: in place.",
+)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
 @click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
 @click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
@@ -222,6 +227,7 @@ def execute_phase(
     dry_run: bool,
     wave: int | None,
     plan_id: str | None,
+    max_parallel: int | None,
     timeout: float | None,
     allow_dirty: bool,
     auto: bool,
@@ -232,10 +238,13 @@ def execute_phase(
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout and grace period, and change nothing: no files, tags or commits.
-    Without it, run: plans one after another in the repository (parallel waves in
-    worktrees are not in this version). A run killed at any moment resumes where
-    it stopped when started again: committed tasks and plans with a SUMMARY.md
-    are skipped. Exit 0 done, 1 a task failed, 4 paused at a human checkpoint.
+    Without it, run: waves in order; the plans of a wave side by side, each in
+    its own git worktree on branch gsd/PLAN, merged back --no-ff in plan order
+    (plans that share files_modified one after another; --max-parallel 1 or
+    workflow.use_worktrees false: everything in place). A run killed at any
+    moment resumes where it stopped when started again: committed tasks and
+    plans with a SUMMARY.md are skipped. Exit 0 done, 1 a task failed or a merge
+    conflicted, 4 paused at a human checkpoint.
 
     Example: gsd execute-phase 1 --dry-run --format json
     """
@@ -248,9 +257,9 @@ def execute_phase(
         from gsd.execute import RunOptions
         from gsd.execute import execute_phase as run_phase
 
-        if wave is not None or plan_id is not None:
-            raise UsageError("--wave and --plan narrow a --dry-run only in this version")
-        result = run_phase(project, found_phase, RunOptions(timeout, allow_dirty, auto))
+        options = RunOptions(timeout, allow_dirty, auto, only_plan=plan_id,
+                             max_parallel=max_parallel, only_wave=wave)  # fmt: skip
+        result = run_phase(project, found_phase, options)
         click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
         click.echo(f"gsd: {result.message}", err=True)
         return result.exit_code

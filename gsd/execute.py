@@ -1,30 +1,34 @@
 """`gsd execute-phase N`: SPEC section 7's steps, in order, over the modules below them.
 
-This version runs plans one after another in the repository itself (what SPEC 7 step 4
-calls `use_worktrees: false` / `--max-parallel 1`); parallel waves in worktrees are not
-built yet, and a run says so when a wave has several plans.
+Plans of a wave run side by side in their own worktrees (worktree.py), one thread each
+(the threads only wait on agents; git and the files are written by one thread at a time
+or in a plan's own worktree); the merges and STATE.md are the main thread's alone.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import execlog, prompt, roadmap, state, summary
+from gsd import errorlog, execlog, prompt, roadmap, state, summary
 from gsd.agents import EXECUTOR
 from gsd.dispatch import Dispatcher
-from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError
+from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError
 from gsd.git import Git
+from gsd.graph import PhaseGraph
+from gsd.live import Console
 from gsd.lock import RunLock
 from gsd.models import Plan, Task
 from gsd.phases import Phase
 from gsd.project import Project
-from gsd.taskrun import TaskOutcome, run_task
+from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
+from gsd.worktree import Worktrees, branch_of
 
 TRANSIENT = frozenset({"timeout", "timeout-kill"})  # retried (SPEC 7 step 5)
 
@@ -73,6 +77,8 @@ class RunOptions(NamedTuple):
     allow_dirty: bool = False
     auto: bool = False
     only_plan: str | None = None  # `gsd execute-plan ID`: this plan alone
+    max_parallel: int | None = None  # `--max-parallel K`; 1 runs everything in place
+    only_wave: int | None = None  # `--wave W`: this wave alone
 
 
 class RunResult(NamedTuple):
@@ -81,59 +87,98 @@ class RunResult(NamedTuple):
     message: str
 
 
-def say(line: str) -> None:
-    """Progress a person can follow in a terminal and in CI logs."""
-    sys.stderr.write(f"[gsd] {line}\n")
-    sys.stderr.flush()
+class PlanEnd(NamedTuple):
+    """How one plan's run ended: complete, failed or paused (at a human checkpoint)."""
+
+    plan: Plan
+    status: str
+    message: str = ""  # the progress line that says what happened
+    error_type: str | None = None
+    details: str = ""
+    attempts: tuple[TaskOutcome, ...] = ()  # every attempt, failed ones too (SUMMARY issues)
+    started: datetime | None = None
+    finished: datetime | None = None
 
 
 def execute_phase(
-    project: Project, phase: Phase, options: RunOptions, environ: Mapping[str, str] = os.environ
+    project: Project,
+    phase: Phase,
+    options: RunOptions,
+    environ: Mapping[str, str] = os.environ,
+    console: Console | None = None,
 ) -> RunResult:
     git = Git(project.root)
-    registry = git.git_dir / "gsd" / "running"
-    # 1. one live run per project; a dead run's lock and processes are taken over
-    with RunLock(project.planning, registry):
-        # a run killed during a spawn left a checkpoint open: put the tree back first
-        for tag in git.recover():
-            say(f"rolled back {tag}, left open by an interrupted run")
-        # 2. config, roster, plans; refuse to run on validation errors
-        folder = phase.path.relative_to(project.root).as_posix()
-        report = validate(project, [folder])
-        if report.errors:
-            raise GsdError(
-                f"{folder} has {report.errors} validation error(s); nothing was run",
-                hint=f"see `gsd validate --phase {phase.number}`",
-            )
-        graph = project.phase_graph(phase)
-        if options.only_plan is not None:
-            _check_plan_ready(phase, graph.plans, options.only_plan)
-        run = _Run(project, git, phase, options, environ, len(graph.waves))
-        _commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
-        run.journal.event("run-start", phase=phase.name)
-        for wave_number, wave in enumerate(graph.waves, 1):
-            # 4. waves in order (plans one after another, in place)
-            if len(wave) > 1:
-                say(f"phase {phase.number} wave {wave_number}/{len(graph.waves)}: "
-                    f"{len(wave)} plans run one after another in place")  # fmt: skip
-            for plan_id in wave:
-                if options.only_plan is not None and plan_id != options.only_plan:
-                    continue
-                # 3. what is already done: plans with a SUMMARY (tasks: in run.plan)
-                if summary.exists(phase.path, plan_id):
-                    say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
-                    continue
-                stopped = run.plan(graph.plans[plan_id], wave_number)
-                if stopped is not None:
-                    run.journal.event("run-end", status="stopped")
-                    _commit_docs(project, git, run.journal, f"docs({plan_id}): run stopped")
-                    return RunResult(stopped[0], run.outcomes, stopped[1])
-        if not run.outcomes:  # everything was done already: nothing to record
-            run.journal.discard()
-            return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete")
-        run.journal.event("run-end", status="complete")
-        _commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
-        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name} complete")
+    console = console or Console()
+    try:
+        # 1. one live run per project; a dead run's lock and processes are taken over
+        with RunLock(project.planning, running_registry(git)):
+            return _execute(project, git, phase, options, environ, console)
+    finally:
+        console.close()
+
+
+def _execute(
+    project: Project,
+    git: Git,
+    phase: Phase,
+    options: RunOptions,
+    environ: Mapping[str, str],
+    console: Console,
+) -> RunResult:
+    say = console.say
+    # a run killed during a spawn left a checkpoint open, or a merge half done
+    for tag in git.recover():
+        say(f"rolled back {tag}, left open by an interrupted run")
+    worktrees = Worktrees(git)
+    for line in worktrees.tidy():
+        say(line)
+    # 2. config, roster, plans; refuse to run on validation errors
+    folder = phase.path.relative_to(project.root).as_posix()
+    report = validate(project, [folder])
+    if report.errors:
+        raise GsdError(
+            f"{folder} has {report.errors} validation error(s); nothing was run",
+            hint=f"see `gsd validate --phase {phase.number}`",
+        )
+    graph = project.phase_graph(phase)
+    if options.only_plan is not None:
+        _check_plan_ready(phase, graph.plans, options.only_plan)
+    if options.only_wave is not None:
+        if not 1 <= options.only_wave <= len(graph.waves):
+            raise InputError(f"{phase.name} has {len(graph.waves)} wave(s); no wave "
+                             f"{options.only_wave}")  # fmt: skip
+        for plan_id in graph.waves[options.only_wave - 1]:
+            _check_plan_ready(phase, graph.plans, plan_id)
+    run = _Run(project, git, phase, graph, options, environ, console, worktrees)
+    _commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
+    run.journal.event("run-start", phase=phase.name)
+    for number, wave in enumerate(graph.waves, 1):
+        # 4. waves in order
+        pending = []
+        if options.only_wave not in (None, number):
+            continue
+        for plan_id in wave:
+            if options.only_plan is not None and plan_id != options.only_plan:
+                continue
+            # 3. what is already done: plans with a SUMMARY (tasks: in run.tasks)
+            if summary.exists(phase.path, plan_id):
+                say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
+                continue
+            pending.append(graph.plans[plan_id])
+        stopped = run.wave(number, pending) if pending else None
+        if stopped is not None:
+            code, message, end = stopped
+            run.journal.event("run-end", status="stopped")
+            run.session(_one_line(message), end.plan.path)
+            _commit_docs(project, git, run.journal, f"docs({end.plan.id}): run stopped")
+            return RunResult(code, run.sorted_outcomes(), message)
+    if not run.outcomes:  # everything was done already: nothing to record
+        run.journal.discard()
+        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete")
+    run.journal.event("run-end", status="complete")
+    run.session(f"Completed phase {phase.name}", "None")
+    _commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
+    return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete")
 
 
 class _Run:
@@ -144,15 +189,20 @@ class _Run:
         project: Project,
         git: Git,
         phase: Phase,
+        graph: PhaseGraph,
         options: RunOptions,
         environ: Mapping[str, str],
-        waves: int,
+        console: Console,
+        worktrees: Worktrees,
     ) -> None:
-        self.project, self.git, self.phase, self.options = project, git, phase, options
-        self.environ, self.waves = environ, waves
+        self.project, self.git, self.phase, self.graph = project, git, phase, graph
+        self.options, self.environ, self.console = options, environ, console
+        self.worktrees = worktrees
+        self.say = console.say
+        self.waves = len(graph.waves)
         agents, warnings = project.agents()
         for warning in warnings:
-            say(f"warning: {warning}")
+            self.say(f"warning: {warning}")
         self.agents = agents
         self.dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
                                      cli_timeout=options.timeout, environ=environ)  # fmt: skip
@@ -165,22 +215,178 @@ class _Run:
         self.scope = str(scope)
         self.retries = int(project.config.number("specialists.max_retries"))
         self.fallback = project.config.flag("voltagent.fallback_on_error")
+        self.parallel = _max_parallel(project, options)
+        self.cancel = threading.Event()  # set when gsd is interrupted during a parallel wave
         self.outcomes: list[TaskOutcome] = []
 
-    def plan(self, plan: Plan, wave: int) -> tuple[int, str] | None:
-        """Tasks of one plan in order (SPEC 7 step 5); None when the plan completed."""
+    # -- waves -------------------------------------------------------------------------
+
+    def wave(self, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
+        """Run one wave's pending plans; (exit code, message, plan) when the run stops."""
+        where = f"phase {self.phase.number} wave {number}/{self.waves}"
+        if self.parallel > 1 and len(plans) > 1:
+            groups = self.graph.sequential_groups([p.id for p in plans])
+            self.say(f"{where}: {len(plans)} plans in parallel worktrees ({len(groups)} "
+                     f"group(s), at most {self.parallel} at once)")  # fmt: skip
+            ends = self.in_parallel(number, groups)
+        else:
+            if len(plans) > 1:
+                self.say(f"{where}: {len(plans)} plans one after another in place")
+            ends = []
+            for plan in plans:
+                if self.worktrees.has_branch(plan.id):  # an earlier parallel run began it
+                    end = self.in_worktree(plan, number, self.git.head() or "HEAD")
+                    end = self.merge(end) if end.status == "complete" else end
+                else:
+                    end = self.in_place(plan, number)
+                ends.append(end)
+                if end.status != "complete":
+                    break
+        return self.settle(ends)
+
+    def in_parallel(self, number: int, groups: list[list[str]]) -> list[PlanEnd]:
+        """Groups of plans side by side, each plan in its worktree (plans of one group,
+        which share files, one after another); then every complete plan is merged back
+        in plan order. A plan built on one that could not be merged is not merged."""
+        start = self.git.head() or "HEAD"
+        pool = ThreadPoolExecutor(max_workers=min(self.parallel, len(groups)),
+                                  thread_name_prefix="gsd-plan")  # fmt: skip
+        try:
+            futures = [pool.submit(self.group, group, number, start) for group in groups]
+            results = [future.result() for future in futures]
+        except BaseException:
+            self.cancel.set()  # agents are ended, their attempts rolled back
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+        order = {pid: i for i, pid in enumerate(self.graph.plans)}
+        group_of = {pid: i for i, group in enumerate(groups) for pid in group}
+        ends: list[PlanEnd] = []
+        blocked: set[int] = set()  # groups whose earlier plan could not be merged
+        for end in sorted((e for r in results for e in r), key=lambda e: order[e.plan.id]):
+            group = group_of[end.plan.id]
+            if end.status == "complete" and group in blocked:
+                end = end._replace(status="failed", error_type="merge-conflict",
+                                   message=f"plan {end.plan.id}: not merged, it builds on a "
+                                           "plan that could not be merged",
+                                   details="builds on a plan whose merge conflicted")  # fmt: skip
+                self.worktrees.close(end.plan.id, delete_branch=False)
+            elif end.status == "complete":
+                end = self.merge(end)
+            if end.status != "complete":
+                blocked.add(group)
+            ends.append(end)
+        return ends
+
+    def group(self, plan_ids: list[str], number: int, start: str) -> list[PlanEnd]:
+        """Plans that share files, one after another, each on the one before (a thread)."""
+        ends = []
+        for plan_id in plan_ids:
+            if self.cancel.is_set():
+                break
+            end = self.in_worktree(self.graph.plans[plan_id], number, start)
+            ends.append(end)
+            if end.status != "complete":
+                break
+            start = self.git.branch_tip(branch_of(plan_id)) or start
+        return ends
+
+    def settle(self, ends: list[PlanEnd]) -> tuple[int, str, PlanEnd] | None:
+        """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4)."""
+        stopped = [e for e in ends if e.status != "complete"]
+        for end in stopped:
+            _block(self.project, end.plan, end.error_type or "unknown", end.details)
+        failed = [e for e in stopped if e.status == "failed"]
+        if failed:
+            more = f" (and {len(failed) - 1} more failed plan(s))" if len(failed) > 1 else ""
+            return EXIT_FINDINGS, failed[0].message + more, failed[0]
+        if stopped:
+            return EXIT_PAUSED, stopped[0].message, stopped[0]
+        return None
+
+    # -- plans -------------------------------------------------------------------------
+
+    def in_place(self, plan: Plan, wave: int) -> PlanEnd:
+        """A plan run in the repository itself, its bookkeeping committed when it ends."""
+        end = self.tasks(plan, wave, self.git, self.committed)
+        if end.status == "complete":
+            # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
+            # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
+            _update_state(self.project, self.phase, end)
+            self._write_summary(end, self.phase.path)
+            self.journal.event("plan-complete", plan=plan.id)
+            _commit_docs(self.project, self.git, self.journal, f"docs({plan.id}): complete plan")
+            self.say(f"plan {plan.id}: complete")
+        return end
+
+    def in_worktree(self, plan: Plan, wave: int, start: str) -> PlanEnd:
+        """A plan run in its own worktree; when complete, its SUMMARY.md is committed on
+        its branch, and STATE.md and ROADMAP.md wait for the merge (`merge`)."""
+        try:
+            place, recovered = self.worktrees.open(plan.id, start)
+        except GsdError as exc:
+            return PlanEnd(plan, "failed", f"plan {plan.id}: {exc}", "unknown", str(exc))
+        for tag in recovered:
+            self.say(f"rolled back {tag}, left open by an interrupted run")
+        end = self.tasks(plan, wave, place, place.committed_tasks())
+        if end.status == "complete":
+            folder = place.root / self.phase.path.relative_to(self.project.root)
+            written = self._write_summary(end, folder)
+            place.commit_docs(f"docs({plan.id}): plan summary",
+                              [written.relative_to(place.root).as_posix()])  # fmt: skip
+        else:
+            self.worktrees.close(plan.id, delete_branch=False)  # the branch keeps its work
+        return end
+
+    def merge(self, end: PlanEnd) -> PlanEnd:
+        """Merge a complete plan's branch back `--no-ff`, STATE.md and ROADMAP.md updated
+        in the merge commit itself: a run killed before it commits merges again."""
+        plan = end.plan
+        branch = branch_of(plan.id)
+        message = f"Merge branch '{branch}': plan {plan.id} complete\n"
+        conflicts = self.git.start_merge(branch, message)
+        if conflicts:
+            details = (
+                f"merging {branch} conflicts in {', '.join(conflicts[:5])}; the branch is "
+                f"kept: merge it by hand (git merge {branch}), then run again"
+            )
+            self.journal.event("merge", plan=plan.id, branch=branch, status="conflict",
+                               files=conflicts)  # fmt: skip
+            _log_error(self.journal, plan, "merge-conflict", details, branch)
+            self.worktrees.close(plan.id, delete_branch=False)
+            self.say(f"plan {plan.id}: merge-conflict: {details}")
+            return end._replace(status="failed", error_type="merge-conflict", details=details,
+                                message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
+        _update_state(self.project, self.phase, end)
+        self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
+        self.journal.event("plan-complete", plan=plan.id)
+        paths = _docs_paths(self.project, self.git, self.journal)
+        try:
+            sha = self.git.finish_merge(message, paths)
+        except GsdError as exc:  # a failing pre-commit hook, no identity, ...
+            self.git.abort_merge()
+            self.worktrees.close(plan.id, delete_branch=False)
+            return end._replace(status="failed", error_type="unknown", details=str(exc),
+                                message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
+        self.worktrees.close(plan.id, delete_branch=True)
+        self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
+        return end
+
+    def tasks(self, plan: Plan, wave: int, place: Git, committed: Mapping[str, str]) -> PlanEnd:
+        """Tasks of one plan in order (SPEC 7 step 5), in `place` (the repository or the
+        plan's worktree); stops at the first failure or unanswered human checkpoint."""
         project, phase = self.project, self.phase
         started = datetime.now(timezone.utc)
         plan_text = (project.root / plan.path).read_text(encoding="utf-8")
         summaries = _summaries(project, plan)
         earlier: list[tuple[int, str | None]] = []
-        attempts: list[TaskOutcome] = []  # every attempt, failed ones too (SUMMARY issues)
+        attempts: list[TaskOutcome] = []
         for task in plan.tasks:
             label = (
                 f"phase {phase.number} wave {wave}/{self.waves} plan {plan.id} task {task.index}"
             )
-            if f"{plan.id}-{task.index}" in self.committed:
-                say(f"{label}: already committed, skipped")
+            if f"{plan.id}-{task.index}" in committed:
+                self.say(f"{label}: already committed, skipped")
                 earlier.append((task.index, None))
                 continue
             if task.is_checkpoint:
@@ -191,37 +397,26 @@ class _Run:
                         f"{label}: {task.type} waits for a person: {_what_to_check(task)} "
                         f"(then `gsd approve {plan.id}`)"
                     )
-                    _block(project, plan, "checkpoint-paused", message)
                     self.journal.event("checkpoint-paused", plan=plan.id, task=task.index)
-                    say(message)
-                    return EXIT_PAUSED, message
-                say(f"{label}: {task.type} approved ({answer})")
+                    self.say(message)
+                    return PlanEnd(plan, "paused", message, "checkpoint-paused", message,
+                                   tuple(attempts), started)  # fmt: skip
+                self.say(f"{label}: {task.type} approved ({answer})")
                 earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
                 continue
             context = prompt.PromptContext(
-                earlier=list(earlier), summaries=summaries, repo=str(self.git.root),
+                earlier=list(earlier), summaries=summaries, repo=str(place.root),
                 plan_text=plan_text,
             )  # fmt: skip
-            outcome = self.attempts(wave, plan, task, context, label, attempts)
+            outcome = self.attempts(wave, plan, task, context, label, attempts, place)
             self.outcomes.append(outcome)
             if not outcome.success:
-                # 8. error line (written by taskrun), a Blockers line, exit 1
                 message = f"{label}: {outcome.error_type}: {outcome.details}"
-                _block(project, plan, outcome.error_type or "unknown", outcome.details)
-                return EXIT_FINDINGS, message
+                return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
+                               outcome.details, tuple(attempts), started)  # fmt: skip
             earlier.append((task.index, _downstream(outcome)))
-        # 7. the plan is complete: SUMMARY.md, STATE.md, ROADMAP.md, a docs commit
-        text = summary.render(
-            phase_dir=phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
-            outcomes=attempts, task_names={t.index: t.name for t in plan.tasks},
-            started=started, finished=datetime.now(timezone.utc),
-        )  # fmt: skip
-        summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
-        _update_state(project, phase, plan)
-        self.journal.event("plan-complete", plan=plan.id)
-        _commit_docs(project, self.git, self.journal, f"docs({plan.id}): complete plan")
-        say(f"plan {plan.id}: complete")
-        return None
+        return PlanEnd(plan, "complete", f"plan {plan.id}: complete", None, "",
+                       tuple(attempts), started, datetime.now(timezone.utc))  # fmt: skip
 
     def attempts(
         self,
@@ -231,11 +426,12 @@ class _Run:
         context: prompt.PromptContext,
         label: str,
         tried: list[TaskOutcome],
+        place: Git,
     ) -> TaskOutcome:
         """The retry ladder: transient failures retried up to `specialists.max_retries`,
         then one fallback to gsd-executor when `voltagent.fallback_on_error`; validation
         failures and policy violations are final."""
-        journal = self.journal
+        journal, say = self.journal, self.say
         dispatch = self.dispatcher.task(wave, plan, task)
         retries = self.retries
         attempt = 0
@@ -246,11 +442,13 @@ class _Run:
             say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
             journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name,
                           attempt=attempt)  # fmt: skip
-            outcome = run_task(
-                git=self.git, plan=plan, task=task, agent=agent, dispatch=dispatch,
-                prompt=text, attempt=attempt, allow_dirty=self.options.allow_dirty,
-                scope=self.scope, environ=self.environ, error_log=journal.path(JOURNALED[1]),
-            )  # fmt: skip
+            with self.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
+                outcome = run_task(
+                    git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
+                    prompt=text, attempt=attempt, allow_dirty=self.options.allow_dirty,
+                    scope=self.scope, environ=self.environ,
+                    error_log=journal.path(JOURNALED[1]), cancel=self.cancel,
+                )  # fmt: skip
             tried.append(outcome)
             journal.event(
                 "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
@@ -266,6 +464,8 @@ class _Run:
                                     "done, nothing to commit"))  # fmt: skip
                 return outcome
             say(f"{label}: {outcome.error_type}: {outcome.details}")
+            if self.cancel.is_set():
+                return outcome
             if outcome.error_type in TRANSIENT and attempt <= retries:
                 journal.event("retry", plan=plan.id, task=task.index)
                 continue
@@ -278,6 +478,52 @@ class _Run:
                 retries = attempt  # the fallback gets exactly one attempt
                 continue
             return outcome
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _write_summary(self, end: PlanEnd, folder: Path) -> Path:
+        plan = end.plan
+        text = summary.render(
+            phase_dir=self.phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
+            outcomes=list(end.attempts), task_names={t.index: t.name for t in plan.tasks},
+            started=end.started or datetime.now(timezone.utc),
+            finished=end.finished or datetime.now(timezone.utc),
+        )  # fmt: skip
+        path = folder / f"{plan.id}-SUMMARY.md"
+        summary.write(path, text)
+        return path
+
+    def session(self, stopped_at: str, resume_file: str) -> None:
+        """STATE.md's Session Continuity: when this run ended, where, what to resume."""
+        path = self.project.planning / "STATE.md"
+        if path.exists():
+            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            text = state.set_session(
+                state.load(path), last_session=now, stopped_at=stopped_at[:160],
+                resume_file=resume_file,
+            )  # fmt: skip
+            state.save(path, text)
+
+    def sorted_outcomes(self) -> list[TaskOutcome]:
+        """Outcomes in plan and task order (the threads of a wave finish in any order)."""
+        order = {pid: i for i, pid in enumerate(self.graph.plans)}
+        return sorted(self.outcomes, key=lambda o: (order.get(o.plan, 0), o.task, o.attempt))
+
+
+def _max_parallel(project: Project, options: RunOptions) -> int:
+    """How many plans of a wave may run at once; 1 runs them in place (SPEC 7 step 4)."""
+    config = project.config
+    if not config.flag("workflow.use_worktrees") or not config.flag("parallelization.enabled"):
+        return 1
+    if options.max_parallel is not None:
+        return max(1, options.max_parallel)
+    wanted = config.number("parallelization.max_concurrent_agents")
+    if wanted < 1 or wanted != int(wanted):
+        raise GsdError(
+            f"config.json: `parallelization.max_concurrent_agents` is {wanted:g}; "
+            "use a whole number of 1 or more"
+        )
+    return int(wanted)
 
 
 def auto_approves(project: Project, options: RunOptions) -> bool:
@@ -367,11 +613,13 @@ def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
     state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
 
 
-def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
-    """STATE.md's Current Position and ROADMAP.md's checkbox and progress row (SPEC 7)."""
+def _update_state(project: Project, phase: Phase, end: PlanEnd) -> None:
+    """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
+    checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
+    plan = end.plan
     plans = project.phase_plans(phase)
     total = len(plans)
-    done = sum(summary.exists(phase.path, p.id) for p in plans)
+    done = sum(p.id == plan.id or summary.exists(phase.path, p.id) for p in plans)
     complete = done >= total
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     path = project.planning / "STATE.md"
@@ -384,6 +632,10 @@ def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
             last_activity=f"{today} - Completed {plan.id}-PLAN.md",
             progress=done / total if total else 1.0,
         )
+        minutes = max(1, round(_seconds(end) / 60))
+        files = {f for o in end.attempts if o.success for f in o.changed}
+        text = state.record_metric(text, plan_id=plan.id, duration=f"{minutes}min",
+                                   tasks=len(plan.tasks), files=len(files))  # fmt: skip
         state.save(path, text)
     road = project.planning / "ROADMAP.md"
     if road.exists():
@@ -394,15 +646,37 @@ def _update_state(project: Project, phase: Phase, plan: Plan) -> None:
         roadmap.save(road, text)
 
 
+def _seconds(end: PlanEnd) -> float:
+    if end.started is None or end.finished is None:
+        return 0.0
+    return (end.finished - end.started).total_seconds()
+
+
+def _log_error(journal: Journal, plan: Plan, kind: str, details: str, where: str) -> None:
+    """A failure that is no task's attempt (a merge) in the error log."""
+    errorlog.append(
+        journal.path(JOURNALED[1]),
+        errorlog.ErrorRecord(phase=plan.phase, plan=plan.id.rsplit("-", 1)[1], task="-",
+                             specialist="gsd", error_type=kind, details=details,
+                             git_state=where),  # fmt: skip
+    )
+
+
 def _commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:
     """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9)."""
-    journal.flush()
-    if not project.config.flag("git.commit_docs"):
-        return
-    paths = [p for p in git.dirty_paths() + sorted(git.untracked_files())
-             if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
+    paths = _docs_paths(project, git, journal)
     if paths:
         git.commit_docs(message, paths)
+
+
+def _docs_paths(project: Project, git: Git, journal: Journal) -> list[str]:
+    """The journal flushed into .planning/; the paths there to commit (none when
+    `git.commit_docs` is false: then they stay in the working tree for a person)."""
+    journal.flush()
+    if not project.config.flag("git.commit_docs"):
+        return []
+    return [p for p in git.dirty_paths() + sorted(git.untracked_files())
+            if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
 
 
 def _one_line(text: str) -> str:

@@ -531,6 +531,85 @@ class Git:
                     tasks.setdefault(value.strip(), sha)
         return tasks
 
+    # -- worktrees and merges (parallel plans, SPEC 7 step 4) ---------------------------
+
+    def branch_tip(self, branch: str) -> str | None:
+        """The commit a local branch points at, or None when there is no such branch."""
+        done = self._run("rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}",
+                         ok=(0, 1))  # fmt: skip
+        return done.out.strip() or None
+
+    def plan_branches(self) -> dict[str, str]:
+        """gsd's plan branches (`gsd/{plan}`), short name -> the commit each points at."""
+        return {
+            ref.removeprefix("refs/heads/"): sha
+            for ref, sha in self._ref_table().items()
+            if ref.startswith(PLAN_BRANCH_PREFIX)
+        }
+
+    def head_contains(self, sha: str) -> bool:
+        """Whether `sha` is HEAD or one of its ancestors (a merged branch's tip is)."""
+        head = self.head()
+        return head is not None and self._descends(head, sha)
+
+    def worktrees(self) -> dict[Path, str | None]:
+        """Linked and main worktrees of this repository: path -> branch (None: detached)."""
+        found: dict[Path, str | None] = {}
+        path: Path | None = None
+        for line in self._run("worktree", "list", "--porcelain").out.splitlines():
+            if line.startswith("worktree "):
+                path = Path(line[len("worktree ") :]).resolve()
+                found[path] = None
+            elif line.startswith("branch refs/heads/") and path is not None:
+                found[path] = line[len("branch refs/heads/") :]
+        return found
+
+    def add_worktree(self, path: Path, branch: str, start: str) -> None:
+        """Check `branch` out at `path`; the branch is created at `start` if it is new."""
+        self._run("worktree", "prune")  # forget worktrees whose folder is gone
+        if self.branch_tip(branch) is None:
+            self._run("worktree", "add", "-q", "-b", branch, str(path), start)
+        else:
+            self._run("worktree", "add", "-q", str(path), branch)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a linked worktree and its folder (a missing one is not an error)."""
+        self._run("worktree", "remove", "--force", str(path), ok=(0, 128))
+        self._run("worktree", "prune")
+
+    def delete_branch(self, branch: str) -> None:
+        self._run("update-ref", "-m", "gsd: plan merged", "-d", f"refs/heads/{branch}")
+
+    def merge_head(self) -> str | None:
+        """The commit being merged when a merge stopped half way, else None."""
+        try:
+            return (self.git_dir / "MERGE_HEAD").read_text().split()[0]
+        except (OSError, IndexError):
+            return None
+
+    def start_merge(self, branch: str, message: str) -> list[str]:
+        """`git merge --no-ff --no-commit`: [] when it applied cleanly (the commit is
+        `finish_merge`'s), else the conflicted paths, with the merge already aborted."""
+        done = self._run("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch,
+                         ok=(0, 1))  # fmt: skip
+        if done.status == 0:
+            return []
+        conflicted = _split(self._run("diff", "--name-only", "-z", "--diff-filter=U").out)
+        self.abort_merge()
+        return conflicted or [_reason(done.err) or "merge failed"]
+
+    def finish_merge(self, message: str, paths: list[str]) -> str:
+        """Commit the merge `start_merge` prepared, with `paths` (gsd's bookkeeping) added."""
+        if paths:
+            self._run("add", "-A", "--", *(_literal(p) for p in paths))
+        self._run("commit", "-q", "--cleanup=verbatim", "-m", message)
+        sha = self._head_from_files() or self.head()
+        assert sha is not None
+        return sha
+
+    def abort_merge(self) -> None:
+        self._run("merge", "--abort", ok=(0, 128))
+
     # -- internals ---------------------------------------------------------------------
 
     def _run(self, command: str, *args: str, ok: tuple[int, ...] = (0,)) -> _Result:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -67,6 +68,7 @@ def run(argv: list[str], *, cwd: Path | None = None, input: str | None = None) -
 
 EXIT_TIMEOUT = 124  # ended by SIGTERM after the timeout (GNU timeout's status)
 EXIT_KILLED = 137  # needed SIGKILL after the grace period (128 + 9)
+EXIT_INTERRUPTED = 130  # ended because gsd itself was interrupted (128 + SIGINT)
 _POLL_S = 0.05
 
 
@@ -96,6 +98,7 @@ def supervise(
     env: dict[str, str] | None = None,
     stdin_path: Path | None = None,
     registry: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> Spawned:
     """Run a program in its own session and process group, never for longer than asked.
 
@@ -106,7 +109,9 @@ def supervise(
       (exit 124, or 137 when SIGKILL was needed);
     - when the program exits on its own, anything left in its group is ended the same way;
     - the child gets SIGKILL if gsd dies (Linux parent-death signal), and the group is
-      recorded in `registry` until it is gone, so the next run can reap it.
+      recorded in `registry` until it is gone, so the next run can reap it;
+    - when `cancel` is set (gsd is interrupted while other threads supervise), the group
+      is ended as on a timeout and the exit status is 130 (as for Ctrl-C).
     A program that cannot be started is a result (exit 127, `error` set), not an exception.
     """
     import time
@@ -142,11 +147,14 @@ def supervise(
     timed_out = killed = False
     try:
         try:
-            code = child.wait(timeout=timeout_s)
+            code = _wait(child, timeout_s, cancel)
         except subprocess.TimeoutExpired:
             timed_out = True
             killed = not _end_group(child.pid, grace_s, leader=child)
             code = EXIT_KILLED if killed else EXIT_TIMEOUT
+        except _Cancelled:
+            _end_group(child.pid, grace_s, leader=child)
+            code = EXIT_INTERRUPTED
         leftovers = _group_size(child.pid)
         if leftovers:
             _end_group(child.pid, grace_s)
@@ -159,6 +167,28 @@ def supervise(
         tuple(argv), code, timed_out, killed, time.monotonic() - started,
         stdout_path, stderr_path, child.pid, None, leftovers,
     )  # fmt: skip
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _wait(child: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None) -> int:
+    """`child.wait(timeout_s)`, looking at `cancel` every 0.2 s when there is one."""
+    import time
+
+    if cancel is None:
+        return child.wait(timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise subprocess.TimeoutExpired(child.args, timeout_s)
+        try:
+            return child.wait(timeout=min(remaining, 0.2))
+        except subprocess.TimeoutExpired:
+            if cancel.is_set():
+                raise _Cancelled from None
 
 
 def _prctl() -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -63,11 +64,13 @@ def run_task(
     scope: str = "warn",
     environ: Mapping[str, str] = os.environ,
     error_log: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
     A failure is appended to `error_log` (default: .planning/specialist-errors.jsonl;
     the orchestrator passes its journal, so the work tree stays clean between tasks).
+    Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or errorlog.log_path(git.root)
     root = git.root
@@ -98,7 +101,8 @@ def run_task(
         stderr_path=prompt_file.parent / "stderr",
         timeout_s=dispatch.timeout_s,
         grace_s=dispatch.grace_s,
-        registry=git.git_dir / "gsd" / "running",
+        registry=running_registry(git),
+        cancel=cancel,
     )
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(
@@ -120,7 +124,7 @@ def run_task(
         )
     error_type, details = verdict.error_type, verdict.reason
     if verdict.success:
-        error_type, details = _verify(git, task, dispatch, environ)
+        error_type, details = _verify(git, task, dispatch, environ, cancel)
 
     violations = enforce.check(
         tier=agent.tier,
@@ -164,8 +168,18 @@ def run_task(
     return outcome
 
 
+def running_registry(git: Git) -> Path:
+    """Where supervised groups are recorded: one folder for the main worktree and every
+    linked one, so the run lock can reap whatever a killed run left anywhere."""
+    return git.common_dir / "gsd" / "running"
+
+
 def _verify(
-    git: Git, task: Task, dispatch: TaskDispatch, environ: Mapping[str, str]
+    git: Git,
+    task: Task,
+    dispatch: TaskDispatch,
+    environ: Mapping[str, str],
+    cancel: threading.Event | None = None,
 ) -> tuple[str | None, str]:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's."""
     commands = automated_commands(task)
@@ -191,7 +205,8 @@ def _verify(
                 stderr_path=run_dir / f"verify-{number}.out",
                 timeout_s=dispatch.timeout_s,
                 grace_s=dispatch.grace_s,
-                registry=git.git_dir / "gsd" / "running",
+                registry=running_registry(git),
+                cancel=cancel,
             )
             if done.exit_code != 0:
                 last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]

@@ -1,0 +1,74 @@
+"""Where the plans of a parallel wave run (SPEC 7 step 4): one `git worktree` per plan,
+on branch `gsd/{plan}`, kept under .git/gsd/worktrees/ until the plan is merged back."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+from gsd.git import Git
+
+
+def branch_of(plan_id: str) -> str:
+    """`gsd/{phase}-{plan}`: plan ids already read `01-02`."""
+    return f"gsd/{plan_id}"
+
+
+class Worktrees:
+    """The plan worktrees of one repository; safe to use from the threads of a wave."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git  # the main worktree, where plans are merged back
+        self.folder = git.common_dir / "gsd" / "worktrees"
+        self._lock = threading.Lock()  # `git worktree add/remove` one at a time
+
+    def has_branch(self, plan_id: str) -> bool:
+        """A branch an earlier run left for this plan (its work continues there)."""
+        with self._lock:
+            return self.git.branch_tip(branch_of(plan_id)) is not None
+
+    def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
+        """The plan's worktree: reused if it exists, else added on its branch (created at
+        `start` when new). A checkpoint a killed run left open in it is rolled back first;
+        the second value lists such checkpoints."""
+        branch = branch_of(plan_id)
+        with self._lock:
+            where = next((p for p, b in self.git.worktrees().items() if b == branch), None)
+            if where is None:
+                where = self.folder / plan_id
+                if where.exists():  # a folder git no longer knows: ours, and stale
+                    shutil.rmtree(where)
+                where.parent.mkdir(parents=True, exist_ok=True)
+                self.git.add_worktree(where, branch, start)
+        place = Git(where)
+        return place, place.recover()
+
+    def close(self, plan_id: str, *, delete_branch: bool) -> None:
+        """Remove the plan's worktree; its branch too once it is merged."""
+        branch = branch_of(plan_id)
+        with self._lock:
+            for path, name in self.git.worktrees().items():
+                if name == branch and path != self.git.root:
+                    self.git.remove_worktree(path)
+            if delete_branch:
+                self.git.delete_branch(branch)
+
+    def tidy(self) -> list[str]:
+        """What a run killed around a merge left behind, put straight: a half-done merge
+        of a plan branch is aborted (the merge runs again), and worktrees and branches
+        of plans already merged are removed. Returns one line per thing done."""
+        done = []
+        branches = self.git.plan_branches()
+        merging = self.git.merge_head()
+        if merging is not None and merging in branches.values():
+            self.git.abort_merge()
+            done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
+        for branch, tip in sorted(branches.items()):
+            if self.git.head_contains(tip):
+                self.close(branch.removeprefix("gsd/"), delete_branch=True)
+                done.append(f"removed {branch}: nothing on it left to merge")
+        return done
+
+
+def _name_of(branches: dict[str, str], sha: str) -> str:
+    return next(name for name, tip in branches.items() if tip == sha)
