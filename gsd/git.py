@@ -328,7 +328,8 @@ class Git:
         os.replace(temp, path)
 
     def recover(self) -> list[str]:
-        """Roll back every checkpoint a killed run left open; return their tags."""
+        """Roll back every checkpoint a killed run left open; return their tags. A
+        checkpoint whose task was committed on top of it only loses its tag."""
         import json
 
         folder = self.git_dir / "gsd" / "checkpoints"
@@ -340,11 +341,24 @@ class Git:
             except (OSError, ValueError, TypeError, KeyError):
                 path.unlink(missing_ok=True)  # a record torn by the crash itself
                 continue
-            if self._run("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).status == 0:
+            if self._run("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).status != 0:
+                pass  # the tag went already: nothing left to undo
+            elif self._committed_since(cp):
+                self.delete_checkpoint(cp)  # killed after the task commit: the work stays
+            else:
                 self.rollback(cp)
                 recovered.append(cp.tag)
             path.unlink(missing_ok=True)
         return recovered
+
+    def _committed_since(self, cp: Checkpoint) -> bool:
+        """Whether the checkpoint's task was committed on top of it (gsd was killed between
+        the task commit and the tag's removal)."""
+        match = _CHECKPOINT_NAME.match(cp.tag)
+        if match is None or self.head() is None or not self._descends("HEAD", cp.head):
+            return False
+        task_id = f"{match['plan']}-{match['task']}"
+        return task_id in self.committed_tasks(since=cp.head)
 
     def list_checkpoints(self) -> list[CheckpointTag]:
         """The checkpoint tags in the repository, oldest first; odd names are skipped."""

@@ -54,10 +54,15 @@ class Worktrees:
                 self.git.delete_branch(branch)
 
     def tidy(self) -> list[str]:
-        """What a run killed around a merge left behind, put straight: a half-done merge
-        of a plan branch is aborted (the merge runs again), and worktrees and branches
-        of plans already merged are removed. Returns one line per thing done."""
+        """What a killed run left behind, put straight: checkpoints open in plan
+        worktrees are rolled back, a half-done merge of a plan branch is aborted (the
+        merge runs again), and worktrees and branches with nothing left to merge are
+        removed. Returns one line per thing done."""
         done = []
+        for path, branch in self.git.worktrees().items():
+            if branch is not None and branch.startswith("gsd/") and path != self.git.root:
+                for tag in Git(path).recover():  # a spawn a killed run left in it
+                    done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
         branches = self.git.plan_branches()
         merging = self.git.merge_head()
         if merging is not None and merging in branches.values():

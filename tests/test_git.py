@@ -564,3 +564,18 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
     assert status.head == g.head()
     if action != "commit":  # (that agent's `git add -A` committed the old file)
         assert "old-untracked.txt" in status.untracked | status.changed
+
+
+def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: Project) -> None:
+    root = repo.root
+    g = Git(root)
+    head = git(root, "rev-parse", "HEAD")
+    g.create_checkpoint("01-02", 1)
+    repo.write("a.txt", "half done\n")  # gsd killed during the spawn
+    assert Git(root).recover() and git(root, "rev-parse", "HEAD") == head
+    assert (root / "a.txt").read_text() == "a.txt v1\n" and checkpoint_tags(root) == []
+    g.create_checkpoint("01-02", 1)
+    repo.write("a.txt", "done\n")
+    sha = g.commit_task("01-02", 1, "Task 1", "worker")  # killed before the tag went
+    assert Git(root).recover() == [] and git(root, "rev-parse", "HEAD").strip() == sha
+    assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []

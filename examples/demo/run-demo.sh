@@ -52,8 +52,8 @@ step "gsd errors  (the failed attempts: the hung task's timeouts, rolled back)"
 step "gsd report  (the run: timeline, then attempts, seconds, tokens and cost)"
 "$GSD" report
 
-step "git log --oneline"
-git log --oneline
+step "git log --oneline --graph"
+git log --oneline --graph
 
 step "demo repository: $repo"
 if [ "$status" -ne 0 ]; then

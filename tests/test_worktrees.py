@@ -1,0 +1,326 @@
+"""Parallel waves end to end (SPEC 7 step 4): plans in worktrees on `gsd/{plan}`, merged
+back `--no-ff` in plan order; conflicts; overlap groups; resume after SIGKILL of gsd
+during a spawn, between a commit and the state write, and during a merge."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, git
+from tests.test_execute import REPORT
+from tests.test_proc import alive_with
+
+# A test agent steered by files in a control folder (its first argument):
+#   meet-P-N     write started-P-N, then wait (30 s at most) for started-{content}
+#   hang-P-N     sleep until killed
+#   write-P-N    "path=text": write that instead of src/tP_N.py
+#   need-P-N     a path that must exist in the agent's checkout (else exit 4)
+AGENT = """\
+import os, sys, time
+control = sys.argv[1]
+plan, task = os.environ["GSD_PLAN"], os.environ["GSD_TASK"]
+def ask(kind):
+    path = os.path.join(control, f"{{kind}}-{{plan}}-{{task}}")
+    return open(path).read().strip() if os.path.exists(path) else None
+open(os.path.join(control, f"started-{{plan}}-{{task}}"), "w").close()
+other = ask("meet")
+if other:
+    deadline = time.time() + 30
+    while not os.path.exists(os.path.join(control, f"started-{{other}}")):
+        if time.time() > deadline:
+            sys.exit(5)
+        time.sleep(0.05)
+if ask("hang"):
+    time.sleep(120)
+need = ask("need")
+if need and not os.path.exists(need):
+    sys.exit(4)
+target, _, text = (ask("write") or f"src/t{{plan}}_{{task}}.py=# {{plan}} {{task}}").partition("=")
+os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+open(target, "w").write(text + "\\n")
+print("{report}")
+"""
+
+AGENT_FILE = """\
+---
+name: {name}
+description: "test agent"
+tools: [read_file, write_file, replace, run_shell_command]
+timeout_mins: 1
+runner: command
+command: ["{python}", "{script}", "{control}"]
+---
+Test persona.
+"""
+
+
+def task(plan: str, n: int, files: str | None = None) -> str:
+    return (
+        f'<task type="auto" specialist="worker">\n<name>Task {n}</name>\n'
+        f"<files>{files or f'src/t{plan}_{n}.py'}</files>\n<action>Write it.</action>\n"
+        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+    )
+
+
+@pytest.fixture
+def control(tmp_path: Path) -> Path:
+    folder = tmp_path / "control"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def repo(git_project, tmp_path: Path, control: Path):
+    """Phase 1: wave 1 = 01-01 (two tasks) and 01-02 side by side; wave 2 = 01-03."""
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT.format(report=REPORT))
+    for name in ("worker", "gsd-executor"):
+        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
+            name=name, python=sys.executable, script=script, control=control))  # fmt: skip
+    git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    git_project.write(".planning/config.json", json.dumps(
+        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
+    git_project.write(".planning/STATE.md", textwrap.dedent("""\
+        # Project State
+
+        ## Current Position
+
+        Phase: 1 of 1 (Alpha)
+        Plan: 0 of 3 in current phase
+        Status: Ready to execute
+
+        ## Performance Metrics
+
+        | Plan | Duration | Tasks | Files |
+        |------|----------|-------|-------|
+        | - | - | - | - |
+
+        ### Blockers/Concerns
+
+        None yet.
+
+        ## Session Continuity
+
+        Last session: never
+        Stopped at: nothing yet
+        Resume file: None
+        """))  # fmt: skip
+    git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
+                     files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
+    git_project.plan("01-02", tasks=task("01-02", 1), files_modified="[src/t01-02_1.py]")
+    git_project.plan("01-03", tasks=task("01-03", 1), depends_on='["01-01", "01-02"]', wave=2,
+                     files_modified="[src/t01-03_1.py]")  # fmt: skip
+    commit_all(git_project.root, "plans")
+    return git_project.root
+
+
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def steer(control: Path, kind: str, task_id: str, value: str = "yes") -> None:
+    (control / f"{kind}-{task_id}").write_text(value)
+
+
+def task_commits(root: Path) -> list[str]:
+    out = git(root, "log", "--format=%(trailers:key=Gsd-Task,valueonly)", "HEAD")
+    return sorted(line.strip() for line in out.splitlines() if line.strip())
+
+
+def merges(root: Path) -> list[str]:
+    return git(root, "log", "--merges", "--reverse", "--format=%s").splitlines()
+
+
+def leftovers(root: Path) -> dict[str, str]:
+    """What a finished run must not leave: worktrees, plan branches, tags, dirt, a merge."""
+    found = {
+        "worktrees": git(root, "worktree", "list", "--porcelain").count("worktree ") - 1,
+        "branches": git(root, "branch", "--list", "--format=%(refname:short)", "gsd/*").strip(),
+        "tags": git(root, "tag", "--list").strip(),
+        "status": git(root, "status", "--porcelain").strip(),
+        "merging": (root / ".git/MERGE_HEAD").exists(),
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+def run_gsd(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gsd", *args], cwd=root, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300,
+    )  # fmt: skip
+
+
+def start_gsd(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gsd", *args], cwd=root,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def wait_for(path: Path, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        assert process is None or process.poll() is None, "gsd ended first"
+        time.sleep(0.05)
+
+
+def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, gsd) -> None:
+    # each plan of wave 1 waits for the other to start: they can only pass side by side
+    steer(control, "meet", "01-01-1", "01-02-1")
+    steer(control, "meet", "01-02-1", "01-01-1")
+    result = gsd("execute-phase", "1", "--format", "json")
+    assert result.code == 0, result.err
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert merges(repo) == [
+        "Merge branch 'gsd/01-01': plan 01-01 complete",
+        "Merge branch 'gsd/01-02': plan 01-02 complete",
+    ]
+    # --no-ff: each merge's second parent is the plan branch's tip, its task commits there
+    second = git(repo, "log", "--merges", "--reverse", "--format=%P").split("\n")[0].split()[1]
+    assert "Gsd-Task: 01-01-2" in git(repo, "log", "-3", "--format=%B", second)
+    assert leftovers(repo) == {}
+    assert "parallel worktrees" in result.err
+    # the third plan (wave 2) ran on the merged result, in place
+    assert (repo / "src/t01-01_1.py").exists() and (repo / "src/t01-03_1.py").exists()
+    folder = repo / ".planning/phases/01-alpha"
+    assert all((folder / f"01-0{n}-SUMMARY.md").exists() for n in (1, 2, 3))
+    state = (repo / ".planning/STATE.md").read_text()
+    assert "Plan: 3 of 3 in current phase" in state and "Status: Phase complete" in state
+    for row in ("| Phase 01 P01 |", "| Phase 01 P02 |", "| Phase 01 P03 |"):
+        assert row in state
+    assert "| 2 tasks | 2 files |" in state.split("P01 |")[1].splitlines()[0]
+    assert "Stopped at: Completed phase 01-alpha" in state and "Last session: never" not in state
+    events = [json.loads(line)["event"] for line in
+              (repo / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    assert events.count("merge") == 2 and events.count("plan-complete") == 3
+    again = gsd("execute-phase", "1")
+    assert again.code == 0 and "already complete" in again.err
+
+
+def test_max_parallel_1_runs_every_plan_in_place(repo, gsd) -> None:
+    result = gsd("execute-phase", "1", "--max-parallel", "1")
+    assert result.code == 0, result.err
+    assert merges(repo) == [] and leftovers(repo) == {}
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+
+
+def test_plans_that_share_files_run_one_after_another(repo, control, gsd) -> None:
+    plan = repo / ".planning/phases/01-alpha/01-02-PLAN.md"
+    shared = "[src/t01-02_1.py, src/t01-01_2.py]"
+    plan.write_text(plan.read_text().replace("[src/t01-02_1.py]", shared))
+    commit_all(repo, "01-02 shares a file with 01-01")
+    steer(control, "need", "01-02-1", "src/t01-01_2.py")  # built on 01-01's branch
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert "1 group(s)" in result.err
+    assert len(merges(repo)) == 2 and leftovers(repo) == {}
+
+
+def test_a_merge_conflict_fails_that_plan_keeps_its_branch_and_stops(repo, control, gsd) -> None:
+    steer(control, "write", "01-01-2", "src/shared.txt=from 01-01")
+    steer(control, "write", "01-02-1", "src/shared.txt=from 01-02")
+    result = gsd("execute-phase", "1")
+    assert result.code == 1
+    assert "01-02: merge-conflict" in result.err and "src/shared.txt" in result.err
+    assert merges(repo) == ["Merge branch 'gsd/01-01': plan 01-01 complete"]
+    assert leftovers(repo) == {"branches": "gsd/01-02"}  # no worktree, no half merge
+    assert "01-03-1" not in task_commits(repo)  # the next wave did not start
+    state = (repo / ".planning/STATE.md").read_text()
+    assert "- [01-02] merge-conflict: merging gsd/01-02 conflicts in src/shared.txt" in state
+    error = json.loads((repo / ".planning/specialist-errors.jsonl").read_text().splitlines()[-1])
+    assert (error["error_type"], error["plan"], error["git_state"]) == (
+        "merge-conflict", "02", "gsd/01-02")
+    # a person merges the branch by hand; the next run tidies up and carries on
+    subprocess.run(["git", "merge", "-q", "-X", "ours", "--no-edit", "gsd/01-02"], cwd=repo,
+                   check=True, capture_output=True)  # fmt: skip
+    resumed = gsd("execute-phase", "1")
+    assert resumed.code == 0, resumed.err
+    assert "removed gsd/01-02" in resumed.err
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert leftovers(repo) == {}
+
+
+def test_gsd_killed_during_parallel_spawns_resumes_exactly(repo, control, tmp_path) -> None:
+    steer(control, "hang", "01-01-2")
+    steer(control, "hang", "01-02-1")
+    process = start_gsd(repo, "execute-phase", "1")
+    wait_for(control / "started-01-01-2", process)
+    wait_for(control / "started-01-02-1", process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    branches = git(repo, "branch", "--list", "--format=%(refname:short)", "gsd/*")
+    assert branches.split() == ["gsd/01-01", "gsd/01-02"]
+    for name in ("hang-01-01-2", "hang-01-02-1"):
+        (control / name).unlink()
+    resumed = run_gsd(repo, "execute-phase", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.count("left open by an interrupted run") == 2
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert leftovers(repo) == {}
+    assert alive_with(str(tmp_path / "agent.py")) == []
+
+
+def kill_hook(root: Path, hook: str, condition: str, pidfile: Path) -> Path:
+    """A git hook that SIGKILLs gsd once (when `condition`, a shell test, holds)."""
+    fired = pidfile.with_suffix(".fired")
+    path = root / ".git/hooks" / hook
+    path.write_text(
+        "#!/bin/sh\n"
+        f'[ -e "{fired}" ] && exit 0\n'
+        f"{condition} || exit 0\n"
+        f'touch "{fired}"\n'
+        f'kill -9 "$(cat "{pidfile}")"\n'
+        "exit 1\n"
+    )
+    path.chmod(0o755)
+    return fired
+
+
+def killed_by_hook(root: Path, pidfile: Path, fired: Path) -> None:
+    process = start_gsd(root, "execute-phase", "1")
+    pidfile.write_text(str(process.pid))
+    process.wait(timeout=300)
+    assert fired.exists() and process.returncode == -signal.SIGKILL
+
+
+def test_gsd_killed_between_a_task_commit_and_the_state_write(repo, tmp_path) -> None:
+    pidfile = tmp_path / "gsd.pid"
+    # post-commit: the last task of 01-03 is committed, SUMMARY and STATE not yet written
+    condition = 'git log -1 --format=%B | grep -q "Gsd-Task: 01-03-1"'
+    fired = kill_hook(repo, "post-commit", condition, pidfile)
+    killed_by_hook(repo, pidfile, fired)
+    assert not (repo / ".planning/phases/01-alpha/01-03-SUMMARY.md").exists()
+    resumed = run_gsd(repo, "execute-phase", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "01-03 task 1: already committed, skipped" in resumed.stderr
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert (repo / ".planning/phases/01-alpha/01-03-SUMMARY.md").exists()
+    assert "Plan: 3 of 3" in (repo / ".planning/STATE.md").read_text()
+    assert leftovers(repo) == {}
+
+
+def test_gsd_killed_during_a_merge_merges_again(repo, tmp_path) -> None:
+    pidfile = tmp_path / "gsd.pid"
+    # pre-commit of the merge commit: the merge is staged, STATE.md edited, not committed
+    fired = kill_hook(repo, "pre-commit", "git rev-parse -q --verify MERGE_HEAD >/dev/null",
+                      pidfile)  # fmt: skip
+    killed_by_hook(repo, pidfile, fired)
+    assert (repo / ".git/MERGE_HEAD").exists()
+    resumed = run_gsd(repo, "execute-phase", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "aborted the merge of gsd/01-01" in resumed.stderr
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert len(merges(repo)) == 2 and leftovers(repo) == {}
