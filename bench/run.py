@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk|task
+    .venv/bin/python bench/run.py --only hook|bulk|task|wave
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
@@ -11,6 +11,8 @@ bulk:  `gsd validate` of N generated plans against a bare read + regex split of 
 task:  gsd's own cost per task (run_task in this process, less the agent alone) against
        a bash script of the same git tag/add/commit/tag -d, in repositories of 100 and
        20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
+wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 1 s,
+       against the same agents started directly 3 at a time (bench/parallel.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -26,6 +28,7 @@ import cProfile
 import datetime
 import gc
 import io
+import math
 import os
 import platform
 import pstats
@@ -40,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
+import parallel  # noqa: E402
 import task  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -399,7 +403,9 @@ def machine() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
-    parser.add_argument("--only", choices=["hook", "bulk", "task"], help="run one benchmark")
+    parser.add_argument(
+        "--only", choices=["hook", "bulk", "task", "wave"], help="run one benchmark"
+    )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
     )
@@ -431,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.only in (None, "task"):
                 task_start = len(_out.getvalue())
                 results.update(task.bench_task(tmp, quick=args.quick, say=say, table=table))
+            if args.only in (None, "wave"):
+                results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
         except (GsdFailed, task.TaskFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
@@ -442,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
         *[
             (f"task_ratio_{n}", f"task: gsd own / git floor, {n:,} files", "x", task.RATIO_TARGET)
             for n in (100, 2_000, 20_000)
+        ],
+        *[
+            (f"wave_ratio_{n}", f"wave: gsd / agents alone, {n} plan(s)", "x",
+             parallel.RATIO_TARGET if n == 3 else math.inf)
+            for n in (1, 3, 9)
         ],
     ]
     rows = [

@@ -579,8 +579,8 @@ class Git:
         return found
 
     def add_worktree(self, path: Path, branch: str, start: str) -> None:
-        """Check `branch` out at `path`; the branch is created at `start` if it is new."""
-        self._run("worktree", "prune")  # forget worktrees whose folder is gone
+        """Check `branch` out at `path`; the branch is created at `start` if it is new.
+        Not beside another `add_worktree`: git reads the other worktrees' folders."""
         if self.branch_tip(branch) is None:
             self._run("worktree", "add", "-q", "-b", branch, str(path), start)
         else:
@@ -589,6 +589,9 @@ class Git:
     def remove_worktree(self, path: Path) -> None:
         """Remove a linked worktree and its folder (a missing one is not an error)."""
         self._run("worktree", "remove", "--force", str(path), ok=(0, 128))
+
+    def prune_worktrees(self) -> None:
+        """Forget linked worktrees whose folder is gone."""
         self._run("worktree", "prune")
 
     def delete_branch(self, branch: str) -> None:
@@ -714,14 +717,24 @@ class Git:
         ]
 
     def _foreign_branches(self) -> set[str]:
-        """Branches checked out in other worktrees of this repository."""
+        """Branches checked out in other worktrees of this repository (full ref names).
+
+        Read from the worktrees' HEAD files, not `git worktree list`, which fails while
+        another thread is adding a worktree (its folder is not complete yet)."""
+        heads = [self.common_dir / "HEAD"]
+        admin = self.common_dir / "worktrees"
+        if admin.is_dir():
+            heads += [entry / "HEAD" for entry in admin.iterdir()]
         branches: set[str] = set()
-        here = True
-        for line in self._run("worktree", "list", "--porcelain").out.splitlines():
-            if line.startswith("worktree "):
-                here = Path(line[len("worktree ") :]).resolve() == self._root
-            elif line.startswith("branch ") and not here:
-                branches.add(line[len("branch ") :])
+        for head in heads:
+            if head.parent == self.git_dir:
+                continue  # this worktree's own
+            try:
+                text = head.read_text().strip()
+            except OSError:
+                continue  # being created or removed right now
+            if text.startswith("ref: refs/heads/"):
+                branches.add(text[len("ref: ") :])
         return branches
 
     def _agent_revs(self, cp: Checkpoint) -> list[str]:

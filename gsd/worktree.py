@@ -20,7 +20,7 @@ class Worktrees:
     def __init__(self, git: Git) -> None:
         self.git = git  # the main worktree, where plans are merged back
         self.folder = git.common_dir / "gsd" / "worktrees"
-        self._lock = threading.Lock()  # `git worktree add/remove` one at a time
+        self._lock = threading.Lock()  # worktrees are added and removed one at a time
 
     def has_branch(self, plan_id: str) -> bool:
         """A branch an earlier run left for this plan (its work continues there)."""
@@ -31,27 +31,25 @@ class Worktrees:
         """The plan's worktree: reused if it exists, else added on its branch (created at
         `start` when new). A checkpoint a killed run left open in it is rolled back first;
         the second value lists such checkpoints."""
-        branch = branch_of(plan_id)
+        where = self.folder / plan_id
+        # one `git worktree add` at a time: it reads the other worktrees' folders, and
+        # fails on one being added; `worktree list` would too (so: no listing here)
         with self._lock:
-            where = next((p for p, b in self.git.worktrees().items() if b == branch), None)
-            if where is None:
-                where = self.folder / plan_id
+            if not (where / ".git").is_file():
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(parents=True, exist_ok=True)
-                self.git.add_worktree(where, branch, start)
+                self.git.add_worktree(where, branch_of(plan_id), start)
         place = Git(where)
         return place, place.recover()
 
     def close(self, plan_id: str, *, delete_branch: bool) -> None:
         """Remove the plan's worktree; its branch too once it is merged."""
-        branch = branch_of(plan_id)
         with self._lock:
-            for path, name in self.git.worktrees().items():
-                if name == branch and path != self.git.root:
-                    self.git.remove_worktree(path)
+            if (self.folder / plan_id).exists():
+                self.git.remove_worktree(self.folder / plan_id)
             if delete_branch:
-                self.git.delete_branch(branch)
+                self.git.delete_branch(branch_of(plan_id))
 
     def tidy(self) -> list[str]:
         """What a killed run left behind, put straight: checkpoints open in plan
@@ -59,6 +57,7 @@ class Worktrees:
         merge runs again), and worktrees and branches with nothing left to merge are
         removed. Returns one line per thing done."""
         done = []
+        self.git.prune_worktrees()  # folders removed by hand
         for path, branch in self.git.worktrees().items():
             if branch is not None and branch.startswith("gsd/") and path != self.git.root:
                 for tag in Git(path).recover():  # a spawn a killed run left in it

@@ -1,0 +1,186 @@
+"""wave (bench/parallel.py): one wave of plans run side by side, against the agents' own sleep.
+
+Run by `bench/run.py` (`--only wave`). For N = 1, 3 and 9 plans in one wave (one task
+each, `max_concurrent_agents: 3`), a fresh git repository gets a phase whose agent is a
+`/bin/sh` script that sleeps 1 s, writes one file and prints a Task Report. Timed with
+time.perf_counter around `subprocess.run` of the installed `gsd execute-phase 1`
+(argv list):
+
+- gsd:   the whole command: start-up, validation, worktrees, spawns, merges, STATE.md,
+         SUMMARY.md, docs commits;
+- floor: the same agent argv started directly, in batches of 3 side by side
+         (Popen, then wait for the batch): what no orchestrator can beat, ideally
+         ceil(N / 3) x 1 s.
+
+Reported: median and minimum of each, gsd / floor (the target for N = 3 is <= 1.3x),
+and gsd's time from the first spawn to the last merge, read from the run's own
+execution-log.jsonl (what the wave itself took, without start-up and final bookkeeping).
+Subject and floor alternate run by run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from task import GIT_ENV, TaskFailed, git, git_environment
+
+REPO = Path(__file__).resolve().parent.parent
+GSD = REPO / ".venv" / "bin" / "gsd"
+RATIO_TARGET = 1.3
+SLEEP_S = 1.0
+PARALLEL = 3
+
+AGENT_SH = """\
+sleep {sleep}
+mkdir -p src
+echo "$GSD_PLAN" > "src/p$GSD_PLAN.txt"
+cat <<'EOF'
+### Task Report
+- Status: success
+- Files Created: src/p$GSD_PLAN.txt
+- Files Modified: none
+- Files Deleted: none
+- Validation: pass
+- Errors: none
+### Downstream Context
+- Key Interfaces Introduced: none
+- Patterns Established: none
+- Warnings: none
+## TASK COMPLETE
+EOF
+"""
+AGENT_MD = """\
+---
+name: worker
+description: "bench agent: sleeps, writes one file, reports"
+tools: [read_file, write_file, replace, run_shell_command]
+runner: command
+command: ["/bin/sh", "{script}"]
+---
+Bench persona.
+"""
+PLAN = """\
+---
+phase: 01-bench
+plan: {n:02d}
+type: execute
+wave: 1
+depends_on: []
+files_modified: [src/p01-{n:02d}.txt]
+autonomous: true
+must_haves:
+  truths: ["src/p01-{n:02d}.txt exists"]
+---
+
+<objective>Write one file.</objective>
+
+<tasks>
+<task type="auto" specialist="worker">
+  <name>Task 1: write src/p01-{n:02d}.txt</name>
+  <files>src/p01-{n:02d}.txt</files>
+  <action>Write it.</action>
+  <verify><automated>test -f src/p01-{n:02d}.txt</automated></verify>
+  <done>It is there.</done>
+</task>
+</tasks>
+"""
+
+Say = Callable[[str], None]
+Table = Callable[[list[str], list[list[str]]], None]
+
+
+def make_project(root: Path, plans: int, script: Path) -> None:
+    (root / "agents").mkdir(parents=True)
+    (root / "agents" / "worker.md").write_text(AGENT_MD.format(script=script))
+    phase = root / ".planning" / "phases" / "01-bench"
+    phase.mkdir(parents=True)
+    (root / ".planning" / "available_agents.md").write_text("- **worker**: bench\n")
+    config = {"parallelization": {"max_concurrent_agents": PARALLEL}}
+    (root / ".planning" / "config.json").write_text(json.dumps(config))
+    for n in range(1, plans + 1):
+        (phase / f"01-{n:02d}-PLAN.md").write_text(PLAN.format(n=n))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "commit.gpgsign", "false")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plans")
+
+
+def run_gsd(root: Path) -> tuple[float, float]:
+    """Wall time of `gsd execute-phase 1`, and its first-spawn-to-last-merge span."""
+    started = time.perf_counter()
+    done = subprocess.run([str(GSD), "execute-phase", "1"], cwd=root, capture_output=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise TaskFailed(f"gsd execute-phase: {done.stderr.decode(errors='replace')[-500:]}")
+    events = [json.loads(line) for line in
+              (root / ".planning" / "execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    spawns = [e["ts"] for e in events if e["event"] == "spawn"]
+    ends = [e["ts"] for e in events if e["event"] in ("merge", "plan-complete")]
+    span = _parse(max(ends)) - _parse(min(spawns))
+    return wall, span
+
+
+def _parse(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def run_floor(root: Path, plans: int, script: Path) -> float:
+    """The agents alone, `PARALLEL` at a time, as directly as Python can start them."""
+    started = time.perf_counter()
+    for first in range(0, plans, PARALLEL):
+        batch = [
+            subprocess.Popen(
+                ["/bin/sh", str(script)], cwd=root, stdout=subprocess.DEVNULL,
+                env={"PATH": "/usr/bin:/bin", "GSD_PLAN": f"01-{n:02d}"},
+            )  # fmt: skip
+            for n in range(first + 1, min(plans, first + PARALLEL) + 1)
+        ]
+        for process in batch:
+            process.wait()
+    return time.perf_counter() - started
+
+
+def bench_wave(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, float]:
+    say("== wave: plans of one wave side by side (agents sleep 1 s) ==")
+    sizes = [3] if quick else [1, 3, 9]
+    rounds = 1 if quick else 3
+    script = tmp / "wave-agent.sh"
+    script.write_text(AGENT_SH.format(sleep=SLEEP_S))
+    results: dict[str, float] = {}
+    rows = []
+    with git_environment(tmp / "wave-home"):
+        for plans in sizes:
+            walls, spans, floors = [], [], []
+            for r in range(rounds):
+                root = tmp / f"wave-{plans}-{r}"
+                make_project(root, plans, script)
+                wall, span = run_gsd(root)
+                walls.append(wall)
+                spans.append(span)
+                floor_dir = tmp / f"wave-{plans}-{r}-floor"
+                floor_dir.mkdir()
+                floors.append(run_floor(floor_dir, plans, script))
+            ideal = math.ceil(plans / PARALLEL) * SLEEP_S
+            ratio = statistics.median(walls) / statistics.median(floors)
+            results[f"wave_ratio_{plans}"] = ratio
+            rows.append([
+                str(plans), f"{ideal:.0f} s", _s(floors), _s(walls), _s(spans),
+                f"{ratio:.2f}x", f"{min(walls) / min(floors):.2f}x",
+            ])  # fmt: skip
+    table(["plans", "ideal", "floor med/min", "gsd med/min", "wave span med/min",
+           "gsd/floor med", "gsd/floor min"], rows)  # fmt: skip
+    say(f"(GIT identity for both: {GIT_ENV['GIT_AUTHOR_NAME']}; {rounds} round(s) per size; "
+        f"max_concurrent_agents {PARALLEL}; python {sys.version.split()[0]})")  # fmt: skip
+    return results
+
+
+def _s(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} / {min(values):.2f} s"
