@@ -324,3 +324,25 @@ def test_gsd_killed_during_a_merge_merges_again(repo, tmp_path) -> None:
     assert "aborted the merge of gsd/01-01" in resumed.stderr
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
     assert len(merges(repo)) == 2 and leftovers(repo) == {}
+
+
+def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd) -> None:
+    from tests.test_execute import CHECKPOINT
+
+    path = repo / ".planning/phases/01-alpha/01-02-PLAN.md"
+    text = path.read_text().replace("autonomous: true", "autonomous: false")
+    text = text.replace("</task>\n", f"</task>\n{CHECKPOINT}\n{task('01-02', 3)}\n", 1)
+    path.write_text(text.replace("[src/t01-02_1.py]", "[src/t01-02_1.py, src/t01-02_3.py]"))
+    commit_all(repo, "a human check in 01-02")
+    result = gsd("execute-phase", "1")
+    assert result.code == 4 and "Open the page and look" in result.err
+    assert merges(repo) == ["Merge branch 'gsd/01-01': plan 01-01 complete"]
+    assert leftovers(repo) == {"branches": "gsd/01-02"}  # task 1 waits on its branch
+    assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)",
+                            "gsd/01-02")  # fmt: skip
+    assert gsd("approve", "01-02").code == 0
+    resumed = gsd("execute-phase", "1")
+    assert resumed.code == 0, resumed.err
+    assert "plan 01-02 task 1: already committed, skipped" in resumed.err
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-02-3", "01-03-1"]
+    assert leftovers(repo) == {}
