@@ -312,7 +312,7 @@ class _Run:
         if end.status == "complete":
             # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
             # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
-            _update_state(self.project, self.phase, end)
+            _update_state(self.project, self.phase, list(self.graph.plans), end)
             self._write_summary(end, self.phase.path)
             self.journal.event("plan-complete", plan=plan.id)
             _commit_docs(self.project, self.git, self.journal, f"docs({plan.id}): complete plan")
@@ -357,10 +357,12 @@ class _Run:
             self.say(f"plan {plan.id}: merge-conflict: {details}")
             return end._replace(status="failed", error_type="merge-conflict", details=details,
                                 message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
-        _update_state(self.project, self.phase, end)
+        _update_state(self.project, self.phase, list(self.graph.plans), end)
         self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
         self.journal.event("plan-complete", plan=plan.id)
-        paths = _docs_paths(self.project, self.git, self.journal)
+        # what changed is known: no `git status` over the tree for it
+        paths = [*self.journal.flush(), *_owned(self.project)]
+        paths = paths if self.project.config.flag("git.commit_docs") else []
         try:
             sha = self.git.finish_merge(message, paths)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
@@ -613,13 +615,12 @@ def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
     state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
 
 
-def _update_state(project: Project, phase: Phase, end: PlanEnd) -> None:
+def _update_state(project: Project, phase: Phase, plan_ids: list[str], end: PlanEnd) -> None:
     """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
     checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
     plan = end.plan
-    plans = project.phase_plans(phase)
-    total = len(plans)
-    done = sum(p.id == plan.id or summary.exists(phase.path, p.id) for p in plans)
+    total = len(plan_ids)
+    done = sum(pid == plan.id or summary.exists(phase.path, pid) for pid in plan_ids)
     complete = done >= total
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     path = project.planning / "STATE.md"
@@ -650,6 +651,12 @@ def _seconds(end: PlanEnd) -> float:
     if end.started is None or end.finished is None:
         return 0.0
     return (end.finished - end.started).total_seconds()
+
+
+def _owned(project: Project) -> list[str]:
+    """The files gsd edits when a plan completes, those that exist, repo-relative."""
+    names = ("STATE.md", "ROADMAP.md")
+    return [f".planning/{n}" for n in names if (project.planning / n).exists()]
 
 
 def _log_error(journal: Journal, plan: Plan, kind: str, details: str, where: str) -> None:
