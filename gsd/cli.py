@@ -88,7 +88,7 @@ def init(directory: Path | None) -> int:
     created = sum(1 for item in done if item.status == scaffold.CREATED)
     click.echo(f"gsd init: {created} created, {len(done) - created} kept", err=True)
     if not scaffold.in_git_work_tree(where):
-        _warn([f"{where.as_posix()} is not in a git repository; run git init before "
+        _warn([f"{where.resolve()} is not in a git repository; run git init before "
                "gsd execute-phase or gsd hooks install"])  # fmt: skip
     return EXIT_OK
 

@@ -126,9 +126,11 @@ def install(cwd: Path, program: str | None = None) -> Report:
     hook, previous = repo.hooks / HOOK, repo.hooks / PREVIOUS
     text = render_hook(program or "")
     lines: list[str] = []
+    moved = False
     if is_ours(hook):
-        if hook.read_text(encoding="utf-8", errors="replace") == text:
-            return Report([f"gsd's pre-commit hook is already installed: {_show(hook, cwd)}"], [])
+        if hook.read_bytes() == text.encode() and os.access(hook, os.X_OK):
+            already = f"gsd's pre-commit hook is already installed: {_show(hook, cwd)}"
+            return Report([already], warnings)
         action = "updated"
     else:
         action = "installed"
@@ -140,16 +142,21 @@ def install(cwd: Path, program: str | None = None) -> Report:
                     hint="move one of them away, then run gsd hooks install again",
                 )
             _guard(os.rename, hook, previous)
+            moved = True
             lines.append(
                 f"moved your hook to {_show(previous, cwd)}: gsd's hook runs it first, and "
                 "its failure still blocks a commit"
             )
         elif _exists(previous):
-            lines.append(f"found {_show(previous, cwd)} from an earlier install: gsd's hook runs it")
-    _guard(write_atomic, hook, text, mode=0o755)
-    lines.insert(0, f"{action} {_show(hook, cwd)}: runs {program or 'gsd'} validate --staged "
-                    "on the plan files a commit adds or changes")  # fmt: skip
-    return Report(lines, warnings)
+            lines.append(f"{_show(previous, cwd)} (from an earlier install) runs first")
+    try:
+        _guard(write_atomic, hook, text, mode=0o755)
+    except GsdError:
+        if moved:  # leave things as they were: the user's hook back in its place
+            os.rename(previous, hook)
+        raise
+    runs = f"runs {program or 'gsd'} validate --staged on the plan files a commit adds or changes"
+    return Report([f"{action} {_show(hook, cwd)}: {runs}", *lines], warnings)
 
 
 def uninstall(cwd: Path) -> Report:

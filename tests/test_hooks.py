@@ -16,6 +16,7 @@ from tests.conftest import REPO, git, plan_text
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
 BROKEN = plan_text().replace("type: execute", "type: bogus")  # GSD003 on line 4
+Completed = subprocess.CompletedProcess[str]
 USER_HOOK = b'#!/bin/sh\necho "user hook ran" >> "$USER_HOOK_LOG"\nexit "${USER_HOOK_EXIT:-0}"'
 
 
@@ -52,7 +53,7 @@ def repo(git_project, gsd, program: Path, monkeypatch: pytest.MonkeyPatch):
     return git_project
 
 
-def commit(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def commit(root: Path, *args: str, env: dict[str, str] | None = None) -> Completed:
     return subprocess.run(
         ["git", "commit", "-m", "change", *args],
         cwd=root, capture_output=True, text=True, env=env,
@@ -205,7 +206,8 @@ def test_uninstall_when_not_installed_says_so_and_exits_0(git_project, gsd) -> N
     hook = git_project.root / ".git" / "hooks" / "pre-commit"
     hook.write_bytes(USER_HOOK)
     result = gsd("hooks", "uninstall")
-    assert (result.code, result.out) == (0, ".git/hooks/pre-commit is not gsd's hook: left as it is\n")
+    assert result.code == 0
+    assert result.out == ".git/hooks/pre-commit is not gsd's hook: left as it is\n"
     assert hook.read_bytes() == USER_HOOK
 
 
