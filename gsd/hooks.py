@@ -31,7 +31,7 @@ _SCRIPT = """\
 # `gsd validate --staged` on the plan files the commit adds or changes.
 GSD=@GSD@
 
-previous="$0.gsd-previous"
+previous="$0@SUFFIX@"
 if [ -x "$previous" ]; then
     "$previous" "$@" || exit $?
 fi
@@ -87,6 +87,7 @@ def render_hook(program: str) -> str:
         _SCRIPT.replace("@MARKER@", MARKER)
         .replace("@GSD@", shlex.quote(program))
         .replace("@PATHSPEC@", PATHSPEC)
+        .replace("@SUFFIX@", PREVIOUS.removeprefix(HOOK))
     )
 
 

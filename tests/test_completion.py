@@ -53,8 +53,10 @@ def bash_complete(words: str, cword: int, *args: str) -> list[str]:
         pytest.param("gsd in", 1, ["plain,init"], id="init"),
         pytest.param("gsd validate --st", 2, ["plain,--staged", "plain,--strict"], id="option"),
         pytest.param(
-            "gsd validate --format ", 3,
-            ["plain,text", "plain,json", "plain,github", "plain,sarif"], id="choice",
+            "gsd validate --format ",
+            3,
+            ["plain,text", "plain,json", "plain,github", "plain,sarif"],
+            id="choice",
         ),  # fmt: skip
     ],
 )

@@ -40,7 +40,7 @@ def program(tmp_path: Path, calls: Path) -> Path:
         tmp_path / "bin" / "gsd",
         "#!/bin/sh\n"
         f"echo started >> {shlex.quote(str(calls))}\n"
-        f"PYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} -m gsd \"$@\"\n",
+        f'PYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} -m gsd "$@"\n',
     )
 
 
@@ -132,7 +132,7 @@ def test_only_the_changed_plans_are_reported(repo) -> None:
     "name",
     [
         pytest.param(".planning/phases/01 alpha/01-01-PLAN.md", id="space"),
-        pytest.param(".planning/phases/01-alpha/01-01-\"quoted\"-PLAN.md", id="quote"),
+        pytest.param('.planning/phases/01-alpha/01-01-"quoted"-PLAN.md', id="quote"),
         pytest.param(".planning/phases/01-alpha/01-01-tab\there-PLAN.md", id="tab"),
         pytest.param(".planning/phases/01-alpha/01-01-émoji-PLAN.md", id="non-ascii"),
     ],
@@ -352,3 +352,15 @@ def test_the_hook_is_plain_posix_sh_and_evaluates_nothing() -> None:
     assert "eval" not in script
     checked = subprocess.run(["sh", "-n"], input=script, text=True, capture_output=True)
     assert checked.returncode == 0, checked.stderr
+
+
+def test_install_from_a_subfolder_project_warns(git_project, gsd, program, monkeypatch) -> None:
+    sub = git_project.root / "services" / "api"
+    (sub / ".planning").mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    result = gsd("hooks", "install", "--gsd", str(program))
+    assert result.code == 0
+    assert result.err == (
+        f"gsd: warning: the hook validates plans under {git_project.root / '.planning'} only, "
+        f"not {sub / '.planning'}\n"
+    )
