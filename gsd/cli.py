@@ -68,6 +68,32 @@ def validate(
 
 
 @cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def init(directory: Path | None) -> int:
+    """Create .planning/ from gsd's template: config.json (every setting gsd reads,
+    with its default), PROJECT.md, ROADMAP.md and STATE.md.
+
+    Never overwrites: a file that already exists is kept as it is, so running it
+    again only adds what is missing. DIRECTORY defaults to the current directory;
+    it need not be a git repository yet (execute-phase and hooks will need one).
+
+    Example: gsd init && gsd hooks install
+    """
+    from gsd import scaffold
+
+    where = directory or Path(".")
+    done = scaffold.init(where)
+    for status, path in done:
+        click.echo(f"{status:<8} {path.as_posix()}")
+    created = sum(1 for item in done if item.status == scaffold.CREATED)
+    click.echo(f"gsd init: {created} created, {len(done) - created} kept", err=True)
+    if not scaffold.in_git_work_tree(where):
+        _warn([f"{where.resolve()} is not in a git repository; run git init before "
+               "gsd execute-phase or gsd hooks install"])  # fmt: skip
+    return EXIT_OK
+
+
+@cli.command()
 @click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
 def rules(fmt: str) -> int:
     """List the rule codes of `gsd validate`, each with its severity and meaning.
@@ -205,6 +231,54 @@ def agents_sync() -> int:
     path = project.planning / roster.ROSTER_FILE
     write_atomic(path, roster.render(specialists))
     click.echo(f"wrote {path.relative_to(project.root)}: {len(specialists)} specialists")
+    return EXIT_OK
+
+
+@cli.group()
+def hooks() -> None:
+    """Git hooks: a pre-commit hook that validates the staged plan files."""
+
+
+@hooks.command("install")
+@click.option(
+    "--gsd",
+    "program",
+    type=click.Path(dir_okay=False),
+    help="The gsd program the hook runs (default: this one, else gsd on PATH).",
+)
+def hooks_install(program: str | None) -> int:
+    """Install a pre-commit hook that blocks a commit whose staged plan files have errors.
+
+    The hook runs `gsd validate --staged` on the plan files (.planning/**/*-PLAN.md)
+    the commit adds or changes; a commit touching none costs one git call and never
+    starts gsd. An existing pre-commit hook is moved to pre-commit.gsd-previous and
+    run first (its failure still blocks the commit); `gsd hooks uninstall` puts it
+    back. Honours core.hooksPath and worktrees; installing again changes nothing.
+
+    Example: gsd hooks install
+    """
+    from gsd import hooks as git_hooks
+
+    report = git_hooks.install(Path.cwd(), program)
+    _warn(report.warnings)
+    for line in report.lines:
+        click.echo(line)
+    return EXIT_OK
+
+
+@hooks.command("uninstall")
+def hooks_uninstall() -> int:
+    """Remove gsd's pre-commit hook and restore the hook it replaced, byte for byte.
+
+    A hook that is not gsd's is never touched; with no gsd hook installed this says
+    so and exits 0.
+
+    Example: gsd hooks uninstall
+    """
+    from gsd import hooks as git_hooks
+
+    for line in git_hooks.uninstall(Path.cwd()).lines:
+        click.echo(line)
     return EXIT_OK
 
 
@@ -491,6 +565,8 @@ def run(args: list[str]) -> int:
     except click.exceptions.Abort:
         click.echo("gsd: aborted", err=True)
         return 130
+    except SystemExit as exc:  # shell completion (`_GSD_COMPLETE=...`) ends with sys.exit
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
     return result if isinstance(result, int) else EXIT_OK
 
 

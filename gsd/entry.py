@@ -7,11 +7,15 @@ import sys
 
 from gsd.errors import EXIT_INTERNAL, EXIT_OK, GsdError
 
+# Click's shell-completion switch for the program name `gsd` (see README: Shell completion).
+COMPLETE_VAR = "_GSD_COMPLETE"
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        if args[:1] == ["validate"]:
+        # a shell asking for completions (`_GSD_COMPLETE=bash_complete gsd`) needs Click
+        if args[:1] == ["validate"] and COMPLETE_VAR not in os.environ:
             from gsd import lint
 
             options = lint.parse(args[1:])

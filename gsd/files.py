@@ -11,14 +11,20 @@ from pathlib import Path
 from typing import Any
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename.
+
+    `mode` (e.g. 0o755 for a git hook) is set before the rename, so the file never
+    appears with the temporary file's 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
             out.flush()
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
             os.fsync(out.fileno())
         os.replace(temp, path)
     except BaseException:
@@ -106,8 +112,9 @@ def jsonl_objects(
     return records, warnings
 
 
-def bundled_dir(name: str) -> Path:
-    """A folder gsd ships (`agents`, `workflows`): beside the package in a checkout or an
-    editable install, else the copy a wheel installs under `{prefix}/share/gsd/`."""
-    here = Path(__file__).resolve().parent.parent / name
+def bundled_dir(name: str, checkout_name: str | None = None) -> Path:
+    """A folder gsd ships (`agents`, `workflows`, `planning-template`): beside the package
+    in a checkout or an editable install (named `checkout_name` there when it differs,
+    e.g. `.planning-template`), else the copy a wheel installs under `{prefix}/share/gsd/`."""
+    here = Path(__file__).resolve().parent.parent / (checkout_name or name)
     return here if here.is_dir() else Path(sys.prefix) / "share" / "gsd" / name

@@ -193,3 +193,25 @@ requires_corpus = pytest.mark.skipif(
 
 def env_without_venv() -> dict[str, str]:
     return dict(os.environ)
+
+
+def snapshot_checkout(dest: Path) -> str:
+    """This checkout's files as they are now (tracked and new, ignored ones left out),
+    committed in a fresh repository at `dest`; returns the commit. Tests that build or
+    install gsd-plans use it, so they see uncommitted work too."""
+    import shutil
+
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True,
+    ).stdout.decode()  # fmt: skip
+    for rel in filter(None, listed.split("\0")):
+        source = REPO / rel
+        if source.is_file() or source.is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel, follow_symlinks=False)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    identity = ["-c", "user.name=gsd tests", "-c", "user.email=tests@gsd.invalid"]
+    git(dest, *identity, "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "x")
+    return git(dest, "rev-parse", "HEAD").strip()

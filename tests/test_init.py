@@ -1,0 +1,168 @@
+"""`gsd init`: `.planning/` from the bundled template, never overwriting, usable at once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsd import config, roadmap, state
+from gsd.scaffold import template_dir
+from tests.conftest import REPO, git, snapshot_checkout
+
+TEMPLATE = REPO / ".planning-template"
+FILES = ["PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"]
+
+
+@pytest.fixture
+def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "new-project"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def test_the_checkout_template_is_the_one_used() -> None:
+    assert template_dir() == TEMPLATE
+    assert sorted(p.name for p in TEMPLATE.iterdir()) == FILES
+
+
+def test_init_creates_every_template_file(empty: Path, gsd) -> None:
+    result = gsd("init")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [f"created  .planning/{name}" for name in FILES]
+    assert result.err == "gsd init: 4 created, 0 kept\n"
+    for name in FILES:
+        assert (empty / ".planning" / name).read_bytes() == (TEMPLATE / name).read_bytes()
+
+
+def test_init_never_overwrites(empty: Path, gsd) -> None:
+    gsd("init")
+    state_file = empty / ".planning" / "STATE.md"
+    state_file.write_text("my own state\n")
+    (empty / ".planning" / "ROADMAP.md").unlink()
+    result = gsd("init")
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        "kept     .planning/PROJECT.md",
+        "created  .planning/ROADMAP.md",
+        "kept     .planning/STATE.md",
+        "kept     .planning/config.json",
+    ]
+    assert result.err == "gsd init: 1 created, 3 kept\n"
+    assert state_file.read_text() == "my own state\n"
+
+
+def test_init_keeps_a_symlink_or_a_folder_in_the_way(empty: Path, gsd) -> None:
+    planning = empty / ".planning"
+    planning.mkdir()
+    (planning / "STATE.md").symlink_to(empty / "nowhere.md")  # dangling: still not replaced
+    (planning / "config.json").mkdir()
+    result = gsd("init")
+    assert "kept     .planning/STATE.md" in result.out
+    assert "kept     .planning/config.json" in result.out
+    assert not (empty / "nowhere.md").exists()
+
+
+def test_config_holds_every_key_gsd_reads_with_its_default() -> None:
+    data = json.loads((TEMPLATE / "config.json").read_text())
+    assert flatten(data) == config.DEFAULTS
+
+
+def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
+    gsd("init")
+    planning = empty / ".planning"
+    loaded = config.load(planning)
+    for key, default in config.DEFAULTS.items():
+        assert loaded.get(key) == default
+        if isinstance(default, bool):
+            assert loaded.flag(key) is default
+        elif isinstance(default, int):
+            assert loaded.number(key) == default
+
+    text = state.load(planning / "STATE.md")
+    assert state.position(text)["status"] == "Ready to plan"
+    assert state.progress_percent(text) == 0
+    assert state.blockers(text) == []
+    edited = state.add_blocker(
+        state.set_position(
+            text, phase="1 of 2 (Core)", plan="1 of 3 in current phase", status="In progress",
+            last_activity="2030-01-02 - Completed 01-01-PLAN.md", progress=1 / 3,
+        ),
+        "- [01-02] timeout: no output",
+    )  # fmt: skip
+    assert state.progress_percent(edited) == 33
+    assert state.blockers(edited) == ["- [01-02] timeout: no output"]
+
+    plans = roadmap.load(planning / "ROADMAP.md")
+    assert roadmap.plan_checked(plans, "01-01") is False
+    ticked = roadmap.set_progress(
+        roadmap.check_plan(plans, "01-01"), "1", 1, 2, "In progress", None
+    )
+    assert roadmap.plan_checked(ticked, "01-01") is True
+    assert roadmap.progress_row(ticked, "1") == {
+        "plans": "1/2", "status": "In progress", "completed": "-",
+    }  # fmt: skip
+
+
+def test_a_fresh_project_validates_and_reports(empty: Path, gsd) -> None:
+    gsd("init")
+    result = gsd("validate")
+    assert result.code == 0, result.out + result.err
+    assert (result.out, result.err) == ("", "0 errors, 0 warnings in 0 files\n")
+    assert gsd("validate", "--strict").code == 0
+    assert gsd("status").code == 0
+
+
+def test_init_outside_git_works_and_says_what_comes_next(tmp_path: Path, gsd, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = gsd("init", "nested/project")
+    assert result.code == 0, result.err
+    assert (tmp_path / "nested" / "project" / ".planning" / "STATE.md").is_file()
+    assert result.err.splitlines()[-1] == (
+        f"gsd: warning: {tmp_path.resolve()}/nested/project is not in a git repository; "
+        "run git init before "
+        "gsd execute-phase or gsd hooks install"
+    )
+
+
+def test_a_file_named_planning_is_one_line_exit_2(empty: Path, gsd) -> None:
+    (empty / ".planning").write_text("not a folder\n")
+    result = gsd("init")
+    assert result.code == 2
+    assert result.err == (
+        "gsd: error: .planning exists and is not a directory (move it away first)\n"
+    )
+
+
+def test_the_package_installs_the_template_under_share_gsd(tmp_path: Path) -> None:
+    """setuptools' data-files step, offline, on this checkout: what a wheel puts under
+    {prefix}/share/gsd/ (a real pip install is in test_precommit_framework.py)."""
+    source = tmp_path / "src"
+    snapshot_checkout(source)
+    prefix = tmp_path / "prefix"
+    done = subprocess.run(
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "install_data",
+         "--install-dir", str(prefix)],
+        cwd=source, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shipped = prefix / "share" / "gsd" / "planning-template"
+    assert sorted(p.name for p in shipped.iterdir()) == FILES
+    for name in FILES:
+        assert (shipped / name).read_bytes() == (TEMPLATE / name).read_bytes()
