@@ -180,8 +180,8 @@ def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) ->
     Example: gsd diff origin/main...HEAD --format markdown
     """
     from gsd import diffview
-    from gsd.diff import diff_revisions
     from gsd.project import find_root
+    from gsd.revisions import diff_revisions
 
     changes = diff_revisions(find_root(Path.cwd()), list(revisions), staged=staged)
     click.echo(diffview.render(changes, fmt), nl=False)

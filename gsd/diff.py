@@ -1,14 +1,14 @@
-"""`gsd diff`: what changed in the plans of `.planning/` between two snapshots.
+"""`gsd diff`: what changed in the plans of `.planning/` between two snapshots (pure).
 
-Data flows one way: revisions -> snapshots (plans and their diagnostics, read from
-git blobs or the working tree; nothing is ever checked out) -> `compare`, a pure
-function of two snapshots -> a `PlanChanges` model that `gsd.diffview` renders.
+Data flows one way: revisions -> snapshots (`gsd.revisions`: plans and their
+diagnostics, read from git objects or the working tree) -> `compare`, a pure function
+of two snapshots -> a `PlanChanges` model that `gsd.diffview` renders.
 
 Tasks are matched between the two sides of a plan by name first (in order, so two
 tasks of one name pair up in order). Name matches that keep their relative order
-anchor the rest; between two anchors, a task that lost its name is paired with a
-new task in the same place when their names or their blocks are still mostly the
-same (difflib ratio >= 0.5): that is a rename, not a removal plus an addition.
+anchor the rest; between two anchors, a task that lost its name is paired with the
+new task in the same place whose name or action text is most alike, if it is
+mostly the same (difflib ratio >= 0.5): a rename, not a removal plus an addition.
 A name match whose relative order changed is reported with a `position` change.
 """
 
@@ -18,25 +18,14 @@ import difflib
 import textwrap
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from gsd.errors import UsageError
 from gsd.models import Diagnostic, Plan, Task
 from gsd.phases import plan_sort_key
 
-if TYPE_CHECKING:
-    from gsd.sources import Source
-
-PLANNING = ".planning"
-WORKING_TREE = "working tree"
-INDEX = "index"
 SIMILAR = 0.5  # difflib ratio above which a changed task is the same task, renamed
 
-# Plan fields compared by name and shown with their values (SPEC section 8).
-PLAN_FIELDS = ("type", "wave", "depends_on", "files_modified", "autonomous")
-TASK_FIELDS = ("name", "type", "specialist", "files", "action")
-# Read through the Plan/Task properties above, not as raw frontmatter or children.
+# Frontmatter keys read through Plan's coercing properties (`plan_fields`), not as is.
 _COVERED_KEYS = frozenset({"wave", "depends_on", "files_modified", "files-modified",
                            "autonomous", "type"})  # fmt: skip
 
@@ -112,77 +101,7 @@ class PlanChanges(NamedTuple):
         }
 
 
-# --- snapshots: the only I/O ----------------------------------------------------------------
-
-
-def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) -> PlanChanges:
-    """`gsd diff [BASE [HEAD]]` in the project at `root`, like `git diff`:
-
-    no revision: HEAD vs the working tree; BASE: BASE vs the working tree; BASE HEAD
-    (or BASE..HEAD): two commits; BASE...HEAD: their merge base vs HEAD. With
-    `staged`, the index stands in for the working tree.
-    """
-    from gsd import sources
-
-    if len(revisions) > 2:
-        raise UsageError("gsd diff takes at most two revisions", hint="gsd diff [BASE [HEAD]]")
-    if len(revisions) == 1 and ".." in revisions[0]:
-        left, dots, right = _split_range(revisions[0])
-        head_rev = right or "HEAD"
-        head_sha = sources.resolve_commit(root, head_rev)
-        base_sha = sources.resolve_commit(root, left or "HEAD")
-        base_label = left or "HEAD"
-        if dots == "...":
-            base_sha = sources.merge_base(root, base_sha, head_sha)
-            base_label = f"merge base of {left or 'HEAD'} and {head_rev}"
-        pair: list[tuple[str, str | None]] = [(base_label, base_sha), (head_rev, head_sha)]
-    else:
-        pair = [(rev, sources.resolve_commit(root, rev)) for rev in revisions]
-    if staged and len(pair) == 2:
-        raise UsageError("--staged compares one revision with the index, not two revisions")
-    if not pair:
-        pair = [("HEAD", sources.head_commit(root))]  # None on a branch with no commit yet
-    base = _commit_snapshot(root, *pair[0])
-    if len(pair) == 2:
-        head = _commit_snapshot(root, *pair[1])
-    elif staged:
-        head = load_snapshot(root, sources.GitIndex(root), Side(INDEX, None, False))
-    else:
-        head = load_snapshot(root, sources.WorkingTree(root), Side(WORKING_TREE, None, False))
-    return compare(base, head)
-
-
-def _split_range(text: str) -> tuple[str, str, str]:
-    dots = "..." if "..." in text else ".."
-    left, _, right = text.partition(dots)
-    return left, dots, right
-
-
-def _commit_snapshot(root: Path, label: str, commit: str | None) -> Snapshot:
-    from gsd.sources import GitTree
-
-    if commit is None:
-        return Snapshot(Side(f"{label} (no commit yet)", None, False), {}, [])
-    return load_snapshot(root, GitTree(root, commit, PLANNING), Side(label, commit, False))
-
-
-def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
-    """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
-    from gsd.project import Project
-    from gsd.sources import PLAN_SUFFIX
-    from gsd.validate import validate
-
-    if not source.exists(PLANNING):
-        return Snapshot(side._replace(has_planning=False), {}, [])
-    project = Project(root, source=source)
-    paths = [p for p in source.plan_paths(PLANNING) if p.endswith(PLAN_SUFFIX)]
-    project.preload(paths)
-    plans = {path: project.plan(path) for path in paths}
-    diagnostics = validate(project, [PLANNING]).diagnostics if paths else []
-    return Snapshot(side._replace(has_planning=True), plans, diagnostics)
-
-
-# --- the comparison: pure -------------------------------------------------------------------
+# --- the comparison -------------------------------------------------------------------------
 
 
 def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
@@ -344,17 +263,24 @@ def match_tasks(base: list[Task], head: list[Task]) -> list[tuple[Task | None, T
     taken = set(pairs.values())
     bounds = [(-1, -1), *anchors, (len(base), len(head))]
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:], strict=False):
-        olds = [i for i in range(i0 + 1, i1) if i not in pairs]
-        news = [j for j in range(j0 + 1, j1) if j not in taken]
-        start = 0
-        for i in olds:
-            for k in range(start, len(news)):
-                if _alike(base[i], head[news[k]]):
-                    pairs[i] = news[k]
-                    taken.add(news[k])
-                    start = k + 1
-                    break
+        olds = [base[i] for i in range(i0 + 1, i1) if i not in pairs]
+        news = [head[j] for j in range(j0 + 1, j1) if j not in taken]
+        pairs.update((old.index - 1, new.index - 1) for old, new in _pair_gap(olds, news))
     return _in_head_order(base, head, pairs, moved)
+
+
+def _pair_gap(olds: list[Task], news: list[Task]) -> list[tuple[Task, Task]]:
+    """Unmatched tasks between two anchors, paired in order with their most alike."""
+    paired: list[tuple[Task, Task]] = []
+    start = 0
+    for old in olds:
+        # the best score wins; on a tie, the earliest task
+        scored = [(_likeness(old, news[k]), -k) for k in range(start, len(news))]
+        score, minus_k = max(scored, default=(0.0, 0))
+        if score >= SIMILAR:
+            paired.append((old, news[-minus_k]))
+            start = -minus_k + 1
+    return paired
 
 
 def _in_order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -366,11 +292,24 @@ def _in_order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return max(best, key=len, default=[])
 
 
-def _alike(old: Task, new: Task) -> bool:
-    if difflib.SequenceMatcher(None, old.name, new.name).ratio() >= SIMILAR:
-        return True
-    lines = difflib.SequenceMatcher(None, old.raw.splitlines(), new.raw.splitlines())
-    return lines.ratio() >= SIMILAR
+def _likeness(old: Task, new: Task) -> float:
+    """How much two tasks look like one task edited: their names, or what they do.
+
+    Not the whole block: plans share boilerplate (`<verify>`, `<done>`) that would
+    make any two tasks look alike.
+    """
+    before, after = old.child_text("action"), new.child_text("action")
+    if before is None or after is None:  # checkpoint tasks: what they ask of a person
+        before, after = old.raw.replace(old.name, ""), new.raw.replace(new.name, "")
+    return max(_ratio(old.name, new.name), _ratio(_text(before) or "", _text(after) or ""))
+
+
+def _ratio(a: str, b: str) -> float:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    # the cheap upper bounds first: most pairs of unrelated tasks stop here
+    if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
+        return 0.0
+    return matcher.ratio()
 
 
 def _in_head_order(

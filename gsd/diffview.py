@@ -9,6 +9,7 @@ from typing import Any
 
 from gsd.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 
+_FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.
 MARKDOWN_LIMIT = 60_000
 DIFF_LINES = 40  # of one changed text shown in a Markdown comment
@@ -89,8 +90,16 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _label(side: Side) -> str:
+    """What the user named, full shas shortened as git prints them."""
+    return _FULL_SHA.sub(lambda m: m.group()[:7], side.label)
+
+
 def _side_name(side: Side) -> str:
-    return f"{side.label} ({side.commit[:7]})" if side.commit else side.label
+    label = _label(side)
+    if side.commit is None or side.commit.startswith(label):
+        return label
+    return f"{label} ({side.commit[:7]})"
 
 
 def _line_counts(before: str | None, after: str | None) -> tuple[int, int]:
@@ -169,7 +178,7 @@ def _task_label(task: TaskDiff) -> str:
 def text(changes: PlanChanges) -> str:
     base, head = _side_name(changes.base), _side_name(changes.head)
     out = [f"Plans: {base} -> {head}"]
-    out.extend(_missing_planning(changes, lambda s: s))
+    out.extend(_missing_planning(changes, str))
     if not changes.plans:
         out.append("No plan changes.")
     else:
@@ -184,7 +193,7 @@ def text(changes: PlanChanges) -> str:
             out.extend(f"  {_task_text(task)}" for task in plan.tasks)
     if changes.new_diagnostics:
         out.append("")
-        out.append(f"New diagnostics at {changes.head.label}:")
+        out.append(f"New diagnostics at {_label(changes.head)}:")
         out.extend(
             f"  {d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
             for d in changes.new_diagnostics
@@ -230,16 +239,14 @@ def markdown(changes: PlanChanges) -> str:
 
 def _markdown(changes: PlanChanges, *, details: bool) -> str:
     base, head = changes.base, changes.head
-    out = [f"## Plan changes: {_code(base.label)} → {_code(head.label)}", ""]
+    out = [f"## Plan changes: {_code(_label(base))} → {_code(_label(head))}", ""]
     out.extend(line + "\n" for line in _missing_planning(changes, _code))
     out.extend([f"**{summary(changes)}**" if changes.plans else "No plan changes.", ""])
-    compared = [f"{_code(s.label)} ({_code(s.commit[:7])})" if s.commit else _code(s.label)
-                for s in (base, head)]  # fmt: skip
-    out.append(f"<sub>Compared {compared[0]} with {compared[1]}.</sub>")
+    out.append(f"<sub>Compared {_code(_side_name(base))} with {_code(_side_name(head))}.</sub>")
     for plan in changes.plans:
         out.extend(["", *_plan_markdown(plan, details)])
     if changes.new_diagnostics:
-        out.extend(["", f"### New validation problems at {_code(head.label)}", ""])
+        out.extend(["", f"### New validation problems at {_code(_label(head))}", ""])
         out.append("| file | severity | code | message |")
         out.append("|---|---|---|---|")
         out.extend(
