@@ -187,6 +187,33 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 
+@cli.command()
+@click.argument("revisions", nargs=-1, metavar="[BASE [HEAD]]")
+@click.option("--staged", "--cached", is_flag=True, help="Compare with the index, not the tree.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes, like git diff.")
+@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) -> int:
+    """Show what changed in .planning/ plans between two git revisions: plans and
+    tasks added, removed, renamed or changed (name, type, specialist, files, action
+    text; depends_on, wave, files_modified, autonomous) and the validation problems
+    that are new at HEAD.
+
+    Revisions read like git diff: none compares HEAD with the working tree, BASE
+    compares BASE with the working tree, BASE HEAD (or BASE..HEAD) two commits, and
+    BASE...HEAD HEAD with its merge base with BASE. Plans are read from git objects:
+    nothing is checked out, the working tree and the index are never touched.
+
+    Example: gsd diff origin/main...HEAD --format markdown
+    """
+    from gsd import diffview
+    from gsd.project import find_root
+    from gsd.revisions import diff_revisions
+
+    changes = diff_revisions(find_root(Path.cwd()), list(revisions), staged=staged)
+    click.echo(diffview.render(changes, fmt), nl=False)
+    return EXIT_FINDINGS if exit_code and not changes.empty else EXIT_OK
+
+
 @cli.group()
 def agents() -> None:
     """The agents gsd can run: list them, or write the roster plans name them from."""

@@ -657,6 +657,10 @@ class Git:
         path = Path(value)
         return (path if path.is_absolute() else self._root / path).resolve()
 
+    def current_branch(self) -> str | None:
+        """The branch HEAD is on (short name), None when detached."""
+        return self._branch()
+
     def _branch(self) -> str | None:
         ref = self._run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
         return ref.removeprefix("refs/heads/") or None

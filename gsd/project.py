@@ -1,4 +1,4 @@
-"""A project on disk (or in the git index): its root, plans, phases and roster."""
+"""A project on disk (or in the git index, or a commit): its root, plans, phases and roster."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from gsd.graph import PhaseGraph, build
 from gsd.models import Diagnostic, Plan, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
-from gsd.sources import GitIndex, Source, Unreadable, WorkingTree
+from gsd.sources import GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
 PLANNING = ".planning"
 
@@ -40,9 +40,11 @@ def find_root(start: Path) -> Path:
 class Project:
     """Plans read once and shared by every rule and command of one run."""
 
-    def __init__(self, root: Path, *, staged: bool = False) -> None:
+    def __init__(self, root: Path, *, staged: bool = False, source: Source | None = None) -> None:
         self.root = root
-        self.source: Source = GitIndex(root) if staged else WorkingTree(root)
+        if source is None:
+            source = GitIndex(root) if staged else WorkingTree(root)
+        self.source: Source = source
         self._plans: dict[str, Plan] = {}
         self._graphs: dict[str, PhaseGraph] = {}
         self._listings: dict[str, list[str]] = {}  # plan files directly in a folder
@@ -93,7 +95,7 @@ class Project:
             self._plans.pop(path, None)
 
     def preload(self, paths: list[str]) -> None:
-        if isinstance(self.source, GitIndex):
+        if isinstance(self.source, GitBlobs):
             self.source.preload(p for p in paths if p not in self._plans)
 
     @cached_property

@@ -1,4 +1,4 @@
-"""Where plan files are read from: the working tree, or the blobs of the git index."""
+"""Where plan files are read from: the working tree, the git index, or a commit's tree."""
 
 from __future__ import annotations
 
@@ -73,25 +73,16 @@ class WorkingTree:
         return (self.root / path).exists()
 
 
-class GitIndex:
-    """Staged blobs, read with one `git ls-files` and one `git cat-file --batch`."""
+class GitBlobs:
+    """Blobs named by git (index or tree entries), read in one `git cat-file --batch` call."""
 
-    def __init__(self, root: Path) -> None:
-        from gsd import proc  # subprocess is not needed when reading the working tree
+    root: Path
+    where = "git"  # where a missing path was looked for, for errors
+    missing_hint = ""
 
+    def __init__(self, root: Path, entries: dict[str, tuple[str, str]]) -> None:
         self.root = root
-        result = proc.run(["git", "ls-files", "--stage", "-z"], cwd=root)
-        if result.returncode != 0:
-            raise UsageError(
-                f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
-            )
-        self._entries: dict[str, tuple[str, str]] = {}
-        for record in result.stdout.split("\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition("\t")
-            mode, sha, _stage = meta.split(" ")
-            self._entries[path] = (mode, sha)
+        self._entries = entries  # path -> (mode, blob sha)
         self._blobs: dict[str, bytes] = {}
 
     def plan_paths(self, under: str) -> list[str]:
@@ -130,9 +121,9 @@ class GitIndex:
     def read(self, path: str) -> bytes:
         entry = self._entries.get(path)
         if entry is None:
-            raise Unreadable("not in the git index (stage it with git add)")
+            raise Unreadable(f"not in {self.where}{self.missing_hint}")
         if not entry[0].startswith("100"):  # 120000 symlink, 160000 submodule
-            raise Unreadable("not a regular file in the git index")
+            raise Unreadable(f"not a regular file in {self.where}")
         if path not in self._blobs:
             self.preload([path])
         return self._blobs[path]
@@ -140,6 +131,108 @@ class GitIndex:
     def exists(self, path: str) -> bool:
         prefix = path.rstrip("/") + "/"
         return path in self._entries or any(p.startswith(prefix) for p in self._entries)
+
+
+class GitIndex(GitBlobs):
+    """Staged blobs, listed with one `git ls-files --stage`."""
+
+    where = "the git index"
+    missing_hint = " (stage it with git add)"
+
+    def __init__(self, root: Path) -> None:
+        from gsd import proc  # subprocess is not needed when reading the working tree
+
+        result = proc.run(["git", "ls-files", "--stage", "-z"], cwd=root)
+        if result.returncode != 0:
+            raise UsageError(
+                f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
+            )
+        entries: dict[str, tuple[str, str]] = {}
+        for record in result.stdout.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode, sha, _stage = meta.split(" ")
+            entries[path] = (mode, sha)
+        super().__init__(root, entries)
+
+
+class GitTree(GitBlobs):
+    """The files of one commit below `under`, listed with one `git ls-tree -r`.
+
+    Paths are relative to `root`, as git prints them when run there. Nothing is
+    checked out: the working tree and the index are never touched.
+    """
+
+    def __init__(self, root: Path, commit: str, under: str) -> None:
+        from gsd import proc
+
+        self.where = f"commit {commit[:12]}"
+        result = proc.run(["git", "ls-tree", "-r", "-z", commit, "--", under], cwd=root)
+        if result.returncode != 0:
+            raise InputError(f"git ls-tree {commit[:12]} failed: {_first_line(result.stderr)}")
+        entries: dict[str, tuple[str, str]] = {}
+        for record in result.stdout.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode, kind, sha = meta.split(" ")
+            if kind == "blob":
+                entries[path] = (mode, sha)
+        super().__init__(root, entries)
+
+
+def resolve_commit(root: Path, rev: str) -> str:
+    """The full sha of the commit `rev` names, or one clear UsageError."""
+    from gsd import proc
+
+    if not rev or rev.startswith("-"):
+        raise UsageError(f"{rev!r} is not a revision", hint="name a branch, tag or commit")
+    done = proc.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
+    if done.returncode == 0:
+        return done.stdout.strip()
+    _require_repository(root)
+    raise UsageError(
+        f"unknown revision {rev!r}: no commit by that name in {root}",
+        hint="name a branch, tag or commit, e.g. main or HEAD~1",
+    )
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD names, or None on a branch with no commit yet."""
+    from gsd import proc
+
+    done = proc.run(["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=root)
+    if done.returncode == 0:
+        return done.stdout.strip()
+    _require_repository(root)
+    return None
+
+
+def merge_base(root: Path, one: str, other: str) -> str:
+    """The best common ancestor of two commits (what `git diff A...B` compares from)."""
+    from gsd import proc
+
+    done = proc.run(["git", "merge-base", one, other], cwd=root)
+    if done.returncode != 0:
+        raise UsageError(
+            f"no merge base between {one[:12]} and {other[:12]}",
+            hint="the two revisions share no history; name BASE and HEAD instead",
+        )
+    return done.stdout.strip()
+
+
+def _require_repository(root: Path) -> None:
+    from gsd import proc
+
+    done = proc.run(["git", "rev-parse", "--git-dir"], cwd=root)
+    if done.returncode != 0:
+        raise UsageError(f"not a git repository: {root}", hint="run gsd diff inside a git clone")
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else "git failed"
 
 
 def _walk_into(name: str) -> bool:

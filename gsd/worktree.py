@@ -23,9 +23,13 @@ class Worktrees:
         self._lock = threading.Lock()  # worktrees are added and removed one at a time
 
     def has_branch(self, plan_id: str) -> bool:
-        """A branch an earlier run left for this plan (its work continues there)."""
+        """A branch an earlier run left for this plan (its work continues there), other
+        than the one checked out here (a CI job runs `execute-plan` on gsd/{plan})."""
+        branch = branch_of(plan_id)
         with self._lock:
-            return self.git.branch_tip(branch_of(plan_id)) is not None
+            if self.git.current_branch() == branch:
+                return False
+            return self.git.branch_tip(branch) is not None
 
     def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
         """The plan's worktree: reused if it exists, else added on its branch (created at
@@ -63,6 +67,8 @@ class Worktrees:
                 for tag in Git(path).recover():  # a spawn a killed run left in it
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
         branches = self.git.plan_branches()
+        here = self.git.current_branch()  # a CI job runs `execute-plan` on gsd/{plan}
+        branches.pop(here or "", None)
         merging = self.git.merge_head()
         if merging is not None and merging in branches.values():
             self.git.abort_merge()

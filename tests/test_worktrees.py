@@ -346,3 +346,13 @@ def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd)
     assert "plan 01-02 task 1: already committed, skipped" in resumed.err
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-02-3", "01-03-1"]
     assert leftovers(repo) == {}
+
+
+def test_execute_plan_on_a_branch_named_for_the_plan_runs_in_place(repo, gsd) -> None:
+    """What the CI fan-out does: check out gsd/{plan}, run `gsd execute-plan` there."""
+    git(repo, "checkout", "-q", "-b", "gsd/01-02")
+    result = gsd("execute-plan", "01-02")
+    assert result.code == 0, result.err
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-02"
+    assert task_commits(repo) == ["01-02-1"] and merges(repo) == []
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
