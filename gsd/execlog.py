@@ -13,6 +13,7 @@ LOG_NAME = "execution-log.jsonl"
 
 EVENTS = (
     "run-start",
+    "wave-start",
     "spawn",
     "result",
     "retry",
@@ -22,6 +23,7 @@ EVENTS = (
     "merge",
     "checkpoint-paused",
     "plan-complete",
+    "wave-end",
     "run-end",
 )
 

@@ -224,7 +224,11 @@ class _Run:
     def wave(self, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
         """Run one wave's pending plans; (exit code, message, plan) when the run stops."""
         where = f"phase {self.phase.number} wave {number}/{self.waves}"
-        if self.parallel > 1 and len(plans) > 1:
+        side_by_side = self.parallel > 1 and len(plans) > 1
+        at_once = min(self.parallel, len(plans)) if side_by_side else 1
+        self.journal.event("wave-start", wave=number, plans=[p.id for p in plans],
+                           parallel=at_once)  # fmt: skip
+        if side_by_side:
             groups = self.graph.sequential_groups([p.id for p in plans])
             self.say(f"{where}: {len(plans)} plans in parallel worktrees ({len(groups)} "
                      f"group(s), at most {self.parallel} at once)")  # fmt: skip
@@ -242,6 +246,8 @@ class _Run:
                 ends.append(end)
                 if end.status != "complete":
                     break
+        done = [e.plan.id for e in ends if e.status == "complete"]
+        self.journal.event("wave-end", wave=number, complete=done)
         return self.settle(ends)
 
     def in_parallel(self, number: int, groups: list[list[str]]) -> list[PlanEnd]:
