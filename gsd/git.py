@@ -528,14 +528,18 @@ class Git:
         self._run("commit", "-q", "--cleanup=verbatim", "-m", message, "--", *specs)
         return self._head_from_files() or self.head()
 
-    def committed_tasks(self, since: str | None = None) -> dict[str, str]:
-        """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD."""
+    def committed_tasks(
+        self, since: str | None = None, *, plan_branches: bool = False
+    ) -> dict[str, str]:
+        """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD
+        (and, with `plan_branches`, from the `gsd/*` branches of plans not merged yet)."""
         if self.head() is None:
             return {}
+        revs = [f"{since}..HEAD" if since else "HEAD"]
+        if plan_branches:
+            revs.append("--branches=gsd/*")
         out = self._run(
-            "log",
-            "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e",
-            f"{since}..HEAD" if since else "HEAD",
+            "log", "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e", *revs
         ).out
         tasks: dict[str, str] = {}
         for record in out.split("\x1e"):

@@ -49,7 +49,7 @@ def _committed_tasks(project: Project) -> dict[str, str]:
     try:
         from gsd.git import Git
 
-        return Git(project.root).committed_tasks()
+        return Git(project.root).committed_tasks(plan_branches=True)
     except GsdError:  # not a git repository yet: nothing is committed
         return {}
 

@@ -340,6 +340,9 @@ def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd)
     assert leftovers(repo) == {"branches": "gsd/01-02"}  # task 1 waits on its branch
     assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)",
                             "gsd/01-02")  # fmt: skip
+    status = json.loads(gsd("status", "--format", "json").out)
+    plans = {p["plan"]: p for p in status["phases"][0]["plans"]}
+    assert (plans["01-02"]["status"], plans["01-02"]["committed_tasks"]) == ("paused", [1])
     assert gsd("approve", "01-02").code == 0
     resumed = gsd("execute-phase", "1")
     assert resumed.code == 0, resumed.err
