@@ -32,7 +32,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from task import GIT_ENV, TaskFailed, git, git_environment
+from task import GIT_ENV, REPORT, TaskFailed, git, git_environment
 
 REPO = Path(__file__).resolve().parent.parent
 GSD = REPO / ".venv" / "bin" / "gsd"
@@ -40,25 +40,13 @@ RATIO_TARGET = 1.3
 SLEEP_S = 1.0
 PARALLEL = 3
 
-AGENT_SH = """\
-sleep {sleep}
-mkdir -p src
-echo "$GSD_PLAN" > "src/p$GSD_PLAN.txt"
-cat <<'EOF'
-### Task Report
-- Status: success
-- Files Created: src/p$GSD_PLAN.txt
-- Files Modified: none
-- Files Deleted: none
-- Validation: pass
-- Errors: none
-### Downstream Context
-- Key Interfaces Introduced: none
-- Patterns Established: none
-- Warnings: none
-## TASK COMPLETE
-EOF
-"""
+# The Task Report is bench/task.py's; the here-document is unquoted so that $GSD_PLAN
+# in it is the plan's.
+AGENT_SH = (
+    'sleep {sleep}\nmkdir -p src\necho "$GSD_PLAN" > "src/p$GSD_PLAN.txt"\ncat <<EOF'
+    + REPORT.format(path="src/p$GSD_PLAN.txt")
+    + "EOF\n"
+)
 AGENT_MD = """\
 ---
 name: worker

@@ -147,13 +147,8 @@ class GitIndex(GitBlobs):
             raise UsageError(
                 f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
             )
-        entries: dict[str, tuple[str, str]] = {}
-        for record in result.stdout.split("\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition("\t")
-            mode, sha, _stage = meta.split(" ")
-            entries[path] = (mode, sha)
+        # `MODE SHA STAGE\tPATH`
+        entries = {path: (meta[0], meta[1]) for meta, path in _listing(result.stdout)}
         super().__init__(root, entries)
 
 
@@ -171,15 +166,21 @@ class GitTree(GitBlobs):
         result = proc.run(["git", "ls-tree", "-r", "-z", commit, "--", under], cwd=root)
         if result.returncode != 0:
             raise InputError(f"git ls-tree {commit[:12]} failed: {_first_line(result.stderr)}")
-        entries: dict[str, tuple[str, str]] = {}
-        for record in result.stdout.split("\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition("\t")
-            mode, kind, sha = meta.split(" ")
-            if kind == "blob":
-                entries[path] = (mode, sha)
+        # `MODE TYPE SHA\tPATH`; submodules (type commit) are not files
+        entries = {
+            path: (meta[0], meta[2]) for meta, path in _listing(result.stdout) if meta[1] == "blob"
+        }
         super().__init__(root, entries)
+
+
+def _listing(out: str) -> list[tuple[list[str], str]]:
+    """`git ls-files --stage -z` / `git ls-tree -z` records: (space-split fields, path)."""
+    records = []
+    for record in out.split("\0"):
+        if record:
+            meta, _, path = record.partition("\t")
+            records.append((meta.split(" "), path))
+    return records
 
 
 def resolve_commit(root: Path, rev: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, git
-from tests.test_execute import REPORT
+from tests.test_execute import AGENT_FILE, REPORT
 from tests.test_proc import alive_with
 
 # A test agent steered by files in a control folder (its first argument):
@@ -50,17 +50,10 @@ open(target, "w").write(text + "\\n")
 print("{report}")
 """
 
-AGENT_FILE = """\
----
-name: {name}
-description: "test agent"
-tools: [read_file, write_file, replace, run_shell_command]
-timeout_mins: 1
-runner: command
-command: ["{python}", "{script}", "{control}"]
----
-Test persona.
-"""
+# test_execute's agent file, with a longer timeout and the control folder as argument
+AGENT_FILE = AGENT_FILE.replace("timeout_mins: 0.05", "timeout_mins: 1").replace(
+    '"{script}"]', '"{script}", "{control}"]'
+)
 
 
 def task(plan: str, n: int, files: str | None = None) -> str:
