@@ -457,12 +457,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --option b
     """
-    import json
-    from datetime import datetime, timezone
-
-    from gsd import state
-    from gsd.execute import APPROVALS
-    from gsd.files import append_line
+    from gsd import approvals
     from gsd.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
@@ -470,16 +465,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
         p.id == plan_id for ph in project.phases() for p in project.phase_plans(ph)
     ):
         raise UsageError(f"no plan {plan_id} under {project.planning / 'phases'}")
-    record = {
-        "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "plan": plan_id,
-        "task": task_index,
-        "option": option_id,
-    }
-    append_line(project.root / APPROVALS, (json.dumps(record) + "\n").encode())
-    path = project.planning / "STATE.md"
-    if path.exists():
-        state.save(path, state.remove_blockers(state.load(path), plan_id))
+    approvals.record(project, plan_id, task_index, option_id)
     click.echo(f"approved {plan_id}" + (f" (option {option_id})" if option_id else ""))
     return EXIT_OK
 
@@ -580,6 +566,9 @@ def _warn(warnings: list[str]) -> None:
         click.echo(f"gsd: warning: {warning}", err=True)
 
 
+INTERRUPTED = "gsd: interrupted (a run resumes where it stopped when started again)"
+
+
 def run(args: list[str]) -> int:
     """Run the Click command line; Click's own errors are usage errors (exit 2)."""
     try:
@@ -589,8 +578,8 @@ def run(args: list[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return EXIT_USAGE
-    except click.exceptions.Abort:
-        click.echo("gsd: aborted", err=True)
+    except click.exceptions.Abort:  # Ctrl-C (Click turns KeyboardInterrupt into Abort)
+        click.echo(INTERRUPTED, err=True)
         return 130
     except SystemExit as exc:  # shell completion (`_GSD_COMPLETE=...`) ends with sys.exit
         return exc.code if isinstance(exc.code, int) else EXIT_OK

@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"gsd: error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
+        sys.stderr.write("gsd: interrupted\n")
         return 130
     except BrokenPipeError:
         # the reader went away (`gsd ... | head`): not an error; keep Python quiet at exit

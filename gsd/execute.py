@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import errorlog, execlog, prompt, roadmap, state, summary
+from gsd import approvals, bookkeeping, prompt, summary
 from gsd.agents import EXECUTOR
 from gsd.dispatch import Dispatcher
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError
@@ -31,45 +31,6 @@ from gsd.validate import validate
 from gsd.worktree import Worktrees, branch_of
 
 TRANSIENT = frozenset({"timeout", "timeout-kill"})  # retried (SPEC 7 step 5)
-
-# Logs written during a run go to a journal inside .git first and reach .planning/ just
-# before each docs commit: the tracked tree stays clean between tasks (so checkpoints
-# see only the agent's work) and a rollback can never take log lines back.
-JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
-APPROVALS = ".planning/approvals.jsonl"  # `gsd approve` answers to human checkpoints
-
-
-class Journal:
-    """The run's log lines, kept in .git/gsd/journal until the next docs commit."""
-
-    def __init__(self, git: Git) -> None:
-        self.git = git
-        self.folder = git.git_dir / "gsd" / "journal"
-
-    def path(self, target: str) -> Path:
-        return self.folder / Path(target).name
-
-    def event(self, kind: str, **fields: object) -> None:
-        execlog.append(self.path(JOURNALED[0]), execlog.event(kind, **fields))
-
-    def discard(self) -> None:
-        for target in JOURNALED:
-            self.path(target).unlink(missing_ok=True)
-
-    def flush(self) -> list[str]:
-        """Append what the journal holds to the files in .planning/; return them."""
-        flushed = []
-        for target in JOURNALED:
-            source = self.path(target)
-            if source.exists() and source.stat().st_size:
-                data = source.read_bytes()
-                if not data.endswith(b"\n"):
-                    data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
-                with open(self.git.root / target, "ab") as out:
-                    out.write(data)
-                flushed.append(target)
-            source.unlink(missing_ok=True)
-        return flushed
 
 
 class RunOptions(NamedTuple):
@@ -150,13 +111,13 @@ def _execute(
         for plan_id in graph.waves[options.only_wave - 1]:
             _check_plan_ready(phase, graph.plans, plan_id)
     run = _Run(project, git, phase, graph, options, environ, console, worktrees)
-    _commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
+    bookkeeping.commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
     run.journal.event("run-start", phase=phase.name)
     for number, wave in enumerate(graph.waves, 1):
         # 4. waves in order
-        pending = []
         if options.only_wave not in (None, number):
             continue
+        pending = []
         for plan_id in wave:
             if options.only_plan is not None and plan_id != options.only_plan:
                 continue
@@ -169,15 +130,15 @@ def _execute(
         if stopped is not None:
             code, message, end = stopped
             run.journal.event("run-end", status="stopped")
-            run.session(_one_line(message), end.plan.path)
-            _commit_docs(project, git, run.journal, f"docs({end.plan.id}): run stopped")
+            bookkeeping.session(project, message, end.plan.path)
+            bookkeeping.commit_docs(project, git, run.journal, f"docs({end.plan.id}): run stopped")
             return RunResult(code, run.sorted_outcomes(), message)
     if not run.outcomes:  # everything was done already: nothing to record
         run.journal.discard()
         return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete")
     run.journal.event("run-end", status="complete")
-    run.session(f"Completed phase {phase.name}", "None")
-    _commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
+    bookkeeping.session(project, f"Completed phase {phase.name}", "None")
+    bookkeeping.commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
     return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete")
 
 
@@ -207,7 +168,7 @@ class _Run:
         self.dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
                                      cli_timeout=options.timeout, environ=environ)  # fmt: skip
         self.templates = prompt.Templates.load(project.root)
-        self.journal = Journal(git)
+        self.journal = bookkeeping.Journal(git)
         self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
         scope = project.config.get("specialists.scope")
         if scope not in ("warn", "fail"):
@@ -215,6 +176,7 @@ class _Run:
         self.scope = str(scope)
         self.retries = int(project.config.number("specialists.max_retries"))
         self.fallback = project.config.flag("voltagent.fallback_on_error")
+        self.auto = options.auto or project.config.get("mode") == "yolo"  # SPEC 7 step 6
         self.parallel = _max_parallel(project, options)
         self.cancel = threading.Event()  # set when gsd is interrupted during a parallel wave
         self.outcomes: list[TaskOutcome] = []
@@ -294,14 +256,14 @@ class _Run:
             ends.append(end)
             if end.status != "complete":
                 break
-            start = self.git.branch_tip(branch_of(plan_id)) or start
+            start = self.worktrees.tip(plan_id) or start
         return ends
 
     def settle(self, ends: list[PlanEnd]) -> tuple[int, str, PlanEnd] | None:
         """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4)."""
         stopped = [e for e in ends if e.status != "complete"]
         for end in stopped:
-            _block(self.project, end.plan, end.error_type or "unknown", end.details)
+            bookkeeping.block(self.project, end.plan.id, end.error_type or "unknown", end.details)
         failed = [e for e in stopped if e.status == "failed"]
         if failed:
             more = f" (and {len(failed) - 1} more failed plan(s))" if len(failed) > 1 else ""
@@ -318,10 +280,11 @@ class _Run:
         if end.status == "complete":
             # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
             # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
-            _update_state(self.project, self.phase, list(self.graph.plans), end)
+            self._plan_done(end)
             self._write_summary(end, self.phase.path)
             self.journal.event("plan-complete", plan=plan.id)
-            _commit_docs(self.project, self.git, self.journal, f"docs({plan.id}): complete plan")
+            message = f"docs({plan.id}): complete plan"
+            bookkeeping.commit_docs(self.project, self.git, self.journal, message)
             self.say(f"plan {plan.id}: complete")
         return end
 
@@ -358,16 +321,16 @@ class _Run:
             )
             self.journal.event("merge", plan=plan.id, branch=branch, status="conflict",
                                files=conflicts)  # fmt: skip
-            _log_error(self.journal, plan, "merge-conflict", details, branch)
+            self.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
             self.worktrees.close(plan.id, delete_branch=False)
             self.say(f"plan {plan.id}: merge-conflict: {details}")
             return end._replace(status="failed", error_type="merge-conflict", details=details,
                                 message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
-        _update_state(self.project, self.phase, list(self.graph.plans), end)
+        self._plan_done(end)
         self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
         self.journal.event("plan-complete", plan=plan.id)
         # what changed is known: no `git status` over the tree for it
-        paths = [*self.journal.flush(), *_owned(self.project)]
+        paths = [*self.journal.flush(), *bookkeeping.owned_paths(self.project)]
         paths = paths if self.project.config.flag("git.commit_docs") else []
         try:
             sha = self.git.finish_merge(message, paths)
@@ -399,10 +362,10 @@ class _Run:
                 continue
             if task.is_checkpoint:
                 # 6. a human checkpoint pauses the run until `gsd approve` answers it
-                answer = _answer(project, plan, task, self.options)
+                answer = approvals.answer(project, plan.id, task, auto=self.auto)
                 if answer is None:
                     message = (
-                        f"{label}: {task.type} waits for a person: {_what_to_check(task)} "
+                        f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
                         f"(then `gsd approve {plan.id}`)"
                     )
                     self.journal.event("checkpoint-paused", plan=plan.id, task=task.index)
@@ -455,7 +418,7 @@ class _Run:
                     git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
                     prompt=text, attempt=attempt, allow_dirty=self.options.allow_dirty,
                     scope=self.scope, environ=self.environ,
-                    error_log=journal.path(JOURNALED[1]), cancel=self.cancel,
+                    error_log=journal.errors, cancel=self.cancel,
                 )  # fmt: skip
             tried.append(outcome)
             journal.event(
@@ -501,16 +464,14 @@ class _Run:
         summary.write(path, text)
         return path
 
-    def session(self, stopped_at: str, resume_file: str) -> None:
-        """STATE.md's Session Continuity: when this run ended, where, what to resume."""
-        path = self.project.planning / "STATE.md"
-        if path.exists():
-            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            text = state.set_session(
-                state.load(path), last_session=now, stopped_at=stopped_at[:160],
-                resume_file=resume_file,
-            )  # fmt: skip
-            state.save(path, text)
+    def _plan_done(self, end: PlanEnd) -> None:
+        took = end.finished - end.started if end.finished and end.started else None
+        files = {f for o in end.attempts if o.success for f in o.changed}
+        bookkeeping.plan_done(
+            self.project, self.phase, list(self.graph.plans), end.plan.id,
+            seconds=took.total_seconds() if took else 0.0, tasks=len(end.plan.tasks),
+            files=len(files),
+        )  # fmt: skip
 
     def sorted_outcomes(self) -> list[TaskOutcome]:
         """Outcomes in plan and task order (the threads of a wave finish in any order)."""
@@ -532,51 +493,6 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
             "use a whole number of 1 or more"
         )
     return int(wanted)
-
-
-def auto_approves(project: Project, options: RunOptions) -> bool:
-    return options.auto or project.config.get("mode") == "yolo"
-
-
-def _answer(project: Project, plan: Plan, task: Task, options: RunOptions) -> str | None:
-    """How a human checkpoint was answered, or None: it still waits (SPEC 7 step 6).
-
-    `--auto` or `"mode": "yolo"` approve a human-verify and take a decision's first
-    option; a human-action and `gate="blocking-human"` always wait for a person.
-    """
-    for record in read_approvals(project):
-        if record.get("plan") == plan.id and record.get("task") in (None, task.index):
-            option = record.get("option")
-            return f"approved{f', option {option}' if option else ''} by gsd approve"
-    always = task.type == "checkpoint:human-action" or task.attrs.get("gate") == "blocking-human"
-    if always or not auto_approves(project, options):
-        return None
-    if task.type == "checkpoint:decision":
-        options_element = task.child("options")
-        choices = (
-            [c for c in options_element.children if c.tag == "option"] if options_element else []
-        )
-        first = choices[0].attrs.get("id", "?") if choices else "?"
-        return f"auto: first option {first}"
-    return "auto"
-
-
-def read_approvals(project: Project) -> list[dict[str, object]]:
-    """The answers `gsd approve` appended (a torn or broken line is skipped)."""
-    from gsd.files import jsonl_objects, read_lines_file
-
-    text = read_lines_file(project.root / APPROVALS, "approvals") or ""
-    return list(jsonl_objects(text, APPROVALS)[0])
-
-
-def _what_to_check(task: Task) -> str:
-    text = (
-        task.child_text("how-to-verify")
-        or task.child_text("decision")
-        or task.child_text("instructions")
-        or task.name
-    )
-    return " ".join(text.split())[:200]
 
 
 def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:
@@ -611,86 +527,3 @@ def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
         matches = sorted(project.planning.rglob(f"{dep}-SUMMARY.md"))
         found.append((dep, matches[0].read_text(encoding="utf-8") if matches else None))
     return found
-
-
-def _block(project: Project, plan: Plan, kind: str, details: str) -> None:
-    """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is created
-    when the project has none: it is where a person looks first)."""
-    path = project.planning / "STATE.md"
-    text = state.load(path) if path.exists() else "# Project State\n"
-    state.save(path, state.add_blocker(text, f"- [{plan.id}] {kind}: {_one_line(details)}"))
-
-
-def _update_state(project: Project, phase: Phase, plan_ids: list[str], end: PlanEnd) -> None:
-    """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
-    checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
-    plan = end.plan
-    total = len(plan_ids)
-    done = sum(pid == plan.id or summary.exists(phase.path, pid) for pid in plan_ids)
-    complete = done >= total
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    path = project.planning / "STATE.md"
-    if path.exists():
-        text = state.remove_blockers(state.load(path), plan.id)
-        text = state.set_position(
-            text,
-            plan=f"{done} of {total} in current phase",
-            status="Phase complete" if complete else "In progress",
-            last_activity=f"{today} - Completed {plan.id}-PLAN.md",
-            progress=done / total if total else 1.0,
-        )
-        minutes = max(1, round(_seconds(end) / 60))
-        files = {f for o in end.attempts if o.success for f in o.changed}
-        text = state.record_metric(text, plan_id=plan.id, duration=f"{minutes}min",
-                                   tasks=len(plan.tasks), files=len(files))  # fmt: skip
-        state.save(path, text)
-    road = project.planning / "ROADMAP.md"
-    if road.exists():
-        text = roadmap.check_plan(roadmap.load(road), plan.id, True)
-        status = "Complete" if complete else "In Progress"
-        text = roadmap.set_progress(text, phase.number, done, total, status,
-                                    today if complete else None)  # fmt: skip
-        roadmap.save(road, text)
-
-
-def _seconds(end: PlanEnd) -> float:
-    if end.started is None or end.finished is None:
-        return 0.0
-    return (end.finished - end.started).total_seconds()
-
-
-def _owned(project: Project) -> list[str]:
-    """The files gsd edits when a plan completes, those that exist, repo-relative."""
-    names = ("STATE.md", "ROADMAP.md")
-    return [f".planning/{n}" for n in names if (project.planning / n).exists()]
-
-
-def _log_error(journal: Journal, plan: Plan, kind: str, details: str, where: str) -> None:
-    """A failure that is no task's attempt (a merge) in the error log."""
-    errorlog.append(
-        journal.path(JOURNALED[1]),
-        errorlog.ErrorRecord(phase=plan.phase, plan=plan.id.rsplit("-", 1)[1], task="-",
-                             specialist="gsd", error_type=kind, details=details,
-                             git_state=where),  # fmt: skip
-    )
-
-
-def _commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:
-    """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9)."""
-    paths = _docs_paths(project, git, journal)
-    if paths:
-        git.commit_docs(message, paths)
-
-
-def _docs_paths(project: Project, git: Git, journal: Journal) -> list[str]:
-    """The journal flushed into .planning/; the paths there to commit (none when
-    `git.commit_docs` is false: then they stay in the working tree for a person)."""
-    journal.flush()
-    if not project.config.flag("git.commit_docs"):
-        return []
-    return [p for p in git.dirty_paths() + sorted(git.untracked_files())
-            if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]

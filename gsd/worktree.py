@@ -31,6 +31,11 @@ class Worktrees:
                 return False
             return self.git.branch_tip(branch) is not None
 
+    def tip(self, plan_id: str) -> str | None:
+        """The commit the plan's branch points at (None: no branch)."""
+        with self._lock:
+            return self.git.branch_tip(branch_of(plan_id))
+
     def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
         """The plan's worktree: reused if it exists, else added on its branch (created at
         `start` when new). A checkpoint a killed run left open in it is rolled back first;

@@ -352,3 +352,29 @@ def test_execute_plan_on_a_branch_named_for_the_plan_runs_in_place(repo, gsd) ->
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-02"
     assert task_commits(repo) == ["01-02-1"] and merges(repo) == []
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_ctrl_c_during_a_parallel_wave_ends_every_agent_and_rolls_back(
+    repo, control, tmp_path
+) -> None:
+    steer(control, "hang", "01-01-1")
+    steer(control, "hang", "01-02-1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    wait_for(control / "started-01-01-1", process)
+    wait_for(control / "started-01-02-1", process)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and b"interrupted" in err
+    assert alive_with(str(tmp_path / "agent.py")) == []  # no agent outlives gsd
+    assert git(repo, "tag", "--list") == ""  # both attempts were rolled back
+    assert task_commits(repo) == []
+    for name in ("hang-01-01-1", "hang-01-02-1"):
+        (control / name).unlink()
+    resumed = run_gsd(repo, "execute-phase", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    assert leftovers(repo) == {}

@@ -1,0 +1,143 @@
+"""gsd's own records of a run (SPEC 7 steps 7 to 9): the journal of log lines, STATE.md
+and ROADMAP.md when a plan completes or stops, and the `docs(...)` commits."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gsd import errorlog, execlog, roadmap, state, summary
+from gsd.git import Git
+from gsd.phases import Phase
+from gsd.project import Project
+
+# Logs written during a run go to a journal inside .git first and reach .planning/ just
+# before each docs commit: the tracked tree stays clean between tasks (so checkpoints
+# see only the agent's work) and a rollback can never take log lines back.
+JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
+OWNED = ("STATE.md", "ROADMAP.md")  # the files gsd edits when a plan completes
+
+
+class Journal:
+    """The run's log lines, kept in .git/gsd/journal until the next docs commit."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.folder = git.git_dir / "gsd" / "journal"
+
+    def path(self, target: str) -> Path:
+        return self.folder / Path(target).name
+
+    @property
+    def errors(self) -> Path:
+        """Where failures are appended (taskrun's `error_log`)."""
+        return self.path(JOURNALED[1])
+
+    def event(self, kind: str, **fields: object) -> None:
+        execlog.append(self.path(JOURNALED[0]), execlog.event(kind, **fields))
+
+    def error(self, phase: str, plan_id: str, kind: str, details: str, where: str) -> None:
+        """A failure that is no task's attempt (a merge) in the error log."""
+        errorlog.append(
+            self.errors,
+            errorlog.ErrorRecord(phase=phase, plan=plan_id.rsplit("-", 1)[1], task="-",
+                                 specialist="gsd", error_type=kind, details=details,
+                                 git_state=where),  # fmt: skip
+        )
+
+    def discard(self) -> None:
+        for target in JOURNALED:
+            self.path(target).unlink(missing_ok=True)
+
+    def flush(self) -> list[str]:
+        """Append what the journal holds to the files in .planning/; return them."""
+        flushed = []
+        for target in JOURNALED:
+            source = self.path(target)
+            if source.exists() and source.stat().st_size:
+                data = source.read_bytes()
+                if not data.endswith(b"\n"):
+                    data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
+                with open(self.git.root / target, "ab") as out:
+                    out.write(data)
+                flushed.append(target)
+            source.unlink(missing_ok=True)
+        return flushed
+
+
+def block(project: Project, plan_id: str, kind: str, details: str) -> None:
+    """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is created
+    when the project has none: it is where a person looks first)."""
+    path = project.planning / "STATE.md"
+    text = state.load(path) if path.exists() else "# Project State\n"
+    state.save(path, state.add_blocker(text, f"- [{plan_id}] {kind}: {_one_line(details)}"))
+
+
+def plan_done(
+    project: Project,
+    phase: Phase,
+    plan_ids: list[str],
+    plan_id: str,
+    *,
+    seconds: float,
+    tasks: int,
+    files: int,
+) -> None:
+    """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
+    checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
+    total = len(plan_ids)
+    done = sum(pid == plan_id or summary.exists(phase.path, pid) for pid in plan_ids)
+    complete = done >= total
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    path = project.planning / "STATE.md"
+    if path.exists():
+        text = state.remove_blockers(state.load(path), plan_id)
+        text = state.set_position(
+            text,
+            plan=f"{done} of {total} in current phase",
+            status="Phase complete" if complete else "In progress",
+            last_activity=f"{today} - Completed {plan_id}-PLAN.md",
+            progress=done / total if total else 1.0,
+        )
+        minutes = max(1, round(seconds / 60))
+        text = state.record_metric(text, plan_id=plan_id, duration=f"{minutes}min",
+                                   tasks=tasks, files=files)  # fmt: skip
+        state.save(path, text)
+    road = project.planning / "ROADMAP.md"
+    if road.exists():
+        text = roadmap.check_plan(roadmap.load(road), plan_id, True)
+        status = "Complete" if complete else "In Progress"
+        text = roadmap.set_progress(text, phase.number, done, total, status,
+                                    today if complete else None)  # fmt: skip
+        roadmap.save(road, text)
+
+
+def session(project: Project, stopped_at: str, resume_file: str) -> None:
+    """STATE.md's Session Continuity: when this run ended, where, what to resume."""
+    path = project.planning / "STATE.md"
+    if path.exists():
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        text = state.set_session(state.load(path), last_session=now,
+                                 stopped_at=_one_line(stopped_at)[:160],
+                                 resume_file=resume_file)  # fmt: skip
+        state.save(path, text)
+
+
+def owned_paths(project: Project) -> list[str]:
+    """The files gsd edits when a plan completes, those that exist, repo-relative."""
+    return [f".planning/{n}" for n in OWNED if (project.planning / n).exists()]
+
+
+def commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:
+    """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9)."""
+    journal.flush()
+    if not project.config.flag("git.commit_docs"):
+        return  # they stay in the working tree for a person
+    paths = [p for p in git.dirty_paths() + sorted(git.untracked_files())
+             if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
+    if paths:
+        git.commit_docs(message, paths)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
