@@ -6,6 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+# events shown as they are in the timeline (`result` rows also feed the totals)
+TIMELINE = frozenset({
+    "run-start", "wave-start", "spawn", "retry", "fallback", "commit", "merge",
+    "plan-complete", "checkpoint-paused", "wave-end", "run-end",
+})  # fmt: skip
+
 
 def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
     """Timeline rows and totals; by default only the events of the last run."""
@@ -18,8 +24,7 @@ def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[
     plans: dict[str, dict[str, Any]] = {}
     for e in events:
         kind = e.get("event")
-        if kind in ("spawn", "retry", "fallback", "commit", "plan-complete", "checkpoint-paused",
-                    "run-start", "run-end"):  # fmt: skip
+        if kind in TIMELINE:
             timeline.append(_row(e))
         if kind != "result":
             continue
@@ -53,6 +58,9 @@ def _row(e: dict[str, Any]) -> dict[str, Any]:
     what = {
         "result": "ok" if e.get("success") else str(e.get("error_type")),
         "commit": str(e.get("commit") or "")[:7] or "nothing to commit",
+        "merge": f"{e.get('branch', '')} {e.get('status', '')}".strip(),
+        "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
+        "wave-end": f"wave {e.get('wave', '')} done",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"

@@ -199,6 +199,11 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     events = [json.loads(line)["event"] for line in
               (repo / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
     assert events.count("merge") == 2 and events.count("plan-complete") == 3
+    timeline = json.loads(gsd("report", "--format", "json").out)["timeline"]
+    assert [r["outcome"] for r in timeline if r["event"] == "merge"] == [
+        "gsd/01-01 merged", "gsd/01-02 merged"]
+    assert [r["outcome"] for r in timeline if r["event"] == "wave-start"] == [
+        "wave 1: 01-01, 01-02", "wave 2: 01-03"]
     again = gsd("execute-phase", "1")
     assert again.code == 0 and "already complete" in again.err
 
