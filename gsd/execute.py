@@ -8,6 +8,7 @@ or in a plan's own worktree); the merges and STATE.md are the main thread's alon
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -177,6 +178,10 @@ class _Run:
         self.retries = int(project.config.number("specialists.max_retries"))
         self.fallback = project.config.flag("voltagent.fallback_on_error")
         self.auto = options.auto or project.config.get("mode") == "yolo"  # SPEC 7 step 6
+        # with `git.commit_docs` false, gsd's own edits stay uncommitted in .planning/:
+        # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
+        self.commit_docs = project.config.flag("git.commit_docs")
+        self.allow_dirty = options.allow_dirty or not self.commit_docs
         self.parallel = _max_parallel(project, options)
         self.cancel = threading.Event()  # set when gsd is interrupted during a parallel wave
         self.outcomes: list[TaskOutcome] = []
@@ -299,10 +304,10 @@ class _Run:
             self.say(f"rolled back {tag}, left open by an interrupted run")
         end = self.tasks(plan, wave, place, place.committed_tasks())
         if end.status == "complete":
-            folder = place.root / self.phase.path.relative_to(self.project.root)
-            written = self._write_summary(end, folder)
-            place.commit_docs(f"docs({plan.id}): plan summary",
-                              [written.relative_to(place.root).as_posix()])  # fmt: skip
+            written = self._write_summary(end, self._summary_folder(place.root))
+            if self.commit_docs:  # else it is copied over after the merge (`merge`)
+                place.commit_docs(f"docs({plan.id}): plan summary",
+                                  [written.relative_to(place.root).as_posix()])  # fmt: skip
         else:
             self.worktrees.close(plan.id, delete_branch=False)  # the branch keeps its work
         return end
@@ -331,7 +336,7 @@ class _Run:
         self.journal.event("plan-complete", plan=plan.id)
         # what changed is known: no `git status` over the tree for it
         paths = [*self.journal.flush(), *bookkeeping.owned_paths(self.project)]
-        paths = paths if self.project.config.flag("git.commit_docs") else []
+        paths = paths if self.commit_docs else []
         try:
             sha = self.git.finish_merge(message, paths)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
@@ -339,6 +344,10 @@ class _Run:
             self.worktrees.close(plan.id, delete_branch=False)
             return end._replace(status="failed", error_type="unknown", details=str(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
+        if not self.commit_docs:  # the SUMMARY.md written in the worktree, uncommitted
+            name = f"{plan.id}-SUMMARY.md"
+            shutil.copy2(self._summary_folder(self.worktrees.path(plan.id)) / name,
+                         self.phase.path / name)  # fmt: skip
         self.worktrees.close(plan.id, delete_branch=True)
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
@@ -416,7 +425,7 @@ class _Run:
             with self.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
                 outcome = run_task(
                     git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
-                    prompt=text, attempt=attempt, allow_dirty=self.options.allow_dirty,
+                    prompt=text, attempt=attempt, allow_dirty=self.allow_dirty,
                     scope=self.scope, environ=self.environ,
                     error_log=journal.errors, cancel=self.cancel,
                 )  # fmt: skip
@@ -451,6 +460,10 @@ class _Run:
             return outcome
 
     # -- bookkeeping -------------------------------------------------------------------
+
+    def _summary_folder(self, root: Path) -> Path:
+        """The phase folder in a checkout at `root` (the repository or a worktree)."""
+        return root / self.phase.path.relative_to(self.project.root)
 
     def _write_summary(self, end: PlanEnd, folder: Path) -> Path:
         plan = end.plan

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from pathlib import Path
 
 from gsd.git import Git
 
@@ -31,6 +32,10 @@ class Worktrees:
                 return False
             return self.git.branch_tip(branch) is not None
 
+    def path(self, plan_id: str) -> Path:
+        """Where the plan's worktree is (or would be)."""
+        return self.folder / plan_id
+
     def tip(self, plan_id: str) -> str | None:
         """The commit the plan's branch points at (None: no branch)."""
         with self._lock:
@@ -40,7 +45,7 @@ class Worktrees:
         """The plan's worktree: reused if it exists, else added on its branch (created at
         `start` when new). A checkpoint a killed run left open in it is rolled back first;
         the second value lists such checkpoints."""
-        where = self.folder / plan_id
+        where = self.path(plan_id)
         # one `git worktree add` at a time: it reads the other worktrees' folders, and
         # fails on one being added; `worktree list` would too (so: no listing here)
         with self._lock:
@@ -55,8 +60,8 @@ class Worktrees:
     def close(self, plan_id: str, *, delete_branch: bool) -> None:
         """Remove the plan's worktree; its branch too once it is merged."""
         with self._lock:
-            if (self.folder / plan_id).exists():
-                self.git.remove_worktree(self.folder / plan_id)
+            if self.path(plan_id).exists():
+                self.git.remove_worktree(self.path(plan_id))
             if delete_branch:
                 self.git.delete_branch(branch_of(plan_id))
 

@@ -383,3 +383,24 @@ def test_ctrl_c_during_a_parallel_wave_ends_every_agent_and_rolls_back(
     assert resumed.returncode == 0, resumed.stderr
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
     assert leftovers(repo) == {}
+
+
+def test_with_commit_docs_false_bookkeeping_stays_uncommitted_and_survives(
+    repo, control, gsd
+) -> None:
+    config = json.loads((repo / ".planning/config.json").read_text())
+    config["git"] = {"commit_docs": False}
+    (repo / ".planning/config.json").write_text(json.dumps(config))
+    commit_all(repo, "commit_docs false")
+    steer(control, "hang", "01-03-1")  # wave 2 fails after wave 1's bookkeeping is written
+    result = gsd("execute-phase", "1", "--timeout", "2")
+    assert result.code == 1 and "01-03" in result.err
+    assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1"]
+    assert len(merges(repo)) == 2
+    assert not git(repo, "log", "--format=%s", "--grep=^docs(")  # no docs commits
+    state = (repo / ".planning/STATE.md").read_text()
+    assert "Plan: 2 of 3" in state and "- [01-03] timeout" in state  # rolled back, not lost
+    status = git(repo, "status", "--porcelain")
+    assert "STATE.md" in status and "01-alpha/" in status  # with the SUMMARY.md files
+    folder = repo / ".planning/phases/01-alpha"
+    assert (folder / "01-01-SUMMARY.md").exists() and (folder / "01-02-SUMMARY.md").exists()
