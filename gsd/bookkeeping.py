@@ -24,6 +24,7 @@ class Journal:
     def __init__(self, git: Git) -> None:
         self.git = git
         self.folder = git.git_dir / "gsd" / "journal"
+        self.flushed: dict[str, bytes] = {}  # what the last flush wrote, by target
 
     def path(self, target: str) -> Path:
         return self.folder / Path(target).name
@@ -51,7 +52,7 @@ class Journal:
 
     def flush(self) -> list[str]:
         """Append what the journal holds to the files in .planning/; return them."""
-        flushed = []
+        self.flushed = {}
         for target in JOURNALED:
             source = self.path(target)
             if source.exists() and source.stat().st_size:
@@ -60,9 +61,16 @@ class Journal:
                     data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
                 with open(self.git.root / target, "ab") as out:
                     out.write(data)
-                flushed.append(target)
+                self.flushed[target] = data
             source.unlink(missing_ok=True)
-        return flushed
+        return list(self.flushed)
+
+    def unflush(self) -> None:
+        """Take back the last flush into the journal (its commit failed and was undone)."""
+        for target, data in self.flushed.items():
+            with open(self.path(target), "ab") as out:
+                out.write(data)
+        self.flushed = {}
 
 
 def block(project: Project, plan_id: str, kind: str, details: str) -> None:

@@ -340,7 +340,8 @@ class _Run:
         try:
             sha = self.git.finish_merge(message, paths)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-            self.git.abort_merge()
+            self.git.abort_merge()  # which also undoes the log lines flushed for it
+            self.journal.unflush()
             self.worktrees.close(plan.id, delete_branch=False)
             return end._replace(status="failed", error_type="unknown", details=str(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip

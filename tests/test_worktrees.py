@@ -404,3 +404,19 @@ def test_with_commit_docs_false_bookkeeping_stays_uncommitted_and_survives(
     assert "STATE.md" in status and "01-alpha/" in status  # with the SUMMARY.md files
     folder = repo / ".planning/phases/01-alpha"
     assert (folder / "01-01-SUMMARY.md").exists() and (folder / "01-02-SUMMARY.md").exists()
+
+
+def test_a_merge_commit_refused_by_a_hook_fails_the_plan_and_loses_no_log_line(
+    repo, gsd
+) -> None:
+    hook = repo / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\ngit rev-parse -q --verify MERGE_HEAD >/dev/null && exit 1\n"
+                    "exit 0\n")  # fmt: skip
+    hook.chmod(0o755)
+    result = gsd("execute-phase", "1")
+    assert result.code == 1 and "merge failed" in result.err
+    assert merges(repo) == [] and leftovers(repo) == {"branches": "gsd/01-01\ngsd/01-02"}
+    events = [json.loads(line) for line in
+              (repo / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    spawned = {e["plan"] for e in events if e["event"] == "spawn"}
+    assert spawned == {"01-01", "01-02"} and any(e["event"] == "merge" for e in events)
