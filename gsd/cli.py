@@ -361,7 +361,8 @@ def execute_phase(
         options = RunOptions(timeout, allow_dirty, auto, only_plan=plan_id,
                              max_parallel=max_parallel, only_wave=wave)  # fmt: skip
         result = run_phase(project, found_phase, options)
-        click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
+        shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+        click.echo(shown, nl=False)
         click.echo(f"gsd: {result.message}", err=True)
         return result.exit_code
     from gsd.dispatch import Dispatcher
@@ -443,7 +444,8 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     found_phase = project.phase(plan_id.rsplit("-", 1)[0])
     options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
     result = run_phase(project, found_phase, options)
-    click.echo(views.render_outcomes(found_phase.name, result.outcomes, fmt), nl=False)
+    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+    click.echo(shown, nl=False)
     click.echo(f"gsd: {result.message}", err=True)
     return result.exit_code
 

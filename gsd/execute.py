@@ -47,6 +47,7 @@ class RunResult(NamedTuple):
     exit_code: int
     outcomes: list[TaskOutcome]
     message: str
+    plans: dict[str, str] | None = None  # plan id -> how it ended in this run, in order
 
 
 class PlanEnd(NamedTuple):
@@ -125,6 +126,7 @@ def _execute(
             # 3. what is already done: plans with a SUMMARY (tasks: in run.tasks)
             if summary.exists(phase.path, plan_id):
                 say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
+                run.ended[plan_id] = "done before"
                 continue
             pending.append(graph.plans[plan_id])
         stopped = run.wave(number, pending) if pending else None
@@ -133,14 +135,15 @@ def _execute(
             run.journal.event("run-end", status="stopped")
             bookkeeping.session(project, message, end.plan.path)
             bookkeeping.commit_docs(project, git, run.journal, f"docs({end.plan.id}): run stopped")
-            return RunResult(code, run.sorted_outcomes(), message)
+            return RunResult(code, run.sorted_outcomes(), message, run.ended)
     if not run.outcomes:  # everything was done already: nothing to record
         run.journal.discard()
-        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete")
+        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete",
+                         run.ended)  # fmt: skip
     run.journal.event("run-end", status="complete")
     bookkeeping.session(project, f"Completed phase {phase.name}", "None")
     bookkeeping.commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
-    return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete")
+    return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete", run.ended)
 
 
 class _Run:
@@ -185,6 +188,7 @@ class _Run:
         self.parallel = _max_parallel(project, options)
         self.cancel = threading.Event()  # set when gsd is interrupted during a parallel wave
         self.outcomes: list[TaskOutcome] = []
+        self.ended: dict[str, str] = {}  # plan id -> complete, failed: TYPE, paused, ...
 
     # -- waves -------------------------------------------------------------------------
 
@@ -213,6 +217,9 @@ class _Run:
                 ends.append(end)
                 if end.status != "complete":
                     break
+        for end in ends:
+            self.ended[end.plan.id] = end.status + (f": {end.error_type}" if
+                                                    end.status == "failed" else "")  # fmt: skip
         done = [e.plan.id for e in ends if e.status == "complete"]
         self.journal.event("wave-end", wave=number, complete=done)
         return self.settle(ends)

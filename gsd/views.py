@@ -197,8 +197,12 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_outcomes(phase: str, outcomes: list[TaskOutcome], fmt: str) -> str:
-    """The final table of a live run: every task attempted and how it ended."""
+def render_outcomes(
+    phase: str, outcomes: list[TaskOutcome], fmt: str, plans: dict[str, str] | None = None
+) -> str:
+    """The final tables of a live run: each plan and how it ended, then every task
+    attempt and how it ended."""
+    plan_rows = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
     rows = [
         {
             "plan": o.plan,
@@ -214,7 +218,8 @@ def render_outcomes(phase: str, outcomes: list[TaskOutcome], fmt: str) -> str:
         for o in outcomes
     ]
     if fmt == "json":
-        return json.dumps({"phase": phase, "tasks": rows}, indent=2) + "\n"
+        return json.dumps({"phase": phase, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
     if not rows:
         return f"Phase {phase}: nothing to run\n"
-    return f"Phase {phase}\n" + _table(rows, False) + "\n"
+    head = f"Phase {phase}\n" + (_table(plan_rows, False) + "\n\n" if plan_rows else "")
+    return head + _table(rows, False) + "\n"

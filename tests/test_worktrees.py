@@ -177,6 +177,8 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     result = gsd("execute-phase", "1", "--format", "json")
     assert result.code == 0, result.err
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
+    plans = json.loads(result.out)["plans"]
+    assert plans == [{"plan": f"01-0{n}", "outcome": "complete"} for n in (1, 2, 3)]
     assert merges(repo) == [
         "Merge branch 'gsd/01-01': plan 01-01 complete",
         "Merge branch 'gsd/01-02': plan 01-02 complete",
