@@ -663,9 +663,6 @@ class Git:
 
     def current_branch(self) -> str | None:
         """The branch HEAD is on (short name), None when detached."""
-        return self._branch()
-
-    def _branch(self) -> str | None:
         ref = self._run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
         return ref.removeprefix("refs/heads/") or None
 
