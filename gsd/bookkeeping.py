@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gsd import errorlog, execlog, roadmap, state, summary
+from gsd.files import append_line
 from gsd.git import Git
 from gsd.phases import Phase
 from gsd.project import Project
@@ -59,17 +60,16 @@ class Journal:
                 data = source.read_bytes()
                 if not data.endswith(b"\n"):
                     data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
-                with open(self.git.root / target, "ab") as out:
-                    out.write(data)
-                self.flushed[target] = data
+                if data:  # the same locked append as every log line (files.append_line)
+                    append_line(self.git.root / target, data)
+                    self.flushed[target] = data
             source.unlink(missing_ok=True)
         return list(self.flushed)
 
     def unflush(self) -> None:
         """Take back the last flush into the journal (its commit failed and was undone)."""
         for target, data in self.flushed.items():
-            with open(self.path(target), "ab") as out:
-                out.write(data)
+            append_line(self.path(target), data)
         self.flushed = {}
 
 
@@ -78,7 +78,7 @@ def block(project: Project, plan_id: str, kind: str, details: str) -> None:
     when the project has none: it is where a person looks first)."""
     path = project.planning / "STATE.md"
     text = state.load(path) if path.exists() else "# Project State\n"
-    state.save(path, state.add_blocker(text, f"- [{plan_id}] {kind}: {_one_line(details)}"))
+    state.save(path, state.add_blocker(text, state.blocker_line(plan_id, kind, details, 300)))
 
 
 def plan_done(
@@ -141,7 +141,8 @@ def commit_docs(project: Project, git: Git, journal: Journal, message: str) -> N
     journal.flush()
     if not project.config.flag("git.commit_docs"):
         return  # they stay in the working tree for a person
-    paths = [p for p in git.dirty_paths() + sorted(git.untracked_files())
+    status = git.status()  # one pass over the tree: tracked changes and untracked files
+    paths = [p for p in sorted(status.changed | status.untracked)
              if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
     if paths:
         git.commit_docs(message, paths)

@@ -8,7 +8,6 @@ or in a plan's own worktree); the merges and STATE.md are the main thread's alon
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -354,8 +353,8 @@ class _Run:
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
         if not self.commit_docs:  # the SUMMARY.md written in the worktree, uncommitted
             name = f"{plan.id}-SUMMARY.md"
-            shutil.copy2(self._summary_folder(self.worktrees.path(plan.id)) / name,
-                         self.phase.path / name)  # fmt: skip
+            written = self._summary_folder(self.worktrees.path(plan.id)) / name
+            summary.write(self.phase.path / name, written.read_text(encoding="utf-8"))
         self.worktrees.close(plan.id, delete_branch=True)
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
