@@ -420,6 +420,9 @@ class _Run:
         failures and policy violations are final."""
         journal, say = self.journal, self.say
         dispatch = self.dispatcher.task(wave, plan, task)
+        if dispatch.fallback_reason:  # SPEC 3: every fallback to gsd-executor is a warning
+            say(f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
+                f"{dispatch.fallback_reason}")  # fmt: skip
         retries = self.retries
         attempt = 0
         while True:
@@ -451,17 +454,21 @@ class _Run:
                                     "done, nothing to commit"))  # fmt: skip
                 return outcome
             say(f"{label}: {outcome.error_type}: {outcome.details}")
+            if outcome.checkpoint:  # run_task put the tree back to it
+                journal.event("rollback", plan=plan.id, task=task.index,
+                              checkpoint=outcome.checkpoint)  # fmt: skip
             if self.cancel.is_set():
                 return outcome
             if outcome.error_type in TRANSIENT and attempt <= retries:
                 journal.event("retry", plan=plan.id, task=task.index)
                 continue
             final = outcome.error_type in ("validation-failed", "policy-violation")
-            if self.fallback and not final and agent.name != EXECUTOR and EXECUTOR in self.agents:
+            if self.fallback and not final and agent.name != EXECUTOR:  # Dispatcher needs it
                 journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
                 dispatch = self.dispatcher.task(
                     wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
                 )
+                say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
                 retries = attempt  # the fallback gets exactly one attempt
                 continue
             return outcome

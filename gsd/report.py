@@ -8,7 +8,7 @@ from typing import Any
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset({
-    "run-start", "wave-start", "spawn", "retry", "fallback", "commit", "merge",
+    "run-start", "wave-start", "spawn", "rollback", "retry", "fallback", "commit", "merge",
     "plan-complete", "checkpoint-paused", "wave-end", "run-end",
 })  # fmt: skip
 

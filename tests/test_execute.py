@@ -130,6 +130,11 @@ def test_failure_stops_the_phase_and_a_rerun_resumes(phase, gsd, tmp_path) -> No
     assert "- [01-01] nonzero-exit:" in state
     errors = (root / ".planning/specialist-errors.jsonl").read_text().splitlines()
     assert json.loads(errors[-1])["error_type"] == "nonzero-exit"
+    events = [json.loads(line) for line in
+              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    rolled = [(e["plan"], e["task"]) for e in events if e["event"] == "rollback"]
+    failed = [e for e in events if e["event"] == "result" and not e["success"]]
+    assert set(rolled) == {("01-01", 2)} and len(rolled) == len(failed)  # every failed attempt
     status = json.loads(gsd("status", "--format", "json").out)
     plans = {p["plan"]: p for p in status["phases"][0]["plans"]}
     assert (plans["01-01"]["status"], plans["01-01"]["committed_tasks"]) == ("failed", [1])
@@ -161,6 +166,8 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
     events = [json.loads(line)["event"] for line in
               (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
     assert "retry" in events and "fallback" in events
+    assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor takes over: worker " \
+        "failed: timeout" in result.err
     report = json.loads(gsd("report", "--format", "json").out)
     agents = {row["agent"]: row for row in report["per_agent"]}
     assert agents["worker"]["failed"] >= 2 and agents["gsd-executor"]["succeeded"] == 1
@@ -293,3 +300,16 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
     assert not (root / "src/half-done.txt").exists()
     assert git(root, "tag", "--list") == "" and git(root, "status", "--porcelain") == ""
     assert alive_with(str(tmp_path / "agent.py")) == []
+
+
+def test_a_specialist_outside_the_roster_runs_as_gsd_executor_with_a_warning(phase, gsd) -> None:
+    """SPEC 3 step 3: not in available_agents.md -> gsd-executor, warning (live runs too)."""
+    root = phase.root
+    plan = root / ".planning/phases/01-alpha/01-02-PLAN.md"
+    plan.write_text(plan.read_text().replace('specialist="worker"', 'specialist="rust-pro"'))
+    git(root, "commit", "-q", "-am", "a specialist nobody has")
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor instead of " \
+        "'rust-pro': not in .planning/available_agents.md" in result.err
+    assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
