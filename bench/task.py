@@ -458,7 +458,7 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
 
 def supervise_child(argv: list[str]) -> int:
     """In a child that has imported gsd as run_task does: one spawn of a tiny program,
-    started four ways, median ms of `runs` each; ctypes is imported last, on purpose."""
+    started four ways, median ms of `runs` each."""
     scratch, runs = Path(argv[0]), int(argv[1])
     import gsd.taskrun  # noqa: F401
     from gsd import proc
@@ -480,21 +480,13 @@ def supervise_child(argv: list[str]) -> int:
         ("subprocess.Popen + wait(): vfork", lambda: popen()),
         ("+ start_new_session, preexec_fn=<no-op>: fork", lambda: popen(
             start_new_session=True, preexec_fn=lambda: None)),
-        ("+ preexec_fn=proc._die_with_parent (imports ctypes in the child)", lambda: popen(
-            start_new_session=True, preexec_fn=proc._die_with_parent)),
-        ("proc.supervise, as run_task calls it (ctypes not imported by gsd)", supervise),
+        ("+ preexec_fn=proc._die_with_parent (prctl(PR_SET_PDEATHSIG) in the child)",
+         lambda: popen(start_new_session=True, preexec_fn=proc._die_with_parent)),
+        ("proc.supervise, as run_task calls it (+ registry record, group checks)", supervise),
     ]  # fmt: skip
-    lines = []
+    proc._prctl()  # libc's prctl looked up once in this process, as supervise does first
     for label, fn in ways:
-        lines.append((label, _median_of(fn, runs)))
-    had_ctypes = "ctypes" in sys.modules
-    import ctypes  # noqa: F401
-
-    lines.append(("proc.supervise after `import ctypes` in the gsd process", _median_of(
-        supervise, runs)))  # fmt: skip
-    for label, seconds in lines:
-        print(f"{seconds}\t{label}")
-    print(f"-1\tctypes already imported before the last row: {had_ctypes}")
+        print(f"{_median_of(fn, runs)}\t{label}")
     return 0
 
 
@@ -519,16 +511,11 @@ def measure_supervise(tmp: Path, runs: int, say: Say, table: Table) -> None:
     if done.returncode != 0:
         raise TaskFailed(f"supervise child: exit {done.returncode}: {done.stderr}")
     say(f"-- one spawn of /bin/sh -c : (a child process that imported gsd; median of {runs}) --")
-    rows, notes = [], []
+    rows = []
     for line in done.stdout.splitlines():
         seconds, label = line.split("\t", 1)
-        if float(seconds) < 0:
-            notes.append(label)
-        else:
-            rows.append([label, ms(float(seconds))])
+        rows.append([label, ms(float(seconds))])
     table(["how it is started", "ms"], rows)
-    for note in notes:
-        say(note)
     say("")
 
 
