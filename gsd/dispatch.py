@@ -113,18 +113,6 @@ class Dispatcher:
         debug_print(f"{plan.id} task {task.index}", resolution)
         return resolution
 
-    def model_for(self, agent: Agent) -> str | None:
-        """GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)."""
-        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
-        model = from_env or agent.model
-        if model is None:
-            return None
-        try:
-            return runners.check_model(model)
-        except ValueError as exc:
-            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
-            raise UsageError(f"{where}: {exc}") from None
-
     def task(
         self, wave: int, plan: Plan, task: Task, *, fallback: str | None = None
     ) -> TaskDispatch:
@@ -147,23 +135,17 @@ class Dispatcher:
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
-        prompt_file, result_file = run_files(self.root / ".git", plan.id, task.index)
-        model = self.model_for(agent)
-        invocation = runners.build_invocation(
-            agent,
-            "",
-            model=model,
-            max_turns=agent.max_turns,
-            repo=str(self.root),
-            prompt_file=str(prompt_file),
-            result_file=str(result_file),
-            phase=plan.phase,
-            plan=plan.id,
-            task=task.index,
-        )
+        # GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)
+        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
+        model = from_env or agent.model
+        try:
+            argv = runners.build_argv(agent, model)
+        except ValueError as exc:  # a model name that could pass for an option
+            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
+            raise UsageError(f"{where}: {exc}") from None
         return TaskDispatch(
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
-            tier=agent.tier, runner=agent.runner, model=model, argv=invocation.argv,
+            tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
         )  # fmt: skip
 

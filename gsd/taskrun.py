@@ -87,16 +87,15 @@ def run_task(
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
     prompt_file.write_text(prompt, encoding="utf-8")
     result_file.unlink(missing_ok=True)
-    invocation = runners.build_invocation(
-        agent, prompt, model=dispatch.model, max_turns=agent.max_turns, repo=str(root),
-        prompt_file=str(prompt_file), result_file=str(result_file), phase=plan.phase,
-        plan=plan.id, task=task.index,
+    env = runners.run_env(
+        agent.name, repo=str(root), prompt_file=str(prompt_file),
+        result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
     )  # fmt: skip
     spawned = proc.supervise(
-        invocation.argv,
+        dispatch.argv,
         cwd=root,
-        env={**environ, **invocation.env},
-        stdin_path=prompt_file if invocation.stdin is not None else None,
+        env={**environ, **env},
+        stdin_path=prompt_file,
         stdout_path=prompt_file.parent / "stdout",
         stderr_path=prompt_file.parent / "stderr",
         timeout_s=dispatch.timeout_s,

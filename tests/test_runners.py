@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 
 from gsd import proc
-from gsd.agents import Agent
+from gsd.agents import EXECUTOR, Agent
+from gsd.config import Config
+from gsd.dispatch import Dispatcher, TaskDispatch
+from gsd.errors import UsageError
+from gsd.plan import parse
 from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.runners import (
-    GEMINI_INSTRUCTION,
-    Invocation,
-    RunnerOutput,
-    build_invocation,
-    parse_output,
-)
-from tests.conftest import REPO
+from gsd.runners import GEMINI_INSTRUCTION, RunnerOutput, build_argv, parse_output, run_env
+from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
 FAKE_AGENT = Path(__file__).parent / "fakebin" / "fake_agent.py"
@@ -50,9 +48,9 @@ def agent(tier: str, runner: str = "claude", **fields: object) -> Agent:
     return Agent(name="python-pro", tools=TOOLS[tier], runner=runner, **fields)  # type: ignore[arg-type]
 
 
-def invoke(a: Agent, prompt: str = "do it", **kw: Any) -> Invocation:
-    args: dict[str, Any] = {"model": None, "max_turns": None, **CONTEXT, **kw}
-    return build_invocation(a, prompt, **args)
+def environment(a: Agent, **kw: Any) -> dict[str, str]:
+    args: dict[str, Any] = {**CONTEXT, **kw}
+    return run_env(a.name, **args)
 
 
 def fixture(name: str) -> str:
@@ -136,10 +134,7 @@ def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
     tools = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
     a = Agent(name="python-pro", tools=tools, runner="claude")
     assert a.tier == tier
-    inv = invoke(a)
-    assert inv.argv == CLAUDE + flags
-    assert inv.stdin == "do it"
-    assert inv.prompt_file == CONTEXT["prompt_file"]
+    assert build_argv(a, None) == CLAUDE + flags
 
 
 @pytest.mark.parametrize(
@@ -156,9 +151,8 @@ def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
     ],
 )
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
-    inv = invoke(agent(tier, "gemini"))
-    assert inv.argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
-    assert inv.stdin == "do it"
+    argv = build_argv(agent(tier, "gemini"), None)
+    assert argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
 
 
 @pytest.mark.parametrize(
@@ -171,8 +165,7 @@ def test_gemini_argv(tier: str, tail: list[str]) -> None:
     ],
 )
 def test_codex_argv(tier: str, sandbox: str) -> None:
-    inv = invoke(agent(tier, "codex"))
-    assert inv.argv == [
+    assert build_argv(agent(tier, "codex"), None) == [
         "codex",
         "exec",
         "-",
@@ -181,20 +174,17 @@ def test_codex_argv(tier: str, sandbox: str) -> None:
         sandbox,
         "--skip-git-repo-check",
     ]
-    assert inv.stdin == "do it"
 
 
 @pytest.mark.parametrize("tier", list(TOOLS))
 def test_command_argv_is_the_agents_command(tier: str) -> None:
-    inv = invoke(agent(tier, "command"), model="sonnet", max_turns=4)
-    assert inv.argv == ["python3", "bin/my-agent.py", "--flag"]
-    assert inv.stdin == "do it"
+    argv = build_argv(agent(tier, "command", max_turns=4), "sonnet")
+    assert argv == ["python3", "bin/my-agent.py", "--flag"]
 
 
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
 def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
-    inv = invoke(agent("read+write", runner))
-    assert inv.env == {
+    assert environment(agent("read+write", runner)) == {
         "GSD_PHASE": "01-foundation",
         "GSD_PLAN": "01-02",
         "GSD_TASK": "3",
@@ -206,49 +196,49 @@ def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("runner", "kw", "agent_fields", "expected"),
+    ("runner", "model", "agent_fields", "expected"),
     [
         pytest.param(
             "claude",
-            {"model": "opus", "max_turns": 12},
-            {},
+            "opus",
+            {"max_turns": 12},
             ["--model", "opus", "--max-turns", "12"],
             id="claude-args",
         ),
         pytest.param(
             "claude",
-            {},
+            "sonnet",
             {"model": "sonnet", "max_turns": 25},
             ["--model", "sonnet", "--max-turns", "25"],
             id="claude-agent-defaults",
         ),
         pytest.param(
             "claude",
-            {"model": "claude-opus-4-1"},
+            "claude-opus-4-1",
             {"model": "sonnet"},
             ["--model", "claude-opus-4-1"],
             id="claude-argument-wins",
         ),
         pytest.param(
             "gemini",
-            {"model": "gemini-2.5-flash", "max_turns": 5},
-            {},
+            "gemini-2.5-flash",
+            {"max_turns": 5},
             ["-m", "gemini-2.5-flash"],
             id="gemini-no-turn-flag",
         ),
         pytest.param(
             "codex",
-            {"model": "gpt-5-codex", "max_turns": 5},
-            {},
+            "gpt-5-codex",
+            {"max_turns": 5},
             ["-m", "gpt-5-codex"],
             id="codex-no-turn-flag",
         ),
     ],
 )
 def test_model_and_max_turns_flags(
-    runner: str, kw: dict[str, Any], agent_fields: dict[str, Any], expected: list[str]
+    runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
-    argv = invoke(agent("read+write", runner, **agent_fields), **kw).argv
+    argv = build_argv(agent("read+write", runner, **agent_fields), model)
     start = {"claude": 4, "gemini": 5, "codex": 4}[runner]
     assert argv[start : start + len(expected)] == expected
     if runner != "claude":
@@ -257,18 +247,32 @@ def test_model_and_max_turns_flags(
 
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
 def test_no_model_no_flag(runner: str) -> None:
-    argv = invoke(agent("full", runner)).argv
+    argv = build_argv(agent("full", runner), None)
     assert not {"--model", "-m", "--max-turns"} & set(argv)
 
 
-@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
-def test_prompt_never_in_argv(runner: str) -> None:
-    prompt = "PROMPT-START --yolo\n- Status: success | partial | failure\n" + "x" * 200_000
-    inv = invoke(agent("full", runner), prompt, model="sonnet", max_turns=3)
-    assert inv.stdin == prompt
-    assert sum(len(arg) for arg in inv.argv) < 1000
-    assert all("PROMPT-START" not in arg and "xxxxxxxx" not in arg for arg in inv.argv)
-    assert all("xxxxxxxx" not in value for value in inv.env.values())
+def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
+    """How the dispatcher lays out a one-task plan whose task names agent `a`."""
+    plan = parse(plan_text(tasks=auto_task(attrs=f' specialist="{a.name}"')), "01-01-PLAN.md")
+    executor = Agent(name=EXECUTOR, tools=TOOLS["full"])
+    dispatcher = Dispatcher(
+        Path("/work/repo"), {EXECUTOR: executor, a.name: a}, {a.name: ""}, Config(),
+        environ=environ,
+    )  # fmt: skip
+    return dispatcher.task(1, plan, plan.tasks[0])
+
+
+@pytest.mark.parametrize(
+    ("environ", "model"),
+    [
+        pytest.param({}, "sonnet", id="the-agents-own"),
+        pytest.param({"GSD_DEFAULT_MODEL": " opus "}, "opus", id="GSD_DEFAULT_MODEL-wins"),
+    ],
+)
+def test_the_dispatcher_chooses_the_model(environ: dict[str, str], model: str) -> None:
+    laid_out = dispatched(agent("full", model="sonnet", max_turns=25), environ)
+    assert laid_out.model == model
+    assert laid_out.argv[4:8] == ["--model", model, "--max-turns", "25"]
 
 
 @pytest.mark.parametrize(
@@ -289,20 +293,27 @@ def test_prompt_never_in_argv(runner: str) -> None:
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex"])
 def test_malicious_model_rejected(runner: str, model: str) -> None:
     with pytest.raises(ValueError, match="model"):
-        invoke(agent("full", runner), model=model)
-    with pytest.raises(ValueError, match="model"):
-        invoke(agent("full", runner, model=model))
+        build_argv(agent("full", runner), model)
+    hostile = agent("full", runner, model=model, source="agents/python-pro.md")
+    with pytest.raises(UsageError, match="agents/python-pro.md: model"):
+        dispatched(hostile, {})
 
 
-@pytest.mark.parametrize("turns", [0, -1, True])
+@pytest.mark.parametrize("model", ["--yolo", "sonnet --yolo", "son\x1bnet"])
+def test_malicious_default_model_rejected(model: str) -> None:
+    with pytest.raises(UsageError, match="GSD_DEFAULT_MODEL: unusable model name"):
+        dispatched(agent("full"), {"GSD_DEFAULT_MODEL": model})
+
+
+@pytest.mark.parametrize("turns", [0, -1])
 def test_bad_max_turns_rejected(turns: object) -> None:
     with pytest.raises(ValueError, match="max_turns"):
-        invoke(agent("full"), max_turns=turns)
+        agent("full", max_turns=turns)
 
 
 def test_nul_in_environment_rejected() -> None:
     with pytest.raises(ValueError, match="GSD_REPO"):
-        invoke(agent("full"), repo="/tmp/a\x00b")
+        environment(agent("full"), repo="/tmp/a\x00b")
 
 
 def test_import_stays_light() -> None:
@@ -985,17 +996,18 @@ def test_end_to_end_with_fake_programs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     prompt = "Implement fake().\n" + "context line\n" * 5000
-    inv = invoke(agent(tier, runner), prompt, model="m-1", repo=str(tmp_path))
-    for key, value in inv.env.items():
+    argv = build_argv(agent(tier, runner), "m-1")
+    env = environment(agent(tier, runner), repo=str(tmp_path))
+    for key, value in env.items():
         monkeypatch.setenv(key, value)
-    done = proc.run(inv.argv, cwd=tmp_path, input=inv.stdin)
+    done = proc.run(argv, cwd=tmp_path, input=prompt)
     assert done.returncode == 0, done.stderr
 
     seen = json.loads(fakebin.read_text(encoding="utf-8"))
     assert seen["name"] == runner
-    assert seen["argv"] == inv.argv[1:]
+    assert seen["argv"] == argv[1:]
     assert seen["stdin"] == prompt
-    assert seen["env"] == inv.env
+    assert seen["env"] == env
 
     out = parse_output(runner, done.stdout)
     assert out.structured and not out.is_error
