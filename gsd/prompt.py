@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd import frontmatter
 from gsd.errors import InputError
 from gsd.files import bundled_dir
+from gsd.plan import _Scanner
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
@@ -56,9 +58,10 @@ _TASK_PARTS = frozenset({"name", "files", "action", "verify", "done"})
 
 # `@path` at the start of a word, in a list item or in inline code; trailing punctuation dropped.
 _AT_REF_RE = re.compile(r"(?<![^\s`(\[])@([^\s`)\]]+)")
-_PLAN_SECTION_RE = re.compile(
-    r"^[ \t]*<(objective|context|execution_context)>(.*?)</\1\s*>", re.M | re.S
-)
+_PLAN_SECTION_RE = re.compile(r"^[ \t]*<(objective|context|execution_context)>", re.M)
+_PLAN_SECTION_END_RE = {
+    tag: re.compile(rf"</{tag}\s*>") for tag in ("objective", "context", "execution_context")
+}
 _TASKS_START_RE = re.compile(r"^[ \t]*<tasks?(?=[\s>/])", re.M)
 _LEADING_BLANK_LINES_RE = re.compile(r"\A(?:[ \t]*\n)+")
 _INVALID_AT_RE = re.compile(r"line (\d+), col \d+")
@@ -241,19 +244,30 @@ def plan_sections(plan_text: str) -> PlanSections:
     """`<objective>` and the `@` files of `<execution_context>`/`<context>`, read leniently.
 
     Only the body before the first `<tasks>`/`<task>` line counts: a task's own
-    `<context>` child belongs to the task.
+    `<context>` child belongs to the task. Tags inside fenced code are text (an
+    objective may show an example task), read as `gsd.plan.parse` reads them.
     """
     text = plan_text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
         start = frontmatter.split(text).body_offset
     except frontmatter.FrontmatterError:
         start = 0
-    tasks_at = _TASKS_START_RE.search(text, start)
-    end = len(text) if tasks_at is None else tasks_at.start()
+    in_code = _Scanner(text, start, "").in_code
+    task_starts = (m.start() for m in _TASKS_START_RE.finditer(text, start))
+    end = next((at for at in task_starts if not in_code(at)), len(text))
     objective: str | None = None
     files: list[str] = []
-    for match in _PLAN_SECTION_RE.finditer(text, start, end):
-        tag, inner = match.groups()
+    pos = start
+    while (match := _PLAN_SECTION_RE.search(text, pos, end)) is not None:
+        pos = match.end()
+        if in_code(match.start()):
+            continue
+        tag = match.group(1)
+        ends = _PLAN_SECTION_END_RE[tag].finditer(text, pos, end)
+        close = next((c for c in ends if not in_code(c.start())), None)
+        if close is None:
+            continue
+        inner, pos = text[match.end() : close.start()], close.end()
         if tag == "objective":
             if objective is None:
                 objective = _verbatim(inner) or None
@@ -265,8 +279,14 @@ def plan_sections(plan_text: str) -> PlanSections:
     return PlanSections(objective, files)
 
 
+@lru_cache(maxsize=32)
+def _sections_of(plan_text: str) -> PlanSections:
+    """plan_sections, once per plan text: every task and retry of a plan shares it."""
+    return plan_sections(plan_text)
+
+
 def _plan_section(plan: Plan, task: Task, plan_text: str) -> str:
-    sections = plan_sections(plan_text)
+    sections = _sections_of(plan_text)
     parts = [
         PLAN_HEADING,
         f"Plan `{_inline(plan.id)}` (file `{_inline(plan.path)}`), "
