@@ -26,7 +26,7 @@ from gsd.plan import _Scanner
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
-    from gsd.models import Element, Plan, Task
+    from gsd.models import Plan, Task
 
 OVERRIDE_DIR = Path(".planning") / "workflows"
 
@@ -176,7 +176,7 @@ def build_prompt(
         _plan_section(plan, task, context.plan_text),
         _task_section(plan, task),
         templates.render("task-report"),
-        templates.render("prohibitions", files=_allowed_files(plan, task)),
+        templates.render("prohibitions", files=", ".join(allowed_files(plan, task)) or NO_FILES),
     ]
     return "\n\n".join(section.strip("\n") for section in sections) + "\n"
 
@@ -319,7 +319,7 @@ def _task_section(plan: Plan, task: Task) -> str:
     action = _verbatim(task.child_text("action"))
     parts.append(fenced(action) if action else "The task gives no action.")
     parts.append("### Verify")
-    parts.extend(_verify(task.child("verify")))
+    parts.extend(_verify(task))
     parts.append("### Done")
     done = _verbatim(task.child_text("done"))
     parts.append(fenced(done) if done else "The task gives no done criteria.")
@@ -330,11 +330,11 @@ def _task_section(plan: Plan, task: Task) -> str:
     return "\n\n".join(parts)
 
 
-def _verify(verify: Element | None) -> list[str]:
+def _verify(task: Task) -> list[str]:
+    verify = task.child("verify")
     if verify is None or not _verbatim(verify.text):
         return ["The task gives no verify step."]
-    automated = [_verbatim(c.text) for c in verify.children if c.tag == "automated"]
-    automated = [command for command in automated if command]
+    automated = automated_commands(task)
     human = [_verbatim(c.text) for c in verify.children if c.tag == "human-check"]
     human = [check for check in human if check]
     if not automated and not human:
@@ -349,9 +349,17 @@ def _verify(verify: Element | None) -> list[str]:
     return parts
 
 
-def _allowed_files(plan: Plan, task: Task) -> str:
-    files: list[str] = []
-    for path in [*task.files, *plan.files_modified]:
-        if path not in files:
-            files.append(path)
-    return ", ".join(files) or NO_FILES
+def automated_commands(task: Task) -> list[str]:
+    """The shell command lines of the task's `<verify><automated>` (SPEC 2): what gsd
+    runs after the agent, exactly as the prompt shows them."""
+    verify = task.child("verify")
+    if verify is None:
+        return []
+    commands = (c.text.strip() for c in verify.children if c.tag == "automated")
+    return [command for command in commands if command]
+
+
+def allowed_files(plan: Plan, task: Task) -> list[str]:
+    """The task's `<files>`, then the plan's `files_modified`, each once: what the agent
+    may change (the prohibitions say so, and gsd enforces it after the run, SPEC 6)."""
+    return list(dict.fromkeys([*task.files, *plan.files_modified]))

@@ -27,6 +27,7 @@ from gsd.prompt import (
     PlanSections,
     PromptContext,
     Templates,
+    automated_commands,
     build_prompt,
     bundled_workflows_dir,
     plan_sections,
@@ -436,6 +437,17 @@ def test_prohibitions_name_the_allowed_files(
     )
     prompt = build(templates, text=text)
     assert f"outside: {expected}. Reading other files" in prompt
+
+
+def test_automated_checks_are_shown_as_gsd_runs_them(templates: Templates) -> None:
+    text = PLAN_01.replace(
+        "<automated>pytest tests/test_config.py -q</automated>",
+        "<automated>\n      pytest tests/test_config.py -q\n    </automated>\n"
+        "    <automated>  </automated>",
+    )
+    commands = automated_commands(parse(text, PATH_01).tasks[0])
+    assert commands == ["pytest tests/test_config.py -q", "ruff check src/app/config.py"]
+    assert "```sh\n" + "\n".join(commands) + "\n```" in build(templates, text=text)
 
 
 def test_verify_without_children_is_shown_verbatim(templates: Templates) -> None:
