@@ -24,6 +24,9 @@ class TaskReport(NamedTuple):
     patterns: str
     warnings: str
     complete: bool  # all six Task Report fields were present
+    # the Downstream Context block as the agent wrote it, for the tasks after it; ""
+    # when the report has none
+    downstream: str = ""
 
 
 _FIELD_NAME = (
@@ -115,14 +118,19 @@ def parse_task_report(text: str) -> TaskReport | None:
 def _report_block(lines: list[str]) -> TaskReport | None:
     values: dict[str, list[str]] = {}
     current: str | None = None
-    for line in lines:
+    downstream_at: int | None = None  # the line after the Downstream Context heading
+    end = len(lines)
+    for number, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
         if _heading(stripped, "downstream context"):
             current = None
+            if downstream_at is None:
+                downstream_at = number + 1
             continue
         if stripped.startswith(("#", "```", "~~~")):
+            end = number
             break  # the next section, a GSD marker, or the end of a fenced report
         body = _BULLET_RE.sub("", line, count=1).strip()
         segments = _SPLIT_RE.split(body)
@@ -139,9 +147,11 @@ def _report_block(lines: list[str]) -> TaskReport | None:
                 values[current].append(body)
             continue
         if values:
+            end = number
             break  # prose after the report ends it
     if not values or "|" in "".join(values.get("status", [])):
         return None
+    downstream = "" if downstream_at is None else "\n".join(lines[downstream_at:end]).strip()
     return TaskReport(
         status=_status(values.get("status")),
         files_created=_paths(values.get("files_created")),
@@ -153,6 +163,7 @@ def _report_block(lines: list[str]) -> TaskReport | None:
         patterns=_joined(values.get("patterns")),
         warnings=_joined(values.get("warnings")),
         complete=all(key in values for key in _REPORT_FIELDS),
+        downstream=downstream,
     )
 
 

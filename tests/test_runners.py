@@ -570,6 +570,8 @@ FULL = TaskReport(
     patterns="none",
     warnings="none",
     complete=True,
+    downstream="- Key Interfaces Introduced: f() in src/a.py\n- Patterns Established: none\n"
+    "- Warnings: none",
 )
 PER_LINE = """\
 ### Task Report
@@ -620,7 +622,10 @@ TEMPLATE = """\
             "* **Validation:** PASS — pytest -q\n* **Errors:** None.\n"
             "**Downstream Context**\n* **Key Interfaces Introduced:** f() in src/a.py\n"
             "* **Patterns Established:** none\n* **Warnings:** none\n",
-            FULL,
+            FULL._replace(
+                downstream="* **Key Interfaces Introduced:** f() in src/a.py\n"
+                "* **Patterns Established:** none\n* **Warnings:** none"
+            ),
             id="bold-and-case",
         ),
         pytest.param(
@@ -686,6 +691,31 @@ def test_prose_after_report_is_not_a_field() -> None:
 
 def test_crlf_report() -> None:
     assert parse_task_report(PER_LINE.replace("\n", "\r\n")) == FULL
+
+
+@pytest.mark.parametrize(
+    ("tail", "downstream"),
+    [
+        pytest.param(
+            "### Downstream Context\n\n- Key Interfaces Introduced:\n  - `load(path) -> Config`"
+            "\n  - `save(cfg)`\n- Patterns Established: none\n- Warnings: slow on NFS\n\n"
+            "## TASK COMPLETE\n",
+            "- Key Interfaces Introduced:\n  - `load(path) -> Config`\n  - `save(cfg)`\n"
+            "- Patterns Established: none\n- Warnings: slow on NFS",
+            id="kept-as-written-up-to-the-marker",
+        ),
+        pytest.param(
+            "**Downstream Context**\n- Warnings: none\nThat is all from me.\n",
+            "- Warnings: none",
+            id="prose-after-it-is-not-part-of-it",
+        ),
+        pytest.param("\n## TASK COMPLETE\n", "", id="none"),
+    ],
+)
+def test_downstream_context_is_kept_raw(tail: str, downstream: str) -> None:
+    head = PER_LINE.split("### Downstream Context")[0]
+    report = parse_task_report(head + tail)
+    assert report is not None and report.downstream == downstream
 
 
 # --- markers ----------------------------------------------------------------------
