@@ -15,8 +15,6 @@ from gsd.graph import PhaseGraph
 from gsd.models import Plan, Task
 from gsd.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
 
-DEFAULT_TIMEOUT_S = 300.0
-
 
 class TaskDispatch(NamedTuple):
     """How one task would run."""
@@ -49,7 +47,11 @@ def task_timeout(
     cli_timeout: float | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> tuple[float, str]:
-    """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config > 300 s (SPEC 5)."""
+    """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config (SPEC 5).
+
+    The config value defaults to 300 s (config.DEFAULTS); a `null` there is an
+    InputError, like any other value that is not a number.
+    """
     if cli_timeout is not None:
         return cli_timeout, "--timeout"
     raw = environ.get("SPECIALIST_TIMEOUT", "").strip()
@@ -63,9 +65,7 @@ def task_timeout(
         return seconds, "SPECIALIST_TIMEOUT"
     if agent is not None and agent.timeout_mins is not None:
         return agent.timeout_mins * 60, f"{agent.name} timeout_mins"
-    if config.get("specialists.timeout_seconds") is not None:
-        return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
-    return DEFAULT_TIMEOUT_S, "default"
+    return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
 
 
 def run_files(git_dir: Path, plan_id: str, task: int) -> tuple[Path, Path]:

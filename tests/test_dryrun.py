@@ -142,6 +142,17 @@ def test_timeout_precedence(cli, env, agent_mins, config, expected) -> None:
     assert task_timeout(agent, settings, cli_timeout=cli, environ=env) == expected
 
 
+def test_null_timeout_in_config_is_a_one_line_error(phase, gsd) -> None:
+    phase.write(".planning/config.json", '{"specialists": {"timeout_seconds": null}}')
+    phase.write("agents/python-pro.md", "---\nname: python-pro\n---\nNo timeout_mins.\n")
+    result = gsd("execute-phase", "1", "--dry-run")
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        f"gsd: error: {phase.root / '.planning' / 'config.json'}: "
+        "`specialists.timeout_seconds` must be a number >= 0, not None"
+    ]
+
+
 # --- security: plan text never reaches a shell or an argv ----------------------------------
 
 
