@@ -105,7 +105,7 @@ class Dispatcher:
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
             task.specialist,
-            roster=None if self.roster is None else set(self.roster),
+            roster=self.roster,  # a Mapping: `in` looks the name up among its keys
             agents=self.agents,
             use_specialists=self.use_specialists,
             disabled=self.disabled,
