@@ -118,9 +118,6 @@ class Dispatcher:
     ) -> TaskDispatch:
         """How a task runs; with `fallback` (a reason), on gsd-executor instead of the
         agent it resolves to (the retry ladder's last step)."""
-        resolution = self.resolve(plan, task)
-        if fallback is not None:
-            resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         base: dict[str, Any] = {
             "wave": wave, "plan": plan.id, "task": task.index, "name": task.name,
             "type": task.type, "specialist": task.specialist,
@@ -131,6 +128,9 @@ class Dispatcher:
                 **base, agent="(human)", fallback_reason=None, tier=None, runner=None,
                 model=None, argv=[], timeout_s=0.0, timeout_source="waits for `gsd approve`",
             )  # fmt: skip
+        resolution = self.resolve(plan, task)  # a person answers a checkpoint: no agent
+        if fallback is not None:
+            resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         agent = self.agents[resolution.agent]
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
