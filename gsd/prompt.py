@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 OVERRIDE_DIR = Path(".planning") / "workflows"
 
-# The tier file for each of the agent tiers (gsd.agents.TIERS).
+# The tier file for each of the agent tiers (gsd.agents.Tier).
 TIER_TEMPLATES = {
     "read-only": "tool-restrictions/read-only",
     "read+shell": "tool-restrictions/read-shell",
@@ -105,10 +105,6 @@ class Templates:
                 f"{folder}: workflow templates missing: {', '.join(n + '.md' for n in missing)}"
             )
         return cls(sources)
-
-    @property
-    def names(self) -> list[str]:
-        return sorted(self._sources)
 
     def source(self, name: str) -> str:
         """The file a template was read from (bundled or the project's override)."""

@@ -1,8 +1,9 @@
 """Runners: the argv for claude / gemini / codex / command, and reading what they print.
 
 Pure functions, no I/O: the caller writes the prompt file, spawns the program
-through `gsd.proc`, and hands the captured output back to `parse_output`,
-`parse_task_report` and `judge` (SPEC section 5).
+through `gsd.proc` with the prompt on stdin, and hands the captured output back
+to `parse_output`; `gsd.result` reads the Task Report and judges the run
+(SPEC section 5).
 """
 
 from __future__ import annotations
