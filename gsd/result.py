@@ -196,11 +196,15 @@ def _errors(parts: list[str] | None) -> str | None:
     return None if _clean(joined).lower().rstrip(".") in _NONE else joined
 
 
+# `src/a.py — the loader`: a description after a spaced dash is not part of the path
+_PURPOSE_RE = re.compile(r"\s+[-\u2013\u2014]\s.*", re.DOTALL)
+
+
 def _paths(parts: list[str] | None) -> list[str]:
     items = []
     for part in parts or []:
         for item in re.split(r"[,;]", part):
-            item = _clean(item)
+            item = _clean(_PURPOSE_RE.sub("", item))
             if item.lower().rstrip(".") not in _NONE:
                 items.append(item)
     return items

@@ -689,6 +689,17 @@ def test_prose_after_report_is_not_a_field() -> None:
     assert report == FULL
 
 
+def test_paths_drop_a_purpose_suffix() -> None:
+    text = PER_LINE.replace(
+        "- Files Created: src/a.py\n- Files Modified: src/b.py, src/c.py\n"
+        "- Files Deleted: none",
+        "- Files Created: src/a.py \u2014 the loader\n"
+        "- Files Modified: `src/b.py` - typed it; src/c.py \u2013 docs\n"
+        "- Files Deleted: none \u2014 nothing removed",
+    )
+    assert parse_task_report(text) == FULL
+
+
 def test_crlf_report() -> None:
     assert parse_task_report(PER_LINE.replace("\n", "\r\n")) == FULL
 
