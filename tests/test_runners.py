@@ -63,76 +63,30 @@ CLAUDE = ["claude", "-p", "--output-format", "json"]
 DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
 
 
+# --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
 @pytest.mark.parametrize(
-    ("tier", "web", "flags"),
+    ("tier", "web", "mode", "tools", "denied"),
     [
-        pytest.param(
-            "read-only",
-            False,
-            [
-                "--permission-mode",
-                "plan",
-                "--tools",
-                "Read,Glob,Grep",
-                "--allowedTools",
-                "Read,Glob,Grep",
-                "--disallowedTools",
-                f"Bash,{DENY_WRITE},WebSearch,WebFetch",
-            ],
-            id="read-only",
-        ),
-        pytest.param(
-            "read-only",
-            True,
-            [
-                "--permission-mode",
-                "plan",
-                "--tools",
-                "Read,Glob,Grep,WebSearch,WebFetch",
-                "--allowedTools",
-                "Read,Glob,Grep,WebSearch,WebFetch",
-                "--disallowedTools",
-                f"Bash,{DENY_WRITE}",
-            ],
-            id="read-only-web",
-        ),
-        pytest.param(
-            "read+shell",
-            False,
-            [
-                "--permission-mode",
-                "default",
-                "--tools",
-                "Read,Glob,Grep,Bash",
-                "--allowedTools",
-                "Read,Glob,Grep,Bash",
-                "--disallowedTools",
-                f"{DENY_WRITE},WebSearch,WebFetch",
-            ],
-            id="read+shell",
-        ),
-        pytest.param(
-            "read+write",
-            False,
-            [
-                "--permission-mode",
-                "acceptEdits",
-                "--tools",
-                "Read,Glob,Grep,Write,Edit,NotebookEdit",
-                "--allowedTools",
-                "Read,Glob,Grep,Write,Edit,NotebookEdit",
-                "--disallowedTools",
-                "Bash,WebSearch,WebFetch",
-            ],
-            id="read+write",
-        ),
-        pytest.param("full", False, ["--permission-mode", "bypassPermissions"], id="full"),
-        pytest.param("full", True, ["--permission-mode", "bypassPermissions"], id="full-web"),
+        pytest.param("read-only", False, "plan", "Read,Glob,Grep",
+                     f"Bash,{DENY_WRITE},WebSearch,WebFetch", id="read-only"),
+        pytest.param("read-only", True, "plan", "Read,Glob,Grep,WebSearch,WebFetch",
+                     f"Bash,{DENY_WRITE}", id="read-only-web"),
+        pytest.param("read+shell", False, "default", "Read,Glob,Grep,Bash",
+                     f"{DENY_WRITE},WebSearch,WebFetch", id="read+shell"),
+        pytest.param("read+write", False, "acceptEdits", "Read,Glob,Grep,Write,Edit,NotebookEdit",
+                     "Bash,WebSearch,WebFetch", id="read+write"),
+        pytest.param("full", False, "bypassPermissions", None, None, id="full"),
+        pytest.param("full", True, "bypassPermissions", None, None, id="full-web"),
     ],
-)
-def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
-    tools = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
-    a = Agent(name="python-pro", tools=tools, runner="claude")
+)  # fmt: skip
+def test_claude_argv(
+    tier: str, web: bool, mode: str, tools: str | None, denied: str | None
+) -> None:
+    flags = ["--permission-mode", mode]
+    if tools is not None:
+        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", str(denied)]
+    tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
+    a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
     assert build_argv(a, None) == CLAUDE + flags
 
@@ -141,15 +95,13 @@ def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
     ("tier", "tail"),
     [
         pytest.param("read-only", ["--approval-mode", "plan"], id="read-only"),
-        pytest.param(
-            "read+shell",
-            ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
-            id="read+shell",
-        ),
+        pytest.param("read+shell",
+                     ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
+                     id="read+shell"),
         pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
         pytest.param("full", ["--approval-mode", "yolo"], id="full"),
     ],
-)
+)  # fmt: skip
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
     argv = build_argv(agent(tier, "gemini"), None)
     assert argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
@@ -198,43 +150,18 @@ def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
 @pytest.mark.parametrize(
     ("runner", "model", "agent_fields", "expected"),
     [
-        pytest.param(
-            "claude",
-            "opus",
-            {"max_turns": 12},
-            ["--model", "opus", "--max-turns", "12"],
-            id="claude-args",
-        ),
-        pytest.param(
-            "claude",
-            "sonnet",
-            {"model": "sonnet", "max_turns": 25},
-            ["--model", "sonnet", "--max-turns", "25"],
-            id="claude-agent-defaults",
-        ),
-        pytest.param(
-            "claude",
-            "claude-opus-4-1",
-            {"model": "sonnet"},
-            ["--model", "claude-opus-4-1"],
-            id="claude-argument-wins",
-        ),
-        pytest.param(
-            "gemini",
-            "gemini-2.5-flash",
-            {"max_turns": 5},
-            ["-m", "gemini-2.5-flash"],
-            id="gemini-no-turn-flag",
-        ),
-        pytest.param(
-            "codex",
-            "gpt-5-codex",
-            {"max_turns": 5},
-            ["-m", "gpt-5-codex"],
-            id="codex-no-turn-flag",
-        ),
+        pytest.param("claude", "opus", {"max_turns": 12}, ["--model", "opus", "--max-turns", "12"],
+                     id="claude-args"),
+        pytest.param("claude", "sonnet", {"model": "sonnet", "max_turns": 25},
+                     ["--model", "sonnet", "--max-turns", "25"], id="claude-agent-defaults"),
+        pytest.param("claude", "claude-opus-4-1", {"model": "sonnet"},
+                     ["--model", "claude-opus-4-1"], id="claude-argument-wins"),
+        pytest.param("gemini", "gemini-2.5-flash", {"max_turns": 5}, ["-m", "gemini-2.5-flash"],
+                     id="gemini-no-turn-flag"),
+        pytest.param("codex", "gpt-5-codex", {"max_turns": 5}, ["-m", "gpt-5-codex"],
+                     id="codex-no-turn-flag"),
     ],
-)
+)  # fmt: skip
 def test_model_and_max_turns_flags(
     runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
@@ -329,128 +256,48 @@ def test_import_stays_light() -> None:
 REPORT_TAIL = "## TASK COMPLETE"
 
 
+# What parse_output reads from each fixture: (is_error, input_tokens, output_tokens,
+# cost_usd, structured) and the text; None where the text is a whole Task Report (see
+# test_success_fixtures_carry_a_complete_report).
 @pytest.mark.parametrize(
-    ("runner", "stdout_file", "result_file", "expected"),
+    ("runner", "stdout_file", "result_file", "expected", "text"),
     [
-        pytest.param(
-            "claude",
-            "claude_success.json",
-            None,
-            (False, 24200, 950, 0.1834, True),
-            id="claude-success",
-        ),
-        pytest.param(
-            "claude",
-            "claude_error_max_turns.json",
-            None,
-            (True, 2300, 300, 0.0421, True),
-            id="claude-error-max-turns",
-        ),
-        pytest.param(
-            "claude",
-            "claude_log_noise.txt",
-            None,
-            (False, 10, 5, 0.02, True),
-            id="claude-log-noise",
-        ),
-        pytest.param(
-            "gemini",
-            "gemini_success.json",
-            None,
-            (False, 26439, 860, None, True),
-            id="gemini-two-models",
-        ),
-        pytest.param(
-            "gemini", "gemini_error.json", None, (True, None, None, None, True), id="gemini-error"
-        ),
-        pytest.param(
-            "codex",
-            "codex_success.jsonl",
-            None,
-            (False, 54763, 1022, None, True),
-            id="codex-two-turns",
-        ),
-        pytest.param(
-            "codex",
-            "codex_turn_failed.jsonl",
-            None,
-            (True, None, None, None, True),
-            id="codex-turn-failed",
-        ),
-        pytest.param(
-            "codex",
-            "codex_reconnect.txt",
-            None,
-            (False, 12632, 81, None, True),
-            id="codex-reconnect-recovered",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            "command_result.json",
-            (False, 5000, 700, 0.05, True),
-            id="command-result-file",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            None,
-            (False, None, None, None, False),
-            id="command-no-result-file",
-        ),
+        pytest.param("claude", "claude_success.json", None, (False, 24200, 950, 0.1834, True), None,
+                     id="claude-success"),
+        pytest.param("claude", "claude_error_max_turns.json", None, (True, 2300, 300, 0.0421, True),
+                     "", id="claude-error-max-turns"),
+        pytest.param("claude", "claude_log_noise.txt", None, (False, 10, 5, 0.02, True),
+                     "Done.\n\n## TASK COMPLETE", id="claude-log-noise"),
+        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 860, None, True), None,
+                     id="gemini-two-models"),
+        pytest.param("gemini", "gemini_error.json", None, (True, None, None, None, True),
+                     "Please set an Auth method in your settings.json", id="gemini-error"),
+        pytest.param("codex", "codex_success.jsonl", None, (False, 54763, 1022, None, True), None,
+                     id="codex-two-turns"),
+        pytest.param("codex", "codex_turn_failed.jsonl", None, (True, None, None, None, True),
+                     "stream disconnected before completion: rate limit reached",
+                     id="codex-turn-failed"),
+        pytest.param("codex", "codex_reconnect.txt", None, (False, 12632, 81, None, True), "OK",
+                     id="codex-reconnect-recovered"),
+        pytest.param("command", "command_stdout.txt", "command_result.json",
+                     (False, 5000, 700, 0.05, True), None, id="command-result-file"),
+        pytest.param("command", "command_stdout.txt", None, (False, None, None, None, False),
+                     "my-agent: starting\nmy-agent: wrote src/parser.py\n",
+                     id="command-no-result-file"),
     ],
-)
+)  # fmt: skip
 def test_parse_output_fixtures(
     runner: str,
     stdout_file: str,
     result_file: str | None,
     expected: tuple[bool, int | None, int | None, float | None, bool],
+    text: str | None,
 ) -> None:
     out = parse_output(runner, fixture(stdout_file), fixture(result_file) if result_file else None)
-    assert (
-        out.is_error,
-        out.input_tokens,
-        out.output_tokens,
-        out.cost_usd,
-        out.structured,
-    ) == expected
-
-
-@pytest.mark.parametrize(
-    ("runner", "stdout_file", "result_file", "text"),
-    [
-        pytest.param(
-            "claude", "claude_log_noise.txt", None, "Done.\n\n## TASK COMPLETE", id="claude"
-        ),
-        pytest.param("claude", "claude_error_max_turns.json", None, "", id="claude-no-result"),
-        pytest.param(
-            "gemini",
-            "gemini_error.json",
-            None,
-            "Please set an Auth method in your settings.json",
-            id="gemini-error",
-        ),
-        pytest.param("codex", "codex_reconnect.txt", None, "OK", id="codex-last-message"),
-        pytest.param(
-            "codex",
-            "codex_turn_failed.jsonl",
-            None,
-            "stream disconnected before completion: rate limit reached",
-            id="codex-failure-message",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            None,
-            "my-agent: starting\nmy-agent: wrote src/parser.py\n",
-            id="command-stdout",
-        ),
-    ],
-)
-def test_parse_output_text(
-    runner: str, stdout_file: str, result_file: str | None, text: str
-) -> None:
-    assert parse_output(runner, fixture(stdout_file), result_file).text == text
+    found = (out.is_error, out.input_tokens, out.output_tokens, out.cost_usd, out.structured)
+    assert found == expected
+    if text is not None:
+        assert out.text == text
 
 
 @pytest.mark.parametrize(
@@ -481,12 +328,11 @@ def test_success_fixtures_carry_a_complete_report(
         pytest.param(fixture("garbage.txt"), id="garbage"),
         pytest.param("", id="empty"),
         pytest.param("[" * 100_000, id="deep-nesting"),
-        pytest.param(
-            '{"type": "result", "usage": 5, "result": 7, "subtype": null}', id="odd-types"
-        ),
+        pytest.param('{"type": "result", "usage": 5, "result": 7, "subtype": null}',
+                     id="odd-types"),
         pytest.param('{"item": "x"}\n{"type": 3}\n[1, 2]\n', id="json-not-events"),
     ],
-)
+)  # fmt: skip
 def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
     out = parse_output(runner, stdout, "not json {" if runner == "command" else None)
     if out.structured:  # only odd-types, for claude: a result object with junk fields
@@ -649,18 +495,8 @@ TEMPLATE = """\
         pytest.param(
             "### Task Report\nStatus:   partial\nFiles Created: none\n"
             "Validation: fail (2 tests)\nErrors: test_x fails: AssertionError\n",
-            TaskReport(
-                "partial",
-                [],
-                [],
-                [],
-                "fail",
-                "test_x fails: AssertionError",
-                "",
-                "",
-                "",
-                complete=False,
-            ),
+            TaskReport("partial", [], [], [], "fail", "test_x fails: AssertionError", "", "", "",
+                       complete=False),
             id="missing-fields-not-complete",
         ),
         pytest.param(
@@ -673,7 +509,7 @@ TEMPLATE = """\
         pytest.param("### Task Report\n\nI could not finish.\n", None, id="heading-only"),
         pytest.param("", None, id="empty"),
     ],
-)
+)  # fmt: skip
 def test_parse_task_report(text: str, expected: TaskReport | None) -> None:
     assert parse_task_report(text) == expected
 
@@ -691,8 +527,7 @@ def test_prose_after_report_is_not_a_field() -> None:
 
 def test_paths_drop_a_purpose_suffix() -> None:
     text = PER_LINE.replace(
-        "- Files Created: src/a.py\n- Files Modified: src/b.py, src/c.py\n"
-        "- Files Deleted: none",
+        "- Files Created: src/a.py\n- Files Modified: src/b.py, src/c.py\n- Files Deleted: none",
         "- Files Created: src/a.py \u2014 the loader\n"
         "- Files Modified: `src/b.py` - typed it; src/c.py \u2013 docs\n"
         "- Files Deleted: none \u2014 nothing removed",
@@ -737,29 +572,21 @@ def test_downstream_context_is_kept_raw(tail: str, downstream: str) -> None:
     [
         pytest.param("work\n## TASK COMPLETE\n", ["## TASK COMPLETE"], id="task-complete"),
         pytest.param("## PLAN COMPLETE", ["## PLAN COMPLETE"], id="plan-complete-no-newline"),
-        pytest.param(
-            "  ##   CHECKPOINT REACHED  \nverify X\n",
-            ["## CHECKPOINT REACHED"],
-            id="checkpoint-spaces",
-        ),
-        pytest.param(
-            "## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"], id="failed-reason"
-        ),
+        pytest.param("  ##   CHECKPOINT REACHED  \nverify X\n", ["## CHECKPOINT REACHED"],
+                     id="checkpoint-spaces"),
+        pytest.param("## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"],
+                     id="failed-reason"),
         pytest.param("## FAILED\n", ["## FAILED"], id="failed-bare"),
         pytest.param("## FAILED:   \n", ["## FAILED"], id="failed-empty-reason"),
-        pytest.param(
-            "## FAILED: a\r\n## TASK COMPLETE\r\n",
-            ["## FAILED: a", "## TASK COMPLETE"],
-            id="order-and-crlf",
-        ),
+        pytest.param("## FAILED: a\r\n## TASK COMPLETE\r\n", ["## FAILED: a", "## TASK COMPLETE"],
+                     id="order-and-crlf"),
         pytest.param("print `## TASK COMPLETE` after a success report\n", [], id="inline"),
-        pytest.param(
-            "### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [], id="not-markers"
-        ),
+        pytest.param("### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [],
+                     id="not-markers"),
         pytest.param("## FAILED tests\n", [], id="failed-without-colon"),
         pytest.param("", [], id="empty"),
     ],
-)
+)  # fmt: skip
 def test_markers(text: str, expected: list[str]) -> None:
     assert markers(text) == expected
 
@@ -778,204 +605,77 @@ def text(t: str, structured: bool = False) -> RunnerOutput:
     return RunnerOutput(t, False, None, None, None, structured)
 
 
+COMPLETE = text("## TASK COMPLETE")
+HANDOFF = text("Error: classifyHandoffIfNeeded is not defined", True)
+# what judge decides: (success, soft_success, error_type)
+OK = (True, False, None)
+SOFT = (True, True, None)
+
+
+def failed(error_type: str) -> tuple[bool, bool, str]:
+    return (False, False, error_type)
+
+
 @pytest.mark.parametrize(
     ("exit_code", "timed_out", "output", "report", "changed", "expected"),
     [
         # timeouts
-        pytest.param(124, True, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success"),
-        pytest.param(
-            137, True, RAW, OK_REPORT, False, (True, True, None), id="soft-success-after-kill"
-        ),
-        pytest.param(
-            124, False, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success-by-exit-status"
-        ),
-        pytest.param(
-            124,
-            True,
-            CLEAN,
-            INCOMPLETE,
-            True,
-            (False, False, "timeout"),
-            id="timeout-incomplete-report",
-        ),
-        pytest.param(
-            124, True, CLEAN, PARTIAL, True, (False, False, "timeout"), id="timeout-partial"
-        ),
-        pytest.param(
-            124,
-            True,
-            text("## TASK COMPLETE"),
-            None,
-            True,
-            (False, False, "timeout"),
-            id="timeout-marker-only",
-        ),
-        pytest.param(
-            124,
-            True,
-            ERRORED,
-            OK_REPORT,
-            True,
-            (False, False, "timeout"),
-            id="timeout-runner-error",
-        ),
-        pytest.param(
-            137, True, RAW, None, False, (False, False, "timeout-kill"), id="timeout-kill"
-        ),
-        pytest.param(-9, True, RAW, None, False, (False, False, "timeout"), id="timed-out-flag"),
+        pytest.param(124, True, CLEAN, OK_REPORT, True, SOFT, id="soft-success"),
+        pytest.param(137, True, RAW, OK_REPORT, False, SOFT, id="soft-success-after-kill"),
+        pytest.param(124, False, CLEAN, OK_REPORT, True, SOFT, id="soft-success-by-exit-status"),
+        pytest.param(124, True, CLEAN, INCOMPLETE, True, failed("timeout"),
+                     id="timeout-incomplete-report"),
+        pytest.param(124, True, CLEAN, PARTIAL, True, failed("timeout"), id="timeout-partial"),
+        pytest.param(124, True, COMPLETE, None, True, failed("timeout"), id="timeout-marker-only"),
+        pytest.param(124, True, ERRORED, OK_REPORT, True, failed("timeout"),
+                     id="timeout-runner-error"),
+        pytest.param(137, True, RAW, None, False, failed("timeout-kill"), id="timeout-kill"),
+        pytest.param(-9, True, RAW, None, False, failed("timeout"), id="timed-out-flag"),
         # spawn
-        pytest.param(
-            127, False, RAW, None, False, (False, False, "spawn-failed"), id="spawn-failed"
-        ),
-        pytest.param(
-            126, False, RAW, None, False, (False, False, "spawn-failed"), id="not-executable"
-        ),
-        pytest.param(
-            127, False, RAW, PARTIAL, False, (False, False, "nonzero-exit"), id="127-after-running"
-        ),
+        pytest.param(127, False, RAW, None, False, failed("spawn-failed"), id="spawn-failed"),
+        pytest.param(126, False, RAW, None, False, failed("spawn-failed"), id="not-executable"),
+        pytest.param(127, False, RAW, PARTIAL, False, failed("nonzero-exit"),
+                     id="127-after-running"),
         # tier 1
-        pytest.param(
-            1, False, ERRORED, OK_REPORT, True, (False, False, "nonzero-exit"), id="runner-error"
-        ),
-        pytest.param(
-            0, False, ERRORED, OK_REPORT, True, (False, False, "unknown"), id="runner-error-exit-0"
-        ),
-        pytest.param(
-            0,
-            False,
-            ERRORED._replace(structured=False),
-            OK_REPORT,
-            True,
-            (True, False, None),
-            id="is-error-needs-structured",
-        ),
+        pytest.param(1, False, ERRORED, OK_REPORT, True, failed("nonzero-exit"), id="runner-error"),
+        pytest.param(0, False, ERRORED, OK_REPORT, True, failed("unknown"),
+                     id="runner-error-exit-0"),
+        pytest.param(0, False, ERRORED._replace(structured=False), OK_REPORT, True, OK,
+                     id="is-error-needs-structured"),
         # tier 2
-        pytest.param(0, False, CLEAN, OK_REPORT, False, (True, False, None), id="report-success"),
-        pytest.param(
-            0, False, RAW, INCOMPLETE, False, (True, False, None), id="incomplete-success-exit-0"
-        ),
-        pytest.param(
-            1,
-            False,
-            text("Error: classifyHandoffIfNeeded is not defined", True),
-            OK_REPORT,
-            True,
-            (True, False, None),
-            id="classifyHandoffIfNeeded",
-        ),
-        pytest.param(
-            1,
-            False,
-            RAW,
-            INCOMPLETE,
-            True,
-            (False, False, "nonzero-exit"),
-            id="nonzero-incomplete-report",
-        ),
-        pytest.param(
-            0, False, CLEAN, PARTIAL, True, (False, False, "unknown"), id="report-partial"
-        ),
-        pytest.param(
-            2,
-            False,
-            CLEAN,
-            PARTIAL,
-            True,
-            (False, False, "nonzero-exit"),
-            id="report-partial-nonzero",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## TASK COMPLETE"),
-            FULL._replace(status="failure"),
-            True,
-            (False, False, "unknown"),
-            id="report-beats-marker",
-        ),
+        pytest.param(0, False, CLEAN, OK_REPORT, False, OK, id="report-success"),
+        pytest.param(0, False, RAW, INCOMPLETE, False, OK, id="incomplete-success-exit-0"),
+        pytest.param(1, False, HANDOFF, OK_REPORT, True, OK, id="classifyHandoffIfNeeded"),
+        pytest.param(1, False, RAW, INCOMPLETE, True, failed("nonzero-exit"),
+                     id="nonzero-incomplete-report"),
+        pytest.param(0, False, CLEAN, PARTIAL, True, failed("unknown"), id="report-partial"),
+        pytest.param(2, False, CLEAN, PARTIAL, True, failed("nonzero-exit"),
+                     id="report-partial-nonzero"),
+        pytest.param(0, False, COMPLETE, FULL._replace(status="failure"), True, failed("unknown"),
+                     id="report-beats-marker"),
         # tier 3
-        pytest.param(
-            0,
-            False,
-            text("done\n## TASK COMPLETE\n"),
-            None,
-            False,
-            (True, False, None),
-            id="marker-complete",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## PLAN COMPLETE"),
-            None,
-            False,
-            (True, False, None),
-            id="marker-plan-complete",
-        ),
-        pytest.param(
-            1,
-            False,
-            text("## TASK COMPLETE"),
-            None,
-            True,
-            (False, False, "nonzero-exit"),
-            id="marker-complete-nonzero",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## FAILED: no db"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="marker-failed",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## TASK COMPLETE\n## FAILED: oops"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="last-marker-wins",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## CHECKPOINT REACHED"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="marker-checkpoint",
-        ),
+        pytest.param(0, False, text("done\n## TASK COMPLETE\n"), None, False, OK,
+                     id="marker-complete"),
+        pytest.param(0, False, text("## PLAN COMPLETE"), None, False, OK,
+                     id="marker-plan-complete"),
+        pytest.param(1, False, COMPLETE, None, True, failed("nonzero-exit"),
+                     id="marker-complete-nonzero"),
+        pytest.param(0, False, text("## FAILED: no db"), None, True, failed("unknown"),
+                     id="marker-failed"),
+        pytest.param(0, False, text("## TASK COMPLETE\n## FAILED: oops"), None, True,
+                     failed("unknown"), id="last-marker-wins"),
+        pytest.param(0, False, text("## CHECKPOINT REACHED"), None, True, failed("unknown"),
+                     id="marker-checkpoint"),
         # tier 4 and nothing
-        pytest.param(0, False, RAW, None, True, (True, False, None), id="evidence-diff"),
-        pytest.param(
-            0,
-            False,
-            text("I changed it", True),
-            None,
-            True,
-            (True, False, None),
-            id="evidence-structured",
-        ),
-        pytest.param(
-            3, False, RAW, None, True, (False, False, "nonzero-exit"), id="nonzero-with-diff"
-        ),
-        pytest.param(
-            0, False, CLEAN, None, False, (False, False, "unknown"), id="clean-run-nothing-said"
-        ),
-        pytest.param(
-            0,
-            False,
-            text("hello"),
-            None,
-            False,
-            (False, False, "result-unparsable"),
-            id="result-unparsable",
-        ),
+        pytest.param(0, False, RAW, None, True, OK, id="evidence-diff"),
+        pytest.param(0, False, text("I changed it", True), None, True, OK,
+                     id="evidence-structured"),
+        pytest.param(3, False, RAW, None, True, failed("nonzero-exit"), id="nonzero-with-diff"),
+        pytest.param(0, False, CLEAN, None, False, failed("unknown"), id="clean-run-nothing-said"),
+        pytest.param(0, False, text("hello"), None, False, failed("result-unparsable"),
+                     id="result-unparsable"),
     ],
-)
+)  # fmt: skip
 def test_judge(
     exit_code: int,
     timed_out: bool,
