@@ -15,7 +15,6 @@ from gsd.roster import NAME_RE
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
 Runner = Literal["claude", "gemini", "codex", "command"]
-TIERS: tuple[Tier, ...] = ("read-only", "read+shell", "read+write", "full")
 
 READ_TOOLS = frozenset({"read_file", "glob", "search_file_content", "read_many_files"})
 WEB_TOOLS = frozenset({"google_web_search", "web_fetch", "web_search"})

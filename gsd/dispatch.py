@@ -15,8 +15,6 @@ from gsd.graph import PhaseGraph
 from gsd.models import Plan, Task
 from gsd.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
 
-DEFAULT_TIMEOUT_S = 300.0
-
 
 class TaskDispatch(NamedTuple):
     """How one task would run."""
@@ -49,7 +47,11 @@ def task_timeout(
     cli_timeout: float | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> tuple[float, str]:
-    """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config > 300 s (SPEC 5)."""
+    """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config (SPEC 5).
+
+    The config value defaults to 300 s (config.DEFAULTS); a `null` there is an
+    InputError, like any other value that is not a number.
+    """
     if cli_timeout is not None:
         return cli_timeout, "--timeout"
     raw = environ.get("SPECIALIST_TIMEOUT", "").strip()
@@ -63,9 +65,7 @@ def task_timeout(
         return seconds, "SPECIALIST_TIMEOUT"
     if agent is not None and agent.timeout_mins is not None:
         return agent.timeout_mins * 60, f"{agent.name} timeout_mins"
-    if config.get("specialists.timeout_seconds") is not None:
-        return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
-    return DEFAULT_TIMEOUT_S, "default"
+    return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
 
 
 def run_files(git_dir: Path, plan_id: str, task: int) -> tuple[Path, Path]:
@@ -105,7 +105,7 @@ class Dispatcher:
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
             task.specialist,
-            roster=None if self.roster is None else set(self.roster),
+            roster=self.roster,  # a Mapping: `in` looks the name up among its keys
             agents=self.agents,
             use_specialists=self.use_specialists,
             disabled=self.disabled,
@@ -113,26 +113,11 @@ class Dispatcher:
         debug_print(f"{plan.id} task {task.index}", resolution)
         return resolution
 
-    def model_for(self, agent: Agent) -> str | None:
-        """GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)."""
-        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
-        model = from_env or agent.model
-        if model is None:
-            return None
-        try:
-            return runners.check_model(model)
-        except ValueError as exc:
-            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
-            raise UsageError(f"{where}: {exc}") from None
-
     def task(
         self, wave: int, plan: Plan, task: Task, *, fallback: str | None = None
     ) -> TaskDispatch:
         """How a task runs; with `fallback` (a reason), on gsd-executor instead of the
         agent it resolves to (the retry ladder's last step)."""
-        resolution = self.resolve(plan, task)
-        if fallback is not None:
-            resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         base: dict[str, Any] = {
             "wave": wave, "plan": plan.id, "task": task.index, "name": task.name,
             "type": task.type, "specialist": task.specialist,
@@ -143,27 +128,24 @@ class Dispatcher:
                 **base, agent="(human)", fallback_reason=None, tier=None, runner=None,
                 model=None, argv=[], timeout_s=0.0, timeout_source="waits for `gsd approve`",
             )  # fmt: skip
+        resolution = self.resolve(plan, task)  # a person answers a checkpoint: no agent
+        if fallback is not None:
+            resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         agent = self.agents[resolution.agent]
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
-        prompt_file, result_file = run_files(self.root / ".git", plan.id, task.index)
-        model = self.model_for(agent)
-        invocation = runners.build_invocation(
-            agent,
-            "",
-            model=model,
-            max_turns=agent.max_turns,
-            repo=str(self.root),
-            prompt_file=str(prompt_file),
-            result_file=str(result_file),
-            phase=plan.phase,
-            plan=plan.id,
-            task=task.index,
-        )
+        # GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)
+        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
+        model = from_env or agent.model
+        try:
+            argv = runners.build_argv(agent, model)
+        except ValueError as exc:  # a model name that could pass for an option
+            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
+            raise UsageError(f"{where}: {exc}") from None
         return TaskDispatch(
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
-            tier=agent.tier, runner=agent.runner, model=model, argv=invocation.argv,
+            tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
         )  # fmt: skip
 

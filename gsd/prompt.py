@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd import frontmatter
 from gsd.errors import InputError
 from gsd.files import bundled_dir
+from gsd.plan import _Scanner
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
-    from gsd.models import Element, Plan, Task
+    from gsd.models import Plan, Task
 
 OVERRIDE_DIR = Path(".planning") / "workflows"
 
-# The tier file for each of the agent tiers (gsd.agents.TIERS).
+# The tier file for each of the agent tiers (gsd.agents.Tier).
 TIER_TEMPLATES = {
     "read-only": "tool-restrictions/read-only",
     "read+shell": "tool-restrictions/read-shell",
@@ -56,9 +58,10 @@ _TASK_PARTS = frozenset({"name", "files", "action", "verify", "done"})
 
 # `@path` at the start of a word, in a list item or in inline code; trailing punctuation dropped.
 _AT_REF_RE = re.compile(r"(?<![^\s`(\[])@([^\s`)\]]+)")
-_PLAN_SECTION_RE = re.compile(
-    r"^[ \t]*<(objective|context|execution_context)>(.*?)</\1\s*>", re.M | re.S
-)
+_PLAN_SECTION_RE = re.compile(r"^[ \t]*<(objective|context|execution_context)>", re.M)
+_PLAN_SECTION_END_RE = {
+    tag: re.compile(rf"</{tag}\s*>") for tag in ("objective", "context", "execution_context")
+}
 _TASKS_START_RE = re.compile(r"^[ \t]*<tasks?(?=[\s>/])", re.M)
 _LEADING_BLANK_LINES_RE = re.compile(r"\A(?:[ \t]*\n)+")
 _INVALID_AT_RE = re.compile(r"line (\d+), col \d+")
@@ -102,10 +105,6 @@ class Templates:
                 f"{folder}: workflow templates missing: {', '.join(n + '.md' for n in missing)}"
             )
         return cls(sources)
-
-    @property
-    def names(self) -> list[str]:
-        return sorted(self._sources)
 
     def source(self, name: str) -> str:
         """The file a template was read from (bundled or the project's override)."""
@@ -173,7 +172,7 @@ def build_prompt(
         _plan_section(plan, task, context.plan_text),
         _task_section(plan, task),
         templates.render("task-report"),
-        templates.render("prohibitions", files=_allowed_files(plan, task)),
+        templates.render("prohibitions", files=", ".join(allowed_files(plan, task)) or NO_FILES),
     ]
     return "\n\n".join(section.strip("\n") for section in sections) + "\n"
 
@@ -241,19 +240,30 @@ def plan_sections(plan_text: str) -> PlanSections:
     """`<objective>` and the `@` files of `<execution_context>`/`<context>`, read leniently.
 
     Only the body before the first `<tasks>`/`<task>` line counts: a task's own
-    `<context>` child belongs to the task.
+    `<context>` child belongs to the task. Tags inside fenced code are text (an
+    objective may show an example task), read as `gsd.plan.parse` reads them.
     """
     text = plan_text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
         start = frontmatter.split(text).body_offset
     except frontmatter.FrontmatterError:
         start = 0
-    tasks_at = _TASKS_START_RE.search(text, start)
-    end = len(text) if tasks_at is None else tasks_at.start()
+    in_code = _Scanner(text, start, "").in_code
+    task_starts = (m.start() for m in _TASKS_START_RE.finditer(text, start))
+    end = next((at for at in task_starts if not in_code(at)), len(text))
     objective: str | None = None
     files: list[str] = []
-    for match in _PLAN_SECTION_RE.finditer(text, start, end):
-        tag, inner = match.groups()
+    pos = start
+    while (match := _PLAN_SECTION_RE.search(text, pos, end)) is not None:
+        pos = match.end()
+        if in_code(match.start()):
+            continue
+        tag = match.group(1)
+        ends = _PLAN_SECTION_END_RE[tag].finditer(text, pos, end)
+        close = next((c for c in ends if not in_code(c.start())), None)
+        if close is None:
+            continue
+        inner, pos = text[match.end() : close.start()], close.end()
         if tag == "objective":
             if objective is None:
                 objective = _verbatim(inner) or None
@@ -265,8 +275,14 @@ def plan_sections(plan_text: str) -> PlanSections:
     return PlanSections(objective, files)
 
 
+@lru_cache(maxsize=32)
+def _sections_of(plan_text: str) -> PlanSections:
+    """plan_sections, once per plan text: every task and retry of a plan shares it."""
+    return plan_sections(plan_text)
+
+
 def _plan_section(plan: Plan, task: Task, plan_text: str) -> str:
-    sections = plan_sections(plan_text)
+    sections = _sections_of(plan_text)
     parts = [
         PLAN_HEADING,
         f"Plan `{_inline(plan.id)}` (file `{_inline(plan.path)}`), "
@@ -299,7 +315,7 @@ def _task_section(plan: Plan, task: Task) -> str:
     action = _verbatim(task.child_text("action"))
     parts.append(fenced(action) if action else "The task gives no action.")
     parts.append("### Verify")
-    parts.extend(_verify(task.child("verify")))
+    parts.extend(_verify(task))
     parts.append("### Done")
     done = _verbatim(task.child_text("done"))
     parts.append(fenced(done) if done else "The task gives no done criteria.")
@@ -310,11 +326,11 @@ def _task_section(plan: Plan, task: Task) -> str:
     return "\n\n".join(parts)
 
 
-def _verify(verify: Element | None) -> list[str]:
+def _verify(task: Task) -> list[str]:
+    verify = task.child("verify")
     if verify is None or not _verbatim(verify.text):
         return ["The task gives no verify step."]
-    automated = [_verbatim(c.text) for c in verify.children if c.tag == "automated"]
-    automated = [command for command in automated if command]
+    automated = automated_commands(task)
     human = [_verbatim(c.text) for c in verify.children if c.tag == "human-check"]
     human = [check for check in human if check]
     if not automated and not human:
@@ -329,9 +345,17 @@ def _verify(verify: Element | None) -> list[str]:
     return parts
 
 
-def _allowed_files(plan: Plan, task: Task) -> str:
-    files: list[str] = []
-    for path in [*task.files, *plan.files_modified]:
-        if path not in files:
-            files.append(path)
-    return ", ".join(files) or NO_FILES
+def automated_commands(task: Task) -> list[str]:
+    """The shell command lines of the task's `<verify><automated>` (SPEC 2): what gsd
+    runs after the agent, exactly as the prompt shows them."""
+    verify = task.child("verify")
+    if verify is None:
+        return []
+    commands = (c.text.strip() for c in verify.children if c.tag == "automated")
+    return [command for command in commands if command]
+
+
+def allowed_files(plan: Plan, task: Task) -> list[str]:
+    """The task's `<files>`, then the plan's `files_modified`, each once: what the agent
+    may change (the prohibitions say so, and gsd enforces it after the run, SPEC 6)."""
+    return list(dict.fromkeys([*task.files, *plan.files_modified]))

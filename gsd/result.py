@@ -24,6 +24,9 @@ class TaskReport(NamedTuple):
     patterns: str
     warnings: str
     complete: bool  # all six Task Report fields were present
+    # the Downstream Context block as the agent wrote it, for the tasks after it; ""
+    # when the report has none
+    downstream: str = ""
 
 
 _FIELD_NAME = (
@@ -115,14 +118,19 @@ def parse_task_report(text: str) -> TaskReport | None:
 def _report_block(lines: list[str]) -> TaskReport | None:
     values: dict[str, list[str]] = {}
     current: str | None = None
-    for line in lines:
+    downstream_at: int | None = None  # the line after the Downstream Context heading
+    end = len(lines)
+    for number, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
         if _heading(stripped, "downstream context"):
             current = None
+            if downstream_at is None:
+                downstream_at = number + 1
             continue
         if stripped.startswith(("#", "```", "~~~")):
+            end = number
             break  # the next section, a GSD marker, or the end of a fenced report
         body = _BULLET_RE.sub("", line, count=1).strip()
         segments = _SPLIT_RE.split(body)
@@ -139,9 +147,11 @@ def _report_block(lines: list[str]) -> TaskReport | None:
                 values[current].append(body)
             continue
         if values:
+            end = number
             break  # prose after the report ends it
     if not values or "|" in "".join(values.get("status", [])):
         return None
+    downstream = "" if downstream_at is None else "\n".join(lines[downstream_at:end]).strip()
     return TaskReport(
         status=_status(values.get("status")),
         files_created=_paths(values.get("files_created")),
@@ -153,6 +163,7 @@ def _report_block(lines: list[str]) -> TaskReport | None:
         patterns=_joined(values.get("patterns")),
         warnings=_joined(values.get("warnings")),
         complete=all(key in values for key in _REPORT_FIELDS),
+        downstream=downstream,
     )
 
 
@@ -185,11 +196,15 @@ def _errors(parts: list[str] | None) -> str | None:
     return None if _clean(joined).lower().rstrip(".") in _NONE else joined
 
 
+# `src/a.py — the loader`: a description after a spaced dash is not part of the path
+_PURPOSE_RE = re.compile(r"\s+[-\u2013\u2014]\s.*", re.DOTALL)
+
+
 def _paths(parts: list[str] | None) -> list[str]:
     items = []
     for part in parts or []:
         for item in re.split(r"[,;]", part):
-            item = _clean(item)
+            item = _clean(_PURPOSE_RE.sub("", item))
             if item.lower().rstrip(".") not in _NONE:
                 items.append(item)
     return items

@@ -1,8 +1,9 @@
 """Runners: the argv for claude / gemini / codex / command, and reading what they print.
 
 Pure functions, no I/O: the caller writes the prompt file, spawns the program
-through `gsd.proc`, and hands the captured output back to `parse_output`,
-`parse_task_report` and `judge` (SPEC section 5).
+through `gsd.proc` with the prompt on stdin, and hands the captured output back
+to `parse_output`; `gsd.result` reads the Task Report and judges the run
+(SPEC section 5).
 """
 
 from __future__ import annotations
@@ -14,18 +15,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # gsd.agents imports pydantic; keep `import gsd.runners` light
     from gsd.agents import Agent
-
-RUNNERS = ("claude", "gemini", "codex", "command")
-
-
-class Invocation(NamedTuple):
-    """How to start one agent: argv (never a shell), what goes to stdin, extra env."""
-
-    argv: list[str]
-    stdin: str | None  # the prompt, or None when it goes through prompt_file only
-    env: dict[str, str]  # only the variables gsd adds; the caller merges os.environ
-    prompt_file: str | None  # where the caller writes the prompt (GSD_PROMPT_FILE)
-
 
 # --- argv -------------------------------------------------------------------------
 
@@ -95,71 +84,66 @@ def check_model(model: str) -> str:
     return model
 
 
-def build_invocation(
-    agent: Agent,
-    prompt: str,
-    *,
-    model: str | None,
-    max_turns: int | None,
-    repo: str,
-    prompt_file: str,
-    result_file: str,
-    phase: str,
-    plan: str,
-    task: int,
-) -> Invocation:
-    """The argv, stdin and environment that run `agent` on `prompt` (SPEC 5 table).
+def build_argv(agent: Agent, model: str | None) -> list[str]:
+    """The argv that runs `agent` (SPEC 5 table): never a shell, never the prompt.
 
-    `model` and `max_turns` override the agent's own `model` / `max_turns`; None
-    keeps the agent's value. Only claude has a turn limit flag. The prompt always
-    goes to stdin, never into argv; the caller also writes it to `prompt_file`.
-    Every runner gets GSD_PHASE GSD_PLAN GSD_TASK GSD_SPECIALIST GSD_PROMPT_FILE
-    GSD_RESULT_FILE GSD_REPO. ValueError for an unknown runner, a model name that
-    could become an option, a bad turn limit, or a NUL in an environment value.
+    `model` is the model to ask for, None for no model flag; the caller chooses it
+    (GSD_DEFAULT_MODEL, else the agent's `model`). Only claude has a turn limit
+    flag, from the agent's `max_turns`. The prompt goes to the program's stdin.
+    ValueError for a model name that could be read as an option or split.
     """
-    chosen_model = model if model is not None else agent.model
-    if chosen_model is not None:
-        check_model(chosen_model)
-    turns = max_turns if max_turns is not None else agent.max_turns
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1):
-        raise ValueError(f"max_turns must be a positive integer, not {turns!r}")
+    if model is not None:
+        check_model(model)
     tier = agent.tier
     runner = agent.runner
     if runner == "claude":
         # `-p` without a positional prompt reads the prompt from stdin
         argv = ["claude", "-p", "--output-format", "json"]
-        if chosen_model is not None:
-            argv += ["--model", chosen_model]
-        if turns is not None:
-            argv += ["--max-turns", str(turns)]
+        if model is not None:
+            argv += ["--model", model]
+        if agent.max_turns is not None:
+            argv += ["--max-turns", str(agent.max_turns)]
         argv += _claude_tier_flags(tier, _has_web(agent))
     elif runner == "gemini":
         argv = ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json"]
-        if chosen_model is not None:
-            argv += ["-m", chosen_model]
+        if model is not None:
+            argv += ["-m", model]
         argv += ["--approval-mode", _GEMINI_MODE[tier]]
         if tier == "read+shell":
             argv += ["--allowed-tools", "run_shell_command"]
     elif runner == "codex":
         # `codex exec --help`: "if `-` is used, instructions are read from stdin"
         argv = ["codex", "exec", "-", "--json"]
-        if chosen_model is not None:
-            argv += ["-m", chosen_model]
+        if model is not None:
+            argv += ["-m", model]
         # Codex refuses to run outside a git repository "to avoid destructive
         # changes"; gsd always runs in a repository or worktree and checkpoints it
         # first, so the check adds nothing and could only refuse a run.
         argv += ["--sandbox", _CODEX_SANDBOX[tier], "--skip-git-repo-check"]
-    elif runner == "command":
-        if not agent.command:
-            raise ValueError(f"agent {agent.name} has runner: command but no command")
-        argv = list(agent.command)
-    else:
-        raise ValueError(f"unknown runner {runner!r}; known: {', '.join(RUNNERS)}")
+    else:  # runner: command; the Agent model insists on a non-empty `command`
+        argv = list(agent.command or ())
+    return argv
+
+
+def run_env(
+    agent_name: str,
+    *,
+    repo: str,
+    prompt_file: str,
+    result_file: str,
+    phase: str,
+    plan: str,
+    task: int,
+) -> dict[str, str]:
+    """The variables gsd adds for every runner (SPEC 5); the caller merges os.environ.
+
+    ValueError for a NUL character, which no program can receive in its environment.
+    """
     env = {
         "GSD_PHASE": phase,
         "GSD_PLAN": plan,
         "GSD_TASK": str(task),
-        "GSD_SPECIALIST": agent.name,
+        "GSD_SPECIALIST": agent_name,
         "GSD_PROMPT_FILE": prompt_file,
         "GSD_RESULT_FILE": result_file,
         "GSD_REPO": repo,
@@ -167,7 +151,7 @@ def build_invocation(
     for key, value in env.items():
         if "\x00" in value:
             raise ValueError(f"{key} holds a NUL character")
-    return Invocation(argv, prompt, env, prompt_file)
+    return env
 
 
 def _has_web(agent: Agent) -> bool:

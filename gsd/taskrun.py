@@ -16,6 +16,7 @@ from gsd.dispatch import TaskDispatch, run_files
 from gsd.errors import GsdError
 from gsd.git import Checkpoint, Git
 from gsd.models import Plan, Task
+from gsd.prompt import allowed_files, automated_commands
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
 
@@ -41,14 +42,6 @@ class TaskOutcome(NamedTuple):
     attempt: int
     checkpoint: str | None
     report: result.TaskReport | None
-
-
-def automated_commands(task: Task) -> list[str]:
-    """The shell command lines of the task's `<verify><automated>` (SPEC 2)."""
-    verify = task.child("verify")
-    if verify is None:
-        return []
-    return [c.text.strip() for c in verify.children if c.tag == "automated" and c.text.strip()]
 
 
 def run_task(
@@ -87,16 +80,15 @@ def run_task(
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
     prompt_file.write_text(prompt, encoding="utf-8")
     result_file.unlink(missing_ok=True)
-    invocation = runners.build_invocation(
-        agent, prompt, model=dispatch.model, max_turns=agent.max_turns, repo=str(root),
-        prompt_file=str(prompt_file), result_file=str(result_file), phase=plan.phase,
-        plan=plan.id, task=task.index,
+    env = runners.run_env(
+        agent.name, repo=str(root), prompt_file=str(prompt_file),
+        result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
     )  # fmt: skip
     spawned = proc.supervise(
-        invocation.argv,
+        dispatch.argv,
         cwd=root,
-        env={**environ, **invocation.env},
-        stdin_path=prompt_file if invocation.stdin is not None else None,
+        env={**environ, **env},
+        stdin_path=prompt_file,
         stdout_path=prompt_file.parent / "stdout",
         stderr_path=prompt_file.parent / "stderr",
         timeout_s=dispatch.timeout_s,
@@ -129,7 +121,7 @@ def run_task(
     violations = enforce.check(
         tier=agent.tier,
         changed=changed,
-        allowed=[*task.files, *plan.files_modified],
+        allowed=allowed_files(plan, task),
         scope=scope,
         changed_refs=seen.changed_refs,
         git_internals_changed=enforce.digest_changes(

@@ -124,6 +124,22 @@ def test_checkpoint_task_pauses_for_a_person(git_project, gsd) -> None:
     assert (second["runner"], second["argv"], second["agent"]) == (None, [], "(human)")
 
 
+def test_debug_resolves_only_the_tasks_an_agent_runs(
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkpoint = (
+        '<task type="checkpoint:human-verify" specialist="python-pro">\n<what-built>x'
+        "</what-built>\n<how-to-verify>look</how-to-verify>\n<resume-signal>approved"
+        "</resume-signal>\n</task>"
+    )
+    git_project.plan("01-01", autonomous="false", tasks=auto_task() + "\n" + checkpoint)
+    monkeypatch.setenv("DEBUG", "true")
+    result = gsd("execute-phase", "1", "--dry-run")
+    assert result.code == 0, result.err
+    assert "[gsd] resolve 01-01 task 1: " in result.err
+    assert "01-01 task 2" not in result.err
+
+
 @pytest.mark.parametrize(
     ("cli", "env", "agent_mins", "config", "expected"),
     [
@@ -140,6 +156,17 @@ def test_timeout_precedence(cli, env, agent_mins, config, expected) -> None:
     agent = Agent(name="x", timeout_mins=agent_mins)
     settings = Config({} if config is None else {"specialists": {"timeout_seconds": config}})
     assert task_timeout(agent, settings, cli_timeout=cli, environ=env) == expected
+
+
+def test_null_timeout_in_config_is_a_one_line_error(phase, gsd) -> None:
+    phase.write(".planning/config.json", '{"specialists": {"timeout_seconds": null}}')
+    phase.write("agents/python-pro.md", "---\nname: python-pro\n---\nNo timeout_mins.\n")
+    result = gsd("execute-phase", "1", "--dry-run")
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        f"gsd: error: {phase.root / '.planning' / 'config.json'}: "
+        "`specialists.timeout_seconds` must be a number >= 0, not None"
+    ]
 
 
 # --- security: plan text never reaches a shell or an argv ----------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gsd import prompt
 from gsd.agents import Agent
 from gsd.errors import InputError
 from gsd.models import Plan
@@ -26,6 +27,7 @@ from gsd.prompt import (
     PlanSections,
     PromptContext,
     Templates,
+    automated_commands,
     build_prompt,
     bundled_workflows_dir,
     plan_sections,
@@ -437,6 +439,17 @@ def test_prohibitions_name_the_allowed_files(
     assert f"outside: {expected}. Reading other files" in prompt
 
 
+def test_automated_checks_are_shown_as_gsd_runs_them(templates: Templates) -> None:
+    text = PLAN_01.replace(
+        "<automated>pytest tests/test_config.py -q</automated>",
+        "<automated>\n      pytest tests/test_config.py -q\n    </automated>\n"
+        "    <automated>  </automated>",
+    )
+    commands = automated_commands(parse(text, PATH_01).tasks[0])
+    assert commands == ["pytest tests/test_config.py -q", "ruff check src/app/config.py"]
+    assert "```sh\n" + "\n".join(commands) + "\n```" in build(templates, text=text)
+
+
 def test_verify_without_children_is_shown_verbatim(templates: Templates) -> None:
     prompt = build(templates, text=PLAN_02, path=PATH_02, index=2)
     assert "### Verify\n\n```text\npytest tests/test_cli.py -q\n```" in prompt
@@ -464,6 +477,19 @@ def test_verify_without_children_is_shown_verbatim(templates: Templates) -> None
             id="task-children-do-not-count",
         ),
         pytest.param("No sections at all.\n", PlanSections(None, []), id="none"),
+        pytest.param(
+            "<objective>\nTeach the parser examples. A task looks like:\n\n```markdown\n"
+            '<task type="auto">\n<context>@example.md</context>\n</task>\n```\n\n'
+            "Purpose: done.\n</objective>\n```xml\n<context>@fenced.md</context>\n```\n"
+            "<context>\n@src/parser.py\n</context>\n<tasks>\n",
+            PlanSections(
+                "Teach the parser examples. A task looks like:\n\n```markdown\n"
+                '<task type="auto">\n<context>@example.md</context>\n</task>\n```\n\n'
+                "Purpose: done.",
+                ["src/parser.py"],
+            ),
+            id="fenced-example-task-is-text",
+        ),
     ],
 )
 def test_plan_sections(body: str, expected: PlanSections) -> None:
@@ -472,6 +498,22 @@ def test_plan_sections(body: str, expected: PlanSections) -> None:
 
 def test_plan_sections_without_frontmatter() -> None:
     assert plan_sections("<objective>Bare.</objective>\r\n") == PlanSections("Bare.", [])
+
+
+def test_plan_sections_are_read_once_per_plan(
+    templates: Templates, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def counted(plan_text: str) -> PlanSections:
+        calls.append(plan_text)
+        return plan_sections(plan_text)
+
+    monkeypatch.setattr(prompt, "plan_sections", counted)
+    text = PLAN_02.replace("<objective>", "<objective>\nRead once.", 1)
+    for index in (1, 2, 3, 1):  # every task, then a retry
+        assert "Read once." in build(templates, text=text, path=PATH_02, index=index)
+    assert calls == [text]
 
 
 def test_plan_id_and_position_are_stated(templates: Templates) -> None:

@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 
 from gsd import proc
-from gsd.agents import Agent
+from gsd.agents import EXECUTOR, Agent
+from gsd.config import Config
+from gsd.dispatch import Dispatcher, TaskDispatch
+from gsd.errors import UsageError
+from gsd.plan import parse
 from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.runners import (
-    GEMINI_INSTRUCTION,
-    Invocation,
-    RunnerOutput,
-    build_invocation,
-    parse_output,
-)
-from tests.conftest import REPO
+from gsd.runners import GEMINI_INSTRUCTION, RunnerOutput, build_argv, parse_output, run_env
+from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
 FAKE_AGENT = Path(__file__).parent / "fakebin" / "fake_agent.py"
@@ -50,9 +48,9 @@ def agent(tier: str, runner: str = "claude", **fields: object) -> Agent:
     return Agent(name="python-pro", tools=TOOLS[tier], runner=runner, **fields)  # type: ignore[arg-type]
 
 
-def invoke(a: Agent, prompt: str = "do it", **kw: Any) -> Invocation:
-    args: dict[str, Any] = {"model": None, "max_turns": None, **CONTEXT, **kw}
-    return build_invocation(a, prompt, **args)
+def environment(a: Agent, **kw: Any) -> dict[str, str]:
+    args: dict[str, Any] = {**CONTEXT, **kw}
+    return run_env(a.name, **args)
 
 
 def fixture(name: str) -> str:
@@ -65,100 +63,48 @@ CLAUDE = ["claude", "-p", "--output-format", "json"]
 DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
 
 
+# --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
 @pytest.mark.parametrize(
-    ("tier", "web", "flags"),
+    ("tier", "web", "mode", "tools", "denied"),
     [
-        pytest.param(
-            "read-only",
-            False,
-            [
-                "--permission-mode",
-                "plan",
-                "--tools",
-                "Read,Glob,Grep",
-                "--allowedTools",
-                "Read,Glob,Grep",
-                "--disallowedTools",
-                f"Bash,{DENY_WRITE},WebSearch,WebFetch",
-            ],
-            id="read-only",
-        ),
-        pytest.param(
-            "read-only",
-            True,
-            [
-                "--permission-mode",
-                "plan",
-                "--tools",
-                "Read,Glob,Grep,WebSearch,WebFetch",
-                "--allowedTools",
-                "Read,Glob,Grep,WebSearch,WebFetch",
-                "--disallowedTools",
-                f"Bash,{DENY_WRITE}",
-            ],
-            id="read-only-web",
-        ),
-        pytest.param(
-            "read+shell",
-            False,
-            [
-                "--permission-mode",
-                "default",
-                "--tools",
-                "Read,Glob,Grep,Bash",
-                "--allowedTools",
-                "Read,Glob,Grep,Bash",
-                "--disallowedTools",
-                f"{DENY_WRITE},WebSearch,WebFetch",
-            ],
-            id="read+shell",
-        ),
-        pytest.param(
-            "read+write",
-            False,
-            [
-                "--permission-mode",
-                "acceptEdits",
-                "--tools",
-                "Read,Glob,Grep,Write,Edit,NotebookEdit",
-                "--allowedTools",
-                "Read,Glob,Grep,Write,Edit,NotebookEdit",
-                "--disallowedTools",
-                "Bash,WebSearch,WebFetch",
-            ],
-            id="read+write",
-        ),
-        pytest.param("full", False, ["--permission-mode", "bypassPermissions"], id="full"),
-        pytest.param("full", True, ["--permission-mode", "bypassPermissions"], id="full-web"),
+        pytest.param("read-only", False, "plan", "Read,Glob,Grep",
+                     f"Bash,{DENY_WRITE},WebSearch,WebFetch", id="read-only"),
+        pytest.param("read-only", True, "plan", "Read,Glob,Grep,WebSearch,WebFetch",
+                     f"Bash,{DENY_WRITE}", id="read-only-web"),
+        pytest.param("read+shell", False, "default", "Read,Glob,Grep,Bash",
+                     f"{DENY_WRITE},WebSearch,WebFetch", id="read+shell"),
+        pytest.param("read+write", False, "acceptEdits", "Read,Glob,Grep,Write,Edit,NotebookEdit",
+                     "Bash,WebSearch,WebFetch", id="read+write"),
+        pytest.param("full", False, "bypassPermissions", None, None, id="full"),
+        pytest.param("full", True, "bypassPermissions", None, None, id="full-web"),
     ],
-)
-def test_claude_argv(tier: str, web: bool, flags: list[str]) -> None:
-    tools = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
-    a = Agent(name="python-pro", tools=tools, runner="claude")
+)  # fmt: skip
+def test_claude_argv(
+    tier: str, web: bool, mode: str, tools: str | None, denied: str | None
+) -> None:
+    flags = ["--permission-mode", mode]
+    if tools is not None:
+        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", str(denied)]
+    tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
+    a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
-    inv = invoke(a)
-    assert inv.argv == CLAUDE + flags
-    assert inv.stdin == "do it"
-    assert inv.prompt_file == CONTEXT["prompt_file"]
+    assert build_argv(a, None) == CLAUDE + flags
 
 
 @pytest.mark.parametrize(
     ("tier", "tail"),
     [
         pytest.param("read-only", ["--approval-mode", "plan"], id="read-only"),
-        pytest.param(
-            "read+shell",
-            ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
-            id="read+shell",
-        ),
+        pytest.param("read+shell",
+                     ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
+                     id="read+shell"),
         pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
         pytest.param("full", ["--approval-mode", "yolo"], id="full"),
     ],
-)
+)  # fmt: skip
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
-    inv = invoke(agent(tier, "gemini"))
-    assert inv.argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
-    assert inv.stdin == "do it"
+    argv = build_argv(agent(tier, "gemini"), None)
+    assert argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
 
 
 @pytest.mark.parametrize(
@@ -171,8 +117,7 @@ def test_gemini_argv(tier: str, tail: list[str]) -> None:
     ],
 )
 def test_codex_argv(tier: str, sandbox: str) -> None:
-    inv = invoke(agent(tier, "codex"))
-    assert inv.argv == [
+    assert build_argv(agent(tier, "codex"), None) == [
         "codex",
         "exec",
         "-",
@@ -181,20 +126,17 @@ def test_codex_argv(tier: str, sandbox: str) -> None:
         sandbox,
         "--skip-git-repo-check",
     ]
-    assert inv.stdin == "do it"
 
 
 @pytest.mark.parametrize("tier", list(TOOLS))
 def test_command_argv_is_the_agents_command(tier: str) -> None:
-    inv = invoke(agent(tier, "command"), model="sonnet", max_turns=4)
-    assert inv.argv == ["python3", "bin/my-agent.py", "--flag"]
-    assert inv.stdin == "do it"
+    argv = build_argv(agent(tier, "command", max_turns=4), "sonnet")
+    assert argv == ["python3", "bin/my-agent.py", "--flag"]
 
 
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
 def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
-    inv = invoke(agent("read+write", runner))
-    assert inv.env == {
+    assert environment(agent("read+write", runner)) == {
         "GSD_PHASE": "01-foundation",
         "GSD_PLAN": "01-02",
         "GSD_TASK": "3",
@@ -206,49 +148,24 @@ def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("runner", "kw", "agent_fields", "expected"),
+    ("runner", "model", "agent_fields", "expected"),
     [
-        pytest.param(
-            "claude",
-            {"model": "opus", "max_turns": 12},
-            {},
-            ["--model", "opus", "--max-turns", "12"],
-            id="claude-args",
-        ),
-        pytest.param(
-            "claude",
-            {},
-            {"model": "sonnet", "max_turns": 25},
-            ["--model", "sonnet", "--max-turns", "25"],
-            id="claude-agent-defaults",
-        ),
-        pytest.param(
-            "claude",
-            {"model": "claude-opus-4-1"},
-            {"model": "sonnet"},
-            ["--model", "claude-opus-4-1"],
-            id="claude-argument-wins",
-        ),
-        pytest.param(
-            "gemini",
-            {"model": "gemini-2.5-flash", "max_turns": 5},
-            {},
-            ["-m", "gemini-2.5-flash"],
-            id="gemini-no-turn-flag",
-        ),
-        pytest.param(
-            "codex",
-            {"model": "gpt-5-codex", "max_turns": 5},
-            {},
-            ["-m", "gpt-5-codex"],
-            id="codex-no-turn-flag",
-        ),
+        pytest.param("claude", "opus", {"max_turns": 12}, ["--model", "opus", "--max-turns", "12"],
+                     id="claude-args"),
+        pytest.param("claude", "sonnet", {"model": "sonnet", "max_turns": 25},
+                     ["--model", "sonnet", "--max-turns", "25"], id="claude-agent-defaults"),
+        pytest.param("claude", "claude-opus-4-1", {"model": "sonnet"},
+                     ["--model", "claude-opus-4-1"], id="claude-argument-wins"),
+        pytest.param("gemini", "gemini-2.5-flash", {"max_turns": 5}, ["-m", "gemini-2.5-flash"],
+                     id="gemini-no-turn-flag"),
+        pytest.param("codex", "gpt-5-codex", {"max_turns": 5}, ["-m", "gpt-5-codex"],
+                     id="codex-no-turn-flag"),
     ],
-)
+)  # fmt: skip
 def test_model_and_max_turns_flags(
-    runner: str, kw: dict[str, Any], agent_fields: dict[str, Any], expected: list[str]
+    runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
-    argv = invoke(agent("read+write", runner, **agent_fields), **kw).argv
+    argv = build_argv(agent("read+write", runner, **agent_fields), model)
     start = {"claude": 4, "gemini": 5, "codex": 4}[runner]
     assert argv[start : start + len(expected)] == expected
     if runner != "claude":
@@ -257,18 +174,32 @@ def test_model_and_max_turns_flags(
 
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
 def test_no_model_no_flag(runner: str) -> None:
-    argv = invoke(agent("full", runner)).argv
+    argv = build_argv(agent("full", runner), None)
     assert not {"--model", "-m", "--max-turns"} & set(argv)
 
 
-@pytest.mark.parametrize("runner", ["claude", "gemini", "codex", "command"])
-def test_prompt_never_in_argv(runner: str) -> None:
-    prompt = "PROMPT-START --yolo\n- Status: success | partial | failure\n" + "x" * 200_000
-    inv = invoke(agent("full", runner), prompt, model="sonnet", max_turns=3)
-    assert inv.stdin == prompt
-    assert sum(len(arg) for arg in inv.argv) < 1000
-    assert all("PROMPT-START" not in arg and "xxxxxxxx" not in arg for arg in inv.argv)
-    assert all("xxxxxxxx" not in value for value in inv.env.values())
+def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
+    """How the dispatcher lays out a one-task plan whose task names agent `a`."""
+    plan = parse(plan_text(tasks=auto_task(attrs=f' specialist="{a.name}"')), "01-01-PLAN.md")
+    executor = Agent(name=EXECUTOR, tools=TOOLS["full"])
+    dispatcher = Dispatcher(
+        Path("/work/repo"), {EXECUTOR: executor, a.name: a}, {a.name: ""}, Config(),
+        environ=environ,
+    )  # fmt: skip
+    return dispatcher.task(1, plan, plan.tasks[0])
+
+
+@pytest.mark.parametrize(
+    ("environ", "model"),
+    [
+        pytest.param({}, "sonnet", id="the-agents-own"),
+        pytest.param({"GSD_DEFAULT_MODEL": " opus "}, "opus", id="GSD_DEFAULT_MODEL-wins"),
+    ],
+)
+def test_the_dispatcher_chooses_the_model(environ: dict[str, str], model: str) -> None:
+    laid_out = dispatched(agent("full", model="sonnet", max_turns=25), environ)
+    assert laid_out.model == model
+    assert laid_out.argv[4:8] == ["--model", model, "--max-turns", "25"]
 
 
 @pytest.mark.parametrize(
@@ -289,20 +220,27 @@ def test_prompt_never_in_argv(runner: str) -> None:
 @pytest.mark.parametrize("runner", ["claude", "gemini", "codex"])
 def test_malicious_model_rejected(runner: str, model: str) -> None:
     with pytest.raises(ValueError, match="model"):
-        invoke(agent("full", runner), model=model)
-    with pytest.raises(ValueError, match="model"):
-        invoke(agent("full", runner, model=model))
+        build_argv(agent("full", runner), model)
+    hostile = agent("full", runner, model=model, source="agents/python-pro.md")
+    with pytest.raises(UsageError, match="agents/python-pro.md: model"):
+        dispatched(hostile, {})
 
 
-@pytest.mark.parametrize("turns", [0, -1, True])
+@pytest.mark.parametrize("model", ["--yolo", "sonnet --yolo", "son\x1bnet"])
+def test_malicious_default_model_rejected(model: str) -> None:
+    with pytest.raises(UsageError, match="GSD_DEFAULT_MODEL: unusable model name"):
+        dispatched(agent("full"), {"GSD_DEFAULT_MODEL": model})
+
+
+@pytest.mark.parametrize("turns", [0, -1])
 def test_bad_max_turns_rejected(turns: object) -> None:
     with pytest.raises(ValueError, match="max_turns"):
-        invoke(agent("full"), max_turns=turns)
+        agent("full", max_turns=turns)
 
 
 def test_nul_in_environment_rejected() -> None:
     with pytest.raises(ValueError, match="GSD_REPO"):
-        invoke(agent("full"), repo="/tmp/a\x00b")
+        environment(agent("full"), repo="/tmp/a\x00b")
 
 
 def test_import_stays_light() -> None:
@@ -318,128 +256,48 @@ def test_import_stays_light() -> None:
 REPORT_TAIL = "## TASK COMPLETE"
 
 
+# What parse_output reads from each fixture: (is_error, input_tokens, output_tokens,
+# cost_usd, structured) and the text; None where the text is a whole Task Report (see
+# test_success_fixtures_carry_a_complete_report).
 @pytest.mark.parametrize(
-    ("runner", "stdout_file", "result_file", "expected"),
+    ("runner", "stdout_file", "result_file", "expected", "text"),
     [
-        pytest.param(
-            "claude",
-            "claude_success.json",
-            None,
-            (False, 24200, 950, 0.1834, True),
-            id="claude-success",
-        ),
-        pytest.param(
-            "claude",
-            "claude_error_max_turns.json",
-            None,
-            (True, 2300, 300, 0.0421, True),
-            id="claude-error-max-turns",
-        ),
-        pytest.param(
-            "claude",
-            "claude_log_noise.txt",
-            None,
-            (False, 10, 5, 0.02, True),
-            id="claude-log-noise",
-        ),
-        pytest.param(
-            "gemini",
-            "gemini_success.json",
-            None,
-            (False, 26439, 860, None, True),
-            id="gemini-two-models",
-        ),
-        pytest.param(
-            "gemini", "gemini_error.json", None, (True, None, None, None, True), id="gemini-error"
-        ),
-        pytest.param(
-            "codex",
-            "codex_success.jsonl",
-            None,
-            (False, 54763, 1022, None, True),
-            id="codex-two-turns",
-        ),
-        pytest.param(
-            "codex",
-            "codex_turn_failed.jsonl",
-            None,
-            (True, None, None, None, True),
-            id="codex-turn-failed",
-        ),
-        pytest.param(
-            "codex",
-            "codex_reconnect.txt",
-            None,
-            (False, 12632, 81, None, True),
-            id="codex-reconnect-recovered",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            "command_result.json",
-            (False, 5000, 700, 0.05, True),
-            id="command-result-file",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            None,
-            (False, None, None, None, False),
-            id="command-no-result-file",
-        ),
+        pytest.param("claude", "claude_success.json", None, (False, 24200, 950, 0.1834, True), None,
+                     id="claude-success"),
+        pytest.param("claude", "claude_error_max_turns.json", None, (True, 2300, 300, 0.0421, True),
+                     "", id="claude-error-max-turns"),
+        pytest.param("claude", "claude_log_noise.txt", None, (False, 10, 5, 0.02, True),
+                     "Done.\n\n## TASK COMPLETE", id="claude-log-noise"),
+        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 860, None, True), None,
+                     id="gemini-two-models"),
+        pytest.param("gemini", "gemini_error.json", None, (True, None, None, None, True),
+                     "Please set an Auth method in your settings.json", id="gemini-error"),
+        pytest.param("codex", "codex_success.jsonl", None, (False, 54763, 1022, None, True), None,
+                     id="codex-two-turns"),
+        pytest.param("codex", "codex_turn_failed.jsonl", None, (True, None, None, None, True),
+                     "stream disconnected before completion: rate limit reached",
+                     id="codex-turn-failed"),
+        pytest.param("codex", "codex_reconnect.txt", None, (False, 12632, 81, None, True), "OK",
+                     id="codex-reconnect-recovered"),
+        pytest.param("command", "command_stdout.txt", "command_result.json",
+                     (False, 5000, 700, 0.05, True), None, id="command-result-file"),
+        pytest.param("command", "command_stdout.txt", None, (False, None, None, None, False),
+                     "my-agent: starting\nmy-agent: wrote src/parser.py\n",
+                     id="command-no-result-file"),
     ],
-)
+)  # fmt: skip
 def test_parse_output_fixtures(
     runner: str,
     stdout_file: str,
     result_file: str | None,
     expected: tuple[bool, int | None, int | None, float | None, bool],
+    text: str | None,
 ) -> None:
     out = parse_output(runner, fixture(stdout_file), fixture(result_file) if result_file else None)
-    assert (
-        out.is_error,
-        out.input_tokens,
-        out.output_tokens,
-        out.cost_usd,
-        out.structured,
-    ) == expected
-
-
-@pytest.mark.parametrize(
-    ("runner", "stdout_file", "result_file", "text"),
-    [
-        pytest.param(
-            "claude", "claude_log_noise.txt", None, "Done.\n\n## TASK COMPLETE", id="claude"
-        ),
-        pytest.param("claude", "claude_error_max_turns.json", None, "", id="claude-no-result"),
-        pytest.param(
-            "gemini",
-            "gemini_error.json",
-            None,
-            "Please set an Auth method in your settings.json",
-            id="gemini-error",
-        ),
-        pytest.param("codex", "codex_reconnect.txt", None, "OK", id="codex-last-message"),
-        pytest.param(
-            "codex",
-            "codex_turn_failed.jsonl",
-            None,
-            "stream disconnected before completion: rate limit reached",
-            id="codex-failure-message",
-        ),
-        pytest.param(
-            "command",
-            "command_stdout.txt",
-            None,
-            "my-agent: starting\nmy-agent: wrote src/parser.py\n",
-            id="command-stdout",
-        ),
-    ],
-)
-def test_parse_output_text(
-    runner: str, stdout_file: str, result_file: str | None, text: str
-) -> None:
-    assert parse_output(runner, fixture(stdout_file), result_file).text == text
+    found = (out.is_error, out.input_tokens, out.output_tokens, out.cost_usd, out.structured)
+    assert found == expected
+    if text is not None:
+        assert out.text == text
 
 
 @pytest.mark.parametrize(
@@ -470,12 +328,11 @@ def test_success_fixtures_carry_a_complete_report(
         pytest.param(fixture("garbage.txt"), id="garbage"),
         pytest.param("", id="empty"),
         pytest.param("[" * 100_000, id="deep-nesting"),
-        pytest.param(
-            '{"type": "result", "usage": 5, "result": 7, "subtype": null}', id="odd-types"
-        ),
+        pytest.param('{"type": "result", "usage": 5, "result": 7, "subtype": null}',
+                     id="odd-types"),
         pytest.param('{"item": "x"}\n{"type": 3}\n[1, 2]\n', id="json-not-events"),
     ],
-)
+)  # fmt: skip
 def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
     out = parse_output(runner, stdout, "not json {" if runner == "command" else None)
     if out.structured:  # only odd-types, for claude: a result object with junk fields
@@ -559,6 +416,8 @@ FULL = TaskReport(
     patterns="none",
     warnings="none",
     complete=True,
+    downstream="- Key Interfaces Introduced: f() in src/a.py\n- Patterns Established: none\n"
+    "- Warnings: none",
 )
 PER_LINE = """\
 ### Task Report
@@ -609,7 +468,10 @@ TEMPLATE = """\
             "* **Validation:** PASS — pytest -q\n* **Errors:** None.\n"
             "**Downstream Context**\n* **Key Interfaces Introduced:** f() in src/a.py\n"
             "* **Patterns Established:** none\n* **Warnings:** none\n",
-            FULL,
+            FULL._replace(
+                downstream="* **Key Interfaces Introduced:** f() in src/a.py\n"
+                "* **Patterns Established:** none\n* **Warnings:** none"
+            ),
             id="bold-and-case",
         ),
         pytest.param(
@@ -633,18 +495,8 @@ TEMPLATE = """\
         pytest.param(
             "### Task Report\nStatus:   partial\nFiles Created: none\n"
             "Validation: fail (2 tests)\nErrors: test_x fails: AssertionError\n",
-            TaskReport(
-                "partial",
-                [],
-                [],
-                [],
-                "fail",
-                "test_x fails: AssertionError",
-                "",
-                "",
-                "",
-                complete=False,
-            ),
+            TaskReport("partial", [], [], [], "fail", "test_x fails: AssertionError", "", "", "",
+                       complete=False),
             id="missing-fields-not-complete",
         ),
         pytest.param(
@@ -657,7 +509,7 @@ TEMPLATE = """\
         pytest.param("### Task Report\n\nI could not finish.\n", None, id="heading-only"),
         pytest.param("", None, id="empty"),
     ],
-)
+)  # fmt: skip
 def test_parse_task_report(text: str, expected: TaskReport | None) -> None:
     assert parse_task_report(text) == expected
 
@@ -673,8 +525,43 @@ def test_prose_after_report_is_not_a_field() -> None:
     assert report == FULL
 
 
+def test_paths_drop_a_purpose_suffix() -> None:
+    text = PER_LINE.replace(
+        "- Files Created: src/a.py\n- Files Modified: src/b.py, src/c.py\n- Files Deleted: none",
+        "- Files Created: src/a.py \u2014 the loader\n"
+        "- Files Modified: `src/b.py` - typed it; src/c.py \u2013 docs\n"
+        "- Files Deleted: none \u2014 nothing removed",
+    )
+    assert parse_task_report(text) == FULL
+
+
 def test_crlf_report() -> None:
     assert parse_task_report(PER_LINE.replace("\n", "\r\n")) == FULL
+
+
+@pytest.mark.parametrize(
+    ("tail", "downstream"),
+    [
+        pytest.param(
+            "### Downstream Context\n\n- Key Interfaces Introduced:\n  - `load(path) -> Config`"
+            "\n  - `save(cfg)`\n- Patterns Established: none\n- Warnings: slow on NFS\n\n"
+            "## TASK COMPLETE\n",
+            "- Key Interfaces Introduced:\n  - `load(path) -> Config`\n  - `save(cfg)`\n"
+            "- Patterns Established: none\n- Warnings: slow on NFS",
+            id="kept-as-written-up-to-the-marker",
+        ),
+        pytest.param(
+            "**Downstream Context**\n- Warnings: none\nThat is all from me.\n",
+            "- Warnings: none",
+            id="prose-after-it-is-not-part-of-it",
+        ),
+        pytest.param("\n## TASK COMPLETE\n", "", id="none"),
+    ],
+)
+def test_downstream_context_is_kept_raw(tail: str, downstream: str) -> None:
+    head = PER_LINE.split("### Downstream Context")[0]
+    report = parse_task_report(head + tail)
+    assert report is not None and report.downstream == downstream
 
 
 # --- markers ----------------------------------------------------------------------
@@ -685,29 +572,21 @@ def test_crlf_report() -> None:
     [
         pytest.param("work\n## TASK COMPLETE\n", ["## TASK COMPLETE"], id="task-complete"),
         pytest.param("## PLAN COMPLETE", ["## PLAN COMPLETE"], id="plan-complete-no-newline"),
-        pytest.param(
-            "  ##   CHECKPOINT REACHED  \nverify X\n",
-            ["## CHECKPOINT REACHED"],
-            id="checkpoint-spaces",
-        ),
-        pytest.param(
-            "## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"], id="failed-reason"
-        ),
+        pytest.param("  ##   CHECKPOINT REACHED  \nverify X\n", ["## CHECKPOINT REACHED"],
+                     id="checkpoint-spaces"),
+        pytest.param("## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"],
+                     id="failed-reason"),
         pytest.param("## FAILED\n", ["## FAILED"], id="failed-bare"),
         pytest.param("## FAILED:   \n", ["## FAILED"], id="failed-empty-reason"),
-        pytest.param(
-            "## FAILED: a\r\n## TASK COMPLETE\r\n",
-            ["## FAILED: a", "## TASK COMPLETE"],
-            id="order-and-crlf",
-        ),
+        pytest.param("## FAILED: a\r\n## TASK COMPLETE\r\n", ["## FAILED: a", "## TASK COMPLETE"],
+                     id="order-and-crlf"),
         pytest.param("print `## TASK COMPLETE` after a success report\n", [], id="inline"),
-        pytest.param(
-            "### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [], id="not-markers"
-        ),
+        pytest.param("### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [],
+                     id="not-markers"),
         pytest.param("## FAILED tests\n", [], id="failed-without-colon"),
         pytest.param("", [], id="empty"),
     ],
-)
+)  # fmt: skip
 def test_markers(text: str, expected: list[str]) -> None:
     assert markers(text) == expected
 
@@ -726,204 +605,77 @@ def text(t: str, structured: bool = False) -> RunnerOutput:
     return RunnerOutput(t, False, None, None, None, structured)
 
 
+COMPLETE = text("## TASK COMPLETE")
+HANDOFF = text("Error: classifyHandoffIfNeeded is not defined", True)
+# what judge decides: (success, soft_success, error_type)
+OK = (True, False, None)
+SOFT = (True, True, None)
+
+
+def failed(error_type: str) -> tuple[bool, bool, str]:
+    return (False, False, error_type)
+
+
 @pytest.mark.parametrize(
     ("exit_code", "timed_out", "output", "report", "changed", "expected"),
     [
         # timeouts
-        pytest.param(124, True, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success"),
-        pytest.param(
-            137, True, RAW, OK_REPORT, False, (True, True, None), id="soft-success-after-kill"
-        ),
-        pytest.param(
-            124, False, CLEAN, OK_REPORT, True, (True, True, None), id="soft-success-by-exit-status"
-        ),
-        pytest.param(
-            124,
-            True,
-            CLEAN,
-            INCOMPLETE,
-            True,
-            (False, False, "timeout"),
-            id="timeout-incomplete-report",
-        ),
-        pytest.param(
-            124, True, CLEAN, PARTIAL, True, (False, False, "timeout"), id="timeout-partial"
-        ),
-        pytest.param(
-            124,
-            True,
-            text("## TASK COMPLETE"),
-            None,
-            True,
-            (False, False, "timeout"),
-            id="timeout-marker-only",
-        ),
-        pytest.param(
-            124,
-            True,
-            ERRORED,
-            OK_REPORT,
-            True,
-            (False, False, "timeout"),
-            id="timeout-runner-error",
-        ),
-        pytest.param(
-            137, True, RAW, None, False, (False, False, "timeout-kill"), id="timeout-kill"
-        ),
-        pytest.param(-9, True, RAW, None, False, (False, False, "timeout"), id="timed-out-flag"),
+        pytest.param(124, True, CLEAN, OK_REPORT, True, SOFT, id="soft-success"),
+        pytest.param(137, True, RAW, OK_REPORT, False, SOFT, id="soft-success-after-kill"),
+        pytest.param(124, False, CLEAN, OK_REPORT, True, SOFT, id="soft-success-by-exit-status"),
+        pytest.param(124, True, CLEAN, INCOMPLETE, True, failed("timeout"),
+                     id="timeout-incomplete-report"),
+        pytest.param(124, True, CLEAN, PARTIAL, True, failed("timeout"), id="timeout-partial"),
+        pytest.param(124, True, COMPLETE, None, True, failed("timeout"), id="timeout-marker-only"),
+        pytest.param(124, True, ERRORED, OK_REPORT, True, failed("timeout"),
+                     id="timeout-runner-error"),
+        pytest.param(137, True, RAW, None, False, failed("timeout-kill"), id="timeout-kill"),
+        pytest.param(-9, True, RAW, None, False, failed("timeout"), id="timed-out-flag"),
         # spawn
-        pytest.param(
-            127, False, RAW, None, False, (False, False, "spawn-failed"), id="spawn-failed"
-        ),
-        pytest.param(
-            126, False, RAW, None, False, (False, False, "spawn-failed"), id="not-executable"
-        ),
-        pytest.param(
-            127, False, RAW, PARTIAL, False, (False, False, "nonzero-exit"), id="127-after-running"
-        ),
+        pytest.param(127, False, RAW, None, False, failed("spawn-failed"), id="spawn-failed"),
+        pytest.param(126, False, RAW, None, False, failed("spawn-failed"), id="not-executable"),
+        pytest.param(127, False, RAW, PARTIAL, False, failed("nonzero-exit"),
+                     id="127-after-running"),
         # tier 1
-        pytest.param(
-            1, False, ERRORED, OK_REPORT, True, (False, False, "nonzero-exit"), id="runner-error"
-        ),
-        pytest.param(
-            0, False, ERRORED, OK_REPORT, True, (False, False, "unknown"), id="runner-error-exit-0"
-        ),
-        pytest.param(
-            0,
-            False,
-            ERRORED._replace(structured=False),
-            OK_REPORT,
-            True,
-            (True, False, None),
-            id="is-error-needs-structured",
-        ),
+        pytest.param(1, False, ERRORED, OK_REPORT, True, failed("nonzero-exit"), id="runner-error"),
+        pytest.param(0, False, ERRORED, OK_REPORT, True, failed("unknown"),
+                     id="runner-error-exit-0"),
+        pytest.param(0, False, ERRORED._replace(structured=False), OK_REPORT, True, OK,
+                     id="is-error-needs-structured"),
         # tier 2
-        pytest.param(0, False, CLEAN, OK_REPORT, False, (True, False, None), id="report-success"),
-        pytest.param(
-            0, False, RAW, INCOMPLETE, False, (True, False, None), id="incomplete-success-exit-0"
-        ),
-        pytest.param(
-            1,
-            False,
-            text("Error: classifyHandoffIfNeeded is not defined", True),
-            OK_REPORT,
-            True,
-            (True, False, None),
-            id="classifyHandoffIfNeeded",
-        ),
-        pytest.param(
-            1,
-            False,
-            RAW,
-            INCOMPLETE,
-            True,
-            (False, False, "nonzero-exit"),
-            id="nonzero-incomplete-report",
-        ),
-        pytest.param(
-            0, False, CLEAN, PARTIAL, True, (False, False, "unknown"), id="report-partial"
-        ),
-        pytest.param(
-            2,
-            False,
-            CLEAN,
-            PARTIAL,
-            True,
-            (False, False, "nonzero-exit"),
-            id="report-partial-nonzero",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## TASK COMPLETE"),
-            FULL._replace(status="failure"),
-            True,
-            (False, False, "unknown"),
-            id="report-beats-marker",
-        ),
+        pytest.param(0, False, CLEAN, OK_REPORT, False, OK, id="report-success"),
+        pytest.param(0, False, RAW, INCOMPLETE, False, OK, id="incomplete-success-exit-0"),
+        pytest.param(1, False, HANDOFF, OK_REPORT, True, OK, id="classifyHandoffIfNeeded"),
+        pytest.param(1, False, RAW, INCOMPLETE, True, failed("nonzero-exit"),
+                     id="nonzero-incomplete-report"),
+        pytest.param(0, False, CLEAN, PARTIAL, True, failed("unknown"), id="report-partial"),
+        pytest.param(2, False, CLEAN, PARTIAL, True, failed("nonzero-exit"),
+                     id="report-partial-nonzero"),
+        pytest.param(0, False, COMPLETE, FULL._replace(status="failure"), True, failed("unknown"),
+                     id="report-beats-marker"),
         # tier 3
-        pytest.param(
-            0,
-            False,
-            text("done\n## TASK COMPLETE\n"),
-            None,
-            False,
-            (True, False, None),
-            id="marker-complete",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## PLAN COMPLETE"),
-            None,
-            False,
-            (True, False, None),
-            id="marker-plan-complete",
-        ),
-        pytest.param(
-            1,
-            False,
-            text("## TASK COMPLETE"),
-            None,
-            True,
-            (False, False, "nonzero-exit"),
-            id="marker-complete-nonzero",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## FAILED: no db"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="marker-failed",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## TASK COMPLETE\n## FAILED: oops"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="last-marker-wins",
-        ),
-        pytest.param(
-            0,
-            False,
-            text("## CHECKPOINT REACHED"),
-            None,
-            True,
-            (False, False, "unknown"),
-            id="marker-checkpoint",
-        ),
+        pytest.param(0, False, text("done\n## TASK COMPLETE\n"), None, False, OK,
+                     id="marker-complete"),
+        pytest.param(0, False, text("## PLAN COMPLETE"), None, False, OK,
+                     id="marker-plan-complete"),
+        pytest.param(1, False, COMPLETE, None, True, failed("nonzero-exit"),
+                     id="marker-complete-nonzero"),
+        pytest.param(0, False, text("## FAILED: no db"), None, True, failed("unknown"),
+                     id="marker-failed"),
+        pytest.param(0, False, text("## TASK COMPLETE\n## FAILED: oops"), None, True,
+                     failed("unknown"), id="last-marker-wins"),
+        pytest.param(0, False, text("## CHECKPOINT REACHED"), None, True, failed("unknown"),
+                     id="marker-checkpoint"),
         # tier 4 and nothing
-        pytest.param(0, False, RAW, None, True, (True, False, None), id="evidence-diff"),
-        pytest.param(
-            0,
-            False,
-            text("I changed it", True),
-            None,
-            True,
-            (True, False, None),
-            id="evidence-structured",
-        ),
-        pytest.param(
-            3, False, RAW, None, True, (False, False, "nonzero-exit"), id="nonzero-with-diff"
-        ),
-        pytest.param(
-            0, False, CLEAN, None, False, (False, False, "unknown"), id="clean-run-nothing-said"
-        ),
-        pytest.param(
-            0,
-            False,
-            text("hello"),
-            None,
-            False,
-            (False, False, "result-unparsable"),
-            id="result-unparsable",
-        ),
+        pytest.param(0, False, RAW, None, True, OK, id="evidence-diff"),
+        pytest.param(0, False, text("I changed it", True), None, True, OK,
+                     id="evidence-structured"),
+        pytest.param(3, False, RAW, None, True, failed("nonzero-exit"), id="nonzero-with-diff"),
+        pytest.param(0, False, CLEAN, None, False, failed("unknown"), id="clean-run-nothing-said"),
+        pytest.param(0, False, text("hello"), None, False, failed("result-unparsable"),
+                     id="result-unparsable"),
     ],
-)
+)  # fmt: skip
 def test_judge(
     exit_code: int,
     timed_out: bool,
@@ -985,17 +737,18 @@ def test_end_to_end_with_fake_programs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     prompt = "Implement fake().\n" + "context line\n" * 5000
-    inv = invoke(agent(tier, runner), prompt, model="m-1", repo=str(tmp_path))
-    for key, value in inv.env.items():
+    argv = build_argv(agent(tier, runner), "m-1")
+    env = environment(agent(tier, runner), repo=str(tmp_path))
+    for key, value in env.items():
         monkeypatch.setenv(key, value)
-    done = proc.run(inv.argv, cwd=tmp_path, input=inv.stdin)
+    done = proc.run(argv, cwd=tmp_path, input=prompt)
     assert done.returncode == 0, done.stderr
 
     seen = json.loads(fakebin.read_text(encoding="utf-8"))
     assert seen["name"] == runner
-    assert seen["argv"] == inv.argv[1:]
+    assert seen["argv"] == argv[1:]
     assert seen["stdin"] == prompt
-    assert seen["env"] == inv.env
+    assert seen["env"] == env
 
     out = parse_output(runner, done.stdout)
     assert out.structured and not out.is_error

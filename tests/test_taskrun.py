@@ -19,6 +19,7 @@ from gsd.agents import Agent
 from gsd.dispatch import TaskDispatch
 from gsd.git import Git
 from gsd.plan import parse
+from gsd.runners import build_argv
 from gsd.taskrun import run_task
 from tests.conftest import git, plan_text
 from tests.test_proc import alive_with
@@ -79,7 +80,7 @@ def dispatch(agent: Agent, timeout: float = 30.0) -> TaskDispatch:
         wave=1, plan="01-01", task=1, name="Task 1: do it", type="auto",
         specialist=agent.name, specialist_form="attribute", agent=agent.name,
         fallback_reason=None, tier=agent.tier, runner=agent.runner, model=None,
-        argv=[], timeout_s=timeout, timeout_source="test", grace_s=1.0,
+        argv=build_argv(agent, None), timeout_s=timeout, timeout_source="test", grace_s=1.0,
     )  # fmt: skip
 
 
