@@ -367,6 +367,7 @@ class _Run:
         plan_text = (project.root / plan.path).read_text(encoding="utf-8")
         summaries = _summaries(project, plan)
         earlier: list[tuple[int, str | None]] = []
+        resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
         attempts: list[TaskOutcome] = []
         for task in plan.tasks:
             label = (
@@ -375,6 +376,7 @@ class _Run:
             if f"{plan.id}-{task.index}" in committed:
                 self.say(f"{label}: already committed, skipped")
                 earlier.append((task.index, None))
+                resumed.add(task.index)
                 continue
             if task.is_checkpoint:
                 # 6. a human checkpoint pauses the run until `gsd approve` answers it
@@ -393,7 +395,7 @@ class _Run:
                 continue
             context = prompt.PromptContext(
                 earlier=list(earlier), summaries=summaries, repo=str(place.root),
-                plan_text=plan_text,
+                plan_text=plan_text, resumed=frozenset(resumed),
             )  # fmt: skip
             outcome = self.attempts(wave, plan, task, context, label, attempts, place)
             self.outcomes.append(outcome)
@@ -401,7 +403,8 @@ class _Run:
                 message = f"{label}: {outcome.error_type}: {outcome.details}"
                 return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
                                outcome.details, tuple(attempts), started)  # fmt: skip
-            earlier.append((task.index, _downstream(outcome)))
+            report = outcome.report
+            earlier.append((task.index, report.downstream if report else None))
         return PlanEnd(plan, "complete", f"plan {plan.id}: complete", None, "",
                        tuple(attempts), started, datetime.now(timezone.utc))  # fmt: skip
 
@@ -534,18 +537,6 @@ def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> 
             f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",
             hint=f"run those first, or `gsd execute-phase {phase.number}`",
         )
-
-
-def _downstream(outcome: TaskOutcome) -> str | None:
-    report = outcome.report
-    if report is None:
-        return None
-    parts = [
-        f"- Key Interfaces Introduced: {report.key_interfaces or 'none'}",
-        f"- Patterns Established: {report.patterns or 'none'}",
-        f"- Warnings: {report.warnings or 'none'}",
-    ]
-    return "\n".join(parts)
 
 
 def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:

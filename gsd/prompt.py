@@ -156,6 +156,7 @@ class PromptContext(NamedTuple):
     summaries: list[tuple[str, str | None]]  # each depends_on plan: id, SUMMARY.md text
     repo: str  # the agent's working directory, absolute
     plan_text: str  # the plan file's text, for `<objective>` and `<context>`
+    resumed: frozenset[int] = frozenset()  # earlier tasks committed by an earlier run
 
 
 def build_prompt(
@@ -214,7 +215,12 @@ def _context_chain(context: PromptContext, templates: Templates) -> str:
     for number, text in context.earlier:
         what = f"Downstream Context of task {number}"
         parts.append(f"### {what}")
-        parts.append(_piece(text, what, "that task reported none", templates))
+        why = (
+            "that task was committed by an earlier run, whose report was not kept"
+            if number in context.resumed
+            else "that task reported none"
+        )
+        parts.append(_piece(text, what, why, templates))
     for plan_id, text in context.summaries:
         what = f"SUMMARY of plan {plan_id}"
         parts.append(f"### {what}")

@@ -521,3 +521,11 @@ def test_plan_id_and_position_are_stated(templates: Templates) -> None:
     assert f"Plan `01-02` (file `{PATH_02}`), task 3 of 3." in prompt
     assert "### `<context>`\n\n```text\nOnly the flag handling is in scope.\n```" in prompt
     assert isinstance(parse(PLAN_02, PATH_02), Plan)
+
+
+def test_a_task_committed_by_an_earlier_run_is_said_so(templates: Templates) -> None:
+    plan = parse(PLAN_02, PATH_02)
+    context = PromptContext([(1, None)], [], REPO_DIR, PLAN_02, resumed=frozenset({1}))
+    prompt = build_prompt(PYTHON_PRO, plan, plan.tasks[1], context, templates)
+    assert "> Context missing: Downstream Context of task 1 (that task was committed by an " \
+        "earlier run, whose report was not kept)." in prompt
