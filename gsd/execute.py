@@ -540,8 +540,12 @@ def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> 
 
 
 def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
+    """The SUMMARY.md of each plan this one depends on (None: not done), found as
+    `summary.exists` finds them, in whichever phase they are."""
+    folders = [phase.path for phase in project.phases()]
     found: list[tuple[str, str | None]] = []
     for dep in plan.depends_on:
-        matches = sorted(project.planning.rglob(f"{dep}-SUMMARY.md"))
-        found.append((dep, matches[0].read_text(encoding="utf-8") if matches else None))
+        path = next((p for f in folders if (p := summary.find(f, dep))), None)
+        text = path.read_text(encoding="utf-8", errors="replace") if path else None
+        found.append((dep, text))
     return found

@@ -170,17 +170,24 @@ def summary_path(phase_dir_path: Path, plan_id: str) -> Path:
 
 def exists(phase_dir_path: Path | str, plan_id: str) -> bool:
     """Whether the plan is done: `{plan_id}-SUMMARY.md` (or `{plan_id}-slug-SUMMARY.md`)."""
+    return find(phase_dir_path, plan_id) is not None
+
+
+def find(phase_dir_path: Path | str, plan_id: str) -> Path | None:
+    """The plan's SUMMARY.md in that phase folder: `{plan_id}-SUMMARY.md`, else
+    `{plan_id}-slug-SUMMARY.md`; None when the plan is not done."""
     folder = Path(phase_dir_path)
-    if summary_path(folder, plan_id).is_file():
-        return True
+    exact = summary_path(folder, plan_id)
+    if exact.is_file():
+        return exact
     prefix = f"{plan_id}-"
-    for candidate in folder.glob(f"{_glob_escape(prefix)}*-SUMMARY.md"):
+    for candidate in sorted(folder.glob(f"{_glob_escape(prefix)}*-SUMMARY.md")):
         rest = candidate.name[len(prefix) :]
         if rest[:1].isdigit():
             continue  # `01-02-SUMMARY.md` belongs to plan 01-02, not to plan 01
         if candidate.is_file():
-            return True
-    return False
+            return candidate
+    return None
 
 
 def _glob_escape(text: str) -> str:

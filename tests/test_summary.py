@@ -361,6 +361,10 @@ def test_exists_means_the_plan_is_done(tmp_path: Path) -> None:
     (phase / "01-03-auth-SUMMARY.md").write_text("done")  # upstream's slugged name
     assert summary.exists(phase, "01-03")
     assert not summary.exists(tmp_path / "missing", "01-02")
+    # `find` is what `exists` asks: the orchestrator reads a dependency's SUMMARY with it
+    assert summary.find(phase, "01-03") == phase / "01-03-auth-SUMMARY.md"
+    assert summary.find(phase, "01-02") == phase / "01-02-SUMMARY.md"
+    assert summary.find(phase, "01-04") is None
 
 
 def corpus_summaries() -> list[Path]:
