@@ -15,7 +15,7 @@ from gsd.graph import PhaseGraph
 from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
 from gsd.phases import phase_key
 from gsd.project import Project
-from gsd.roster import NAME_RE, NULL_NAMES
+from gsd.roster import classify
 
 
 class Rule(NamedTuple):
@@ -319,23 +319,20 @@ def _checkpoint_autonomy(plan: Plan, task: Task, project: Project) -> Iterator[D
 
 def _specialist(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:
     name = task.specialist
-    if name is None or name.strip().lower() in NULL_NAMES:
-        return
-    if not NAME_RE.fullmatch(name):
+    standing = classify(name, project.roster)
+    if standing == "malformed":
         yield _diag(
             plan, task.line, "GSD020",
             f"task {task.index} names specialist {name!r}: only letters, digits and _.:- are "
             "allowed; it will run as gsd-executor",
         )  # fmt: skip
-        return
-    roster = project.roster
-    if roster is None:
+    elif standing == "no-roster":
         yield _diag(
             plan, task.line, "GSD021",
             f"task {task.index} names specialist {name!r} but there is no "
             ".planning/available_agents.md (run `gsd agents sync`); it falls back to gsd-executor",
         )  # fmt: skip
-    elif name not in roster:
+    elif standing == "not-in-roster":
         yield _diag(
             plan, task.line, "GSD021",
             f"task {task.index} names specialist {name!r}, which is not in "
