@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,12 +10,12 @@ import click
 
 from gsd import __version__
 from gsd.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from gsd.models import is_plan_id
 
 if TYPE_CHECKING:
     from gsd.models import Plan, Task
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
-PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -136,7 +135,7 @@ def show(target: str, fmt: str) -> int:
     project = Project(root)
     if os.path.isfile(target):
         plans = [project.plan(relative_to_root(root, target))]
-    elif PLAN_ID_ARG_RE.match(target):
+    elif is_plan_id(target):
         plans = [p for ph in project.phases() for p in project.phase_plans(ph) if p.id == target]
         if not plans:
             raise UsageError(f"no plan {target} under {project.planning / 'phases'}")
@@ -438,7 +437,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     from gsd.execute import execute_phase as run_phase
     from gsd.project import Project, find_root
 
-    if not PLAN_ID_ARG_RE.match(plan_id):
+    if not is_plan_id(plan_id):
         raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
     project = Project(find_root(Path.cwd()))
     found_phase = project.phase(plan_id.rsplit("-", 1)[0])
@@ -463,7 +462,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
     from gsd.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    if not PLAN_ID_ARG_RE.match(plan_id) or not any(
+    if not is_plan_id(plan_id) or not any(
         p.id == plan_id for ph in project.phases() for p in project.phase_plans(ph)
     ):
         raise UsageError(f"no plan {plan_id} under {project.planning / 'phases'}")

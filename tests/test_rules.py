@@ -388,6 +388,9 @@ WRONG_VALUES = [  # (frontmatter line as written, the key it is reported on)
     pytest.param("type: build", "type", id="type-build"),
     pytest.param('plan: ""', "plan", id="plan-empty"),
     pytest.param("plan: [1]", "plan", id="plan-list"),
+    pytest.param('plan: "01/../../../tmp/evil"', "plan", id="plan-path"),
+    pytest.param("plan: 1a", "plan", id="plan-not-a-number"),
+    pytest.param('plan: "01-02"', "plan", id="plan-long-form"),
     pytest.param("phase: {a: b}", "phase", id="phase-mapping"),
     pytest.param("wave: x", "wave", id="wave-word"),
     pytest.param("wave: -1", "wave", id="wave-negative"),
@@ -922,3 +925,37 @@ def test_rules_command_lists_every_code(gsd, fmt: str) -> None:
         assert [(r["code"], r["severity"]) for r in table] == [
             (c, r.severity) for c, r in RULES.items()
         ]
+
+
+# --- plan ids -----------------------------------------------------------------------------
+
+EVIL = "01/../../../tmp/evil"
+
+
+def test_a_plan_value_that_is_a_path_never_becomes_the_plan_id(project: Project, gsd) -> None:
+    """With no id in the file name the id comes from the frontmatter, and only if it is one."""
+    text = plan_text(plan=f'"{EVIL}"')
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", text)
+    result, diagnostics = validate(gsd)
+    assert [(d["code"], d["line"]) for d in diagnostics] == [("GSD003", line_of(text, "plan:"))]
+    assert EVIL in diagnostics[0]["message"]
+    assert result.code == 1
+    waves = gsd("waves", "1", "--format", "json")
+    assert json.loads(waves.out)["plans"] == 0  # not scheduled under any id
+    shown = gsd("show", f"{PHASE_DIR}/alpha-PLAN.md", "--format", "json")
+    assert json.loads(shown.out)["plans"][0]["id"] == ""
+    assert "evil" not in gsd("execute-phase", "1", "--dry-run").out
+
+
+def test_a_plan_named_by_its_frontmatter_alone(project: Project, gsd) -> None:
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", plan_text(plan="02"))
+    _, diagnostics = validate(gsd)
+    assert diagnostics == []
+    assert json.loads(gsd("waves", "1", "--format", "json").out)["waves"][0]["plans"] == ["01-02"]
+
+
+def test_a_phase_without_its_number_and_no_id_in_the_file_name(project: Project, gsd) -> None:
+    text = plan_text(phase="alpha")
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", text)
+    _, diagnostics = validate(gsd)
+    assert [(d["code"], d["line"]) for d in diagnostics] == [("GSD003", line_of(text, "phase:"))]
