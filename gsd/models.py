@@ -197,7 +197,8 @@ class Plan:
     @property
     def wave(self) -> int | None:
         value = self.frontmatter.get("wave")
-        if isinstance(value, str) and value.strip().isdigit():
+        # isdecimal, not isdigit: "²" is a digit that int() refuses
+        if isinstance(value, str) and value.strip().isdecimal():
             return int(value)
         return None
 

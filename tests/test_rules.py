@@ -395,6 +395,7 @@ WRONG_VALUES = [  # (frontmatter line as written, the key it is reported on)
     pytest.param("wave: x", "wave", id="wave-word"),
     pytest.param("wave: -1", "wave", id="wave-negative"),
     pytest.param("wave: 1.5", "wave", id="wave-fraction"),
+    pytest.param("wave: ²", "wave", id="wave-superscript-digit"),
     pytest.param("autonomous: maybe", "autonomous", id="autonomous-maybe"),
     pytest.param("depends_on: [[01-01]]", "depends_on", id="depends-on-nested-list"),
     pytest.param("depends_on: {a: b}", "depends_on", id="depends-on-mapping"),
