@@ -82,7 +82,10 @@ class Project:
         return plans if any(p.path == path for p in plans) else [*plans, self.plan(path)]
 
     def graph_of(self, path: str) -> PhaseGraph:
-        """The phase graph of the directory holding `path` (readable plans only)."""
+        """The phase graph of the directory holding `path`, built once per directory.
+
+        Readable plans only: an unreadable one is GSD050 and has nothing to schedule.
+        """
         folder = posixpath.dirname(path)
         if folder not in self._graphs:
             self._graphs[folder] = build([p for p in self.siblings(path) if p.readable])
@@ -137,7 +140,9 @@ class Project:
         return self.folder_plans(phase.path.relative_to(self.root).as_posix())
 
     def phase_graph(self, phase: Phase) -> PhaseGraph:
-        return build(self.phase_plans(phase))
+        """The schedule of a phase: `graph_of` its directory (the same cached graph)."""
+        plans = self.phase_plans(phase)
+        return self.graph_of(plans[0].path) if plans else build([])
 
     def phases(self) -> list[Phase]:
         return list_phases(self.planning)
