@@ -66,20 +66,22 @@ def parse(args: list[str]) -> Options | None:
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
     from gsd import render
+    from gsd.phases import resolve_phase
     from gsd.project import PLANNING, Project, find_root
     from gsd.sources import relative_to_root
     from gsd.validate import validate
 
     root = find_root(Path.cwd())
-    project = Project(root, staged=options.staged)
     if options.paths:
         targets = [relative_to_root(root, p) for p in options.paths]
     elif options.phase is not None:
-        targets = [project.phase(options.phase).path.relative_to(root).as_posix()]
+        phase = resolve_phase(root / PLANNING, options.phase)
+        targets = [phase.path.relative_to(root).as_posix()]
     else:
-        if not project.source.exists(PLANNING):
-            raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
         targets = [PLANNING]
+    project = Project(root, staged=options.staged, paths=targets)
+    if not options.paths and options.phase is None and not project.source.exists(PLANNING):
+        raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
     report = validate(project, targets, strict=options.strict, jobs=options.jobs)
     sys.stdout.write(render.FORMATS[options.fmt](report))
     sys.stdout.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,10 +41,18 @@ def find_root(start: Path) -> Path:
 class Project:
     """Plans read once and shared by every rule and command of one run."""
 
-    def __init__(self, root: Path, *, staged: bool = False, source: Source | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        staged: bool = False,
+        paths: Sequence[str] = (),
+        source: Source | None = None,
+    ) -> None:
+        """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
         self.root = root
         if source is None:
-            source = GitIndex(root) if staged else WorkingTree(root)
+            source = GitIndex(root, [PLANNING, *paths]) if staged else WorkingTree(root)
         self.source: Source = source
         self._plans: dict[str, Plan] = {}
         self._graphs: dict[str, PhaseGraph] = {}
@@ -72,7 +81,9 @@ class Project:
 
     def folder_plans(self, folder: str) -> list[Plan]:
         """The plans directly in one directory (a phase), in file-name order."""
-        paths = [p for p in self.source.plan_paths(folder or ".") if posixpath.dirname(p) == folder]
+        paths = self._listings.get(folder)
+        if paths is None:
+            paths = self._listings[folder] = self.source.plans_in(folder)
         self.preload(paths)
         return [self.plan(p) for p in paths]
 
@@ -92,7 +103,7 @@ class Project:
         return self._graphs[folder]
 
     def release(self, folder: str) -> None:
-        """Forget the parsed plans of one directory (a big tree need not fit in memory)."""
+        """Forget the plans and graph of one directory (a big tree need not fit in memory)."""
         self._graphs.pop(folder, None)
         for path in self._listings.pop(folder, []):
             self._plans.pop(path, None)

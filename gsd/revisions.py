@@ -48,7 +48,7 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
     if len(pair) == 2:
         head = _commit_snapshot(root, *pair[1])
     elif staged:
-        head = load_snapshot(root, GitIndex(root), Side(INDEX, None, False))
+        head = load_snapshot(root, GitIndex(root, [PLANNING]), Side(INDEX, None, False))
     else:
         head = load_snapshot(root, WorkingTree(root), Side(WORKING_TREE, None, False))
     return compare(base, head)
