@@ -107,9 +107,10 @@ def rules(fmt: str) -> int:
     if fmt == "json":
         click.echo(json.dumps(table, indent=2))
     elif fmt == "markdown":
-        click.echo("| code | severity | rule |\n|---|---|---|")
-        for row in table:
-            click.echo(f"| {row['code']} | {row['severity']} | {row['summary']} |")
+        from gsd.views import table as markdown_table
+
+        rows = [{"code": r["code"], "severity": r["severity"], "rule": r["summary"]} for r in table]
+        click.echo(markdown_table(rows, markdown=True))
     else:
         for row in table:
             click.echo(f"{row['code']}  {row['severity']:<7}  {row['summary']}")
