@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 import click
 
 from gsd import __version__
-from gsd.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from gsd.errors import (
+    ERROR_TYPES,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    INTERRUPTED,
+    UsageError,
+)
 from gsd.models import is_plan_id
 
 if TYPE_CHECKING:
@@ -568,24 +576,29 @@ def _warn(warnings: list[str]) -> None:
         click.echo(f"gsd: warning: {warning}", err=True)
 
 
-INTERRUPTED = "gsd: interrupted (a run resumes where it stopped when started again)"
-
-
 def run(args: list[str]) -> int:
-    """Run the Click command line; Click's own errors are usage errors (exit 2)."""
+    """Run the Click command line; Click's own errors are usage errors (exit 2), one line."""
     try:
         result = cli.main(args=args, prog_name="gsd", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        click.echo(usage_error_line(exc), err=True)
         return EXIT_USAGE
     except click.exceptions.Abort:  # Ctrl-C (Click turns KeyboardInterrupt into Abort)
         click.echo(INTERRUPTED, err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except SystemExit as exc:  # shell completion (`_GSD_COMPLETE=...`) ends with sys.exit
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     return result if isinstance(result, int) else EXIT_OK
+
+
+def usage_error_line(exc: click.ClickException) -> str:
+    """`gsd: error: MESSAGE (see gsd COMMAND --help)`: SPEC 8's one line, not Click's four."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "gsd"
+    message = " ".join(exc.format_message().split())
+    return f"gsd: error: {message} (see {command} --help)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,7 +57,8 @@ def parse(args: list[str]) -> Options | None:
     if given.get("fmt", "text") not in FORMATS:
         return None
     if "jobs" in given:
-        if not given["jobs"].isdigit() or int(given["jobs"]) < 1:
+        # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
+        if not given["jobs"].isdecimal() or int(given["jobs"]) < 1:
             return None
         given["jobs"] = int(given["jobs"])
     return Options(paths, **given)

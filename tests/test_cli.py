@@ -207,3 +207,47 @@ def test_markdown_cell_is_one_line() -> None:
     from gsd.views import table
 
     assert table([{"a": "x|y\nz", "b": 1}], markdown=True).splitlines()[2] == "| x\\|y z |   1 |"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(
+            ["validate", "--format", "xml"],
+            "gsd: error: Invalid value for '--format': 'xml' is not one of 'text', 'json', "
+            "'github', 'sarif'. (see gsd validate --help)",
+            id="bad-choice",
+        ),
+        pytest.param(
+            ["no-such-command"], "gsd: error: No such command 'no-such-command'. (see gsd --help)",
+            id="unknown-command",
+        ),
+        pytest.param(
+            ["show"], "gsd: error: Missing argument 'TARGET'. (see gsd show --help)",
+            id="missing-argument",
+        ),
+        pytest.param(
+            ["validate", "-j", "²"],
+            "gsd: error: Invalid value for '-j' / '--jobs': '²' is not a valid integer range. "
+            "(see gsd validate --help)",
+            id="superscript-jobs",
+        ),
+    ],
+)  # fmt: skip
+def test_usage_errors_are_one_line_and_exit_2(gsd, args: list[str], line: str) -> None:
+    result = gsd(*args)
+    assert (result.code, result.out, result.err) == (2, "", line + "\n")
+
+
+def test_ctrl_c_says_the_same_on_both_paths(project, gsd, monkeypatch) -> None:
+    from gsd import lint, render
+    from gsd.errors import INTERRUPTED
+
+    def interrupt(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lint, "run", interrupt)  # the git-hook path, no Click
+    monkeypatch.setattr(render, "rules_table", interrupt)  # a Click command
+    for args in (["validate"], ["rules"]):
+        result = gsd(*args)
+        assert (result.code, result.err) == (130, f"\n{INTERRUPTED}\n")
