@@ -143,7 +143,7 @@ def show(target: str, fmt: str) -> int:
     root = find_root(Path.cwd())
     project = Project(root)
     if os.path.isfile(target):
-        plans = [project.plan(relative_to_root(root, target))]
+        plans = [project.plan(p) for p in project.plans_under(relative_to_root(root, target))]
     elif is_plan_id(target):
         plans = [p for ph in project.phases() for p in project.phase_plans(ph) if p.id == target]
         if not plans:

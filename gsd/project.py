@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 from gsd.graph import PhaseGraph, build
 from gsd.models import Diagnostic, Plan, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
-from gsd.sources import GitBlobs, GitIndex, Source, Unreadable, WorkingTree
+from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
 PLANNING = ".planning"
 
@@ -75,8 +75,19 @@ class Project:
         return found
 
     def plans_under(self, target: str) -> list[str]:
+        """The plan files a command line names: a plan file, or those below a directory.
+
+        The one place that decides, for the working tree and the index alike: a file
+        is a plan when its name ends in -PLAN.md (as a pre-commit `files:` pattern
+        would pick it); naming any other file is a usage error, not a lint finding.
+        """
         if not self.source.exists(target):
             raise UsageError(f"{target}: no such file or directory")
+        if target.endswith(PLAN_SUFFIX):
+            return [target]  # read as a plan; one that is not a regular file is GSD050
+        if not self.source.is_dir(target):
+            hint = f"plan files are named like 01-02-name{PLAN_SUFFIX}"
+            raise UsageError(f"{target}: not a plan file", hint=hint)
         return self.source.plan_paths(target)
 
     def folder_plans(self, folder: str) -> list[Plan]:

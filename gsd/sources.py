@@ -31,6 +31,8 @@ class Source(Protocol):
 
     def exists(self, path: str) -> bool: ...
 
+    def is_dir(self, path: str) -> bool: ...
+
 
 class WorkingTree:
     """Files as they are on disk."""
@@ -83,6 +85,9 @@ class WorkingTree:
 
     def exists(self, path: str) -> bool:
         return (self.root / path).exists()
+
+    def is_dir(self, path: str) -> bool:
+        return (self.root / path).is_dir()
 
 
 class GitBlobs:
@@ -165,8 +170,11 @@ class GitBlobs:
         return self._blobs[path]
 
     def exists(self, path: str) -> bool:
+        return path.rstrip("/") in self._entries or self.is_dir(path)
+
+    def is_dir(self, path: str) -> bool:
         path = path.rstrip("/")
-        return path in self._entries or ("" if path == "." else path) in self._dirs
+        return ("" if path == "." else path) in self._dirs
 
 
 class GitIndex(GitBlobs):

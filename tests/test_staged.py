@@ -73,3 +73,20 @@ def test_staged_phase_and_root(git_project, gsd) -> None:
     git(git_project.root, "add", PLAN)
     assert "GSD003" in gsd("validate", "--staged", "--phase", "1").out
     assert "GSD003" in gsd("validate", "--staged", ".").out
+
+
+def test_a_named_file_that_is_not_a_plan_is_refused_alike_on_disk_and_staged(
+    git_project, gsd
+) -> None:
+    """One decision for both sources: -PLAN.md names a plan; anything else is an error."""
+    git_project.write(PLAN, plan_text())
+    git_project.write("notes/todo.md", "no frontmatter\n")
+    git(git_project.root, "add", "-A")
+    for name in ("README.md", "notes/todo.md", ".planning/phases/01-alpha/../../../README.md"):
+        tree, index = gsd("validate", name), gsd("validate", "--staged", name)
+        assert (tree.code, tree.out) == (index.code, index.out) == (2, "")
+        assert tree.err == index.err
+        assert tree.err.count("\n") == 1 and "not a plan file" in tree.err
+    tree, index = gsd("validate", PLAN, "notes"), gsd("validate", "--staged", PLAN, "notes")
+    assert (tree.code, tree.err) == (index.code, index.err)
+    assert (tree.code, tree.err) == (0, "0 errors, 0 warnings in 1 file\n")
