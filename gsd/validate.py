@@ -484,9 +484,11 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
             continue
         computed = graph.wave_of.get(pid)
         line = plan.field_line("wave")
-        complete = len(graph.deps[pid]) == len(
-            [d for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase]
-        )  # with a missing dependency (GSD040) the computed wave means nothing
+        # with a missing dependency (GSD040) the computed wave means nothing; a
+        # dependency named twice is still one dependency
+        complete = all(
+            d in graph.plans for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase
+        )
         if computed is not None and complete and declared != computed:
             yield _diag(
                 plan, line, "GSD042",

@@ -960,3 +960,23 @@ def test_a_phase_without_its_number_and_no_id_in_the_file_name(project: Project,
     project.write(f"{PHASE_DIR}/alpha-PLAN.md", text)
     _, diagnostics = validate(gsd)
     assert [(d["code"], d["line"]) for d in diagnostics] == [("GSD003", line_of(text, "phase:"))]
+
+
+@pytest.mark.parametrize(
+    "depends_on",
+    [
+        pytest.param('["01-01"]', id="once"),
+        pytest.param('["01-01", "01-01"]', id="twice"),
+        pytest.param('["01-01", "01-01-PLAN.md"]', id="twice-in-two-spellings"),
+    ],
+)
+def test_a_repeated_dependency_does_not_hide_gsd042(
+    project: Project, gsd, depends_on: str
+) -> None:
+    project.plan("01-01")
+    text = plan_text(plan="02", depends_on=depends_on, files_modified="[src/y.py]")
+    project.plan("01-02", text)  # wave 1, but 01-01 puts it in wave 2
+    _, diagnostics = validate(gsd)
+    assert [(d["code"], d["path"], d["line"]) for d in diagnostics] == [
+        ("GSD042", PLAN_02, line_of(text, "wave:"))
+    ]
