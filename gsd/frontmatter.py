@@ -30,11 +30,19 @@ class Split(NamedTuple):
     yaml_line: int  # file line of the first YAML line
     body: str
     body_line: int  # file line of the first body line
-    body_offset: int  # offset of the body in the (normalised) text
+    body_offset: int  # offset of the body in `text`
+    text: str  # the whole document, normalised: what the offsets index
+
+
+def normalize(text: str) -> str:
+    """A document as gsd reads it: a UTF-8 BOM dropped, CRLF line ends as LF (SPEC 2)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
 def split(text: str) -> Split:
-    """Cut `---\\n yaml \\n---\\n body`; the opening fence must be at byte 0."""
+    """Cut `---\\n yaml \\n---\\n body` from the normalised text; the opening fence
+    must be at byte 0 (after a BOM)."""
+    text = normalize(text)
     if not text.startswith("---"):
         stripped = text.lstrip()
         if stripped.startswith("---"):
@@ -57,6 +65,7 @@ def split(text: str) -> Split:
         body=text[body_offset:],
         body_line=text.count("\n", 0, closing.start()) + 2,
         body_offset=body_offset,
+        text=text,
     )
 
 

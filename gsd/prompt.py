@@ -147,7 +147,7 @@ def _read(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read workflow template: {exc}") from None
-    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+    return frontmatter.normalize(text)
 
 
 class PromptContext(NamedTuple):
@@ -243,11 +243,11 @@ def plan_sections(plan_text: str) -> PlanSections:
     Only the body before the first `<tasks>`/`<task>` line counts: a task's own
     `<context>` child belongs to the task.
     """
-    text = plan_text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
-        start = frontmatter.split(text).body_offset
+        cut = frontmatter.split(plan_text)
+        text, start = cut.text, cut.body_offset
     except frontmatter.FrontmatterError:
-        start = 0
+        text, start = frontmatter.normalize(plan_text), 0
     tasks_at = _TASKS_START_RE.search(text, start)
     end = len(text) if tasks_at is None else tasks_at.start()
     objective: str | None = None
