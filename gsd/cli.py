@@ -18,6 +18,7 @@ from gsd.errors import (
     INTERRUPTED,
     UsageError,
 )
+from gsd.lint import FORMATS as VALIDATE_FORMATS
 from gsd.models import is_plan_id
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def cli() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github", "sarif"]),
+    type=click.Choice(VALIDATE_FORMATS),
     default="text",
     show_default=True,
 )

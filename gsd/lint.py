@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
+# The output formats of `gsd validate`: the Click option, this parser and render's
+# table of renderers all read this tuple (it lives here, light, for the hook path).
 FORMATS = ("text", "json", "github", "sarif")
 
 

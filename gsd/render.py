@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gsd import __version__
+from gsd import __version__, lint
 from gsd.models import Diagnostic
 from gsd.validate import RULES, Report
 
@@ -107,7 +107,8 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
     }
 
 
-FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
+# A renderer for each of lint.FORMATS, in its order (zip(strict=True): none left out).
+FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif), strict=True))
 
 
 def rules_table(codes: Iterable[str] = RULES) -> list[dict[str, str]]:
