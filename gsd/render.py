@@ -11,10 +11,13 @@ from gsd.validate import RULES, Report
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+def diagnostic_line(d: Diagnostic) -> str:
+    """`path:line:col: severity CODE message`, as compilers print findings."""
+    return f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
+
+
 def text(report: Report) -> str:
-    lines = [
-        f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}" for d in report.diagnostics
-    ]
+    lines = [diagnostic_line(d) for d in report.diagnostics]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
