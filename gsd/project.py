@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.config import Config
 from gsd.graph import PhaseGraph, build
-from gsd.models import Diagnostic, Plan, plan_id_from_filename
+from gsd.models import Plan, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
@@ -69,8 +69,7 @@ class Project:
             try:
                 found = plan_format.parse_bytes(self.source.read(path), path)
             except Unreadable as exc:
-                found = Plan(path, readable=False)
-                found.diagnostics.append(Diagnostic(path, 1, 1, "error", "GSD050", str(exc)))
+                found = plan_format.unreadable(path, 1, str(exc))
             self._plans[path] = found
         return found
 
