@@ -146,9 +146,7 @@ def show(target: str, fmt: str) -> int:
     if os.path.isfile(target):
         plans = [project.plan(p) for p in project.plans_under(relative_to_root(root, target))]
     elif is_plan_id(target):
-        plans = [p for ph in project.phases() for p in project.phase_plans(ph) if p.id == target]
-        if not plans:
-            raise UsageError(f"no plan {target} under {project.planning / 'phases'}")
+        plans = [project.find_plan(target)]
     else:
         plans = project.phase_plans(project.phase(target))
     from gsd.dispatch import Dispatcher
@@ -472,10 +470,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
     from gsd.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    if not is_plan_id(plan_id) or not any(
-        p.id == plan_id for ph in project.phases() for p in project.phase_plans(ph)
-    ):
-        raise UsageError(f"no plan {plan_id} under {project.planning / 'phases'}")
+    project.find_plan(plan_id)  # a usage error when there is no such plan
     approvals.record(project, plan_id, task_index, option_id)
     click.echo(f"approved {plan_id}" + (f" (option {option_id})" if option_id else ""))
     return EXIT_OK

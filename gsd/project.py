@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.config import Config
 from gsd.graph import PhaseGraph, build
-from gsd.models import Plan, plan_id_from_filename
+from gsd.models import Plan, is_plan_id, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
@@ -156,6 +156,23 @@ class Project:
 
     def phase(self, spec: str) -> Phase:
         return resolve_phase(self.planning, spec)
+
+    def find_plan(self, plan_id: str) -> Plan:
+        """The plan with this id, read from its own phase (`01-02` is in phase 1) alone.
+
+        A duplicate id (GSD045) finds the plan the phase graph runs.
+        """
+        missing = UsageError(f"no plan {plan_id} under {self.planning / 'phases'}")
+        if not is_plan_id(plan_id):
+            raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
+        try:
+            phase = self.phase(plan_id.rsplit("-", 1)[0])
+        except UsageError:
+            raise missing from None
+        found = self.phase_graph(phase).plans.get(plan_id)
+        if found is None:
+            raise missing
+        return found
 
     def phase_plans(self, phase: Phase) -> list[Plan]:
         return self.folder_plans(phase.path.relative_to(self.root).as_posix())
