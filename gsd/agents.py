@@ -111,7 +111,7 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
     """An agent from its file text; AgentError says what is wrong, with the line."""
     try:
         cut = frontmatter.split(text)
-        data, _ = frontmatter.load(cut.yaml_text, cut.yaml_line)
+        data, _ = frontmatter.load(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
     data = _coerce(data)

@@ -243,7 +243,8 @@ def agents_list(fmt: str) -> int:
     project = Project(find_root(Path.cwd()))
     found, warnings = project.agents()
     _warn(warnings)
-    rows = [views.agent_row(agent, project.root) for agent in sorted(found.values(), key=_name)]
+    ordered = sorted(found.values(), key=lambda agent: agent.name)
+    rows = [views.agent_row(agent, project.root) for agent in ordered]
     click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
     return EXIT_OK
 
@@ -563,10 +564,6 @@ def checkpoints_prune(older_than: float | None) -> int:
     return EXIT_OK
 
 
-def _name(agent: object) -> str:
-    return str(getattr(agent, "name", ""))
-
-
 def _warn(warnings: list[str]) -> None:
     for warning in warnings:
         click.echo(f"gsd: warning: {warning}", err=True)
@@ -596,9 +593,3 @@ def usage_error_line(exc: click.ClickException) -> str:
     message = " ".join(exc.format_message().split())
     return f"gsd: error: {message} (see {command} --help)"
 
-
-def main(argv: list[str] | None = None) -> int:
-    """The console script (kept here for `python -m gsd.cli` users)."""
-    from gsd.entry import main as entry_main
-
-    return entry_main(argv)

@@ -71,7 +71,7 @@ def parse(text: str, path: str = "<string>") -> Plan:
     try:
         cut = frontmatter.split(text)
         text, body_offset, plan.body_line = cut.text, cut.body_offset, cut.body_line
-        plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text, cut.yaml_line)
+        plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
         text = frontmatter.normalize(text)  # split normalises only the text it returns
         plan.diagnostics.append(Diagnostic(path, exc.line, 1, "error", "GSD001", exc.message))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from gsd import __version__, lint
 from gsd.models import Diagnostic
 from gsd.validate import RULES, Report
@@ -114,5 +112,5 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
 FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif), strict=True))
 
 
-def rules_table(codes: Iterable[str] = RULES) -> list[dict[str, str]]:
-    return [{"code": c, "severity": RULES[c].severity, "summary": RULES[c].summary} for c in codes]
+def rules_table() -> list[dict[str, str]]:
+    return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

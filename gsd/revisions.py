@@ -13,7 +13,7 @@ from gsd import sources
 from gsd.diff import PlanChanges, Side, Snapshot, compare
 from gsd.errors import UsageError
 from gsd.project import PLANNING, Project
-from gsd.sources import PLAN_SUFFIX, GitIndex, GitTree, Source, WorkingTree
+from gsd.sources import GitIndex, GitTree, Source, WorkingTree
 
 WORKING_TREE = "working tree"
 INDEX = "index"
@@ -70,10 +70,10 @@ def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
     from gsd.validate import validate
 
-    if not source.exists(PLANNING):
+    if not source.is_dir(PLANNING):
         return Snapshot(side._replace(has_planning=False), {}, [])
     project = Project(root, source=source)
-    paths = [p for p in source.plan_paths(PLANNING) if p.endswith(PLAN_SUFFIX)]
+    paths = source.plan_paths(PLANNING)
     project.preload(paths)
     plans = {path: project.plan(path) for path in paths}
     diagnostics = validate(project, [PLANNING]).diagnostics if paths else []

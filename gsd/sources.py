@@ -311,10 +311,9 @@ def _walk_into(name: str) -> bool:
     return name not in (".git", "node_modules") and not name.endswith(PLAN_SUFFIX)
 
 
-def relative_to_root(root: Path, given: str, cwd: Path | None = None) -> str:
+def relative_to_root(root: Path, given: str) -> str:
     """A user's path argument as a repo-relative POSIX path; refuse paths outside."""
-    cwd = cwd or Path.cwd()
-    full = Path(os.path.normpath(cwd / given))
+    full = Path(os.path.normpath(Path.cwd() / given))
     try:
         rel = full.relative_to(os.path.normpath(root))
     except ValueError:

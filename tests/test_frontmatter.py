@@ -21,4 +21,4 @@ def test_split_normalises_once_and_its_offsets_index_its_text(text: str) -> None
     assert cut.text == "---\na: 1\n---\nbody\n"
     assert (cut.yaml_text, cut.body, cut.body_line) == ("a: 1\n", "body\n", 4)
     assert cut.text[cut.body_offset :] == cut.body
-    assert frontmatter.load(cut.yaml_text, cut.yaml_line) == ({"a": "1"}, {"a": 2})
+    assert frontmatter.load(cut.yaml_text) == ({"a": "1"}, {"a": 2})
