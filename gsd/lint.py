@@ -74,6 +74,10 @@ def run(options: Options) -> int:
     from gsd.sources import relative_to_root
     from gsd.validate import validate
 
+    if options.paths and options.phase is not None:
+        raise UsageError(
+            "--phase and PATHS name what to validate twice", hint="pass one or the other"
+        )
     root = find_root(Path.cwd())
     if options.paths:
         targets = [relative_to_root(root, p) for p in options.paths]
