@@ -28,6 +28,9 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
     """
     if len(revisions) > 2:
         raise UsageError("gsd diff takes at most two revisions", hint="gsd diff [BASE [HEAD]]")
+    two = len(revisions) == 2 or (len(revisions) == 1 and ".." in revisions[0])
+    if staged and two:  # before any git call: the revisions need not even exist
+        raise UsageError("--staged compares one revision with the index, not two revisions")
     if len(revisions) == 1 and ".." in revisions[0]:
         left, dots, right = _split_range(revisions[0])
         head_rev = right or "HEAD"
@@ -40,8 +43,6 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
         pair: list[tuple[str, str | None]] = [(base_label, base_sha), (head_rev, head_sha)]
     else:
         pair = [(rev, sources.resolve_commit(root, rev)) for rev in revisions]
-    if staged and len(pair) == 2:
-        raise UsageError("--staged compares one revision with the index, not two revisions")
     if not pair:
         pair = [("HEAD", sources.head_commit(root))]  # None on a branch with no commit yet
     base = _commit_snapshot(root, *pair[0])

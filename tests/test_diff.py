@@ -207,6 +207,8 @@ def test_three_dots_compare_from_the_merge_base(history, gsd) -> None:
         (["HEAD:README.md"], "gsd: error: unknown revision 'HEAD:README.md'"),
         (["a", "b", "c"], "gsd: error: gsd diff takes at most two revisions"),
         (["--staged", "HEAD", "HEAD"], "gsd: error: --staged compares one revision"),
+        (["--staged", "nope", "nada"], "gsd: error: --staged compares one revision"),
+        (["--staged", "nope..nada"], "gsd: error: --staged compares one revision"),
     ],
 )
 def test_bad_revisions_are_one_line(history, gsd, args: list[str], message: str) -> None:
