@@ -109,8 +109,8 @@ def tier_of(tools: Iterable[str]) -> Tier:
 def parse_agent(text: str, source: str, expected_name: str | None = None) -> Agent:
     """An agent from its file text; AgentError says what is wrong, with the line."""
     try:
-        cut = frontmatter.split(text.removeprefix("\ufeff").replace("\r\n", "\n"))
-        data, _ = frontmatter.load(cut.yaml_text, cut.yaml_line)
+        cut = frontmatter.split(text)
+        data, _ = frontmatter.load(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
     data = _coerce(data)

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from gsd import __version__
-from gsd.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from gsd.errors import (
+    ERROR_TYPES,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    INTERRUPTED,
+    UsageError,
+)
+from gsd.lint import FORMATS as VALIDATE_FORMATS
+from gsd.models import is_plan_id
 
 if TYPE_CHECKING:
     from gsd.models import Plan, Task
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
-PLAN_ID_ARG_RE = re.compile(r"^\d+[A-Za-z]?(?:\.\d+)*-\d+$")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +45,7 @@ def cli() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github", "sarif"]),
+    type=click.Choice(VALIDATE_FORMATS),
     default="text",
     show_default=True,
 )
@@ -108,9 +116,10 @@ def rules(fmt: str) -> int:
     if fmt == "json":
         click.echo(json.dumps(table, indent=2))
     elif fmt == "markdown":
-        click.echo("| code | severity | rule |\n|---|---|---|")
-        for row in table:
-            click.echo(f"| {row['code']} | {row['severity']} | {row['summary']} |")
+        from gsd.views import table as markdown_table
+
+        rows = [{"code": r["code"], "severity": r["severity"], "rule": r["summary"]} for r in table]
+        click.echo(markdown_table(rows, markdown=True))
     else:
         for row in table:
             click.echo(f"{row['code']}  {row['severity']:<7}  {row['summary']}")
@@ -135,11 +144,9 @@ def show(target: str, fmt: str) -> int:
     root = find_root(Path.cwd())
     project = Project(root)
     if os.path.isfile(target):
-        plans = [project.plan(relative_to_root(root, target))]
-    elif PLAN_ID_ARG_RE.match(target):
-        plans = [p for ph in project.phases() for p in project.phase_plans(ph) if p.id == target]
-        if not plans:
-            raise UsageError(f"no plan {target} under {project.planning / 'phases'}")
+        plans = [project.plan(p) for p in project.plans_under(relative_to_root(root, target))]
+    elif is_plan_id(target):
+        plans = [project.find_plan(target)]
     else:
         plans = project.phase_plans(project.phase(target))
     from gsd.dispatch import Dispatcher
@@ -236,7 +243,8 @@ def agents_list(fmt: str) -> int:
     project = Project(find_root(Path.cwd()))
     found, warnings = project.agents()
     _warn(warnings)
-    rows = [views.agent_row(agent, project.root) for agent in sorted(found.values(), key=_name)]
+    ordered = sorted(found.values(), key=lambda agent: agent.name)
+    rows = [views.agent_row(agent, project.root) for agent in ordered]
     click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
     return EXIT_OK
 
@@ -438,7 +446,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     from gsd.execute import execute_phase as run_phase
     from gsd.project import Project, find_root
 
-    if not PLAN_ID_ARG_RE.match(plan_id):
+    if not is_plan_id(plan_id):
         raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
     project = Project(find_root(Path.cwd()))
     found_phase = project.phase(plan_id.rsplit("-", 1)[0])
@@ -463,10 +471,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
     from gsd.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    if not PLAN_ID_ARG_RE.match(plan_id) or not any(
-        p.id == plan_id for ph in project.phases() for p in project.phase_plans(ph)
-    ):
-        raise UsageError(f"no plan {plan_id} under {project.planning / 'phases'}")
+    project.find_plan(plan_id)  # a usage error when there is no such plan
     approvals.record(project, plan_id, task_index, option_id)
     click.echo(f"approved {plan_id}" + (f" (option {option_id})" if option_id else ""))
     return EXIT_OK
@@ -559,37 +564,32 @@ def checkpoints_prune(older_than: float | None) -> int:
     return EXIT_OK
 
 
-def _name(agent: object) -> str:
-    return str(getattr(agent, "name", ""))
-
-
 def _warn(warnings: list[str]) -> None:
     for warning in warnings:
         click.echo(f"gsd: warning: {warning}", err=True)
 
 
-INTERRUPTED = "gsd: interrupted (a run resumes where it stopped when started again)"
-
-
 def run(args: list[str]) -> int:
-    """Run the Click command line; Click's own errors are usage errors (exit 2)."""
+    """Run the Click command line; Click's own errors are usage errors (exit 2), one line."""
     try:
         result = cli.main(args=args, prog_name="gsd", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        click.echo(usage_error_line(exc), err=True)
         return EXIT_USAGE
     except click.exceptions.Abort:  # Ctrl-C (Click turns KeyboardInterrupt into Abort)
         click.echo(INTERRUPTED, err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except SystemExit as exc:  # shell completion (`_GSD_COMPLETE=...`) ends with sys.exit
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     return result if isinstance(result, int) else EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The console script (kept here for `python -m gsd.cli` users)."""
-    from gsd.entry import main as entry_main
+def usage_error_line(exc: click.ClickException) -> str:
+    """`gsd: error: MESSAGE (see gsd COMMAND --help)`: SPEC 8's one line, not Click's four."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "gsd"
+    message = " ".join(exc.format_message().split())
+    return f"gsd: error: {message} (see {command} --help)"
 
-    return entry_main(argv)

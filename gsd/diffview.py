@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from gsd.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
+from gsd.render import diagnostic_line
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.
@@ -194,10 +195,7 @@ def text(changes: PlanChanges) -> str:
     if changes.new_diagnostics:
         out.append("")
         out.append(f"New diagnostics at {_label(changes.head)}:")
-        out.extend(
-            f"  {d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
-            for d in changes.new_diagnostics
-        )
+        out.extend(f"  {diagnostic_line(d)}" for d in changes.new_diagnostics)
     return "\n".join(out) + "\n"
 
 

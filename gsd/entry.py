@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from gsd.errors import EXIT_INTERNAL, EXIT_OK, GsdError
+from gsd.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, INTERRUPTED, GsdError
 
 # Click's shell-completion switch for the program name `gsd` (see README: Shell completion).
 COMPLETE_VAR = "_GSD_COMPLETE"
@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"gsd: error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("gsd: interrupted\n")
-        return 130
+        sys.stderr.write(f"\n{INTERRUPTED}\n")  # past the ^C, as Click does on its path
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`gsd ... | head`): not an error; keep Python quiet at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

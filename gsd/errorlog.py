@@ -244,8 +244,4 @@ def render(records: list[ErrorRecord], fmt: str) -> str:
         return "No errors recorded.\n"
     from gsd.views import render_rows
 
-    table = rows(records, short=fmt == "text")
-    if fmt == "markdown":
-        for row in table:
-            row["details"] = row["details"].replace("|", "\\|")
-    return render_rows(table, fmt, "errors")
+    return render_rows(rows(records, short=fmt == "text"), fmt, "errors")

@@ -8,6 +8,10 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_PAUSED = 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+# What Ctrl-C prints, whichever path (git-hook fast path or Click) was running.
+INTERRUPTED = "gsd: interrupted (a run resumes where it stopped when started again)"
 
 # `error_type` of a failed task attempt in .planning/specialist-errors.jsonl (SPEC 6).
 ERROR_TYPES = (

@@ -13,6 +13,9 @@ _CLOSING_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
 # alias bomb or not a plan's frontmatter. Real plans hold a few hundred.
 MAX_VALUES = 100_000
 
+# The file line of the first YAML line: the opening fence must be line 1.
+YAML_LINE = 2
+
 
 class FrontmatterError(Exception):
     """Frontmatter missing or unreadable; `line` is 1-based in the file."""
@@ -27,14 +30,26 @@ class Split(NamedTuple):
     """A document cut at its frontmatter fences."""
 
     yaml_text: str
-    yaml_line: int  # file line of the first YAML line
     body: str
     body_line: int  # file line of the first body line
-    body_offset: int  # offset of the body in the (normalised) text
+    body_offset: int  # offset of the body in `text`
+    text: str  # the whole document, normalised: what the offsets index
+
+    @property
+    def yaml_line(self) -> int:
+        """Not a field: YAML_LINE, always (summary.py passes it on to `load`)."""
+        return YAML_LINE
+
+
+def normalize(text: str) -> str:
+    """A document as gsd reads it: a UTF-8 BOM dropped, CRLF line ends as LF (SPEC 2)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
 def split(text: str) -> Split:
-    """Cut `---\\n yaml \\n---\\n body`; the opening fence must be at byte 0."""
+    """Cut `---\\n yaml \\n---\\n body` from the normalised text; the opening fence
+    must be at byte 0 (after a BOM)."""
+    text = normalize(text)
     if not text.startswith("---"):
         stripped = text.lstrip()
         if stripped.startswith("---"):
@@ -53,14 +68,14 @@ def split(text: str) -> Split:
     body_offset = len(text) if end < 0 else end + 1
     return Split(
         yaml_text=text[first_nl + 1 : closing.start()],
-        yaml_line=2,
         body=text[body_offset:],
         body_line=text.count("\n", 0, closing.start()) + 2,
         body_offset=body_offset,
+        text=text,
     )
 
 
-def load(yaml_text: str, first_line: int = 2) -> tuple[dict[str, Any], dict[str, int]]:
+def load(yaml_text: str, first_line: int = YAML_LINE) -> tuple[dict[str, Any], dict[str, int]]:
     """Parse frontmatter to strings, lists and dicts; return it with each key's line.
 
     Every scalar stays a string (`plan: 01` is "01", dates stay text): fields
@@ -140,9 +155,3 @@ def _to_python(node: Any) -> Any:
         result[key if isinstance(key, str) else str(key)] = _to_python(value_node)
     return result
 
-
-def dump(data: dict[str, Any]) -> str:
-    """Render frontmatter YAML that reads back to the same strings."""
-    import yaml
-
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)

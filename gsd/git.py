@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.errors import GsdError, InputError
+from gsd.models import is_plan_id
 
 try:
     import git
@@ -42,7 +43,6 @@ _NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
 
 
 _SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_PLAN_ID_RE = re.compile(r"[0-9]+[A-Za-z]?(?:\.[0-9]+)*-[0-9]+")
 
 
 class Checkpoint(NamedTuple):
@@ -691,7 +691,7 @@ class Git:
 
     def _create_tag(self, plan_id: str, task: int, target: str) -> str:
         probe = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-x"
-        ordinary = _PLAN_ID_RE.fullmatch(plan_id) is not None  # 01-02, 02.1-01, 12A-03
+        ordinary = is_plan_id(plan_id)  # 01-02, 02.1-01, 12A-03
         if not ordinary and self._run("check-ref-format", probe, ok=(0, 1)).status != 0:
             raise GsdError(
                 f"plan id {plan_id!r} cannot be part of a git tag name",

@@ -40,10 +40,12 @@ class PhaseGraph:
 
 
 def build(plans: list[Plan]) -> PhaseGraph:
-    """Compute the schedule of one phase's plans (duplicate ids: the first wins)."""
+    """Compute the schedule of one phase's plans (duplicate ids: the first wins;
+    a plan without an id, a validation error, is not scheduled)."""
     by_id: dict[str, Plan] = {}
     for plan in sorted(plans, key=lambda p: (plan_sort_key(p.id), p.path)):
-        by_id.setdefault(plan.id, plan)
+        if plan.id:
+            by_id.setdefault(plan.id, plan)
     # a plan that depends on itself stays in: it is a cycle of one (GSD041)
     deps = {
         pid: [d for d in dict.fromkeys(plan.depends_on) if d in by_id]

@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
+# The output formats of `gsd validate`: the Click option, this parser and render's
+# table of renderers all read this tuple (it lives here, light, for the hook path).
 FORMATS = ("text", "json", "github", "sarif")
 
 
@@ -57,7 +59,8 @@ def parse(args: list[str]) -> Options | None:
     if given.get("fmt", "text") not in FORMATS:
         return None
     if "jobs" in given:
-        if not given["jobs"].isdigit() or int(given["jobs"]) < 1:
+        # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
+        if not given["jobs"].isdecimal() or int(given["jobs"]) < 1:
             return None
         given["jobs"] = int(given["jobs"])
     return Options(paths, **given)
@@ -66,20 +69,26 @@ def parse(args: list[str]) -> Options | None:
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
     from gsd import render
+    from gsd.phases import resolve_phase
     from gsd.project import PLANNING, Project, find_root
     from gsd.sources import relative_to_root
     from gsd.validate import validate
 
+    if options.paths and options.phase is not None:
+        raise UsageError(
+            "--phase and PATHS name what to validate twice", hint="pass one or the other"
+        )
     root = find_root(Path.cwd())
-    project = Project(root, staged=options.staged)
     if options.paths:
         targets = [relative_to_root(root, p) for p in options.paths]
     elif options.phase is not None:
-        targets = [project.phase(options.phase).path.relative_to(root).as_posix()]
+        phase = resolve_phase(root / PLANNING, options.phase)
+        targets = [phase.path.relative_to(root).as_posix()]
     else:
-        if not project.source.exists(PLANNING):
-            raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
         targets = [PLANNING]
+    project = Project(root, staged=options.staged, paths=targets)
+    if not options.paths and options.phase is None and not project.source.exists(PLANNING):
+        raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
     report = validate(project, targets, strict=options.strict, jobs=options.jobs)
     sys.stdout.write(render.FORMATS[options.fmt](report))
     sys.stdout.flush()

@@ -27,7 +27,14 @@ REQUIRED_FIELDS = (
     "must_haves",
 )
 
-PLAN_ID_RE = re.compile(r"(\d+[A-Za-z]?(?:\.\d+)*)-(\d+)")
+# A plan id (SPEC section 1): phase number (02, 02.1, 12A, 12A.1), a dash, plan number.
+# ASCII only: ids become file names, tag and branch names and environment values.
+PLAN_ID_RE = re.compile(r"([0-9]+[A-Za-z]?(?:\.[0-9]+)*)-([0-9]+)")
+
+
+def is_plan_id(text: str) -> bool:
+    """`01-02`, `02.1-01`, `12A-03`: the whole text is a plan id, nothing else."""
+    return PLAN_ID_RE.fullmatch(text) is not None
 
 
 class Diagnostic(NamedTuple):
@@ -150,12 +157,17 @@ class Plan:
 
     @property
     def id(self) -> str:
-        """`03-01` from `03-01-auth-PLAN.md`; falls back to the frontmatter."""
+        """`03-01` from `03-01-auth-PLAN.md`, else from the frontmatter (`phase: 03-auth`,
+        `plan: "01"`); "" when neither makes a plan id: such a plan is never scheduled,
+        and a value like `plan: "01/../x"` never reaches a path, a tag or a branch name."""
         return plan_id_from_filename(self.path) or self._id_from_frontmatter()
 
     def _id_from_frontmatter(self) -> str:
-        phase = str(self.frontmatter.get("phase", "")).split("-")[0]
-        return f"{phase}-{self.frontmatter.get('plan', '')}"
+        phase, number = self.frontmatter.get("phase"), self.frontmatter.get("plan")
+        if not isinstance(phase, str) or not isinstance(number, str):
+            return ""
+        candidate = f"{phase.split('-')[0]}-{number}"
+        return candidate if is_plan_id(candidate) else ""
 
     @property
     def phase(self) -> str:
@@ -185,7 +197,8 @@ class Plan:
     @property
     def wave(self) -> int | None:
         value = self.frontmatter.get("wave")
-        if isinstance(value, str) and value.strip().isdigit():
+        # isdecimal, not isdigit: "²" is a digit that int() refuses
+        if isinstance(value, str) and value.strip().isdecimal():
             return int(value)
         return None
 

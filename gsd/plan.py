@@ -40,25 +40,25 @@ _INLINE_SPECIALIST_RE = re.compile(r"^[ \t]*specialist:[ \t]*(.*?)[ \t]*$", re.M
 
 
 def parse_bytes(data: bytes, path: str) -> Plan:
-    """Decode a plan file (UTF-8, optional BOM) and parse it; bad bytes are GSD050."""
+    """Decode a plan file (UTF-8, optional BOM: `parse` drops it) and parse it; bad bytes
+    are GSD050."""
     if len(data) > MAX_PLAN_BYTES:
-        return _unreadable(path, 1, f"file is larger than {MAX_PLAN_BYTES // 2**20} MiB")
+        return unreadable(path, 1, f"file is larger than {MAX_PLAN_BYTES // 2**20} MiB")
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
-        return _unreadable(path, line, "binary file (contains NUL bytes), not a text plan")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+        return unreadable(path, line, "binary file (contains NUL bytes), not a text plan")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return _unreadable(
+        return unreadable(
             path, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
         )
     return parse(text, path)
 
 
-def _unreadable(path: str, line: int, message: str) -> Plan:
+def unreadable(path: str, line: int, message: str) -> Plan:
+    """A file that is not a readable plan: no content, one GSD050 error."""
     plan = Plan(path, readable=False)
     plan.diagnostics.append(Diagnostic(path, line, 1, "error", "GSD050", message))
     return plan
@@ -66,15 +66,14 @@ def _unreadable(path: str, line: int, message: str) -> Plan:
 
 def parse(text: str, path: str = "<string>") -> Plan:
     """Parse a plan's text. Never raises for bad input: problems become diagnostics."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     plan = Plan(path)
     body_offset = 0
     try:
         cut = frontmatter.split(text)
-        body_offset = cut.body_offset
-        plan.body_line = cut.body_line
-        plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text, cut.yaml_line)
+        text, body_offset, plan.body_line = cut.text, cut.body_offset, cut.body_line
+        plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
+        text = frontmatter.normalize(text)  # split normalises only the text it returns
         plan.diagnostics.append(Diagnostic(path, exc.line, 1, "error", "GSD001", exc.message))
     scanner = _Scanner(text, body_offset, path)
     plan.tasks = scanner.tasks()

@@ -59,20 +59,23 @@ def render(status: dict[str, Any], fmt: str) -> str:
 
     if fmt == "json":
         return json.dumps(status, indent=2) + "\n"
+    from gsd.views import table
+
     markdown = fmt == "markdown"
     out: list[str] = []
     for phase in status["phases"]:
         head = f"Phase {phase['phase']}: {phase['done']}/{len(phase['plans'])} plans done"
         out.append(f"## {head}" if markdown else head)
+        rows = [
+            {"plan": plan["plan"], "wave": plan["wave"], "status": plan["status"],
+             "tasks committed": f"{len(plan['committed_tasks'])}/{plan['tasks']}"}
+            for plan in phase["plans"]
+        ]  # fmt: skip
         if markdown:
-            out += ["", "| plan | wave | status | tasks committed |", "|---|---|---|---|"]
-        for plan in phase["plans"]:
-            tasks = f"{len(plan['committed_tasks'])}/{plan['tasks']}"
-            if markdown:
-                out.append(f"| {plan['plan']} | {plan['wave']} | {plan['status']} | {tasks} |")
-            else:
-                out.append(f"  {plan['plan']}  wave {plan['wave']}  {plan['status']:<11}  "
-                           f"tasks committed {tasks}")  # fmt: skip
+            out += ["", table(rows, markdown=True)] if rows else []
+        else:
+            out += [f"  {r['plan']}  wave {r['wave']}  {r['status']:<11}  "
+                    f"tasks committed {r['tasks committed']}" for r in rows]  # fmt: skip
         out.append("")
     out.append("## Blockers" if markdown else "Blockers:")
     none = ["none"] if markdown else ["  none"]

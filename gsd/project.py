@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,9 +16,9 @@ if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.config import Config
 from gsd.graph import PhaseGraph, build
-from gsd.models import Diagnostic, Plan, plan_id_from_filename
+from gsd.models import Plan, is_plan_id, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
-from gsd.sources import GitBlobs, GitIndex, Source, Unreadable, WorkingTree
+from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
 PLANNING = ".planning"
 
@@ -40,10 +41,18 @@ def find_root(start: Path) -> Path:
 class Project:
     """Plans read once and shared by every rule and command of one run."""
 
-    def __init__(self, root: Path, *, staged: bool = False, source: Source | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        staged: bool = False,
+        paths: Sequence[str] = (),
+        source: Source | None = None,
+    ) -> None:
+        """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
         self.root = root
         if source is None:
-            source = GitIndex(root) if staged else WorkingTree(root)
+            source = GitIndex(root, [PLANNING, *paths]) if staged else WorkingTree(root)
         self.source: Source = source
         self._plans: dict[str, Plan] = {}
         self._graphs: dict[str, PhaseGraph] = {}
@@ -60,19 +69,31 @@ class Project:
             try:
                 found = plan_format.parse_bytes(self.source.read(path), path)
             except Unreadable as exc:
-                found = Plan(path, readable=False)
-                found.diagnostics.append(Diagnostic(path, 1, 1, "error", "GSD050", str(exc)))
+                found = plan_format.unreadable(path, 1, str(exc))
             self._plans[path] = found
         return found
 
     def plans_under(self, target: str) -> list[str]:
+        """The plan files a command line names: a plan file, or those below a directory.
+
+        The one place that decides, for the working tree and the index alike: a file
+        is a plan when its name ends in -PLAN.md (as a pre-commit `files:` pattern
+        would pick it); naming any other file is a usage error, not a lint finding.
+        """
         if not self.source.exists(target):
             raise UsageError(f"{target}: no such file or directory")
+        if target.endswith(PLAN_SUFFIX):
+            return [target]  # read as a plan; one that is not a regular file is GSD050
+        if not self.source.is_dir(target):
+            hint = f"plan files are named like 01-02-name{PLAN_SUFFIX}"
+            raise UsageError(f"{target}: not a plan file", hint=hint)
         return self.source.plan_paths(target)
 
     def folder_plans(self, folder: str) -> list[Plan]:
         """The plans directly in one directory (a phase), in file-name order."""
-        paths = [p for p in self.source.plan_paths(folder or ".") if posixpath.dirname(p) == folder]
+        paths = self._listings.get(folder)
+        if paths is None:
+            paths = self._listings[folder] = self.source.plans_in(folder)
         self.preload(paths)
         return [self.plan(p) for p in paths]
 
@@ -82,14 +103,17 @@ class Project:
         return plans if any(p.path == path for p in plans) else [*plans, self.plan(path)]
 
     def graph_of(self, path: str) -> PhaseGraph:
-        """The phase graph of the directory holding `path` (readable plans only)."""
+        """The phase graph of the directory holding `path`, built once per directory.
+
+        Readable plans only: an unreadable one is GSD050 and has nothing to schedule.
+        """
         folder = posixpath.dirname(path)
         if folder not in self._graphs:
             self._graphs[folder] = build([p for p in self.siblings(path) if p.readable])
         return self._graphs[folder]
 
     def release(self, folder: str) -> None:
-        """Forget the parsed plans of one directory (a big tree need not fit in memory)."""
+        """Forget the plans and graph of one directory (a big tree need not fit in memory)."""
         self._graphs.pop(folder, None)
         for path in self._listings.pop(folder, []):
             self._plans.pop(path, None)
@@ -133,11 +157,30 @@ class Project:
     def phase(self, spec: str) -> Phase:
         return resolve_phase(self.planning, spec)
 
+    def find_plan(self, plan_id: str) -> Plan:
+        """The plan with this id, read from its own phase (`01-02` is in phase 1) alone.
+
+        A duplicate id (GSD045) finds the plan the phase graph runs.
+        """
+        missing = UsageError(f"no plan {plan_id} under {self.planning / 'phases'}")
+        if not is_plan_id(plan_id):
+            raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
+        try:
+            phase = self.phase(plan_id.rsplit("-", 1)[0])
+        except UsageError:
+            raise missing from None
+        found = self.phase_graph(phase).plans.get(plan_id)
+        if found is None:
+            raise missing
+        return found
+
     def phase_plans(self, phase: Phase) -> list[Plan]:
         return self.folder_plans(phase.path.relative_to(self.root).as_posix())
 
     def phase_graph(self, phase: Phase) -> PhaseGraph:
-        return build(self.phase_plans(phase))
+        """The schedule of a phase: `graph_of` its directory (the same cached graph)."""
+        plans = self.phase_plans(phase)
+        return self.graph_of(plans[0].path) if plans else build([])
 
     def phases(self) -> list[Phase]:
         return list_phases(self.planning)

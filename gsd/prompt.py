@@ -146,7 +146,7 @@ def _read(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read workflow template: {exc}") from None
-    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+    return frontmatter.normalize(text)
 
 
 class PromptContext(NamedTuple):
@@ -249,11 +249,11 @@ def plan_sections(plan_text: str) -> PlanSections:
     `<context>` child belongs to the task. Tags inside fenced code are text (an
     objective may show an example task), read as `gsd.plan.parse` reads them.
     """
-    text = plan_text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
-        start = frontmatter.split(text).body_offset
+        cut = frontmatter.split(plan_text)
+        text, start = cut.text, cut.body_offset
     except frontmatter.FrontmatterError:
-        start = 0
+        text, start = frontmatter.normalize(plan_text), 0
     in_code = _Scanner(text, start, "").in_code
     task_starts = (m.start() for m in _TASKS_START_RE.finditer(text, start))
     end = next((at for at in task_starts if not in_code(at)), len(text))

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from gsd import __version__
+from gsd import __version__, lint
 from gsd.models import Diagnostic
 from gsd.validate import RULES, Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+def diagnostic_line(d: Diagnostic) -> str:
+    """`path:line:col: severity CODE message`, as compilers print findings."""
+    return f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
+
+
 def text(report: Report) -> str:
-    lines = [
-        f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}" for d in report.diagnostics
-    ]
+    lines = [diagnostic_line(d) for d in report.diagnostics]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -107,8 +108,9 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
     }
 
 
-FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
+# A renderer for each of lint.FORMATS, in its order (zip(strict=True): none left out).
+FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif), strict=True))
 
 
-def rules_table(codes: Iterable[str] = RULES) -> list[dict[str, str]]:
-    return [{"code": c, "severity": RULES[c].severity, "summary": RULES[c].summary} for c in codes]
+def rules_table() -> list[dict[str, str]]:
+    return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

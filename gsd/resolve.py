@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from gsd.agents import EXECUTOR, Agent
 from gsd.config import env_flag
-from gsd.roster import NAME_RE, NULL_NAMES
+from gsd.roster import classify
 
 
 class Resolution(NamedTuple):
@@ -54,19 +54,21 @@ def resolve_specialist(
     steps.append(f"specialist as written: {shown}")
     if not use_specialists:
         return fallback("workflow.use_specialists is false")
-    name = (requested or "").strip()
-    if name.lower() in NULL_NAMES:
+    standing = classify(requested, roster)
+    if standing == "empty":
         steps.append("step 1: empty or null")
         return Resolution(requested, EXECUTOR, None, (*steps, f"-> {EXECUTOR}"))
     steps.append("step 1: not empty or null")
-    if not NAME_RE.fullmatch(name):
+    if standing == "malformed":
         return fallback("malformed name (allowed: letters, digits and _.:-)")
     steps.append("step 2: well-formed")
-    if roster is None:
+    if standing == "no-roster":
         return fallback("no .planning/available_agents.md (run `gsd agents sync`)")
-    if name not in roster:
+    if standing == "not-in-roster":
         return fallback("not in .planning/available_agents.md")
     steps.append("step 3: in the roster")
+    assert requested is not None  # "listed": a well-formed name
+    name = requested
     if name in disabled:
         return fallback("disabled by GSD_DISABLED_AGENTS")
     steps.append("step 4: not disabled")

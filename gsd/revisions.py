@@ -13,7 +13,7 @@ from gsd import sources
 from gsd.diff import PlanChanges, Side, Snapshot, compare
 from gsd.errors import UsageError
 from gsd.project import PLANNING, Project
-from gsd.sources import PLAN_SUFFIX, GitIndex, GitTree, Source, WorkingTree
+from gsd.sources import GitIndex, GitTree, Source, WorkingTree
 
 WORKING_TREE = "working tree"
 INDEX = "index"
@@ -28,6 +28,9 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
     """
     if len(revisions) > 2:
         raise UsageError("gsd diff takes at most two revisions", hint="gsd diff [BASE [HEAD]]")
+    two = len(revisions) == 2 or (len(revisions) == 1 and ".." in revisions[0])
+    if staged and two:  # before any git call: the revisions need not even exist
+        raise UsageError("--staged compares one revision with the index, not two revisions")
     if len(revisions) == 1 and ".." in revisions[0]:
         left, dots, right = _split_range(revisions[0])
         head_rev = right or "HEAD"
@@ -40,15 +43,13 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
         pair: list[tuple[str, str | None]] = [(base_label, base_sha), (head_rev, head_sha)]
     else:
         pair = [(rev, sources.resolve_commit(root, rev)) for rev in revisions]
-    if staged and len(pair) == 2:
-        raise UsageError("--staged compares one revision with the index, not two revisions")
     if not pair:
         pair = [("HEAD", sources.head_commit(root))]  # None on a branch with no commit yet
     base = _commit_snapshot(root, *pair[0])
     if len(pair) == 2:
         head = _commit_snapshot(root, *pair[1])
     elif staged:
-        head = load_snapshot(root, GitIndex(root), Side(INDEX, None, False))
+        head = load_snapshot(root, GitIndex(root, [PLANNING]), Side(INDEX, None, False))
     else:
         head = load_snapshot(root, WorkingTree(root), Side(WORKING_TREE, None, False))
     return compare(base, head)
@@ -70,10 +71,10 @@ def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
     from gsd.validate import validate
 
-    if not source.exists(PLANNING):
+    if not source.is_dir(PLANNING):
         return Snapshot(side._replace(has_planning=False), {}, [])
     project = Project(root, source=source)
-    paths = [p for p in source.plan_paths(PLANNING) if p.endswith(PLAN_SUFFIX)]
+    paths = source.plan_paths(PLANNING)
     project.preload(paths)
     plans = {path: project.plan(path) for path in paths}
     diagnostics = validate(project, [PLANNING]).diagnostics if paths else []

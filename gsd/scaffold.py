@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 from gsd.errors import GsdError, InputError, UsageError
 from gsd.files import bundled_dir
+from gsd.project import PLANNING
 
-PLANNING = ".planning"
 CREATED = "created"
 KEPT = "kept"
 

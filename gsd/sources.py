@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -24,9 +25,13 @@ class Source(Protocol):
 
     def plan_paths(self, under: str) -> list[str]: ...
 
+    def plans_in(self, folder: str) -> list[str]: ...
+
     def read(self, path: str) -> bytes: ...
 
     def exists(self, path: str) -> bool: ...
+
+    def is_dir(self, path: str) -> bool: ...
 
 
 class WorkingTree:
@@ -52,6 +57,15 @@ class WorkingTree:
             dirnames[:] = sorted(d for d in dirnames if _walk_into(d))
         return found
 
+    def plans_in(self, folder: str) -> list[str]:
+        """Plan files directly in `folder` ("" for the root), by name."""
+        try:
+            names = os.listdir(self.root / folder)
+        except OSError:
+            return []
+        prefix = f"{folder}/" if folder else ""
+        return [prefix + name for name in sorted(names) if name.endswith(PLAN_SUFFIX)]
+
     def read(self, path: str) -> bytes:
         full = os.path.join(self.root, path)
         try:
@@ -72,6 +86,9 @@ class WorkingTree:
     def exists(self, path: str) -> bool:
         return (self.root / path).exists()
 
+    def is_dir(self, path: str) -> bool:
+        return (self.root / path).is_dir()
+
 
 class GitBlobs:
     """Blobs named by git (index or tree entries), read in one `git cat-file --batch` call."""
@@ -84,14 +101,38 @@ class GitBlobs:
         self.root = root
         self._entries = entries  # path -> (mode, blob sha)
         self._blobs: dict[str, bytes] = {}
+        # Indexed once, not scanned per question: every folder holding an entry (at
+        # any depth; "" is the root), and the plan files directly in each folder.
+        self._dirs: set[str] = set()
+        self._plans: dict[str, list[str]] = {}
+        for path in entries:
+            folder = path.rpartition("/")[0]
+            if path.endswith(PLAN_SUFFIX):
+                self._plans.setdefault(folder, []).append(path)
+            while folder not in self._dirs:
+                self._dirs.add(folder)
+                if not folder:
+                    break
+                folder = folder.rpartition("/")[0]
+        for paths in self._plans.values():
+            paths.sort()
 
     def plan_paths(self, under: str) -> list[str]:
-        prefix = "" if under in ("", ".") else under.rstrip("/") + "/"
+        under = under.rstrip("/")
+        if under in self._entries:
+            return [under] if under.endswith(PLAN_SUFFIX) else []
+        if under in ("", "."):
+            return sorted(p for paths in self._plans.values() for p in paths)
+        prefix = under + "/"
         return sorted(
             p
-            for p in self._entries
-            if (p == under or p.startswith(prefix)) and p.endswith(PLAN_SUFFIX)
+            for folder, paths in self._plans.items()
+            if folder == under or folder.startswith(prefix)
+            for p in paths
         )
+
+    def plans_in(self, folder: str) -> list[str]:
+        return list(self._plans.get(folder, ()))
 
     def preload(self, paths: Iterable[str]) -> None:
         """Read many blobs in one `git cat-file --batch` call."""
@@ -129,20 +170,32 @@ class GitBlobs:
         return self._blobs[path]
 
     def exists(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return path in self._entries or any(p.startswith(prefix) for p in self._entries)
+        return path.rstrip("/") in self._entries or self.is_dir(path)
+
+    def is_dir(self, path: str) -> bool:
+        path = path.rstrip("/")
+        return ("" if path == "." else path) in self._dirs
 
 
 class GitIndex(GitBlobs):
-    """Staged blobs, listed with one `git ls-files --stage`."""
+    """Staged blobs, listed with one `git ls-files --stage`.
+
+    Only what `paths` names is listed (each path, recursively, and the plan files
+    beside it, which the phase graph reads): a hook on a repository of 200,000
+    files reads a few index entries, not all of them. None lists the whole index.
+    """
 
     where = "the git index"
     missing_hint = " (stage it with git add)"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, paths: Sequence[str] | None = None) -> None:
         from gsd import proc  # subprocess is not needed when reading the working tree
 
-        result = proc.run(["git", "ls-files", "--stage", "-z"], cwd=root)
+        argv = ["git", "ls-files", "--stage", "-z"]
+        specs = None if paths is None else _pathspecs(paths)
+        if specs is not None:
+            argv += ["--", *specs]
+        result = proc.run(argv, cwd=root)
         if result.returncode != 0:
             raise UsageError(
                 f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
@@ -171,6 +224,24 @@ class GitTree(GitBlobs):
             path: (meta[0], meta[2]) for meta, path in _listing(result.stdout) if meta[1] == "blob"
         }
         super().__init__(root, entries)
+
+
+def _pathspecs(paths: Sequence[str]) -> list[str] | None:
+    """Literal pathspecs for `paths`, plus a glob for the plan files beside each;
+    None when one of them is the root (then the whole index is wanted)."""
+    specs: list[str] = []
+    for path in paths:
+        path = path.rstrip("/")
+        if path in ("", "."):
+            return None
+        folder = posixpath.dirname(path)
+        beside = f"{_glob_escape(folder)}/*{PLAN_SUFFIX}" if folder else f"*{PLAN_SUFFIX}"
+        specs += [f":(literal){path}", f":(glob){beside}"]
+    return specs
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[\\" else c for c in text)
 
 
 def _listing(out: str) -> list[tuple[list[str], str]]:
@@ -240,10 +311,9 @@ def _walk_into(name: str) -> bool:
     return name not in (".git", "node_modules") and not name.endswith(PLAN_SUFFIX)
 
 
-def relative_to_root(root: Path, given: str, cwd: Path | None = None) -> str:
+def relative_to_root(root: Path, given: str) -> str:
     """A user's path argument as a repo-relative POSIX path; refuse paths outside."""
-    cwd = cwd or Path.cwd()
-    full = Path(os.path.normpath(cwd / given))
+    full = Path(os.path.normpath(Path.cwd() / given))
     try:
         rel = full.relative_to(os.path.normpath(root))
     except ValueError:

@@ -15,7 +15,7 @@ from gsd.graph import PhaseGraph
 from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
 from gsd.phases import phase_key
 from gsd.project import Project
-from gsd.roster import NAME_RE, NULL_NAMES
+from gsd.roster import classify
 
 
 class Rule(NamedTuple):
@@ -231,6 +231,7 @@ def _field_types(plan: Plan) -> Iterator[Diagnostic]:
     for key in ("phase", "plan"):
         if key in fm and (not isinstance(fm[key], str) or not fm[key].strip()):
             yield wrong(key, "must be a non-empty string")
+    yield from _plan_number(plan, wrong)
     if "type" in fm and fm["type"] not in PLAN_TYPES:
         yield wrong("type", f"is {fm['type']!r}; allowed: {', '.join(PLAN_TYPES)}")
     if "wave" in fm and plan.wave is None:
@@ -242,6 +243,24 @@ def _field_types(plan: Plan) -> Iterator[Diagnostic]:
         yield wrong("autonomous", f"is {fm['autonomous']!r}; it must be true or false")
     if "must_haves" in fm:
         yield from (wrong("must_haves", m) for m in _must_haves_problems(fm["must_haves"]))
+
+
+_PLAN_NUMBER_RE = re.compile(r"[0-9]+")
+
+
+def _plan_number(plan: Plan, wrong: Callable[[str, str], Diagnostic]) -> Iterator[Diagnostic]:
+    """`plan` is a number ("01"); with no id in the file name, `phase` must give one too."""
+    phase, number = plan.frontmatter.get("phase"), plan.frontmatter.get("plan")
+    if not isinstance(number, str) or not number.strip():
+        return  # missing or not a string: reported above
+    if not _PLAN_NUMBER_RE.fullmatch(number):
+        yield wrong("plan", f'is {number!r}; it must be the plan number as a string, e.g. "01"')
+    elif not plan.id and isinstance(phase, str) and phase.strip():
+        yield wrong(
+            "phase",
+            f"is {phase!r} and the file name holds no plan id (NN-MM-name-PLAN.md): "
+            "name the file after its plan, or start `phase` with its number, e.g. 01-name",
+        )
 
 
 def _is_str_list(value: object) -> bool:
@@ -319,23 +338,20 @@ def _checkpoint_autonomy(plan: Plan, task: Task, project: Project) -> Iterator[D
 
 def _specialist(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:
     name = task.specialist
-    if name is None or name.strip().lower() in NULL_NAMES:
-        return
-    if not NAME_RE.fullmatch(name):
+    standing = classify(name, project.roster)
+    if standing == "malformed":
         yield _diag(
             plan, task.line, "GSD020",
             f"task {task.index} names specialist {name!r}: only letters, digits and _.:- are "
             "allowed; it will run as gsd-executor",
         )  # fmt: skip
-        return
-    roster = project.roster
-    if roster is None:
+    elif standing == "no-roster":
         yield _diag(
             plan, task.line, "GSD021",
             f"task {task.index} names specialist {name!r} but there is no "
             ".planning/available_agents.md (run `gsd agents sync`); it falls back to gsd-executor",
         )  # fmt: skip
-    elif name not in roster:
+    elif standing == "not-in-roster":
         yield _diag(
             plan, task.line, "GSD021",
             f"task {task.index} names specialist {name!r}, which is not in "
@@ -424,6 +440,8 @@ def check_phase(path: str, project: Project) -> Iterator[Diagnostic]:
 def _duplicate_ids(plans: list[Plan]) -> Iterator[Diagnostic]:
     seen: dict[str, Plan] = {}
     for plan in sorted(plans, key=lambda p: p.path):
+        if not plan.id:
+            continue  # no id at all (GSD001, GSD002 or GSD003 says why), none shared
         first = seen.setdefault(plan.id, plan)
         if first is not plan:
             yield _diag(plan, 1, "GSD045", f"plan id {plan.id} is also used by {first.path}")
@@ -466,9 +484,11 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
             continue
         computed = graph.wave_of.get(pid)
         line = plan.field_line("wave")
-        complete = len(graph.deps[pid]) == len(
-            [d for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase]
-        )  # with a missing dependency (GSD040) the computed wave means nothing
+        # with a missing dependency (GSD040) the computed wave means nothing; a
+        # dependency named twice is still one dependency
+        complete = all(
+            d in graph.plans for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase
+        )
         if computed is not None and complete and declared != computed:
             yield _diag(
                 plan, line, "GSD042",

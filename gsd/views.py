@@ -84,10 +84,20 @@ def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
 
-def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
+def table(rows: list[dict[str, Any]], markdown: bool) -> str:
+    """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints."""
     from tabulate import tabulate  # not on the validate hook path
 
+    if markdown:
+        rows = [{key: markdown_cell(value) for key, value in row.items()} for row in rows]
     return str(tabulate(rows, headers="keys", tablefmt="github" if markdown else "simple"))
+
+
+def markdown_cell(value: object) -> object:
+    """A Markdown table cell: a `|` would end the cell and a newline the row."""
+    if isinstance(value, str):
+        return " ".join(value.splitlines()).replace("|", "\\|")
+    return value
 
 
 def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
@@ -118,7 +128,7 @@ def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
             }
             for t in view["tasks"]
         ]
-        out.append(_table(rows, markdown) if rows else "(no tasks)")
+        out.append(table(rows, markdown) if rows else "(no tasks)")
         out.append("")
     return "\n".join(out)
 
@@ -137,7 +147,7 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
         }
         for w in view["waves"]
     ]
-    out = [f"## {title}" if markdown else title, "", _table(rows, markdown), ""]
+    out = [f"## {title}" if markdown else title, "", table(rows, markdown), ""]
     path = view["critical_path"]
     out.append(f"Critical path: {' -> '.join(path)} ({len(path)} plans)" if path else "")
     for cycle in view["cycles"]:
@@ -172,7 +182,7 @@ def agent_row(agent: Agent, root: Path) -> dict[str, Any]:
 def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
     if fmt == "json":
         return json.dumps({key: rows}, indent=2) + "\n"
-    return _table(rows, fmt == "markdown") + "\n"
+    return table(rows, fmt == "markdown") + "\n"
 
 
 def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
@@ -221,5 +231,5 @@ def render_outcomes(
         return json.dumps({"phase": phase, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
     if not rows:
         return f"Phase {phase}: nothing to run\n"
-    head = f"Phase {phase}\n" + (_table(plan_rows, False) + "\n\n" if plan_rows else "")
-    return head + _table(rows, False) + "\n"
+    head = f"Phase {phase}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
+    return head + table(rows, False) + "\n"

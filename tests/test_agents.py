@@ -51,6 +51,12 @@ def test_parse_agent_coerces_strings() -> None:
     assert agent.body == "Persona text.\n"
 
 
+def test_parse_agent_reads_a_bom_and_crlf_file() -> None:
+    text = "\ufeff" + agent_file(extra="model: sonnet\n").replace("\n", "\r\n")
+    agent = parse_agent(text, "a.md", "x")
+    assert (agent.model, agent.body) == ("sonnet", "Persona text.\n")
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gsd.entry import internal_error
+from gsd.validate import RULES
 from tests.conftest import auto_task, plan_text
 
 
@@ -177,3 +178,76 @@ def test_checkpoints_list_and_prune(git_project, gsd) -> None:
 def test_checkpoints_outside_git_is_one_line(project, gsd) -> None:
     result = gsd("checkpoints", "list")
     assert result.code == 2 and result.err.startswith("gsd: error: not a git repository")
+
+
+def markdown_rows(out: str) -> list[list[str]]:
+    """The cells of every Markdown table row, split where GitHub splits them."""
+    import re
+
+    return [
+        [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        for line in out.splitlines()
+        if line.startswith("|")
+    ]
+
+
+def test_markdown_tables_escape_pipes_and_keep_rows_on_one_line(project, gsd) -> None:
+    project.plan("01-01", tasks=auto_task("Task 1: a | b", files="src/a|b.py"))
+    rows = markdown_rows(gsd("show", "01-01", "--format", "markdown").out)
+    assert len({len(r) for r in rows}) == 1  # every row has as many cells as the header
+    assert "Task 1: a \\| b" in rows[2] and "src/a\\|b.py" in rows[2]
+    status = markdown_rows(gsd("status", "--format", "markdown").out)
+    assert status[0] == ["plan", "wave", "status", "tasks committed"]
+    assert status[2] == ["01-01", "1", "pending", "0/1"]
+    rules = markdown_rows(gsd("rules", "--format", "markdown").out)
+    assert rules[0] == ["code", "severity", "rule"] and len(rules) == 2 + len(RULES)
+
+
+def test_markdown_cell_is_one_line() -> None:
+    from gsd.views import table
+
+    assert table([{"a": "x|y\nz", "b": 1}], markdown=True).splitlines()[2] == "| x\\|y z |   1 |"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(
+            ["validate", "--format", "xml"],
+            "gsd: error: Invalid value for '--format': 'xml' is not one of 'text', 'json', "
+            "'github', 'sarif'. (see gsd validate --help)",
+            id="bad-choice",
+        ),
+        pytest.param(
+            ["no-such-command"], "gsd: error: No such command 'no-such-command'. (see gsd --help)",
+            id="unknown-command",
+        ),
+        pytest.param(
+            ["show"], "gsd: error: Missing argument 'TARGET'. (see gsd show --help)",
+            id="missing-argument",
+        ),
+        pytest.param(
+            ["validate", "-j", "²"],
+            "gsd: error: Invalid value for '-j' / '--jobs': '²' is not a valid integer range. "
+            "(see gsd validate --help)",
+            id="superscript-jobs",
+        ),
+    ],
+)  # fmt: skip
+def test_usage_errors_are_one_line_and_exit_2(gsd, args: list[str], line: str) -> None:
+    result = gsd(*args)
+    assert (result.code, result.out, result.err) == (2, "", line + "\n")
+
+
+def test_ctrl_c_says_the_same_on_both_paths(project, gsd, monkeypatch) -> None:
+    from gsd import lint, render
+    from gsd.errors import INTERRUPTED
+
+    def interrupt(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lint, "run", interrupt)  # the git-hook path, no Click
+    monkeypatch.setattr(render, "rules_table", interrupt)  # a Click command
+    for args in (["validate"], ["rules"]):
+        result = gsd(*args)
+        assert (result.code, result.err) == (130, f"\n{INTERRUPTED}\n")

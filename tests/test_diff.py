@@ -207,6 +207,8 @@ def test_three_dots_compare_from_the_merge_base(history, gsd) -> None:
         (["HEAD:README.md"], "gsd: error: unknown revision 'HEAD:README.md'"),
         (["a", "b", "c"], "gsd: error: gsd diff takes at most two revisions"),
         (["--staged", "HEAD", "HEAD"], "gsd: error: --staged compares one revision"),
+        (["--staged", "nope", "nada"], "gsd: error: --staged compares one revision"),
+        (["--staged", "nope..nada"], "gsd: error: --staged compares one revision"),
     ],
 )
 def test_bad_revisions_are_one_line(history, gsd, args: list[str], message: str) -> None:
@@ -357,3 +359,12 @@ def test_compare_is_pure_over_snapshots() -> None:
     changes = compare(Snapshot(side, {old.path: old}, []), Snapshot(side, {new.path: new}, []))
     assert [(c.field, c.before, c.after) for c in changes.plans[0].changes] == [("wave", 1, 2)]
     assert not changes.empty
+
+
+def test_a_planning_file_is_not_a_planning_folder(tmp_path: Path) -> None:
+    from gsd.revisions import load_snapshot
+    from gsd.sources import WorkingTree
+
+    (tmp_path / ".planning").write_text("---\nphase: 01-a\n---\n")
+    snapshot = load_snapshot(tmp_path, WorkingTree(tmp_path), Side("working tree", None, True))
+    assert (snapshot.side.has_planning, snapshot.plans, snapshot.diagnostics) == (False, {}, [])

@@ -208,3 +208,24 @@ def test_hostile_specialist_names_never_reach_a_program(
     assert seen["argv"] == task["argv"][1:]
     assert seen["stdin"] == f"prompt naming {name}"  # plan text travels as data only
     assert not list(git_project.root.rglob("PWNED")) and not list(tmp_path.rglob("PWNED"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(" python-pro ", id="padded"),
+        pytest.param("python-pro\t", id="trailing-tab"),
+        pytest.param("python pro", id="inner-space"),
+    ],
+)
+def test_validate_and_dry_run_agree_on_a_name_with_whitespace(
+    git_project, gsd, name: str
+) -> None:
+    """SPEC 3 step 2: a space is malformed, so GSD020 in validate and gsd-executor here."""
+    git_project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
+    git_project.plan("01-01", tasks=auto_task(attrs=f' specialist="{name}"'))
+    validated = gsd("validate", "--format", "json")
+    assert [d["code"] for d in json.loads(validated.out)["diagnostics"]] == ["GSD020"]
+    [task] = dry_run(gsd)
+    assert task["agent"] == "gsd-executor"
+    assert "malformed" in task["fallback_reason"]

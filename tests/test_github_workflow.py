@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gsd.cli import PLAN_ID_ARG_RE
+from gsd.models import is_plan_id
 from tests.conftest import REPO
 
 WORKFLOW = REPO / "examples" / "github" / "gsd.yml"
@@ -146,7 +146,7 @@ def test_matrix_json_has_the_shape_the_workflow_reads(workflow, phase_project, g
     assert keys >= {"plan"}
     for entry in matrix["include"]:
         assert keys <= set(entry), (keys, entry)
-        assert PLAN_ID_ARG_RE.match(entry["plan"])  # what `gsd execute-plan` accepts
+        assert is_plan_id(entry["plan"])  # what `gsd execute-plan` accepts
     # every other read of that output (the job's `if:` guard) finds what it looks for
     reads = [m for m in FROM_JSON_RE.finditer(TEXT) if m.group(3)]
     assert reads

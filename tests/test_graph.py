@@ -57,3 +57,19 @@ def test_overlap_groups_per_wave() -> None:
 def test_empty_phase() -> None:
     graph = build([])
     assert (graph.waves, graph.critical_path, graph.cycles) == ([], [], [])
+
+
+def test_one_phase_graph_per_directory_for_every_caller(project) -> None:
+    """`phase_graph` (waves, status, execute) is `graph_of` (validate, show): built once,
+    from the readable plans (an unreadable one is GSD050, not a plan of wave 1)."""
+    from gsd.project import Project
+
+    project.plan("01-01")
+    project.plan("01-02", depends_on='["01-01"]', wave=2)
+    project.plan("01-03", b"\xff\xfe not UTF-8")
+    gsd_project = Project(project.root)
+    phase = gsd_project.phase("1")
+    graph = gsd_project.phase_graph(phase)
+    assert graph is gsd_project.phase_graph(phase)
+    assert graph is gsd_project.graph_of(".planning/phases/01-alpha/01-02-PLAN.md")
+    assert graph.waves == [["01-01"], ["01-02"]]

@@ -55,3 +55,17 @@ def test_click_reports_bad_options_as_usage_errors(gsd) -> None:
     result = gsd("validate", "--format", "xml")
     assert result.code == 2
     assert "Invalid value for '--format'" in result.err
+
+
+def test_phase_with_paths_is_a_usage_error_on_both_paths(project, gsd) -> None:
+    from gsd.errors import UsageError
+
+    project.plan("01-01")
+    args = ["validate", "--phase", "1", ".planning/phases/01-alpha/01-01-PLAN.md"]
+    fast = gsd(*args)
+    assert (fast.code, fast.out) == (2, "")
+    assert fast.err == (
+        "gsd: error: --phase and PATHS name what to validate twice (pass one or the other)\n"
+    )
+    with pytest.raises(UsageError, match="^--phase and PATHS"):  # entry.main prints it
+        run_click(args)

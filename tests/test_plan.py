@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gsd.models import Plan, is_plan_id
 from gsd.plan import parse, parse_bytes
 from tests.conftest import plan_text
 
@@ -176,3 +177,22 @@ def test_plan_ids() -> None:
     assert plan_id_from_filename("12A-03-PLAN.md") == "12A-03"
     assert normalize_plan_ref('"01-02"') == "01-02"
     assert normalize_plan_ref("01-foundation/01-02-PLAN.md") == "01-02"
+
+
+@pytest.mark.parametrize(
+    ("path", "phase", "number", "expected"),
+    [
+        pytest.param("p/03-01-auth-PLAN.md", "01-x", "02", "03-01", id="file-name-wins"),
+        pytest.param("p/auth-PLAN.md", "03-auth", "02", "03-02", id="from-frontmatter"),
+        pytest.param("p/auth-PLAN.md", "03-auth", "01/../../x", "", id="plan-is-a-path"),
+        pytest.param("p/auth-PLAN.md", "../03", "01", "", id="phase-is-a-path"),
+        pytest.param("p/auth-PLAN.md", "03-auth", "01\n", "", id="trailing-newline"),
+    ],
+)
+def test_plan_id_is_always_a_plan_id_or_empty(
+    path: str, phase: str, number: str, expected: str
+) -> None:
+    plan = Plan(path)
+    plan.frontmatter = {"phase": phase, "plan": number}
+    assert plan.id == expected
+    assert expected == "" or is_plan_id(plan.id)

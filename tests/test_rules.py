@@ -388,10 +388,14 @@ WRONG_VALUES = [  # (frontmatter line as written, the key it is reported on)
     pytest.param("type: build", "type", id="type-build"),
     pytest.param('plan: ""', "plan", id="plan-empty"),
     pytest.param("plan: [1]", "plan", id="plan-list"),
+    pytest.param('plan: "01/../../../tmp/evil"', "plan", id="plan-path"),
+    pytest.param("plan: 1a", "plan", id="plan-not-a-number"),
+    pytest.param('plan: "01-02"', "plan", id="plan-long-form"),
     pytest.param("phase: {a: b}", "phase", id="phase-mapping"),
     pytest.param("wave: x", "wave", id="wave-word"),
     pytest.param("wave: -1", "wave", id="wave-negative"),
     pytest.param("wave: 1.5", "wave", id="wave-fraction"),
+    pytest.param("wave: ²", "wave", id="wave-superscript-digit"),
     pytest.param("autonomous: maybe", "autonomous", id="autonomous-maybe"),
     pytest.param("depends_on: [[01-01]]", "depends_on", id="depends-on-nested-list"),
     pytest.param("depends_on: {a: b}", "depends_on", id="depends-on-mapping"),
@@ -922,3 +926,57 @@ def test_rules_command_lists_every_code(gsd, fmt: str) -> None:
         assert [(r["code"], r["severity"]) for r in table] == [
             (c, r.severity) for c, r in RULES.items()
         ]
+
+
+# --- plan ids -----------------------------------------------------------------------------
+
+EVIL = "01/../../../tmp/evil"
+
+
+def test_a_plan_value_that_is_a_path_never_becomes_the_plan_id(project: Project, gsd) -> None:
+    """With no id in the file name the id comes from the frontmatter, and only if it is one."""
+    text = plan_text(plan=f'"{EVIL}"')
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", text)
+    result, diagnostics = validate(gsd)
+    assert [(d["code"], d["line"]) for d in diagnostics] == [("GSD003", line_of(text, "plan:"))]
+    assert EVIL in diagnostics[0]["message"]
+    assert result.code == 1
+    waves = gsd("waves", "1", "--format", "json")
+    assert json.loads(waves.out)["plans"] == 0  # not scheduled under any id
+    shown = gsd("show", f"{PHASE_DIR}/alpha-PLAN.md", "--format", "json")
+    assert json.loads(shown.out)["plans"][0]["id"] == ""
+    assert "evil" not in gsd("execute-phase", "1", "--dry-run").out
+
+
+def test_a_plan_named_by_its_frontmatter_alone(project: Project, gsd) -> None:
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", plan_text(plan="02"))
+    _, diagnostics = validate(gsd)
+    assert diagnostics == []
+    assert json.loads(gsd("waves", "1", "--format", "json").out)["waves"][0]["plans"] == ["01-02"]
+
+
+def test_a_phase_without_its_number_and_no_id_in_the_file_name(project: Project, gsd) -> None:
+    text = plan_text(phase="alpha")
+    project.write(f"{PHASE_DIR}/alpha-PLAN.md", text)
+    _, diagnostics = validate(gsd)
+    assert [(d["code"], d["line"]) for d in diagnostics] == [("GSD003", line_of(text, "phase:"))]
+
+
+@pytest.mark.parametrize(
+    "depends_on",
+    [
+        pytest.param('["01-01"]', id="once"),
+        pytest.param('["01-01", "01-01"]', id="twice"),
+        pytest.param('["01-01", "01-01-PLAN.md"]', id="twice-in-two-spellings"),
+    ],
+)
+def test_a_repeated_dependency_does_not_hide_gsd042(
+    project: Project, gsd, depends_on: str
+) -> None:
+    project.plan("01-01")
+    text = plan_text(plan="02", depends_on=depends_on, files_modified="[src/y.py]")
+    project.plan("01-02", text)  # wave 1, but 01-01 puts it in wave 2
+    _, diagnostics = validate(gsd)
+    assert [(d["code"], d["path"], d["line"]) for d in diagnostics] == [
+        ("GSD042", PLAN_02, line_of(text, "wave:"))
+    ]
