@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -120,7 +122,12 @@ def supervise(
     _prctl()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(stdout_path, "wb"))
+        # One file for both (`2>&1`): one open file, one offset; two opens would each
+        # write from offset 0 over the other's bytes.
+        same = _same_file(stdout_path, stderr_path)
+        err = out if same else files.enter_context(open(stderr_path, "wb"))
         stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
         try:
             child = subprocess.Popen(
@@ -167,6 +174,14 @@ def supervise(
         tuple(argv), code, timed_out, killed, time.monotonic() - started,
         stdout_path, stderr_path, child.pid, None, leftovers,
     )  # fmt: skip
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `b` names the file `a` (which exists) names, however spelled."""
+    try:
+        return a == b or os.path.samefile(a, b)
+    except OSError:
+        return False  # `b` does not exist yet: not the same file
 
 
 class _Cancelled(Exception):

@@ -71,6 +71,18 @@ def test_exit_status_and_output_files(agent, tmp_path: Path) -> None:
     assert result.stderr_path.read_text() == "to err\n"
 
 
+def test_one_path_for_stdout_and_stderr_keeps_both_in_order(agent, tmp_path: Path) -> None:
+    argv, _ = agent("echo one; echo ERR >&2; echo two\n")
+    both = tmp_path / "out" / "both"
+    both.parent.mkdir()
+    both.write_text("an older run's much longer output\n")
+    result = proc.supervise(
+        argv, cwd=tmp_path, stdout_path=both, stderr_path=both, timeout_s=30.0, grace_s=2.0
+    )
+    assert result.exit_code == 0
+    assert both.read_text() == "one\nERR\ntwo\n"
+
+
 def test_timeout_sigterm_gives_124(agent, tmp_path: Path) -> None:
     argv, token = agent("trap 'exit 0' TERM\nsleep 60 & wait\n")
     result = spawn(argv, tmp_path, timeout_s=0.5, grace_s=10.0)

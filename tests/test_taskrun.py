@@ -243,6 +243,16 @@ def test_failed_verification_rolls_back_and_cleans_its_leftovers(repo, tmp_path:
     assert state(repo)[1] == "?? notes.txt\n"  # verify-cache.txt removed, src/new.py too
 
 
+def test_failed_verification_details_hold_its_stdout_and_stderr(repo, tmp_path: Path) -> None:
+    agent, token = agent_program(
+        tmp_path, f'open("src/new.py", "w").write("x")\nprint({REPORT!r})\n'
+    )
+    plan = make_plan(verify="echo checked-src; ls no-such-file-anywhere")
+    outcome = run(repo, agent, token, plan=plan)
+    assert outcome.error_type == "validation-failed"
+    assert "checked-src | " in outcome.details and "no-such-file-anywhere" in outcome.details
+
+
 def test_skip_verification(repo, tmp_path: Path, monkeypatch, capfd) -> None:
     monkeypatch.setenv("SKIP_VERIFICATION", "true")
     agent, token = agent_program(
