@@ -153,10 +153,15 @@ def run_task(
                 commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             error_type, details = "unknown", f"task commit failed: {exc}"
+    rollback_failed: GsdError | None = None
     if error_type is None:
         git.delete_checkpoint(checkpoint)
     else:
-        git.rollback(checkpoint)
+        try:
+            git.rollback(checkpoint)
+        except GsdError as exc:  # the tree is not restored: log the failure, then stop
+            rollback_failed = exc
+            details = f"{details}; {exc}"  # names the kept tag and how to restore by hand
     outcome = TaskOutcome(
         plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
         error_type is None, error_type, details, commit, changed, deviations,
@@ -165,6 +170,8 @@ def run_task(
     )  # fmt: skip
     if error_type is not None:
         _log(error_log, plan, outcome, agent, checkpoint)
+    if rollback_failed is not None:
+        raise rollback_failed
     return outcome
 
 
