@@ -55,6 +55,11 @@ class Checkpoint(NamedTuple):
     untracked: tuple[str, ...]  # untracked, non-ignored paths that predate the checkpoint
     refs: dict[str, str]  # snapshot_refs() at checkpoint time
 
+    @property
+    def name(self) -> str:
+        """The tag as `git tag` lists it, SPEC 6's `git_state`: `checkpoint/01-02/...`."""
+        return self.tag.removeprefix("refs/tags/")
+
 
 class CheckpointTag(NamedTuple):
     """A checkpoint tag found in the repository (`gsd checkpoints list`)."""

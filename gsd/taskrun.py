@@ -257,7 +257,7 @@ def _log(
             specialist=agent.name,
             error_type=outcome.error_type or "unknown",
             details=outcome.details,
-            git_state=checkpoint.tag if checkpoint else "",
+            git_state=checkpoint.name if checkpoint else "",
             exit_code=outcome.exit_code,
             attempt=outcome.attempt,
             runner=agent.runner,
