@@ -214,11 +214,14 @@ class Git:
 
     def observe(self, cp: Checkpoint) -> Observation:
         """`changed_files` and `changed_refs` of a spawn, in two git processes when the
-        agent left HEAD, its branch and every ref alone (the common case); otherwise
-        (or with a snapshot of dirty work) the full answer from those two methods."""
+        agent left HEAD, its branch and every tag and branch `changed_refs` watches alone
+        (the common case, even while other plans' branches move); otherwise (or with a
+        snapshot of dirty work) the full answer from those two methods."""
         status = self.status()
         if cp.snapshot is None and status.head == cp.head and status.branch == cp.branch:
-            if self._refs(status) == cp.refs:
+            # Only the refs the full answer looks at: other plans' branches move in a wave.
+            foreign = self._foreign_branches()
+            if _watched_refs(self._ref_table(), foreign) == _watched_refs(cp.refs, foreign):
                 new = status.untracked - set(cp.untracked)
                 return Observation(sorted(status.changed | new), [])
         return Observation(self.changed_files(cp), self.changed_refs(cp.refs, cp))
@@ -791,6 +794,10 @@ def _watched(ref: str, foreign: set[str]) -> bool:
     if ref.startswith(CHECKPOINT_PREFIX) or ref.startswith(PLAN_BRANCH_PREFIX) or ref in foreign:
         return False
     return ref.startswith(("refs/tags/", "refs/heads/"))
+
+
+def _watched_refs(refs: dict[str, str], foreign: set[str]) -> dict[str, str]:
+    return {ref: sha for ref, sha in refs.items() if _watched(ref, foreign)}
 
 
 def _kind(ref: str) -> tuple[str, str]:

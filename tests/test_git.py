@@ -533,6 +533,8 @@ AGENT_ACTIONS = {
     "commit": ["write a.txt", "commit"],
     "tag": ["tag agent-tag"],
     "branch-switch": ["branch-switch"],
+    "other-plans-branch-moves": ["write a.txt", "move-plan-branch gsd/01-03"],
+    "stash": ["write a.txt", "stash"],
 }
 
 
@@ -542,6 +544,7 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
     repo.write("b.txt", "b\n")
     commit_all(root, "b")
     repo.write("old-untracked.txt", "before\n")
+    git(root, "branch", "gsd/01-03")
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1)
     for step in AGENT_ACTIONS[action]:
@@ -558,12 +561,40 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
             git(root, "tag", arg)
         elif verb == "branch-switch":
             git(root, "checkout", "-q", "-b", "agent-branch")
+        elif verb == "move-plan-branch":
+            git(root, "branch", "-f", arg, "HEAD~1")
+        elif verb == "stash":
+            git(root, "stash", "-q")
     seen = g.observe(cp)
     assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
     status = g.status()
     assert status.head == g.head()
     if action != "commit":  # (that agent's `git add -A` committed the old file)
         assert "old-untracked.txt" in status.untracked | status.changed
+
+
+def test_observe_is_two_git_processes_while_other_plans_move(
+    repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo.root
+    for plan in ("01-02", "01-03"):
+        git(root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(tmp_path / plan))
+    mine, theirs = tmp_path / "01-02", tmp_path / "01-03"
+    g = Git(mine)
+    g.common_dir  # noqa: B018 - run_task has it already (git_internals_digest)
+    cp = g.create_checkpoint("01-02", 1)
+    (theirs / "a.txt").write_text("other plan\n")
+    commit_all(theirs, "other plan's task")
+    git(root, "branch", "-f", "gsd/01-04", "HEAD")  # a plan branch made meanwhile
+    (mine / "mine.txt").write_text("agent\n")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    seen = g.observe(cp)
+    monkeypatch.delenv("GIT_TRACE")
+    commands = [line.split("trace: built-in: git ")[1].split()[0]
+                for line in trace.read_text().splitlines() if "built-in: git " in line]  # fmt: skip
+    assert commands == ["status", "for-each-ref"]
+    assert seen == (["mine.txt"], []) == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
 
 
 def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: Project) -> None:
