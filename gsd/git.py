@@ -275,19 +275,15 @@ class Git:
         self._save_record(checkpoint)
         return checkpoint
 
-    def rollback(self, cp: Checkpoint) -> list[str]:
+    def rollback(self, cp: Checkpoint) -> None:
         """Put branch, HEAD, refs, index and working tree back as they were at `cp`.
 
         Commits the agent made leave the branch, files it created are removed, tracked
         files revert, and a snapshot's uncommitted work is re-applied with its index.
         Ignored files are never touched, not even ones the agent created, and neither
-        are untracked files that predate the checkpoint. Returns the paths that
-        changed (`changed_files`). On failure the tag is kept for a manual restore.
+        are untracked files that predate the checkpoint (`changed_files` before the
+        rollback says what it undoes). On failure the tag is kept for a manual restore.
         """
-        try:
-            changed = self.changed_files(cp)
-        except GsdError:
-            changed = []
         try:
             self._quit_operations()
             foreign = self._foreign_branches()
@@ -312,7 +308,6 @@ class Git:
                 + (f" && git stash apply --index {cp.snapshot}" if cp.snapshot else ""),
             ) from exc
         self.delete_checkpoint(cp)
-        return changed
 
     def delete_checkpoint(self, cp: Checkpoint) -> None:
         """Remove the checkpoint tag and its record (a missing tag is not an error)."""

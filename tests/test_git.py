@@ -247,7 +247,8 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     commit_all(root, "feature commit")
     repo.write("later.txt", "uncommitted\n")
 
-    changed = g.rollback(cp)
+    changed = g.changed_files(cp)
+    g.rollback(cp)
 
     after = {
         "status": git(root, "status", "--porcelain", "-uall"),
@@ -292,7 +293,8 @@ def test_rollback_of_a_clean_checkpoint(repo: Project) -> None:
     repo.write("brand/new.txt", "new\n")
     commit_all(root, "agent")
     git(root, "checkout", "-q", "--detach", "HEAD~1")
-    changed = g.rollback(cp)
+    changed = g.changed_files(cp)
+    g.rollback(cp)
     assert changed == ["a.txt", "b.txt", "brand/new.txt", "moved.txt"]
     assert git(root, "status", "--porcelain", "-uall") == ""
     assert git(root, "rev-parse", "HEAD") == head
