@@ -156,7 +156,15 @@ class Git:
 
         Tracked and ignored files are never touched; emptied directories go too.
         """
-        doomed = sorted(set(paths) & self.untracked_files())
+        return self._delete(sorted(set(paths) & self.untracked_files()))
+
+    def remove_new_untracked(self, keep: Iterable[str]) -> list[str]:
+        """Delete every untracked, non-ignored file not in `keep` (the untracked files
+        that were there before); returns them. One listing of the untracked files."""
+        return self._delete(sorted(self.untracked_files() - set(keep)))
+
+    def _delete(self, doomed: list[str]) -> list[str]:
+        """Delete these untracked files (a nested repository: "dir/") and emptied folders."""
         for rel in doomed:
             path = self._root / rel.rstrip("/")
             if rel.endswith("/") and path.is_dir() and not path.is_symlink():
@@ -296,7 +304,7 @@ class Git:
             self._restore_refs(cp, foreign)
             saved = self._save_untracked_in_index(cp)
             self._run("reset", "--hard", "-q", cp.head)
-            self._remove_new_untracked(set(cp.untracked))
+            self.remove_new_untracked(cp.untracked)
             for rel, kept in saved.items():
                 _write_back(self._root / rel, kept)
             if cp.snapshot:
@@ -779,9 +787,6 @@ class Git:
             elif rel in indexed and path.is_file():
                 saved[rel] = _Saved(path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
         return saved
-
-    def _remove_new_untracked(self, keep: set[str]) -> None:
-        self.remove_untracked(self.untracked_files() - keep)
 
 
 def _watched(ref: str, foreign: set[str]) -> bool:

@@ -222,7 +222,7 @@ def _verify(
                     + (f": {' | '.join(last)}" if last else "")
                 )
     finally:
-        git.remove_untracked(git.untracked_files() - before)  # caches, reports, ...
+        git.remove_new_untracked(before)  # caches, reports, ...
     return None, f"{len(commands)} automated check(s) passed"
 
 

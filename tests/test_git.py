@@ -91,6 +91,11 @@ def test_remove_untracked_touches_only_untracked_files(repo: Project) -> None:
     assert not (repo.root / "cache").exists()
     assert (repo.root / "report.log").exists() and (repo.root / "a.txt").exists()
     assert g.untracked_files() == {"pre.txt"}
+    repo.write("cache/again.pyc", "junk\n")
+    git(repo.root, "init", "-q", "nested/repo")
+    assert g.remove_new_untracked(before) == ["cache/again.pyc", "nested/repo/"]
+    assert not (repo.root / "cache").exists() and not (repo.root / "nested").exists()
+    assert (repo.root / "report.log").exists() and g.untracked_files() == {"pre.txt"}
 
 
 def test_dirty_paths_are_tracked_changes_only(repo: Project) -> None:
