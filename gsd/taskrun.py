@@ -110,7 +110,9 @@ def run_task(
         stdout,
         result_file.read_text("utf-8", "replace") if result_file.exists() else None,
     )
-    report = result.parse_task_report(output.text) or result.parse_task_report(stdout)
+    report = result.parse_task_report(output.text)
+    if report is None and output.text != stdout:  # raw stdout is the text: read it once
+        report = result.parse_task_report(stdout)
     seen = git.observe(checkpoint)
     changed = seen.changed
     verdict = result.judge(
