@@ -566,13 +566,21 @@ def load(path: Path, *, missing_ok: bool = False) -> str:
         raise InputError(f"{path}: cannot read: {exc}") from None
 
 
-def save(path: Path, text: str) -> bool:
-    """Write `text` atomically unless the file already holds it; True when written."""
-    try:
-        if load(path) == text:
+def save(path: Path, text: str, *, old: str | None = None) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written.
+
+    `old` is the text the caller loaded from `path`: compared instead of reading the
+    file again (every edit returns its input when nothing changes).
+    """
+    if old is not None:
+        if old == text:
             return False
-    except InputError:
-        pass  # missing or unreadable: write it
+    else:
+        try:
+            if load(path) == text:
+                return False
+        except InputError:
+            pass  # missing or unreadable: write it
     try:
         write_atomic(path, text)
     except OSError as exc:

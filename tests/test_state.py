@@ -693,6 +693,18 @@ def test_load_keeps_crlf_and_reports_problems(tmp_path: Path) -> None:
         state.load(tmp_path / "bad.md")
 
 
+def test_save_compares_with_the_text_the_caller_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "STATE.md"
+    path.write_text("## Blockers\n\n- [01-01] timeout: x\n")
+    text = state.load(path)
+    assert state.save(path, state.remove_blockers(text, "01-02"), old=text) is False
+    edited = state.remove_blockers(text, "01-01")
+    assert state.save(path, edited, old=text) is True and state.load(path) == edited
+    # `old` stands in for the file: it is not read again
+    assert state.save(tmp_path / "unread.md", "same", old="same") is False
+    assert not (tmp_path / "unread.md").exists()
+
+
 def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:
     from gsd.state import set_position
 
