@@ -104,6 +104,7 @@ def run_task(
         registry=running_registry(git),
         cancel=cancel,
     )
+    _warn_survivors(spawned, f"{plan.id} task {task.index}")
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(
         agent.runner,
@@ -217,6 +218,7 @@ def _verify(
                 registry=running_registry(git),
                 cancel=cancel,
             )
+            _warn_survivors(done, f"task {task.index} check `{command}`")
             if done.exit_code != 0:
                 last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]
                 return "validation-failed", (
@@ -226,6 +228,14 @@ def _verify(
     finally:
         git.remove_new_untracked(before)  # caches, reports, ...
     return None, f"{len(commands)} automated check(s) passed"
+
+
+def _warn_survivors(spawned: proc.Spawned, what: str) -> None:
+    if spawned.survivors:
+        sys.stderr.write(
+            f"gsd: warning: {what}: {spawned.survivors} process(es) of group {spawned.pid} "
+            "still alive after SIGKILL (stuck in the kernel?); gsd stopped waiting for them\n"
+        )
 
 
 def _tail(path: Path, limit: int = OUTPUT_TAIL) -> str:

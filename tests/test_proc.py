@@ -183,3 +183,55 @@ def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path
     reaped = proc.reap(registry, grace_s=0.5)
     assert len(reaped) == 1
     assert alive_with(token) == [] and list(registry.glob("*.json")) == []
+
+
+# A debugger's hold: a process traced with PTRACE_O_TRACEEXIT stops on its way out,
+# SIGKILL included, until its tracer lets go; to gsd it is a process that outlives SIGKILL
+# (as one stuck in the kernel, D state, would).
+TRACER = """
+import ctypes, os, sys, time
+from pathlib import Path
+member, traced = Path(sys.argv[1]), Path(sys.argv[2])
+while not member.exists() or not member.read_text().strip():
+    time.sleep(0.02)
+ptrace = ctypes.CDLL("libc.so.6", use_errno=True).ptrace
+ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+done = ptrace(0x4206, int(member.read_text()), None, 0x40)  # PTRACE_SEIZE, TRACEEXIT
+traced.write_text("yes" if done == 0 else f"no: errno {ctypes.get_errno()}")
+time.sleep(60)  # the hold lasts while the tracer lives
+"""
+
+
+def test_a_process_that_outlives_sigkill_is_given_up_on_not_waited_for(
+    agent, tmp_path: Path
+) -> None:
+    argv, token = agent(
+        """
+        trap '' TERM
+        ( trap '' TERM; while true; do sleep 0.2; done ) &
+        echo $! > member.pid
+        while [ ! -s traced ]; do sleep 0.02; done
+        while true; do sleep 0.2; done
+        """
+    )
+    tracer = subprocess.Popen(
+        [sys.executable, "-c", TRACER, str(tmp_path / "member.pid"), str(tmp_path / "traced")]
+    )
+    registry = tmp_path / "running"
+    try:
+        started = time.monotonic()
+        result = spawn(argv, tmp_path, timeout_s=1.0, grace_s=0.5, registry=registry)
+        elapsed = time.monotonic() - started
+        if (tmp_path / "traced").read_text() != "yes":
+            pytest.skip(f"ptrace not permitted here: {(tmp_path / 'traced').read_text()}")
+        assert (result.exit_code, result.timed_out, result.killed) == (137, True, True)
+        assert result.survivors == 1 and elapsed < 5  # 1 s + 0.5 s + at most 1 s more
+        assert len(list(registry.glob("*.json"))) == 1  # the next run tries again
+    finally:
+        tracer.kill()
+        tracer.wait()
+    deadline = time.monotonic() + 10  # let go of, the process ends its SIGKILL exit
+    while alive_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive_with(token) == []
+    assert proc.reap(registry) == [] and list(registry.glob("*.json")) == []
