@@ -153,10 +153,11 @@ def supervise(
         finally:
             if stdin_path is not None:
                 stdin.close()  # type: ignore[union-attr]
-    record = _record(registry, child.pid, argv)
+    record = None
     timed_out = killed = False
     leftovers = survivors = 0
     try:
+        record = _record(registry, child.pid, argv)
         try:
             code = _wait(child, timeout_s, cancel)
         except subprocess.TimeoutExpired:
@@ -171,6 +172,9 @@ def supervise(
             leftovers = _group_size(child.pid)
             if leftovers:
                 survivors = _end_group(child.pid, grace_s)[1]
+    except BaseException:  # the registry cannot be written, Ctrl-C, ...: nothing runs on
+        survivors = _end_group(child.pid, grace_s, leader=child)[1]  # unsupervised
+        raise
     finally:
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)

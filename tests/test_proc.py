@@ -144,6 +144,17 @@ def test_missing_program_is_a_result(tmp_path: Path) -> None:
     assert "cannot start" in result.stderr_path.read_text()
 
 
+def test_an_unwritable_registry_ends_the_program_it_could_not_record(
+    agent, tmp_path: Path
+) -> None:
+    argv, token = agent("trap '' TERM\nwhile true; do sleep 0.2; done\n")
+    registry = tmp_path / "running"
+    registry.write_text("a file where the folder should be\n")
+    with pytest.raises(OSError):
+        spawn(argv, tmp_path, grace_s=0.5, registry=registry)
+    assert alive_with(token) == []
+
+
 def test_killed_by_a_signal_reports_128_plus_n(agent, tmp_path: Path) -> None:
     argv, _ = agent("kill -USR1 $$\n")
     assert spawn(argv, tmp_path).exit_code == 128 + signal.SIGUSR1
