@@ -282,12 +282,19 @@ def _bullet(line: str) -> str:
     return line if re.match(r"[-*+][ \t]", line) else f"- {line}"
 
 
-def _tag(body: str) -> str | None:
-    """The plan of a blocker bullet gsd wrote; None for any other line (people's notes
-    about a plan included), which gsd never replaces or removes."""
+def _own(body: str) -> tuple[str, str] | None:
+    """(plan, error type) of a blocker bullet gsd wrote; None for any other line (people's
+    notes about a plan included), which gsd never replaces or removes."""
     match = _BLOCKER_RE.match(body)
-    own = match is not None and match.group("type") in (*ERROR_TYPES, "checkpoint-paused")
-    return match.group("plan") if match and own else None  # a failure's type, or a pause
+    if match is None or match.group("type") not in (*ERROR_TYPES, "checkpoint-paused"):
+        return None  # gsd writes a failure's type, or a pause
+    return match.group("plan"), match.group("type")
+
+
+def _tag(body: str) -> str | None:
+    """The plan of a blocker bullet gsd wrote, else None."""
+    own = _own(body)
+    return own[0] if own else None
 
 
 def _blockers(lines: Lines) -> tuple[range, list[int]] | None:
@@ -351,6 +358,16 @@ def blockers(text: str) -> list[str]:
     found = _blockers(lines)
     bodies = (lines.body(i).strip() for i in found[1]) if found else ()
     return [body for body in bodies if not _PLACEHOLDER_RE.match(body)]
+
+
+def blocker_plans(text: str) -> list[tuple[str, str]]:
+    """(plan, error type) of each Blockers bullet gsd wrote (`- [01-02] timeout: ...`,
+    `- [01-02] checkpoint-paused: ...`), in file order; people's own notes are not in it.
+    The plan is as written: compare it with `same_plan`."""
+    lines = Lines(text)
+    found = _blockers(lines)
+    owned = (_own(lines.body(i)) for i in found[1]) if found else ()
+    return [pair for pair in owned if pair]
 
 
 # ------------------------------------------------------------------ performance metrics
