@@ -28,6 +28,20 @@ def checkpoint_tags(root: Path) -> list[str]:
     return git(root, "for-each-ref", "--format=%(refname)", "refs/tags/checkpoint/").split()
 
 
+def repo_state(root: Path) -> dict[str, str]:
+    """What a rollback must give back: status, diffs, HEAD, branch, tags, branches."""
+    return {
+        "status": git(root, "status", "--porcelain", "-uall"),
+        "diff": git(root, "diff"),
+        "cached": git(root, "diff", "--cached"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "HEAD"),
+        "tags": tags(root),
+        "heads": git(root, "show-ref", "--heads"),
+        "main": git(root, "log", "main", "--format=%H"),
+    }
+
+
 def one_line_error(exc: BaseException) -> str:
     text = str(exc)
     assert "\n" not in text
@@ -223,16 +237,7 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     repo.write("b.txt", "b staged then changed\n")  # staged and unstaged
     repo.write("staged.txt", "new and staged\n")
     git(root, "add", "staged.txt")
-    before = {
-        "status": git(root, "status", "--porcelain", "-uall"),
-        "diff": git(root, "diff"),
-        "cached": git(root, "diff", "--cached"),
-        "head": git(root, "rev-parse", "HEAD"),
-        "branch": git(root, "symbolic-ref", "HEAD"),
-        "tags": tags(root),
-        "heads": git(root, "show-ref", "--heads"),
-        "main": git(root, "log", "main", "--format=%H"),
-    }
+    before = repo_state(root)
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
     assert cp.snapshot and cp.untracked == ("notes.txt",)
@@ -255,16 +260,7 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     changed = g.changed_files(cp)
     g.rollback(cp)
 
-    after = {
-        "status": git(root, "status", "--porcelain", "-uall"),
-        "diff": git(root, "diff"),
-        "cached": git(root, "diff", "--cached"),
-        "head": git(root, "rev-parse", "HEAD"),
-        "branch": git(root, "symbolic-ref", "HEAD"),
-        "tags": tags(root),
-        "heads": git(root, "show-ref", "--heads"),
-        "main": git(root, "log", "main", "--format=%H"),
-    }
+    after = repo_state(root)
     assert after == before
     assert checkpoint_tags(root) == []
     assert (root / "notes.txt").read_text() == "untracked, predates\n"
