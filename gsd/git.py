@@ -135,13 +135,9 @@ class Git:
         done = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
         return done.out.strip() or None
 
-    def is_clean(self) -> bool:
-        """No tracked change, staged or not (untracked files are allowed, as git's own
-        rebase allows them: a checkpoint records them and a rollback leaves them be)."""
-        return not self.dirty_paths()
-
     def dirty_paths(self) -> list[str]:
-        """Tracked paths with staged or unstaged changes."""
+        """Tracked paths with staged or unstaged changes (untracked files are not dirt, as
+        for git's own rebase: a checkpoint records them and a rollback leaves them be)."""
         out = self._run(
             "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
         ).out
