@@ -409,19 +409,12 @@ class Git:
             paths.update(_split(log.out))
         return sorted(path for path in paths if path)
 
-    def commits_since(self, cp: Checkpoint) -> list[str]:
-        """Commits the agent added to HEAD or the checkpoint's branch, oldest first."""
-        revs = self._agent_revs(cp)
-        if not revs:
-            return []
-        return self._run("rev-list", "--reverse", *revs).out.split()
-
     def changed_refs(self, before: dict[str, str], cp: Checkpoint) -> list[str]:
         """What the agent did to refs since `before` (usually `cp.refs`), one line each.
 
         Reported: tags and branches deleted or moved, HEAD switched or detached, HEAD or
         the checkpoint's branch on a commit that does not descend from the checkpoint.
-        Not reported: new commits on the branch (see `commits_since`), refs the agent
+        Not reported: new commits on the branch (`changed_files` sees them), refs the agent
         created (rollback still deletes them), gsd's own refs and branches checked out
         in other worktrees (other plans move those while this one runs).
         """
