@@ -448,48 +448,34 @@ class Git:
     # -- task commits ------------------------------------------------------------------
 
     def commit_task(
-        self,
-        plan_id: str,
-        task: int,
-        name: str,
-        agent: str,
-        paths: list[str] | None = None,
-        *,
-        no_verify: bool = False,
+        self, plan_id: str, task: int, name: str, agent: str, paths: list[str]
     ) -> str | None:
-        """Commit a task's changes (all of them, or only `paths`); None if nothing changed.
+        """Commit a task's changes to `paths`; None if none of them changed.
 
         Message: `feat({plan_id}): {name}`, a blank line, then the `Gsd-Task` and
-        `Gsd-Specialist` trailers. With `paths`, other staged changes stay staged.
+        `Gsd-Specialist` trailers. Other staged changes stay staged.
         """
         if self.head() is None:
             raise GsdError(
                 f"the repository has no commits yet: {self._root}",
                 hint="make an initial commit first",
             )
-        if paths is None:
-            self._run("add", "-A")
-            if self._run("diff", "--cached", "--quiet", ok=(0, 1)).status == 0:
-                return None
-            only: list[str] = []
-        else:
-            specs = [_literal(p) for p in paths]
-            listed = self._run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
-            indexed = set(_split(listed))
-            present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
-            if present:
-                self._run("add", "-A", "--", *(_literal(p) for p in present))
-            staged = []
-            if paths:
-                diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
-                staged = _split(diff.out)
-            if not staged:
-                return None
-            # --only commits just these paths; whatever else was staged stays staged.
-            only = ["--only", "--", *(_literal(p) for p in staged)]
+        specs = [_literal(p) for p in paths]
+        listed = self._run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
+        indexed = set(_split(listed))
+        present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
+        if present:
+            self._run("add", "-A", "--", *(_literal(p) for p in present))
+        staged = []
+        if paths:
+            diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
+            staged = _split(diff.out)
+        if not staged:
+            return None
+        # --only commits just these paths; whatever else was staged stays staged.
+        only = ["--only", "--", *(_literal(p) for p in staged)]
         message = _task_message(plan_id, task, name, agent)
-        options = ["--no-verify"] if no_verify else []
-        self._run("commit", "-q", "--cleanup=verbatim", *options, "-m", message, *only)
+        self._run("commit", "-q", "--cleanup=verbatim", "-m", message, *only)
         sha = self.head()
         assert sha is not None
         return sha

@@ -467,11 +467,13 @@ def test_commit_task_message_and_trailers(repo: Project) -> None:
     root = repo.root
     g = Git(root)
     before = git(root, "rev-list", "--count", "HEAD")
-    assert g.commit_task("01-02", 3, "Task 3: nothing", "python-pro") is None
+    assert g.commit_task("01-02", 3, "Task 3: nothing", "python-pro", []) is None
     assert git(root, "rev-list", "--count", "HEAD") == before  # no empty commit
     repo.write("a.txt", "work\n")
     repo.write("new.txt", "work\n")
-    sha = g.commit_task("01-02", 3, "Task 3:\n  add the\nthing ", "python-pro")
+    sha = g.commit_task(
+        "01-02", 3, "Task 3:\n  add the\nthing ", "python-pro", ["a.txt", "new.txt"]
+    )
     assert sha == git(root, "rev-parse", "HEAD").strip()
     assert git(root, "log", "-1", "--format=%B") == (
         "feat(01-02): Task 3: add the thing\n\nGsd-Task: 01-02-3\nGsd-Specialist: python-pro\n\n"
@@ -501,10 +503,10 @@ def test_committed_tasks_since_and_through_a_merge(repo: Project, tmp_path: Path
     root = repo.root
     g = Git(root)
     repo.write("a.txt", "one\n")
-    first = g.commit_task("01-01", 1, "one", "gsd-executor")
+    first = g.commit_task("01-01", 1, "one", "gsd-executor", ["a.txt"])
     git(root, "worktree", "add", "-q", "-b", "gsd/01-02", str(tmp_path / "wt"))
     (tmp_path / "wt" / "b.txt").write_text("two\n")
-    second = Git(tmp_path / "wt").commit_task("01-02", 1, "two", "python-pro")
+    second = Git(tmp_path / "wt").commit_task("01-02", 1, "two", "python-pro", ["b.txt"])
     git(root, "merge", "-q", "--no-ff", "-m", "merge", "gsd/01-02")
     assert g.committed_tasks() == {"01-01-1": first, "01-02-1": second}
     assert g.committed_tasks(since=first) == {"01-02-1": second}
@@ -519,7 +521,7 @@ def test_commit_without_identity_is_one_clear_line(
     git(repo.root, "config", "user.useConfigOnly", "true")
     repo.write("a.txt", "work\n")
     with pytest.raises(GsdError) as caught:
-        Git(repo.root).commit_task("01-02", 1, "n", "a")
+        Git(repo.root).commit_task("01-02", 1, "n", "a", ["a.txt"])
     message = one_line_error(caught.value)
     assert message.startswith(f"git commit failed in {repo.root.resolve()}: ")
     assert message.endswith("(set git config user.name and user.email)")
@@ -609,6 +611,6 @@ def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: 
     assert (root / "a.txt").read_text() == "a.txt v1\n" and checkpoint_tags(root) == []
     g.create_checkpoint("01-02", 1)
     repo.write("a.txt", "done\n")
-    sha = g.commit_task("01-02", 1, "Task 1", "worker")  # killed before the tag went
+    sha = g.commit_task("01-02", 1, "Task 1", "worker", ["a.txt"])  # killed before the tag went
     assert Git(root).recover() == [] and git(root, "rev-parse", "HEAD").strip() == sha
     assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []
