@@ -75,13 +75,6 @@ def append(path: Path, record: dict[str, Any]) -> None:
     append_line(path, line)
 
 
-def log(root: Path, kind: str, **fields: Any) -> dict[str, Any]:
-    """Append one event to the project's execution log; return the record written."""
-    record = event(kind, **fields)
-    append(log_path(root), record)
-    return record
-
-
 def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[str]]:
     """Records in file order, and a warning per line that is not one.
 

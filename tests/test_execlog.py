@@ -79,11 +79,6 @@ def test_an_unloggable_field_fails_before_the_file_is_touched(log: Path) -> None
     assert not log.exists()
 
 
-def test_log_appends_to_the_project_log(tmp_path: Path) -> None:
-    record = execlog.log(tmp_path, "plan-complete", plan="01-02")
-    assert execlog.read(execlog.log_path(tmp_path)) == ([record], [])
-
-
 def test_missing_log_is_empty(log: Path) -> None:
     assert execlog.read(log) == ([], [])
 
