@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gsd.errors import ERROR_TYPES, UsageError
 from gsd.files import append_line, jsonl_objects, read_lines_file
+from gsd.utc import as_utc, utc_stamp
 
 LOG_NAME = "specialist-errors.jsonl"
 
@@ -24,19 +25,12 @@ def log_path(root: Path) -> Path:
     return root / ".planning" / LOG_NAME
 
 
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def parse_timestamp(text: str) -> datetime:
     """An ISO-8601 date or time as an aware UTC datetime; naive means UTC. ValueError if not."""
     text = text.strip()
     if text[-1:] in ("Z", "z"):
         text = text[:-1] + "+00:00"  # Python 3.10's fromisoformat does not read "Z"
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    return as_utc(datetime.fromisoformat(text))
 
 
 class ErrorRecord(BaseModel):
@@ -44,7 +38,7 @@ class ErrorRecord(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    timestamp: str = Field(default_factory=utc_now)
+    timestamp: str = Field(default_factory=utc_stamp)
     phase: str
     plan: str
     task: str
@@ -61,8 +55,7 @@ class ErrorRecord(BaseModel):
     @classmethod
     def _timestamp(cls, value: Any) -> Any:
         if isinstance(value, datetime):
-            moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-            return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return utc_stamp(value)
         if isinstance(value, str):
             parse_timestamp(value)  # ValueError becomes a validation error
         return value

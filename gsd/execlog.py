@@ -8,6 +8,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from gsd.files import append_line, jsonl_objects, read_lines_file
+from gsd.utc import utc_stamp
 
 LOG_NAME = "execution-log.jsonl"
 
@@ -60,8 +61,7 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_stamp(value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, (set, frozenset)):
@@ -73,13 +73,6 @@ def append(path: Path, record: dict[str, Any]) -> None:
     """Add `record` as one line at the end of the log (locked; never rewrites)."""
     line = (to_line(record) + "\n").encode("utf-8")  # TypeError before the file is touched
     append_line(path, line)
-
-
-def log(root: Path, kind: str, **fields: Any) -> dict[str, Any]:
-    """Append one event to the project's execution log; return the record written."""
-    record = event(kind, **fields)
-    append(log_path(root), record)
-    return record
 
 
 def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[str]]:

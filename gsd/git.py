@@ -55,6 +55,11 @@ class Checkpoint(NamedTuple):
     untracked: tuple[str, ...]  # untracked, non-ignored paths that predate the checkpoint
     refs: dict[str, str]  # snapshot_refs() at checkpoint time
 
+    @property
+    def name(self) -> str:
+        """The tag as `git tag` lists it, SPEC 6's `git_state`: `checkpoint/01-02/...`."""
+        return self.tag.removeprefix("refs/tags/")
+
 
 class CheckpointTag(NamedTuple):
     """A checkpoint tag found in the repository (`gsd checkpoints list`)."""
@@ -130,13 +135,9 @@ class Git:
         done = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
         return done.out.strip() or None
 
-    def is_clean(self) -> bool:
-        """No tracked change, staged or not (untracked files are allowed, as git's own
-        rebase allows them: a checkpoint records them and a rollback leaves them be)."""
-        return not self.dirty_paths()
-
     def dirty_paths(self) -> list[str]:
-        """Tracked paths with staged or unstaged changes."""
+        """Tracked paths with staged or unstaged changes (untracked files are not dirt, as
+        for git's own rebase: a checkpoint records them and a rollback leaves them be)."""
         out = self._run(
             "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
         ).out
@@ -151,7 +152,15 @@ class Git:
 
         Tracked and ignored files are never touched; emptied directories go too.
         """
-        doomed = sorted(set(paths) & self.untracked_files())
+        return self._delete(sorted(set(paths) & self.untracked_files()))
+
+    def remove_new_untracked(self, keep: Iterable[str]) -> list[str]:
+        """Delete every untracked, non-ignored file not in `keep` (the untracked files
+        that were there before); returns them. One listing of the untracked files."""
+        return self._delete(sorted(self.untracked_files() - set(keep)))
+
+    def _delete(self, doomed: list[str]) -> list[str]:
+        """Delete these untracked files (a nested repository: "dir/") and emptied folders."""
         for rel in doomed:
             path = self._root / rel.rstrip("/")
             if rel.endswith("/") and path.is_dir() and not path.is_symlink():
@@ -209,11 +218,14 @@ class Git:
 
     def observe(self, cp: Checkpoint) -> Observation:
         """`changed_files` and `changed_refs` of a spawn, in two git processes when the
-        agent left HEAD, its branch and every ref alone (the common case); otherwise
-        (or with a snapshot of dirty work) the full answer from those two methods."""
+        agent left HEAD, its branch and every tag and branch `changed_refs` watches alone
+        (the common case, even while other plans' branches move); otherwise (or with a
+        snapshot of dirty work) the full answer from those two methods."""
         status = self.status()
         if cp.snapshot is None and status.head == cp.head and status.branch == cp.branch:
-            if self._refs(status) == cp.refs:
+            # Only the refs the full answer looks at: other plans' branches move in a wave.
+            foreign = self._foreign_branches()
+            if _watched_refs(self._ref_table(), foreign) == _watched_refs(cp.refs, foreign):
                 new = status.untracked - set(cp.untracked)
                 return Observation(sorted(status.changed | new), [])
         return Observation(self.changed_files(cp), self.changed_refs(cp.refs, cp))
@@ -267,19 +279,15 @@ class Git:
         self._save_record(checkpoint)
         return checkpoint
 
-    def rollback(self, cp: Checkpoint) -> list[str]:
+    def rollback(self, cp: Checkpoint) -> None:
         """Put branch, HEAD, refs, index and working tree back as they were at `cp`.
 
         Commits the agent made leave the branch, files it created are removed, tracked
         files revert, and a snapshot's uncommitted work is re-applied with its index.
         Ignored files are never touched, not even ones the agent created, and neither
-        are untracked files that predate the checkpoint. Returns the paths that
-        changed (`changed_files`). On failure the tag is kept for a manual restore.
+        are untracked files that predate the checkpoint (`changed_files` before the
+        rollback says what it undoes). On failure the tag is kept for a manual restore.
         """
-        try:
-            changed = self.changed_files(cp)
-        except GsdError:
-            changed = []
         try:
             self._quit_operations()
             foreign = self._foreign_branches()
@@ -292,7 +300,7 @@ class Git:
             self._restore_refs(cp, foreign)
             saved = self._save_untracked_in_index(cp)
             self._run("reset", "--hard", "-q", cp.head)
-            self._remove_new_untracked(set(cp.untracked))
+            self.remove_new_untracked(cp.untracked)
             for rel, kept in saved.items():
                 _write_back(self._root / rel, kept)
             if cp.snapshot:
@@ -304,7 +312,6 @@ class Git:
                 + (f" && git stash apply --index {cp.snapshot}" if cp.snapshot else ""),
             ) from exc
         self.delete_checkpoint(cp)
-        return changed
 
     def delete_checkpoint(self, cp: Checkpoint) -> None:
         """Remove the checkpoint tag and its record (a missing tag is not an error)."""
@@ -402,19 +409,12 @@ class Git:
             paths.update(_split(log.out))
         return sorted(path for path in paths if path)
 
-    def commits_since(self, cp: Checkpoint) -> list[str]:
-        """Commits the agent added to HEAD or the checkpoint's branch, oldest first."""
-        revs = self._agent_revs(cp)
-        if not revs:
-            return []
-        return self._run("rev-list", "--reverse", *revs).out.split()
-
     def changed_refs(self, before: dict[str, str], cp: Checkpoint) -> list[str]:
         """What the agent did to refs since `before` (usually `cp.refs`), one line each.
 
         Reported: tags and branches deleted or moved, HEAD switched or detached, HEAD or
         the checkpoint's branch on a commit that does not descend from the checkpoint.
-        Not reported: new commits on the branch (see `commits_since`), refs the agent
+        Not reported: new commits on the branch (`changed_files` sees them), refs the agent
         created (rollback still deletes them), gsd's own refs and branches checked out
         in other worktrees (other plans move those while this one runs).
         """
@@ -448,48 +448,34 @@ class Git:
     # -- task commits ------------------------------------------------------------------
 
     def commit_task(
-        self,
-        plan_id: str,
-        task: int,
-        name: str,
-        agent: str,
-        paths: list[str] | None = None,
-        *,
-        no_verify: bool = False,
+        self, plan_id: str, task: int, name: str, agent: str, paths: list[str]
     ) -> str | None:
-        """Commit a task's changes (all of them, or only `paths`); None if nothing changed.
+        """Commit a task's changes to `paths`; None if none of them changed.
 
         Message: `feat({plan_id}): {name}`, a blank line, then the `Gsd-Task` and
-        `Gsd-Specialist` trailers. With `paths`, other staged changes stay staged.
+        `Gsd-Specialist` trailers. Other staged changes stay staged.
         """
         if self.head() is None:
             raise GsdError(
                 f"the repository has no commits yet: {self._root}",
                 hint="make an initial commit first",
             )
-        if paths is None:
-            self._run("add", "-A")
-            if self._run("diff", "--cached", "--quiet", ok=(0, 1)).status == 0:
-                return None
-            only: list[str] = []
-        else:
-            specs = [_literal(p) for p in paths]
-            listed = self._run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
-            indexed = set(_split(listed))
-            present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
-            if present:
-                self._run("add", "-A", "--", *(_literal(p) for p in present))
-            staged = []
-            if paths:
-                diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
-                staged = _split(diff.out)
-            if not staged:
-                return None
-            # --only commits just these paths; whatever else was staged stays staged.
-            only = ["--only", "--", *(_literal(p) for p in staged)]
+        specs = [_literal(p) for p in paths]
+        listed = self._run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
+        indexed = set(_split(listed))
+        present = [p for p in paths if p in indexed or os.path.lexists(self._root / p)]
+        if present:
+            self._run("add", "-A", "--", *(_literal(p) for p in present))
+        staged = []
+        if paths:
+            diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
+            staged = _split(diff.out)
+        if not staged:
+            return None
+        # --only commits just these paths; whatever else was staged stays staged.
+        only = ["--only", "--", *(_literal(p) for p in staged)]
         message = _task_message(plan_id, task, name, agent)
-        options = ["--no-verify"] if no_verify else []
-        self._run("commit", "-q", "--cleanup=verbatim", *options, "-m", message, *only)
+        self._run("commit", "-q", "--cleanup=verbatim", "-m", message, *only)
         sha = self.head()
         assert sha is not None
         return sha
@@ -777,15 +763,16 @@ class Git:
                 saved[rel] = _Saved(path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
         return saved
 
-    def _remove_new_untracked(self, keep: set[str]) -> None:
-        self.remove_untracked(self.untracked_files() - keep)
-
 
 def _watched(ref: str, foreign: set[str]) -> bool:
     """Refs a spawn must not rewrite and rollback restores: tags and local branches."""
     if ref.startswith(CHECKPOINT_PREFIX) or ref.startswith(PLAN_BRANCH_PREFIX) or ref in foreign:
         return False
     return ref.startswith(("refs/tags/", "refs/heads/"))
+
+
+def _watched_refs(refs: dict[str, str], foreign: set[str]) -> dict[str, str]:
+    return {ref: sha for ref, sha in refs.items() if _watched(ref, foreign)}
 
 
 def _kind(ref: str) -> tuple[str, str]:

@@ -7,12 +7,12 @@ import json
 import os
 import socket
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 
 from gsd import proc
 from gsd.errors import GsdError
+from gsd.utc import utc_stamp
 
 LOCK_NAME = ".gsd.lock"
 
@@ -82,7 +82,7 @@ class RunLock:
 def _holder() -> dict[str, object]:
     return {
         "pid": os.getpid(),
-        "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "started": utc_stamp(),
         "host": socket.gethostname(),
         "argv": sys.argv,
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -85,6 +87,7 @@ class Spawned(NamedTuple):
     pid: int | None
     error: str | None  # why it could not start (spawn-failed), else None
     leftovers: int  # processes of its group still alive after it exited, then ended
+    survivors: int  # processes of its group alive even after SIGKILL (D state, EPERM): left
 
 
 def supervise(
@@ -110,6 +113,8 @@ def supervise(
     - when the program exits on its own, anything left in its group is ended the same way;
     - the child gets SIGKILL if gsd dies (Linux parent-death signal), and the group is
       recorded in `registry` until it is gone, so the next run can reap it;
+    - after SIGKILL gsd waits at most `max(grace_s, 1)` seconds more: a process stuck in
+      the kernel (D state) or not gsd's to signal is counted in `survivors`, not waited on;
     - when `cancel` is set (gsd is interrupted while other threads supervise), the group
       is ended as on a timeout and the exit status is 130 (as for Ctrl-C).
     A program that cannot be started is a result (exit 127, `error` set), not an exception.
@@ -120,7 +125,12 @@ def supervise(
     _prctl()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(stdout_path, "wb"))
+        # One file for both (`2>&1`): one open file, one offset; two opens would each
+        # write from offset 0 over the other's bytes.
+        same = _same_file(stdout_path, stderr_path)
+        err = out if same else files.enter_context(open(stderr_path, "wb"))
         stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
         try:
             child = subprocess.Popen(
@@ -138,35 +148,50 @@ def supervise(
             err.write(f"gsd: cannot start {argv[0]}: {exc.strerror or exc}\n".encode())
             return Spawned(
                 tuple(argv), EXIT_NOT_FOUND, False, False, time.monotonic() - started,
-                stdout_path, stderr_path, None, f"{argv[0]}: {exc.strerror or exc}", 0,
+                stdout_path, stderr_path, None, f"{argv[0]}: {exc.strerror or exc}", 0, 0,
             )  # fmt: skip
         finally:
             if stdin_path is not None:
                 stdin.close()  # type: ignore[union-attr]
-    record = _record(registry, child.pid, argv)
+    record = None
     timed_out = killed = False
+    leftovers = survivors = 0
     try:
+        record = _record(registry, child.pid, argv)
         try:
             code = _wait(child, timeout_s, cancel)
         except subprocess.TimeoutExpired:
             timed_out = True
-            killed = not _end_group(child.pid, grace_s, leader=child)
+            enough, survivors = _end_group(child.pid, grace_s, leader=child)
+            killed = not enough
             code = EXIT_KILLED if killed else EXIT_TIMEOUT
         except _Cancelled:
-            _end_group(child.pid, grace_s, leader=child)
+            survivors = _end_group(child.pid, grace_s, leader=child)[1]
             code = EXIT_INTERRUPTED
-        leftovers = _group_size(child.pid)
-        if leftovers:
-            _end_group(child.pid, grace_s)
+        if not survivors:
+            leftovers = _group_size(child.pid)
+            if leftovers:
+                survivors = _end_group(child.pid, grace_s)[1]
+    except BaseException:  # the registry cannot be written, Ctrl-C, ...: nothing runs on
+        survivors = _end_group(child.pid, grace_s, leader=child)[1]  # unsupervised
+        raise
     finally:
-        if record is not None:
+        if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
     if not timed_out and code < 0:
         code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
     return Spawned(
         tuple(argv), code, timed_out, killed, time.monotonic() - started,
-        stdout_path, stderr_path, child.pid, None, leftovers,
+        stdout_path, stderr_path, child.pid, None, leftovers, survivors,
     )  # fmt: skip
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `b` names the file `a` (which exists) names, however spelled."""
+    try:
+        return a == b or os.path.samefile(a, b)
+    except OSError:
+        return False  # `b` does not exist yet: not the same file
 
 
 class _Cancelled(Exception):
@@ -239,8 +264,12 @@ def _group_size(pgid: int) -> int:
     return count
 
 
-def _end_group(pgid: int, grace_s: float, leader: subprocess.Popen[bytes] | None = None) -> bool:
-    """SIGTERM to the group, SIGKILL after the grace period; True if SIGTERM was enough."""
+def _end_group(
+    pgid: int, grace_s: float, leader: subprocess.Popen[bytes] | None = None
+) -> tuple[bool, int]:
+    """SIGTERM to the group, SIGKILL after the grace period. Returns whether SIGTERM was
+    enough, and how many processes are alive `max(grace_s, 1)` seconds after SIGKILL
+    (stuck in the kernel, or not gsd's to signal): those are given up on, not waited for."""
     import os
     import signal
     import time
@@ -258,14 +287,18 @@ def _end_group(pgid: int, grace_s: float, leader: subprocess.Popen[bytes] | None
             time.sleep(_POLL_S)
             continue
         if _group_size(pgid) == 0:
-            return True
+            return True, 0
         time.sleep(_POLL_S)
     signal_group(signal.SIGKILL)
+    deadline = time.monotonic() + max(grace_s, 1.0)
     if leader is not None:
-        leader.wait()
-    while _group_size(pgid):
+        try:
+            leader.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass  # counted below with the rest of the group
+    while (alive := _group_size(pgid)) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
-    return False
+    return False, alive
 
 
 def _record(registry: Path | None, pid: int, argv: list[str]) -> Path | None:
@@ -305,7 +338,8 @@ def reap(registry: Path, grace_s: float = 2.0) -> list[int]:
         # the leader may be gone while its group lives on; a reused pid is not ours
         same = record.get("start") in (None, _start_time(pgid)) or _start_time(pgid) is None
         if same and _group_size(pgid):
-            _end_group(pgid, grace_s)
             reaped.append(pgid)
+            if _end_group(pgid, grace_s)[1]:
+                continue  # still there after SIGKILL: the record stays for a later run
         path.unlink(missing_ok=True)
     return reaped

@@ -13,17 +13,19 @@ def project_status(project: Project) -> dict[str, Any]:
     committed tasks, and the open blockers of STATE.md."""
     committed = _committed_tasks(project)
     state_path = project.planning / "STATE.md"
-    blockers = state.blockers(state.load(state_path)) if state_path.exists() else []
+    text = state.load(state_path) if state_path.exists() else ""
+    blockers = state.blockers(text)
+    failures = state.blocker_plans(text)  # gsd's own bullets, not people's notes
     phases = []
     for phase in project.phases():
         graph = project.phase_graph(phase)
         plans = []
         for plan_id, plan in graph.plans.items():
             done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
-            mine = [b for b in blockers if b.lstrip("- ").startswith(f"[{plan_id}]")]
+            mine = [kind for tag, kind in failures if state.same_plan(tag, plan_id)]
             if summary.exists(phase.path, plan_id):
                 status = "done"
-            elif any("checkpoint-paused" in b for b in mine):
+            elif "checkpoint-paused" in mine:
                 status = "paused"
             elif mine:
                 status = "failed"

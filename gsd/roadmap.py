@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gsd.lines import SEPARATOR_RE, Lines
 from gsd.phases import phase_key
 from gsd.state import load, same_plan, save
 
@@ -26,7 +27,6 @@ __all__ = [
 
 ROADMAP_FILE = "ROADMAP.md"
 
-_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _CHECKBOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+][ \t]+\[)(?P<mark>[ xX])(?P<rest>\][ \t]+.*)$")
 # After the box: `01-02-PLAN.md`, `01-02: name`, `**01-02**`, `02.1-01-slug-PLAN.md`.
 _PLAN_REF_RE = re.compile(
@@ -37,31 +37,11 @@ _PLAN_REF_RE = re.compile(
 _PHASE_CELL_RE = re.compile(
     r"^(?:Phase[ \t]+)?(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)(?=[.:\s]|$)"
 )
-_SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
 
 
-def _body(part: str) -> str:
-    return part[:-1] if part.endswith("\r") else part
-
-
-def _outside_fences(parts: list[str]) -> list[int]:
-    """Indexes of the lines outside fenced code blocks (an unclosed fence fences nothing)."""
-    fenced: set[int] = set()
-    fence, opened = "", 0
-    for index, part in enumerate(parts):
-        opener = _FENCE_RE.match(part)
-        if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fenced.update(range(opened, index + 1))
-                fence = ""
-        elif opener:
-            fence, opened = opener.group(1), index
-    return [index for index in range(len(parts)) if index not in fenced]
-
-
-def _checkboxes(parts: list[str], plan_id: str) -> Iterator[tuple[int, re.Match[str]]]:
-    for index in _outside_fences(parts):
-        box = _CHECKBOX_RE.match(_body(parts[index]))
+def _checkboxes(lines: Lines, plan_id: str) -> Iterator[tuple[int, re.Match[str]]]:
+    for index in lines.plain(frontmatter=False):
+        box = _CHECKBOX_RE.match(lines.body(index))
         if box:
             ref = _PLAN_REF_RE.match(box.group("rest"))
             if ref and same_plan(ref.group("id"), plan_id):
@@ -70,19 +50,17 @@ def _checkboxes(parts: list[str], plan_id: str) -> Iterator[tuple[int, re.Match[
 
 def check_plan(text: str, plan_id: str, done: bool = True) -> str:
     """Tick (or, with `done=False`, untick) the plan's checkbox lines."""
-    parts = text.split("\n")
-    for index, box in _checkboxes(parts, plan_id):
+    lines = Lines(text)
+    for index, box in _checkboxes(lines, plan_id):
         if (box.group("mark") != " ") != done:
             mark = "x" if done else " "
-            cr = "\r" if parts[index].endswith("\r") else ""
-            parts[index] = box.group("lead") + mark + box.group("rest") + cr
-    new = "\n".join(parts)
-    return text if new == text else new
+            lines.set(index, box.group("lead") + mark + box.group("rest"))
+    return lines.result(text)
 
 
 def plan_checked(text: str, plan_id: str) -> bool | None:
     """Whether the plan's checkbox is ticked; None when the roadmap lists no such plan."""
-    for _, box in _checkboxes(text.split("\n"), plan_id):
+    for _, box in _checkboxes(Lines(text), plan_id):
         return box.group("mark") != " "
     return None
 
@@ -119,21 +97,21 @@ def _columns(header: list[str]) -> dict[str, int] | None:
     return columns if "plans" in columns and "status" in columns else None
 
 
-def _progress_rows(parts: list[str], phase: str) -> Iterator[tuple[int, dict[str, int]]]:
+def _progress_rows(lines: Lines, phase: str) -> Iterator[tuple[int, dict[str, int]]]:
     """(line index, columns) of every progress-table row of `phase`."""
     wanted = phase_key(phase.strip())
     columns: dict[str, int] | None = None
-    lines = _outside_fences(parts)
-    for position, index in enumerate(lines):
-        body = _body(parts[index])
+    plain = lines.plain(frontmatter=False)
+    for position, index in enumerate(plain):
+        body = lines.body(index)
         if not body.lstrip().startswith("|"):
             columns = None
             continue
-        following = lines[position + 1] if position + 1 < len(lines) else None
-        if following is not None and _SEPARATOR_RE.match(_body(parts[following])):
+        following = plain[position + 1] if position + 1 < len(plain) else None
+        if following is not None and SEPARATOR_RE.match(lines.body(following)):
             columns = _columns(_split_row(body)[1])
             continue
-        if columns is None or _SEPARATOR_RE.match(body):
+        if columns is None or SEPARATOR_RE.match(body):
             continue
         cells = _split_row(body)[1]
         number = _PHASE_CELL_RE.match(cells[0].strip() if cells else "")
@@ -156,13 +134,12 @@ def set_progress(
     """Set the Plans Complete (`2/3`), Status and Completed (`date`, else `-`) cells of the
     phase's progress-table row; other cells stay byte for byte. When several tables list
     the phase, the last row wins (the current milestone comes last)."""
-    parts = text.split("\n")
-    rows = list(_progress_rows(parts, phase))
+    lines = Lines(text)
+    rows = list(_progress_rows(lines, phase))
     if not rows:
         return text
     index, columns = rows[-1]
-    cr = "\r" if parts[index].endswith("\r") else ""
-    lead, cells, trail = _split_row(_body(parts[index]))
+    lead, cells, trail = _split_row(lines.body(index))
     values = {
         "plans": f"{completed}/{total}",
         "status": _cell(status),
@@ -176,17 +153,16 @@ def set_progress(
             cells.append(" - ")
         if cells[column].strip() != value:
             cells[column] = f" {value} "
-    parts[index] = _join_row(lead, cells, trail) + cr
-    new = "\n".join(parts)
-    return text if new == text else new
+    lines.set(index, _join_row(lead, cells, trail))
+    return lines.result(text)
 
 
 def progress_row(text: str, phase: str) -> dict[str, str] | None:
     """The phase's `plans`, `status` and `completed` cells as written, or None."""
-    parts = text.split("\n")
-    rows = list(_progress_rows(parts, phase))
+    lines = Lines(text)
+    rows = list(_progress_rows(lines, phase))
     if not rows:
         return None
     index, columns = rows[-1]
-    cells = [cell.strip() for cell in _split_row(_body(parts[index]))[1]]
+    cells = [cell.strip() for cell in _split_row(lines.body(index))[1]]
     return {name: cells[column] if column < len(cells) else "" for name, column in columns.items()}

@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from gsd.errors import ERROR_TYPES, GsdError, InputError
 from gsd.files import write_atomic
+from gsd.lines import SEPARATOR_RE, Lines
 from gsd.phases import phase_key
 
 STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
 PLACEHOLDER = "None yet."
 
-_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _POSITION_RE = re.compile(r"current position", re.I)
 _SESSION_RE = re.compile(r"session continuity", re.I)
 _METRICS_RE = re.compile(r"performance metrics", re.I)
@@ -44,7 +43,6 @@ _PLACEHOLDER_RE = re.compile(
 _BAR_RE = re.compile(r"^\[(?P<bar>[^\]]*)\][ \t]*(?P<pct>\d+(?:\.\d+)?)[ \t]*%")
 _BAR_EMPTY = "░▒ .-_·"
 _METRIC_LABEL_RE = re.compile(r"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>\d+)$", re.I)
-_SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
 
 # (keyword, label) in the order the GSD template writes them.
 _POSITION_FIELDS = (
@@ -58,121 +56,6 @@ _SESSION_FIELDS = (
     ("stopped_at", "Stopped at"),
     ("resume_file", "Resume file"),
 )
-
-
-# ---------------------------------------------------------------------------- lines
-
-
-class _Lines:
-    """A text as lines; each line keeps its own `\\r`, so joining gives back every byte."""
-
-    def __init__(self, text: str) -> None:
-        self.parts = text.split("\n")
-        # New lines copy the first line's ending; "" stands for "\n".
-        self.cr = "\r" if len(self.parts) > 1 and self.parts[0].endswith("\r") else ""
-
-    def __len__(self) -> int:
-        """The number of lines; a final newline does not start one more."""
-        return len(self.parts) - 1 if self.parts[-1] == "" else len(self.parts)
-
-    def text(self) -> str:
-        return "\n".join(self.parts)
-
-    def body(self, index: int) -> str:
-        part = self.parts[index]
-        return part[:-1] if part.endswith("\r") else part
-
-    def set(self, index: int, body: str) -> None:
-        self.parts[index] = body + ("\r" if self.parts[index].endswith("\r") else "")
-
-    def insert(self, index: int, bodies: list[str]) -> None:
-        new = [body + self.cr for body in bodies]
-        if index == len(self.parts):
-            # After a last line without a newline: that line gets one, the new last has none.
-            self.parts[-1] += self.cr
-            new[-1] = bodies[-1]
-        self.parts[index:index] = new
-
-    def delete(self, index: int) -> None:
-        del self.parts[index]
-        if not self.parts:
-            self.parts = [""]
-        elif index == len(self.parts):
-            # The deleted line was the last and had no newline: neither has the new last.
-            self.parts[-1] = self.body(index - 1)
-
-    def plain(self) -> list[int]:
-        """Indexes of the lines outside frontmatter and fenced code blocks (a fence that
-        never closes fences nothing: text gsd appends after it must stay findable)."""
-        start, count = 0, len(self)
-        if count and self.body(0).strip() == "---":
-            start = next((i + 1 for i in range(1, count) if self.body(i).strip() == "---"), 0)
-        fenced: set[int] = set()
-        fence, opened = "", 0
-        for i in range(start, count):
-            opener = _FENCE_RE.match(self.body(i))
-            if fence:
-                if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                    fenced.update(range(opened, i + 1))
-                    fence = ""
-            elif opener:
-                fence, opened = opener.group(1), i
-        return [i for i in range(start, count) if i not in fenced]
-
-    def headings(self) -> Iterator[tuple[int, int, str]]:
-        """(index, level, title) of each Markdown heading outside frontmatter and fences."""
-        for i in self.plain():
-            match = _HEADING_RE.match(self.body(i))
-            if match:
-                yield i, len(match.group(1)), match.group(2)
-
-    def section(self, title: re.Pattern[str], levels: tuple[int, ...] = (2,)) -> range | None:
-        """The lines of the first section titled `title`: its heading up to the next heading
-        of the same or a higher level."""
-        start, level = -1, 0
-        for index, depth, text in self.headings():
-            if start < 0:
-                if depth in levels and title.fullmatch(text.strip()):
-                    start, level = index, depth
-            elif depth <= level:
-                return range(start, index)
-        return range(start, len(self)) if start >= 0 else None
-
-    def field(self, span: range, label: str) -> tuple[int, re.Match[str]] | None:
-        """The first `Label: value` line of the section (also `**Label:** value`, `- Label:`)."""
-        words = r"[ \t]+".join(re.escape(word) for word in label.split())
-        pattern = re.compile(
-            rf"^(?P<prefix>[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?{words}(?:\*\*)?:(?:\*\*)?[ \t]*)"
-            r"(?P<value>.*)$",
-            re.I,
-        )
-        for index in self.plain():
-            if index in span[1:]:
-                match = pattern.match(self.body(index))
-                if match:
-                    return index, match
-        return None
-
-    def append_to(self, span: range, bodies: list[str], apart: bool = False) -> None:
-        """Add lines after the last non-blank line of a section (and a blank line)."""
-        last = max(i for i in span if i == span.start or self.body(i).strip())
-        new = [""] + bodies if apart and last != span.start else list(bodies)
-        if last == span.start:  # an empty section: keep a blank line around the new lines
-            new.insert(0, "")
-            if last + 1 < len(self) and self.body(last + 1).strip():
-                new.append("")
-        self.insert(last + 1, new)
-
-    def append_section(self, heading: str, bodies: list[str]) -> None:
-        """Add a section at the end of the text, after a blank line."""
-        count = len(self)
-        new = [""] if count and self.body(count - 1).strip() else []
-        self.insert(count, [*new, heading, "", *bodies])
-
-
-def _result(lines: _Lines, text: str) -> str:
-    new = lines.text()
-    return text if new == text else new
 
 
 def _one_line(value: str) -> str:
@@ -215,7 +98,7 @@ def _set_fields(
     """
     if not edits:
         return text
-    lines = _Lines(text)
+    lines = Lines(text)
     span = lines.section(title)
     if span is None:
         bodies: list[str] = []
@@ -225,7 +108,7 @@ def _set_fields(
                     bodies.append("")
                 bodies.append(f"{label}: {edits[label](None)}")
         lines.append_section(heading, bodies)
-        return _result(lines, text)
+        return lines.result(text)
     missing = []
     for label, edit in edits.items():
         found = lines.field(span, label)
@@ -256,13 +139,13 @@ def _set_fields(
             while index - 1 > span.start + 1 and not lines.body(index - 1).strip():
                 index -= 1  # join the paragraph above, not the line below a blank
             lines.insert(index, [body])
-    return _result(lines, text)
+    return lines.result(text)
 
 
 def _fields(
     text: str, title: re.Pattern[str], names: tuple[tuple[str, str], ...]
 ) -> dict[str, str]:
-    lines = _Lines(text)
+    lines = Lines(text)
     span = lines.section(title)
     values = {}
     for key, label in names:
@@ -399,15 +282,22 @@ def _bullet(line: str) -> str:
     return line if re.match(r"[-*+][ \t]", line) else f"- {line}"
 
 
-def _tag(body: str) -> str | None:
-    """The plan of a blocker bullet gsd wrote; None for any other line (people's notes
-    about a plan included), which gsd never replaces or removes."""
+def _own(body: str) -> tuple[str, str] | None:
+    """(plan, error type) of a blocker bullet gsd wrote; None for any other line (people's
+    notes about a plan included), which gsd never replaces or removes."""
     match = _BLOCKER_RE.match(body)
-    own = match is not None and match.group("type") in (*ERROR_TYPES, "checkpoint-paused")
-    return match.group("plan") if match and own else None  # a failure's type, or a pause
+    if match is None or match.group("type") not in (*ERROR_TYPES, "checkpoint-paused"):
+        return None  # gsd writes a failure's type, or a pause
+    return match.group("plan"), match.group("type")
 
 
-def _blockers(lines: _Lines) -> tuple[range, list[int]] | None:
+def _tag(body: str) -> str | None:
+    """The plan of a blocker bullet gsd wrote, else None."""
+    own = _own(body)
+    return own[0] if own else None
+
+
+def _blockers(lines: Lines) -> tuple[range, list[int]] | None:
     """The Blockers section and its non-blank lines outside code fences."""
     span = lines.section(_BLOCKERS_RE, (3,)) or lines.section(_BLOCKERS_RE, (2,))
     if span is None:
@@ -423,11 +313,11 @@ def add_blocker(text: str, line: str) -> str:
     section is created at the end of the file.
     """
     bullet = _bullet(line)
-    lines = _Lines(text)
+    lines = Lines(text)
     found = _blockers(lines)
     if found is None:
         lines.append_section("## Blockers", [bullet])
-        return _result(lines, text)
+        return lines.result(text)
     span, content = found
     tag = _tag(bullet)
     for index in content:
@@ -435,18 +325,18 @@ def add_blocker(text: str, line: str) -> str:
         if body.strip() == bullet or (tag and (old := _tag(body)) and same_plan(old, tag)):
             if body.strip() != bullet:
                 lines.set(index, bullet)
-            return _result(lines, text)
+            return lines.result(text)
     if len(content) == 1 and _PLACEHOLDER_RE.match(lines.body(content[0])):
         lines.set(content[0], bullet)
     else:
         lines.append_to(span, [bullet])
-    return _result(lines, text)
+    return lines.result(text)
 
 
 def remove_blockers(text: str, plan_id: str) -> str:
     """Drop gsd's `- [plan_id] error_type: ...` bullets; an emptied section gets `None yet.`
     back."""
-    lines = _Lines(text)
+    lines = Lines(text)
     found = _blockers(lines)
     if found is None:
         return text
@@ -458,16 +348,26 @@ def remove_blockers(text: str, plan_id: str) -> str:
         lines.set(doomed.pop(0), PLACEHOLDER)
     for index in reversed(doomed):
         lines.delete(index)
-    return _result(lines, text)
+    return lines.result(text)
 
 
 def blockers(text: str) -> list[str]:
     """The lines under the Blockers heading, stripped; blank, fenced and placeholder lines
     left out."""
-    lines = _Lines(text)
+    lines = Lines(text)
     found = _blockers(lines)
     bodies = (lines.body(i).strip() for i in found[1]) if found else ()
     return [body for body in bodies if not _PLACEHOLDER_RE.match(body)]
+
+
+def blocker_plans(text: str) -> list[tuple[str, str]]:
+    """(plan, error type) of each Blockers bullet gsd wrote (`- [01-02] timeout: ...`,
+    `- [01-02] checkpoint-paused: ...`), in file order; people's own notes are not in it.
+    The plan is as written: compare it with `same_plan`."""
+    lines = Lines(text)
+    found = _blockers(lines)
+    owned = (_own(lines.body(i)) for i in found[1]) if found else ()
+    return [pair for pair in owned if pair]
 
 
 # ------------------------------------------------------------------ performance metrics
@@ -504,7 +404,7 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
     """Write `| Phase 01 P02 | 4min | 3 tasks | 2 files |` into the Performance Metrics
     table whose header starts `| Plan | Duration |`: the plan's row is replaced wherever it
     is in the section, else appended to the table. No such table: the text is unchanged."""
-    lines = _Lines(text)
+    lines = Lines(text)
     span = lines.section(_METRICS_RE)
     if span is None:
         return text
@@ -513,7 +413,7 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
         header = _cells(lines.body(index))
         if (
             _is_row(lines.body(index))
-            and _SEPARATOR_RE.match(lines.body(index + 1))
+            and SEPARATOR_RE.match(lines.body(index + 1))
             and header[0].lower() == "plan"
             and any("duration" in cell.lower() for cell in header)
         ):
@@ -535,7 +435,7 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
         if _is_row(body) and _is_metric_of(_cells(body)[0], plan_id):
             if body.rstrip() != row:
                 lines.set(index, row)
-            return _result(lines, text)
+            return lines.result(text)
     stop = start + 2
     while stop < span.stop and _is_row(lines.body(stop)):
         stop += 1
@@ -547,7 +447,7 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
             lines.delete(index)
     else:
         lines.insert(rows.stop, [row])
-    return _result(lines, text)
+    return lines.result(text)
 
 
 # ------------------------------------------------------------------------- the disk
@@ -566,13 +466,21 @@ def load(path: Path, *, missing_ok: bool = False) -> str:
         raise InputError(f"{path}: cannot read: {exc}") from None
 
 
-def save(path: Path, text: str) -> bool:
-    """Write `text` atomically unless the file already holds it; True when written."""
-    try:
-        if load(path) == text:
+def save(path: Path, text: str, *, old: str | None = None) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written.
+
+    `old` is the text the caller loaded from `path`: compared instead of reading the
+    file again (every edit returns its input when nothing changes).
+    """
+    if old is not None:
+        if old == text:
             return False
-    except InputError:
-        pass  # missing or unreadable: write it
+    else:
+        try:
+            if load(path) == text:
+                return False
+        except InputError:
+            pass  # missing or unreadable: write it
     try:
         write_atomic(path, text)
     except OSError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from gsd import frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
 from gsd.taskrun import TaskOutcome
+from gsd.utc import as_utc, utc_stamp
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -53,8 +54,8 @@ def render(
         if outcome.report is not None:
             new_files.update(outcome.report.files_created)
     files = _files(done)
-    seconds = max(0.0, (_utc(finished) - _utc(started)).total_seconds())
-    completed = _utc(finished).strftime("%Y-%m-%d")
+    seconds = max(0.0, (as_utc(finished) - as_utc(started)).total_seconds())
+    completed = as_utc(finished).strftime("%Y-%m-%d")
 
     front = _frontmatter_text(
         phase=phase_dir,
@@ -78,8 +79,8 @@ def render(
         "## Performance",
         "",
         f"- **Duration:** {_long_duration(seconds)}",
-        f"- **Started:** {_timestamp(started)}",
-        f"- **Completed:** {_timestamp(finished)}",
+        f"- **Started:** {utc_stamp(started)}",
+        f"- **Completed:** {utc_stamp(finished)}",
         f"- **Tasks:** {len(numbers)}",
         f"- **Files modified:** {len(files)}",
         "",
@@ -340,17 +341,6 @@ def _sum(values: list[int | None] | list[float | None], form: str) -> str:
 
 
 # --- time ------------------------------------------------------------------------
-
-
-def _utc(moment: datetime) -> datetime:
-    """Aware UTC; a naive time is taken as UTC already."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
-
-
-def _timestamp(moment: datetime) -> str:
-    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _short_duration(seconds: float) -> str:

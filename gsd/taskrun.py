@@ -96,13 +96,16 @@ def run_task(
         registry=running_registry(git),
         cancel=cancel,
     )
+    _warn_survivors(spawned, f"{plan.id} task {task.index}")
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(
         agent.runner,
         stdout,
         result_file.read_text("utf-8", "replace") if result_file.exists() else None,
     )
-    report = result.parse_task_report(output.text) or result.parse_task_report(stdout)
+    report = result.parse_task_report(output.text)
+    if report is None and output.text != stdout:  # raw stdout is the text: read it once
+        report = result.parse_task_report(stdout)
     seen = git.observe(checkpoint)
     changed = seen.changed
     verdict = result.judge(
@@ -145,10 +148,15 @@ def run_task(
                 commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             error_type, details = "unknown", f"task commit failed: {exc}"
+    rollback_failed: GsdError | None = None
     if error_type is None:
         git.delete_checkpoint(checkpoint)
     else:
-        git.rollback(checkpoint)
+        try:
+            git.rollback(checkpoint)
+        except GsdError as exc:  # the tree is not restored: log the failure, then stop
+            rollback_failed = exc
+            details = f"{details}; {exc}"  # names the kept tag and how to restore by hand
     outcome = TaskOutcome(
         plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
         error_type is None, error_type, details, commit, changed, deviations,
@@ -157,6 +165,8 @@ def run_task(
     )  # fmt: skip
     if error_type is not None:
         _log(error_log, plan, outcome, agent, checkpoint)
+    if rollback_failed is not None:
+        raise rollback_failed
     return outcome
 
 
@@ -200,6 +210,7 @@ def _verify(
                 registry=running_registry(git),
                 cancel=cancel,
             )
+            _warn_survivors(done, f"task {task.index} check `{command}`")
             if done.exit_code != 0:
                 last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]
                 return "validation-failed", (
@@ -207,8 +218,16 @@ def _verify(
                     + (f": {' | '.join(last)}" if last else "")
                 )
     finally:
-        git.remove_untracked(git.untracked_files() - before)  # caches, reports, ...
+        git.remove_new_untracked(before)  # caches, reports, ...
     return None, f"{len(commands)} automated check(s) passed"
+
+
+def _warn_survivors(spawned: proc.Spawned, what: str) -> None:
+    if spawned.survivors:
+        sys.stderr.write(
+            f"gsd: warning: {what}: {spawned.survivors} process(es) of group {spawned.pid} "
+            "still alive after SIGKILL (stuck in the kernel?); gsd stopped waiting for them\n"
+        )
 
 
 def _tail(path: Path, limit: int = OUTPUT_TAIL) -> str:
@@ -242,7 +261,7 @@ def _log(
             specialist=agent.name,
             error_type=outcome.error_type or "unknown",
             details=outcome.details,
-            git_state=checkpoint.tag if checkpoint else "",
+            git_state=checkpoint.name if checkpoint else "",
             exit_code=outcome.exit_code,
             attempt=outcome.attempt,
             runner=agent.runner,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -189,10 +188,6 @@ requires_corpus = pytest.mark.skipif(
     reason=f"the shared corpus is not beside this clone ({CORPUS}); it ships with the "
     "development workspace, not with gsd",
 )
-
-
-def env_without_venv() -> dict[str, str]:
-    return dict(os.environ)
 
 
 def snapshot_checkout(dest: Path) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -122,59 +121,6 @@ def test_extra_keys_from_newer_writers_survive_a_round_trip(log: Path) -> None:
     assert json.loads(log.read_text(encoding="utf-8").splitlines()[1]) == newer
 
 
-def _append_many(path: str, worker: int, count: int, start: Any) -> None:
-    start.wait()
-    filler = "abcdefgh"[worker] * 4096
-    for n in range(count):
-        errorlog.append(Path(path), record(task=str(n), details=f"{worker}:{n}:{filler}"))
-
-
-def test_parallel_appends_never_interleave(log: Path) -> None:
-    workers, count = 8, 200
-    fork = multiprocessing.get_context("fork")
-    start = fork.Barrier(workers)
-    procs = [
-        fork.Process(target=_append_many, args=(str(log), w, count, start)) for w in range(workers)
-    ]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-    assert [proc.exitcode for proc in procs] == [0] * workers
-
-    lines = log.read_bytes().split(b"\n")
-    assert lines[-1] == b""
-    lines = lines[:-1]
-    assert len(lines) == workers * count
-    seen: dict[int, list[int]] = {w: [] for w in range(workers)}
-    for line in lines:
-        data = json.loads(line)
-        worker, n, filler = data["details"].split(":")
-        assert filler == "abcdefgh"[int(worker)] * 4096
-        seen[int(worker)].append(int(n))
-    assert all(numbers == list(range(count)) for numbers in seen.values())
-    records, warnings = errorlog.read(log)
-    assert len(records) == workers * count and warnings == []
-
-
-def test_torn_last_line_is_skipped_silently_and_the_next_append_starts_fresh(log: Path) -> None:
-    errorlog.append(log, record(task="1"))
-    whole = errorlog.to_line(record(task="2"))
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(whole[: len(whole) // 2])  # a crash in the middle of a write
-    assert errorlog.read(log) == ([record(task="1")], [])
-
-    errorlog.append(log, record(task="3"))
-    lines = log.read_text(encoding="utf-8").split("\n")
-    assert lines[1] == whole[: len(whole) // 2]
-    assert json.loads(lines[2])["task"] == "3"
-    records, warnings = errorlog.read(log)
-    assert [r.task for r in records] == ["1", "3"]
-    # Closed by the append, the torn line is now an ordinary bad line.
-    assert len(warnings) == 1
-    assert warnings[0].startswith("specialist-errors.jsonl:2: skipped: not valid JSON")
-
-
 def test_complete_last_line_without_newline_is_still_read(log: Path) -> None:
     log.parent.mkdir(parents=True)
     log.write_text(errorlog.to_line(record()), encoding="utf-8")
@@ -212,16 +158,6 @@ def test_bad_complete_last_line_is_warned_about(log: Path) -> None:
     records, warnings = errorlog.read(log)
     assert len(records) == 1
     assert [w.split(": skipped")[0] for w in warnings] == ["specialist-errors.jsonl:2"]
-
-
-def test_append_never_rewrites_existing_bytes(log: Path) -> None:
-    log.parent.mkdir(parents=True)
-    log.write_bytes(b"# a hand-made first line\n" + errorlog.to_line(record()).encode() + b"\n")
-    for n in range(3):
-        before = log.read_bytes()
-        errorlog.append(log, record(task=str(n), details="x" * 5000))
-        after = log.read_bytes()
-        assert after.startswith(before) and len(after) > len(before)
 
 
 def test_append_creates_the_folder(tmp_path: Path) -> None:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -81,18 +79,6 @@ def test_an_unloggable_field_fails_before_the_file_is_touched(log: Path) -> None
     assert not log.exists()
 
 
-def test_log_appends_to_the_project_log(tmp_path: Path) -> None:
-    record = execlog.log(tmp_path, "plan-complete", plan="01-02")
-    assert execlog.read(execlog.log_path(tmp_path)) == ([record], [])
-
-
-def test_append_never_rewrites_existing_bytes(log: Path) -> None:
-    execlog.append(log, execlog.event("spawn", task=1))
-    before = log.read_bytes()
-    execlog.append(log, execlog.event("result", task=1))
-    assert log.read_bytes().startswith(before)
-
-
 def test_missing_log_is_empty(log: Path) -> None:
     assert execlog.read(log) == ([], [])
 
@@ -102,59 +88,6 @@ def test_unreadable_log_is_an_input_error(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(InputError, match="cannot read the execution log"):
         execlog.read(folder)
-
-
-def _append_many(path: str, worker: int, count: int, start: Any) -> None:
-    start.wait()
-    filler = "abcd"[worker] * 2048
-    for n in range(count):
-        execlog.append(Path(path), execlog.event("result", worker=worker, n=n, filler=filler))
-
-
-def test_parallel_appends_from_four_processes_are_intact(log: Path) -> None:
-    workers, count = 4, 100
-    fork = multiprocessing.get_context("fork")
-    start = fork.Barrier(workers)
-    procs = [
-        fork.Process(target=_append_many, args=(str(log), w, count, start)) for w in range(workers)
-    ]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-    assert [proc.exitcode for proc in procs] == [0] * workers
-
-    lines = log.read_bytes().split(b"\n")
-    assert lines[-1] == b""
-    assert len(lines) - 1 == workers * count
-    seen: dict[int, list[int]] = {w: [] for w in range(workers)}
-    for line in lines[:-1]:
-        data = json.loads(line)
-        assert data["filler"] == "abcd"[data["worker"]] * 2048
-        seen[data["worker"]].append(data["n"])
-    assert all(numbers == list(range(count)) for numbers in seen.values())
-    records, warnings = execlog.read(log)
-    assert len(records) == workers * count and warnings == []
-
-
-def test_torn_last_line_is_skipped_silently_then_closed_by_the_next_append(log: Path) -> None:
-    first = execlog.event("spawn", task=1)
-    execlog.append(log, first)
-    whole = execlog.to_line(execlog.event("result", task=1))
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(whole[: len(whole) // 2])  # a crash in the middle of a write
-    assert execlog.read(log) == ([first], [])
-
-    third = execlog.event("retry", task=1)
-    execlog.append(log, third)
-    lines = log.read_text(encoding="utf-8").split("\n")
-    assert lines[1] == whole[: len(whole) // 2]
-    assert json.loads(lines[2]) == third
-    records, warnings = execlog.read(log)
-    assert records == [first, third]
-    # Closed by the append, the torn line is now an ordinary bad line.
-    assert len(warnings) == 1
-    assert warnings[0].startswith("execution-log.jsonl:2: skipped: not valid JSON")
 
 
 @pytest.mark.parametrize(

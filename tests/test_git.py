@@ -28,6 +28,20 @@ def checkpoint_tags(root: Path) -> list[str]:
     return git(root, "for-each-ref", "--format=%(refname)", "refs/tags/checkpoint/").split()
 
 
+def repo_state(root: Path) -> dict[str, str]:
+    """What a rollback must give back: status, diffs, HEAD, branch, tags, branches."""
+    return {
+        "status": git(root, "status", "--porcelain", "-uall"),
+        "diff": git(root, "diff"),
+        "cached": git(root, "diff", "--cached"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "HEAD"),
+        "tags": tags(root),
+        "heads": git(root, "show-ref", "--heads"),
+        "main": git(root, "log", "main", "--format=%H"),
+    }
+
+
 def one_line_error(exc: BaseException) -> str:
     text = str(exc)
     assert "\n" not in text
@@ -91,18 +105,22 @@ def test_remove_untracked_touches_only_untracked_files(repo: Project) -> None:
     assert not (repo.root / "cache").exists()
     assert (repo.root / "report.log").exists() and (repo.root / "a.txt").exists()
     assert g.untracked_files() == {"pre.txt"}
+    repo.write("cache/again.pyc", "junk\n")
+    git(repo.root, "init", "-q", "nested/repo")
+    assert g.remove_new_untracked(before) == ["cache/again.pyc", "nested/repo/"]
+    assert not (repo.root / "cache").exists() and not (repo.root / "nested").exists()
+    assert (repo.root / "report.log").exists() and g.untracked_files() == {"pre.txt"}
 
 
 def test_dirty_paths_are_tracked_changes_only(repo: Project) -> None:
     g = Git(repo.root)
-    assert g.is_clean() and g.dirty_paths() == []
+    assert g.dirty_paths() == []
     repo.write("keep.log", "ignored\n")
     repo.write("new/file.txt", "untracked: recorded by checkpoints, not dirt\n")
-    assert g.is_clean() and g.untracked_files() == {"new/file.txt"}
+    assert g.dirty_paths() == [] and g.untracked_files() == {"new/file.txt"}
     repo.write("a.txt", "changed\n")
     repo.write("b.txt", "staged\n")
     git(repo.root, "add", "b.txt")
-    assert not g.is_clean()
     assert g.dirty_paths() == ["a.txt", "b.txt"]
 
 
@@ -218,16 +236,7 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     repo.write("b.txt", "b staged then changed\n")  # staged and unstaged
     repo.write("staged.txt", "new and staged\n")
     git(root, "add", "staged.txt")
-    before = {
-        "status": git(root, "status", "--porcelain", "-uall"),
-        "diff": git(root, "diff"),
-        "cached": git(root, "diff", "--cached"),
-        "head": git(root, "rev-parse", "HEAD"),
-        "branch": git(root, "symbolic-ref", "HEAD"),
-        "tags": tags(root),
-        "heads": git(root, "show-ref", "--heads"),
-        "main": git(root, "log", "main", "--format=%H"),
-    }
+    before = repo_state(root)
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
     assert cp.snapshot and cp.untracked == ("notes.txt",)
@@ -247,18 +256,10 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     commit_all(root, "feature commit")
     repo.write("later.txt", "uncommitted\n")
 
-    changed = g.rollback(cp)
+    changed = g.changed_files(cp)
+    g.rollback(cp)
 
-    after = {
-        "status": git(root, "status", "--porcelain", "-uall"),
-        "diff": git(root, "diff"),
-        "cached": git(root, "diff", "--cached"),
-        "head": git(root, "rev-parse", "HEAD"),
-        "branch": git(root, "symbolic-ref", "HEAD"),
-        "tags": tags(root),
-        "heads": git(root, "show-ref", "--heads"),
-        "main": git(root, "log", "main", "--format=%H"),
-    }
+    after = repo_state(root)
     assert after == before
     assert checkpoint_tags(root) == []
     assert (root / "notes.txt").read_text() == "untracked, predates\n"
@@ -292,7 +293,8 @@ def test_rollback_of_a_clean_checkpoint(repo: Project) -> None:
     repo.write("brand/new.txt", "new\n")
     commit_all(root, "agent")
     git(root, "checkout", "-q", "--detach", "HEAD~1")
-    changed = g.rollback(cp)
+    changed = g.changed_files(cp)
+    g.rollback(cp)
     assert changed == ["a.txt", "b.txt", "brand/new.txt", "moved.txt"]
     assert git(root, "status", "--porcelain", "-uall") == ""
     assert git(root, "rev-parse", "HEAD") == head
@@ -383,7 +385,7 @@ def test_changed_files_lists_exactly_what_the_spawn_changed(repo: Project) -> No
         "old.txt",
         "renamed.txt",
     ]
-    assert len(g.commits_since(cp)) == 3
+    assert len(git(root, "rev-list", f"{cp.head}..HEAD").split()) == 3
 
 
 def test_changed_files_is_relative_to_the_snapshot(repo: Project) -> None:
@@ -409,7 +411,7 @@ def test_changed_refs_reports_rewrites_not_new_commits(repo: Project) -> None:
     sha = commit_all(root, "agent commit")
     git(root, "tag", "new-tag")
     assert g.changed_refs(cp.refs, cp) == []
-    assert g.commits_since(cp) == [sha]
+    assert git(root, "rev-list", f"{cp.head}..HEAD").split() == [sha]
     git(root, "tag", "-d", "v1")
     git(root, "tag", "-f", "v2", "HEAD")
     git(root, "branch", "-f", "other", "HEAD")
@@ -420,7 +422,7 @@ def test_changed_refs_reports_rewrites_not_new_commits(repo: Project) -> None:
         "tag v2 moved",
         "HEAD moved to a commit that does not descend from the checkpoint",
     ]
-    assert g.commits_since(cp) == []
+    assert git(root, "rev-list", f"{cp.head}..HEAD").split() == []
 
 
 def test_changed_refs_reports_switch_and_detach(repo: Project) -> None:
@@ -465,11 +467,13 @@ def test_commit_task_message_and_trailers(repo: Project) -> None:
     root = repo.root
     g = Git(root)
     before = git(root, "rev-list", "--count", "HEAD")
-    assert g.commit_task("01-02", 3, "Task 3: nothing", "python-pro") is None
+    assert g.commit_task("01-02", 3, "Task 3: nothing", "python-pro", []) is None
     assert git(root, "rev-list", "--count", "HEAD") == before  # no empty commit
     repo.write("a.txt", "work\n")
     repo.write("new.txt", "work\n")
-    sha = g.commit_task("01-02", 3, "Task 3:\n  add the\nthing ", "python-pro")
+    sha = g.commit_task(
+        "01-02", 3, "Task 3:\n  add the\nthing ", "python-pro", ["a.txt", "new.txt"]
+    )
     assert sha == git(root, "rev-parse", "HEAD").strip()
     assert git(root, "log", "-1", "--format=%B") == (
         "feat(01-02): Task 3: add the thing\n\nGsd-Task: 01-02-3\nGsd-Specialist: python-pro\n\n"
@@ -499,10 +503,10 @@ def test_committed_tasks_since_and_through_a_merge(repo: Project, tmp_path: Path
     root = repo.root
     g = Git(root)
     repo.write("a.txt", "one\n")
-    first = g.commit_task("01-01", 1, "one", "gsd-executor")
+    first = g.commit_task("01-01", 1, "one", "gsd-executor", ["a.txt"])
     git(root, "worktree", "add", "-q", "-b", "gsd/01-02", str(tmp_path / "wt"))
     (tmp_path / "wt" / "b.txt").write_text("two\n")
-    second = Git(tmp_path / "wt").commit_task("01-02", 1, "two", "python-pro")
+    second = Git(tmp_path / "wt").commit_task("01-02", 1, "two", "python-pro", ["b.txt"])
     git(root, "merge", "-q", "--no-ff", "-m", "merge", "gsd/01-02")
     assert g.committed_tasks() == {"01-01-1": first, "01-02-1": second}
     assert g.committed_tasks(since=first) == {"01-02-1": second}
@@ -517,7 +521,7 @@ def test_commit_without_identity_is_one_clear_line(
     git(repo.root, "config", "user.useConfigOnly", "true")
     repo.write("a.txt", "work\n")
     with pytest.raises(GsdError) as caught:
-        Git(repo.root).commit_task("01-02", 1, "n", "a")
+        Git(repo.root).commit_task("01-02", 1, "n", "a", ["a.txt"])
     message = one_line_error(caught.value)
     assert message.startswith(f"git commit failed in {repo.root.resolve()}: ")
     assert message.endswith("(set git config user.name and user.email)")
@@ -533,6 +537,8 @@ AGENT_ACTIONS = {
     "commit": ["write a.txt", "commit"],
     "tag": ["tag agent-tag"],
     "branch-switch": ["branch-switch"],
+    "other-plans-branch-moves": ["write a.txt", "move-plan-branch gsd/01-03"],
+    "stash": ["write a.txt", "stash"],
 }
 
 
@@ -542,6 +548,7 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
     repo.write("b.txt", "b\n")
     commit_all(root, "b")
     repo.write("old-untracked.txt", "before\n")
+    git(root, "branch", "gsd/01-03")
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1)
     for step in AGENT_ACTIONS[action]:
@@ -558,12 +565,40 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
             git(root, "tag", arg)
         elif verb == "branch-switch":
             git(root, "checkout", "-q", "-b", "agent-branch")
+        elif verb == "move-plan-branch":
+            git(root, "branch", "-f", arg, "HEAD~1")
+        elif verb == "stash":
+            git(root, "stash", "-q")
     seen = g.observe(cp)
     assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
     status = g.status()
     assert status.head == g.head()
     if action != "commit":  # (that agent's `git add -A` committed the old file)
         assert "old-untracked.txt" in status.untracked | status.changed
+
+
+def test_observe_is_two_git_processes_while_other_plans_move(
+    repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo.root
+    for plan in ("01-02", "01-03"):
+        git(root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(tmp_path / plan))
+    mine, theirs = tmp_path / "01-02", tmp_path / "01-03"
+    g = Git(mine)
+    g.common_dir  # noqa: B018 - run_task has it already (git_internals_digest)
+    cp = g.create_checkpoint("01-02", 1)
+    (theirs / "a.txt").write_text("other plan\n")
+    commit_all(theirs, "other plan's task")
+    git(root, "branch", "-f", "gsd/01-04", "HEAD")  # a plan branch made meanwhile
+    (mine / "mine.txt").write_text("agent\n")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    seen = g.observe(cp)
+    monkeypatch.delenv("GIT_TRACE")
+    commands = [line.split("trace: built-in: git ")[1].split()[0]
+                for line in trace.read_text().splitlines() if "built-in: git " in line]  # fmt: skip
+    assert commands == ["status", "for-each-ref"]
+    assert seen == (["mine.txt"], []) == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
 
 
 def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: Project) -> None:
@@ -576,6 +611,6 @@ def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: 
     assert (root / "a.txt").read_text() == "a.txt v1\n" and checkpoint_tags(root) == []
     g.create_checkpoint("01-02", 1)
     repo.write("a.txt", "done\n")
-    sha = g.commit_task("01-02", 1, "Task 1", "worker")  # killed before the tag went
+    sha = g.commit_task("01-02", 1, "Task 1", "worker", ["a.txt"])  # killed before the tag went
     assert Git(root).recover() == [] and git(root, "rev-parse", "HEAD").strip() == sha
     assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []

@@ -71,6 +71,18 @@ def test_exit_status_and_output_files(agent, tmp_path: Path) -> None:
     assert result.stderr_path.read_text() == "to err\n"
 
 
+def test_one_path_for_stdout_and_stderr_keeps_both_in_order(agent, tmp_path: Path) -> None:
+    argv, _ = agent("echo one; echo ERR >&2; echo two\n")
+    both = tmp_path / "out" / "both"
+    both.parent.mkdir()
+    both.write_text("an older run's much longer output\n")
+    result = proc.supervise(
+        argv, cwd=tmp_path, stdout_path=both, stderr_path=both, timeout_s=30.0, grace_s=2.0
+    )
+    assert result.exit_code == 0
+    assert both.read_text() == "one\nERR\ntwo\n"
+
+
 def test_timeout_sigterm_gives_124(agent, tmp_path: Path) -> None:
     argv, token = agent("trap 'exit 0' TERM\nsleep 60 & wait\n")
     result = spawn(argv, tmp_path, timeout_s=0.5, grace_s=10.0)
@@ -132,6 +144,17 @@ def test_missing_program_is_a_result(tmp_path: Path) -> None:
     assert "cannot start" in result.stderr_path.read_text()
 
 
+def test_an_unwritable_registry_ends_the_program_it_could_not_record(
+    agent, tmp_path: Path
+) -> None:
+    argv, token = agent("trap '' TERM\nwhile true; do sleep 0.2; done\n")
+    registry = tmp_path / "running"
+    registry.write_text("a file where the folder should be\n")
+    with pytest.raises(OSError):
+        spawn(argv, tmp_path, grace_s=0.5, registry=registry)
+    assert alive_with(token) == []
+
+
 def test_killed_by_a_signal_reports_128_plus_n(agent, tmp_path: Path) -> None:
     argv, _ = agent("kill -USR1 $$\n")
     assert spawn(argv, tmp_path).exit_code == 128 + signal.SIGUSR1
@@ -174,3 +197,55 @@ def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path
     reaped = proc.reap(registry, grace_s=0.5)
     assert len(reaped) == 1
     assert alive_with(token) == [] and list(registry.glob("*.json")) == []
+
+
+# A debugger's hold: a process traced with PTRACE_O_TRACEEXIT stops on its way out,
+# SIGKILL included, until its tracer lets go; to gsd it is a process that outlives SIGKILL
+# (as one stuck in the kernel, D state, would).
+TRACER = """
+import ctypes, os, sys, time
+from pathlib import Path
+member, traced = Path(sys.argv[1]), Path(sys.argv[2])
+while not member.exists() or not member.read_text().strip():
+    time.sleep(0.02)
+ptrace = ctypes.CDLL("libc.so.6", use_errno=True).ptrace
+ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+done = ptrace(0x4206, int(member.read_text()), None, 0x40)  # PTRACE_SEIZE, TRACEEXIT
+traced.write_text("yes" if done == 0 else f"no: errno {ctypes.get_errno()}")
+time.sleep(60)  # the hold lasts while the tracer lives
+"""
+
+
+def test_a_process_that_outlives_sigkill_is_given_up_on_not_waited_for(
+    agent, tmp_path: Path
+) -> None:
+    argv, token = agent(
+        """
+        trap '' TERM
+        ( trap '' TERM; while true; do sleep 0.2; done ) &
+        echo $! > member.pid
+        while [ ! -s traced ]; do sleep 0.02; done
+        while true; do sleep 0.2; done
+        """
+    )
+    tracer = subprocess.Popen(
+        [sys.executable, "-c", TRACER, str(tmp_path / "member.pid"), str(tmp_path / "traced")]
+    )
+    registry = tmp_path / "running"
+    try:
+        started = time.monotonic()
+        result = spawn(argv, tmp_path, timeout_s=1.0, grace_s=0.5, registry=registry)
+        elapsed = time.monotonic() - started
+        if (tmp_path / "traced").read_text() != "yes":
+            pytest.skip(f"ptrace not permitted here: {(tmp_path / 'traced').read_text()}")
+        assert (result.exit_code, result.timed_out, result.killed) == (137, True, True)
+        assert result.survivors == 1 and elapsed < 5  # 1 s + 0.5 s + at most 1 s more
+        assert len(list(registry.glob("*.json"))) == 1  # the next run tries again
+    finally:
+        tracer.kill()
+        tracer.wait()
+    deadline = time.monotonic() + 10  # let go of, the process ends its SIGKILL exit
+    while alive_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive_with(token) == []
+    assert proc.reap(registry) == [] and list(registry.glob("*.json")) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gsd import state
-from gsd.errors import InputError
+from gsd.errors import ERROR_TYPES, InputError
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -507,6 +507,37 @@ def test_remove_blockers(text: str, expected: str) -> None:
     assert state.remove_blockers(text, "01-02") == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "## Blockers\n\n- [01-02] timeout: slow\n- [1-3] checkpoint-paused: look\n",
+            [("01-02", "timeout"), ("1-3", "checkpoint-paused")],
+            id="failure-and-pause",
+        ),
+        pytest.param(
+            "### Blockers/Concerns\n\n- [01-02] needs an API key\n- [01-04] unknown\n",
+            [("01-04", "unknown")],
+            id="a-persons-note-is-not-gsds",
+        ),
+        pytest.param("## Blockers\n\n```\n- [01-02] timeout: an example\n```\n", [], id="fenced"),
+        pytest.param("## Notes\n\n- [01-02] timeout: elsewhere\n", [], id="not-a-blocker"),
+        pytest.param("", [], id="empty"),
+    ],
+)
+def test_blocker_plans(text: str, expected: list[tuple[str, str]]) -> None:
+    assert state.blocker_plans(text) == expected
+
+
+def test_blocker_line_is_read_back_as_gsds_own() -> None:
+    for error_type in (*ERROR_TYPES, "checkpoint-paused"):
+        for details in ("", "a: b [c] | d"):
+            line = state.blocker_line("02.1-03", error_type, details)
+            text = state.add_blocker("# State\n", line)
+            assert state.blocker_plans(text) == [("02.1-03", error_type)]
+            assert state.remove_blockers(text, "2.1-3") == text.replace(line, "None yet.")
+
+
 def test_blocker_line() -> None:
     assert state.blocker_line("01-02", "timeout", "no output\n  for 300s") == (
         "- [01-02] timeout: no output for 300s"
@@ -691,6 +722,18 @@ def test_load_keeps_crlf_and_reports_problems(tmp_path: Path) -> None:
     (tmp_path / "bad.md").write_bytes(b"\xff\xfe")
     with pytest.raises(InputError, match="cannot read"):
         state.load(tmp_path / "bad.md")
+
+
+def test_save_compares_with_the_text_the_caller_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "STATE.md"
+    path.write_text("## Blockers\n\n- [01-01] timeout: x\n")
+    text = state.load(path)
+    assert state.save(path, state.remove_blockers(text, "01-02"), old=text) is False
+    edited = state.remove_blockers(text, "01-01")
+    assert state.save(path, edited, old=text) is True and state.load(path) == edited
+    # `old` stands in for the file: it is not read again
+    assert state.save(tmp_path / "unread.md", "same", old="same") is False
+    assert not (tmp_path / "unread.md").exists()
 
 
 def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:

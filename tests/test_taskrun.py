@@ -17,6 +17,7 @@ import pytest
 from gsd import errorlog
 from gsd.agents import Agent
 from gsd.dispatch import TaskDispatch
+from gsd.errors import GsdError
 from gsd.git import Git
 from gsd.plan import parse
 from gsd.runners import build_argv
@@ -164,7 +165,25 @@ def test_agent_that_commits_and_moves_tags_is_rolled_back(repo, tmp_path: Path) 
         "policy-violation", "01", "01", "1",
     )  # fmt: skip
     assert record["specialist"] == "python-pro" and record["runner"] == "command"
-    assert record["git_state"].startswith("refs/tags/checkpoint/01-01/1-")
+    assert record["git_state"].startswith("checkpoint/01-01/1-")  # SPEC 6's form
+
+
+def test_a_failed_rollback_is_logged_and_keeps_its_tag(repo, tmp_path: Path) -> None:
+    # An agent killed inside a git command leaves index.lock behind: `reset --hard` fails.
+    agent, token = agent_program(
+        tmp_path, 'open("src/new.py", "w").write("x")\nopen(".git/index.lock", "w")\nsys.exit(3)\n'
+    )
+    plan = make_plan()
+    with pytest.raises(GsdError, match="rollback to refs/tags/checkpoint/01-01/1-.* failed"):
+        run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
+                 dispatch=dispatch(agent), prompt="the prompt")  # fmt: skip
+    assert alive_with(token) == []
+    (record,) = logged(repo)
+    assert (record["error_type"], record["exit_code"]) == ("nonzero-exit", 3)
+    assert "rollback to" in record["details"] and "the tag is kept" in record["details"]
+    (tag,) = [t for t in git(repo.root, "tag", "--list").split() if t != "v1"]
+    assert record["git_state"] == tag  # the tag the details tell a person to use
+    (repo.root / ".git/index.lock").unlink()
 
 
 def test_editing_config_json_is_a_policy_violation(repo, tmp_path: Path) -> None:
@@ -242,6 +261,16 @@ def test_failed_verification_rolls_back_and_cleans_its_leftovers(repo, tmp_path:
     outcome = run(repo, agent, token, plan=plan)
     assert outcome.error_type == "validation-failed" and "grep -q never" in outcome.details
     assert state(repo)[1] == "?? notes.txt\n"  # verify-cache.txt removed, src/new.py too
+
+
+def test_failed_verification_details_hold_its_stdout_and_stderr(repo, tmp_path: Path) -> None:
+    agent, token = agent_program(
+        tmp_path, f'open("src/new.py", "w").write("x")\nprint({REPORT!r})\n'
+    )
+    plan = make_plan(verify="echo checked-src; ls no-such-file-anywhere")
+    outcome = run(repo, agent, token, plan=plan)
+    assert outcome.error_type == "validation-failed"
+    assert "checked-src | " in outcome.details and "no-such-file-anywhere" in outcome.details
 
 
 def test_skip_verification(repo, tmp_path: Path, monkeypatch, capfd) -> None:
