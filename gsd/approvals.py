@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 from gsd import state
 from gsd.files import append_line, jsonl_objects, read_lines_file
 from gsd.models import Task
 from gsd.project import Project
+from gsd.utc import utc_stamp
 
 APPROVALS = ".planning/approvals.jsonl"
 
@@ -18,7 +18,7 @@ def record(project: Project, plan_id: str, task: int | None, option: str | None)
     """Append one answer (a locked, single-write append: never a torn record) and take
     the plan's line out of STATE.md's Blockers."""
     line = {
-        "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "ts": utc_stamp(),
         "plan": plan_id,
         "task": task,
         "option": option,
@@ -26,7 +26,8 @@ def record(project: Project, plan_id: str, task: int | None, option: str | None)
     append_line(project.root / APPROVALS, (json.dumps(line) + "\n").encode())
     path = project.planning / "STATE.md"
     if path.exists():  # the plan no longer blocks anything
-        state.save(path, state.remove_blockers(state.load(path), plan_id))
+        before = state.load(path)
+        state.save(path, state.remove_blockers(before, plan_id), old=before)
 
 
 def read(project: Project) -> list[dict[str, object]]:

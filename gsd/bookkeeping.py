@@ -77,8 +77,9 @@ def block(project: Project, plan_id: str, kind: str, details: str) -> None:
     """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is created
     when the project has none: it is where a person looks first)."""
     path = project.planning / "STATE.md"
-    text = state.load(path) if path.exists() else "# Project State\n"
-    state.save(path, state.add_blocker(text, state.blocker_line(plan_id, kind, details, 300)))
+    before = state.load(path) if path.exists() else None
+    line = state.blocker_line(plan_id, kind, details, 300)
+    state.save(path, state.add_blocker(before or "# Project State\n", line), old=before)
 
 
 def plan_done(
@@ -99,7 +100,8 @@ def plan_done(
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     path = project.planning / "STATE.md"
     if path.exists():
-        text = state.remove_blockers(state.load(path), plan_id)
+        before = state.load(path)
+        text = state.remove_blockers(before, plan_id)
         text = state.set_position(
             text,
             plan=f"{done} of {total} in current phase",
@@ -110,14 +112,15 @@ def plan_done(
         minutes = max(1, round(seconds / 60))
         text = state.record_metric(text, plan_id=plan_id, duration=f"{minutes}min",
                                    tasks=tasks, files=files)  # fmt: skip
-        state.save(path, text)
+        state.save(path, text, old=before)
     road = project.planning / "ROADMAP.md"
     if road.exists():
-        text = roadmap.check_plan(roadmap.load(road), plan_id, True)
+        before = roadmap.load(road)
+        text = roadmap.check_plan(before, plan_id, True)
         status = "Complete" if complete else "In Progress"
         text = roadmap.set_progress(text, phase.number, done, total, status,
                                     today if complete else None)  # fmt: skip
-        roadmap.save(road, text)
+        roadmap.save(road, text, old=before)
 
 
 def session(project: Project, stopped_at: str, resume_file: str) -> None:
@@ -125,10 +128,11 @@ def session(project: Project, stopped_at: str, resume_file: str) -> None:
     path = project.planning / "STATE.md"
     if path.exists():
         now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        text = state.set_session(state.load(path), last_session=now,
+        before = state.load(path)
+        text = state.set_session(before, last_session=now,
                                  stopped_at=_one_line(stopped_at)[:160],
                                  resume_file=resume_file)  # fmt: skip
-        state.save(path, text)
+        state.save(path, text, old=before)
 
 
 def owned_paths(project: Project) -> list[str]:
