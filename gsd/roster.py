@@ -6,6 +6,8 @@ import re
 from collections.abc import Collection
 from typing import Literal
 
+from gsd.lines import Lines
+
 # A specialist name gsd will ever pass on (SPEC section 3, step 2).
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
@@ -35,8 +37,7 @@ def classify(name: str | None, roster: Collection[str] | None) -> Standing:
 
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
 _CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
-_BARE_RE = re.compile(r"^(?:[-*+]\s+)?([A-Za-z0-9][A-Za-z0-9_.:-]*)$")
-_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+_BARE_RE = re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")
 
 
 def parse(text: str) -> dict[str, str]:
@@ -46,13 +47,10 @@ def parse(text: str) -> dict[str, str]:
     Headings, prose and fenced examples are not names.
     """
     agents: dict[str, str] = {}
-    in_fence = False
-    for raw in text.replace("\r\n", "\n").split("\n"):
-        line = raw.strip()
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence or not line or line.startswith(("#", "_", ">")):
+    lines = Lines(text)
+    for index in lines.plain(frontmatter=False):  # fenced examples left out
+        line = lines.body(index).strip()
+        if not line or line.startswith(("#", "_", ">", "```", "~~~")):
             continue
         match = _BOLD_RE.match(line) or _CODE_RE.match(line) or _BARE_RE.match(line)
         if match is None:
