@@ -30,7 +30,8 @@ from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
 from gsd.worktree import Worktrees, branch_of
 
-TRANSIENT = frozenset({"timeout", "timeout-kill"})  # retried (SPEC 7 step 5)
+# retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
+TRANSIENT = frozenset({"timeout", "timeout-kill"})
 
 
 class RunOptions(NamedTuple):
@@ -462,7 +463,8 @@ class _Run:
                               checkpoint=outcome.checkpoint)  # fmt: skip
             if self.cancel.is_set():
                 return outcome
-            if outcome.error_type in TRANSIENT and attempt <= retries:
+            transient = outcome.error_type in TRANSIENT or outcome.rate_limited
+            if transient and attempt <= retries:
                 journal.event("retry", plan=plan.id, task=task.index)
                 continue
             final = outcome.error_type in ("validation-failed", "policy-violation")

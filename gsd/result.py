@@ -247,6 +247,22 @@ class Verdict(NamedTuple):
     reason: str
 
 
+# What claude, gemini and codex print when an API rate or usage limit stopped them.
+_RATE_LIMIT_RE = re.compile(
+    r"\b429\b|rate[ _-]?limit|RESOURCE_EXHAUSTED|too many requests|usage limit reached"
+    r"|hit your limit|exceeded your current quota",
+    re.IGNORECASE,
+)
+
+
+def rate_limited(verdict: Verdict, output: RunnerOutput) -> bool:
+    """A failed run the runner ended because of a rate or usage limit: SPEC 7 step 5
+    retries it like a timeout. Its error_type stays SPEC 6's (`nonzero-exit`, or
+    `unknown` when the runner still exited 0); only the runner's own text is read."""
+    failed = verdict.error_type in ("nonzero-exit", "unknown")
+    return failed and _RATE_LIMIT_RE.search(output.text[-4000:]) is not None
+
+
 def judge(
     *,
     exit_code: int,

@@ -42,6 +42,7 @@ class TaskOutcome(NamedTuple):
     attempt: int
     checkpoint: str | None
     report: result.TaskReport | None
+    rate_limited: bool = False  # a failure the runner blamed on a rate limit (retried)
 
 
 def run_task(
@@ -162,6 +163,7 @@ def run_task(
         error_type is None, error_type, details, commit, changed, deviations,
         spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
         output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
+        error_type is not None and result.rate_limited(verdict, output),
     )  # fmt: skip
     if error_type is not None:
         _log(error_log, plan, outcome, agent, checkpoint)

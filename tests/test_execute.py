@@ -24,6 +24,9 @@ if os.path.exists(marker):
     mode = open(marker).read().strip()
     if mode == "hang":
         time.sleep(60)
+    if mode == "rate-limit-once":
+        os.unlink(marker)
+        print("API Error: 429 rate_limit_error")
     sys.exit(3)
 os.makedirs("src", exist_ok=True)
 open(f"src/t{{plan}}_{{task}}.py", "w").write(f"# {{os.environ['GSD_SPECIALIST']}}\\n")
@@ -313,3 +316,17 @@ def test_a_specialist_outside_the_roster_runs_as_gsd_executor_with_a_warning(pha
     assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor instead of " \
         "'rust-pro': not in .planning/available_agents.md" in result.err
     assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
+
+
+def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) -> None:
+    """SPEC 7 step 5: a rate-limit exit is transient: retried by the same specialist."""
+    root = phase.root
+    fail(tmp_path, "01-02", 1, "rate-limit-once")
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert "Gsd-Specialist: worker" in message_of(root, "01-02-1")  # no fallback
+    events = [json.loads(line)["event"] for line in
+              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    assert "retry" in events and "fallback" not in events
+    error = json.loads((root / ".planning/specialist-errors.jsonl").read_text().splitlines()[-1])
+    assert error["error_type"] == "nonzero-exit"  # SPEC 6's types; no new one

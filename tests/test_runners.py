@@ -701,6 +701,23 @@ def test_judge_reason_carries_the_agents_errors() -> None:
     assert "partial" in verdict.reason and "one test fails" in verdict.reason
 
 
+@pytest.mark.parametrize(("text", "exit_code", "expected"), [
+    ("API Error: 429 {\"type\":\"rate_limit_error\"}", 1, True),  # claude
+    ("Claude AI usage limit reached|1700000000", 1, True),
+    ("[API Error: RESOURCE_EXHAUSTED: quota]", 1, True),  # gemini
+    ("exceeded retry limit, last status: 429 Too Many Requests", 1, True),  # codex
+    ("ValueError: bad input", 1, False),
+    ("done, nothing about limits", 0, False),  # exit 0 with changes: a success
+])  # fmt: skip
+def test_rate_limited_failures_are_recognised(text: str, exit_code: int, expected: bool) -> None:
+    from gsd.result import rate_limited
+
+    output = RunnerOutput(text, True, None, None, None, exit_code != 0)
+    verdict = judge(exit_code=exit_code, timed_out=False, output=output, report=None,
+                    changed_files=exit_code == 0)  # fmt: skip
+    assert rate_limited(verdict, output) is expected
+
+
 # --- end to end: fake programs on PATH --------------------------------------------
 
 
