@@ -3,11 +3,13 @@ and ROADMAP.md when a plan completes or stops, and the `docs(...)` commits."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gsd import errorlog, execlog, roadmap, state, summary
-from gsd.files import append_line
+from gsd.files import append_line, write_atomic
 from gsd.git import Git
 from gsd.phases import Phase
 from gsd.project import Project
@@ -17,6 +19,7 @@ from gsd.project import Project
 # see only the agent's work) and a rollback can never take log lines back.
 JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
 OWNED = ("STATE.md", "ROADMAP.md")  # the files gsd edits when a plan completes
+RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
 
 
 class Journal:
@@ -25,7 +28,8 @@ class Journal:
     def __init__(self, git: Git) -> None:
         self.git = git
         self.folder = git.git_dir / "gsd" / "journal"
-        self.flushed: dict[str, bytes] = {}  # what the last flush wrote, by target
+        self.flushed: dict[str, bytes] = {}  # what the last flush appended, by target
+        self.replaced: list[str] = []  # the whole files it put in place
 
     def path(self, target: str) -> Path:
         return self.folder / Path(target).name
@@ -47,13 +51,26 @@ class Journal:
                                  git_state=where),  # fmt: skip
         )
 
+    def keep_output(self, target: str, output: Path) -> None:
+        """The raw output of an agent run, for `target` (a phase's `NN-MM-RESULT.txt`,
+        SPEC 1): its last RESULT_BYTES, replacing what an earlier attempt left."""
+        try:
+            with open(output, "rb") as handle:
+                handle.seek(max(0, handle.seek(0, os.SEEK_END) - RESULT_BYTES))
+                data = handle.read()
+        except OSError:
+            return  # the agent never started: nothing was printed
+        write_atomic(self.folder / "files" / target, data.decode("utf-8", "replace"))
+
     def discard(self) -> None:
         for target in JOURNALED:
             self.path(target).unlink(missing_ok=True)
+        shutil.rmtree(self.folder / "files", ignore_errors=True)
 
     def flush(self) -> list[str]:
-        """Append what the journal holds to the files in .planning/; return them."""
-        self.flushed = {}
+        """Append what the journal holds to the files in .planning/, and put the whole
+        files it keeps in place; return the paths written."""
+        self.flushed, self.replaced = {}, []
         for target in JOURNALED:
             source = self.path(target)
             if source.exists() and source.stat().st_size:
@@ -64,7 +81,14 @@ class Journal:
                     append_line(self.git.root / target, data)
                     self.flushed[target] = data
             source.unlink(missing_ok=True)
-        return list(self.flushed)
+        kept = self.folder / "files"
+        for source in sorted(kept.rglob("*")) if kept.is_dir() else []:
+            if source.is_file():  # whole files (RESULT.txt): replaced, not appended
+                target = source.relative_to(kept).as_posix()
+                write_atomic(self.git.root / target, source.read_text(encoding="utf-8"))
+                source.unlink()
+                self.replaced.append(target)
+        return [*self.flushed, *self.replaced]
 
     def unflush(self) -> None:
         """Take back the last flush into the journal (its commit failed and was undone)."""

@@ -444,6 +444,10 @@ class _Run:
                     error_log=journal.errors, cancel=self.cancel,
                 )  # fmt: skip
             tried.append(outcome)
+            if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
+                result_file = self.phase.path / f"{plan.id}-RESULT.txt"
+                journal.keep_output(result_file.relative_to(self.project.root).as_posix(),
+                                    Path(outcome.output))  # fmt: skip
             journal.event(
                 "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
                 success=outcome.success, soft_success=outcome.soft_success,

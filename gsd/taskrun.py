@@ -43,6 +43,7 @@ class TaskOutcome(NamedTuple):
     checkpoint: str | None
     report: result.TaskReport | None
     rate_limited: bool = False  # a failure the runner blamed on a rate limit (retried)
+    output: str | None = None  # the file that holds the agent's stdout (under .git)
 
 
 def run_task(
@@ -164,6 +165,7 @@ def run_task(
         spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
         output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
         error_type is not None and result.rate_limited(verdict, output),
+        str(spawned.stdout_path),
     )  # fmt: skip
     if error_type is not None:
         _log(error_log, plan, outcome, agent, checkpoint)

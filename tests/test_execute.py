@@ -109,6 +109,9 @@ def test_a_phase_runs_to_completion_and_a_rerun_skips_everything(phase, gsd) -> 
     assert "Gsd-Specialist: worker" in message_of(root, "01-01-2")
     folder = root / ".planning/phases/01-alpha"
     assert (folder / "01-01-SUMMARY.md").exists() and (folder / "01-02-SUMMARY.md").exists()
+    # SPEC 1: the raw output of each plan's last agent run, committed with the docs
+    assert "### Task Report" in (folder / "01-02-RESULT.txt").read_text()
+    assert "01-01-RESULT.txt" in git(root, "ls-files", ".planning/phases/01-alpha")
     assert git(root, "tag", "--list") == ""
     subjects = git(root, "log", "--format=%s")
     assert "docs(01-01): complete plan" in subjects and "docs(01-02): complete plan" in subjects

@@ -192,6 +192,8 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     assert (repo / "src/t01-01_1.py").exists() and (repo / "src/t01-03_1.py").exists()
     folder = repo / ".planning/phases/01-alpha"
     assert all((folder / f"01-0{n}-SUMMARY.md").exists() for n in (1, 2, 3))
+    results = git(repo, "ls-files", ".planning/phases/01-alpha").split()
+    assert {f".planning/phases/01-alpha/01-0{n}-RESULT.txt" for n in (1, 2, 3)} <= set(results)
     state = (repo / ".planning/STATE.md").read_text()
     assert "Plan: 3 of 3 in current phase" in state and "Status: Phase complete" in state
     for row in ("| Phase 01 P01 |", "| Phase 01 P02 |", "| Phase 01 P03 |"):
