@@ -149,11 +149,8 @@ def show(target: str, fmt: str) -> int:
         plans = [project.find_plan(target)]
     else:
         plans = project.phase_plans(project.phase(target))
-    from gsd.dispatch import Dispatcher
-
-    found, warnings = project.agents()
+    dispatcher, warnings = project.dispatcher()
     _warn(warnings)
-    dispatcher = Dispatcher(root, found, project.roster, project.config)
 
     def resolve(plan: Plan, task: Task) -> tuple[str, str | None]:
         if task.is_checkpoint:
@@ -373,7 +370,6 @@ def execute_phase(
         click.echo(shown, nl=False)
         click.echo(f"gsd: {result.message}", err=True)
         return result.exit_code
-    from gsd.dispatch import Dispatcher
     from gsd.validate import validate as run_rules
 
     folder = found_phase.path.relative_to(project.root).as_posix()
@@ -384,11 +380,8 @@ def execute_phase(
             "refuse this phase (see gsd validate)",
             err=True,
         )
-    found, warnings = project.agents()
+    dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     _warn(warnings)
-    dispatcher = Dispatcher(
-        project.root, found, project.roster, project.config, cli_timeout=timeout
-    )
     tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK

@@ -79,7 +79,6 @@ class Dispatcher:
 
     def __init__(
         self,
-        root: Path,
         agents: Mapping[str, Agent],
         roster: Mapping[str, str] | None,
         config: Config,
@@ -92,7 +91,6 @@ class Dispatcher:
                 f"no {EXECUTOR} agent found (it ships in gsd's agents/ folder)",
                 hint="reinstall gsd or add agents/gsd-executor.md",
             )
-        self.root = root
         self.agents = agents
         self.roster = roster
         self.config = config

@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 from gsd import approvals, bookkeeping, prompt, summary
 from gsd.agents import EXECUTOR
-from gsd.dispatch import Dispatcher
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError
 from gsd.git import Git
 from gsd.graph import PhaseGraph
@@ -165,12 +164,11 @@ class _Run:
         self.worktrees = worktrees
         self.say = console.say
         self.waves = len(graph.waves)
-        agents, warnings = project.agents()
+        self.dispatcher, warnings = project.dispatcher(cli_timeout=options.timeout,
+                                                       environ=environ)  # fmt: skip
         for warning in warnings:
             self.say(f"warning: {warning}")
-        self.agents = agents
-        self.dispatcher = Dispatcher(project.root, agents, project.roster, project.config,
-                                     cli_timeout=options.timeout, environ=environ)  # fmt: skip
+        self.agents = self.dispatcher.agents
         self.templates = prompt.Templates.load(project.root)
         self.journal = bookkeeping.Journal(git)
         self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,14 +12,15 @@ from typing import TYPE_CHECKING
 from gsd import plan as plan_format
 from gsd import roster
 from gsd.errors import UsageError
-
-if TYPE_CHECKING:
-    from gsd.agents import Agent
-    from gsd.config import Config
 from gsd.graph import PhaseGraph, build
 from gsd.models import Plan, is_plan_id, plan_id_from_filename
 from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
+
+if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on the hook path
+    from gsd.agents import Agent
+    from gsd.config import Config
+    from gsd.dispatch import Dispatcher
 
 PLANNING = ".planning"
 
@@ -153,6 +155,18 @@ class Project:
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
             raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
         return discover(search_path(self.root, extra))
+
+    def dispatcher(
+        self, *, cli_timeout: float | None = None, environ: Mapping[str, str] = os.environ
+    ) -> tuple[Dispatcher, list[str]]:
+        """The agents found here, laid out for this project's plans; and the warnings
+        of broken agent files (the caller prints them)."""
+        from gsd.dispatch import Dispatcher
+
+        found, warnings = self.agents()
+        dispatcher = Dispatcher(found, self.roster, self.config, cli_timeout=cli_timeout,
+                                environ=environ)  # fmt: skip
+        return dispatcher, warnings
 
     def phase(self, spec: str) -> Phase:
         return resolve_phase(self.planning, spec)

@@ -183,7 +183,7 @@ def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
     plan = parse(plan_text(tasks=auto_task(attrs=f' specialist="{a.name}"')), "01-01-PLAN.md")
     executor = Agent(name=EXECUTOR, tools=TOOLS["full"])
     dispatcher = Dispatcher(
-        Path("/work/repo"), {EXECUTOR: executor, a.name: a}, {a.name: ""}, Config(),
+        {EXECUTOR: executor, a.name: a}, {a.name: ""}, Config(),
         environ=environ,
     )  # fmt: skip
     return dispatcher.task(1, plan, plan.tasks[0])
