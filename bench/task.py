@@ -161,6 +161,7 @@ def task_objects(argv: list[str], rel: str) -> tuple[Any, Any, Any, Any]:
     from gsd.agents import Agent
     from gsd.dispatch import TaskDispatch
     from gsd.plan import parse
+    from gsd.runners import build_argv
 
     plan = parse(PLAN.format(path=rel), f".planning/phases/01-alpha/{PLAN_ID}-PLAN.md")
     tools = ["read_file", "write_file", "replace", "run_shell_command"]
@@ -169,7 +170,7 @@ def task_objects(argv: list[str], rel: str) -> tuple[Any, Any, Any, Any]:
         wave=1, plan=PLAN_ID, task=1, name="Task 1: change one file", type="auto",
         specialist=agent.name, specialist_form="attribute", agent=agent.name,
         fallback_reason=None, tier=agent.tier, runner=agent.runner, model=None,
-        argv=[], timeout_s=300.0, timeout_source="bench", grace_s=1.0,
+        argv=build_argv(agent, None), timeout_s=300.0, timeout_source="bench", grace_s=1.0,
     )  # fmt: skip
     return plan, plan.tasks[0], agent, dispatch
 
