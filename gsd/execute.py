@@ -60,6 +60,7 @@ class PlanEnd(NamedTuple):
     attempts: tuple[TaskOutcome, ...] = ()  # every attempt, failed ones too (SUMMARY issues)
     started: datetime | None = None
     finished: datetime | None = None
+    summary: str = ""  # the SUMMARY.md of a complete plan run in a worktree
 
 
 def execute_phase(
@@ -248,7 +249,6 @@ class _Run:
                                    message=f"plan {end.plan.id}: not merged, it builds on a "
                                            "plan that could not be merged",
                                    details="builds on a plan whose merge conflicted")  # fmt: skip
-                self.worktrees.close(end.plan.id, delete_branch=False)
             elif end.status == "complete":
                 end = self.merge(end)
             if end.status != "complete":
@@ -291,7 +291,7 @@ class _Run:
             # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
             # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
             self._plan_done(end)
-            self._write_summary(end, self.phase.path)
+            summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", self._summary(end))
             self.journal.event("plan-complete", plan=plan.id)
             message = f"docs({plan.id}): complete plan"
             bookkeeping.commit_docs(self.project, self.git, self.journal, message)
@@ -309,12 +309,14 @@ class _Run:
             self.say(f"rolled back {tag}, left open by an interrupted run")
         end = self.tasks(plan, wave, place, place.committed_tasks())
         if end.status == "complete":
-            written = self._write_summary(end, self._summary_folder(place.root))
-            if self.commit_docs:  # else it is copied over after the merge (`merge`)
+            end = end._replace(summary=self._summary(end))
+            if self.commit_docs:  # else it is written after the merge (`merge`)
+                written = self._summary_folder(place.root) / f"{plan.id}-SUMMARY.md"
+                summary.write(written, end.summary)
                 place.commit_docs(f"docs({plan.id}): plan summary",
                                   [written.relative_to(place.root).as_posix()])  # fmt: skip
-        else:
-            self.worktrees.close(plan.id, delete_branch=False)  # the branch keeps its work
+        # the branch keeps the work; the folder goes now, while other plans still run
+        self.worktrees.close(plan.id)
         return end
 
     def merge(self, end: PlanEnd) -> PlanEnd:
@@ -332,7 +334,6 @@ class _Run:
             self.journal.event("merge", plan=plan.id, branch=branch, status="conflict",
                                files=conflicts)  # fmt: skip
             self.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
-            self.worktrees.close(plan.id, delete_branch=False)
             self.say(f"plan {plan.id}: merge-conflict: {details}")
             return end._replace(status="failed", error_type="merge-conflict", details=details,
                                 message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
@@ -347,14 +348,11 @@ class _Run:
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             self.git.abort_merge()  # which also undoes the log lines flushed for it
             self.journal.unflush()
-            self.worktrees.close(plan.id, delete_branch=False)
             return end._replace(status="failed", error_type="unknown", details=str(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
-        if not self.commit_docs:  # the SUMMARY.md written in the worktree, uncommitted
-            name = f"{plan.id}-SUMMARY.md"
-            written = self._summary_folder(self.worktrees.path(plan.id)) / name
-            summary.write(self.phase.path / name, written.read_text(encoding="utf-8"))
-        self.worktrees.close(plan.id, delete_branch=True)
+        if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
+            summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", end.summary)
+        self.worktrees.delete_branch(plan.id)  # merged: nothing left on it
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
 
@@ -486,17 +484,15 @@ class _Run:
         """The phase folder in a checkout at `root` (the repository or a worktree)."""
         return root / self.phase.path.relative_to(self.project.root)
 
-    def _write_summary(self, end: PlanEnd, folder: Path) -> Path:
+    def _summary(self, end: PlanEnd) -> str:
+        """The SUMMARY.md of a complete plan."""
         plan = end.plan
-        text = summary.render(
+        return summary.render(
             phase_dir=self.phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
             outcomes=list(end.attempts), task_names={t.index: t.name for t in plan.tasks},
             started=end.started or datetime.now(timezone.utc),
             finished=end.finished or datetime.now(timezone.utc),
         )  # fmt: skip
-        path = folder / f"{plan.id}-SUMMARY.md"
-        summary.write(path, text)
-        return path
 
     def _plan_done(self, end: PlanEnd) -> None:
         took = end.finished - end.started if end.finished and end.started else None

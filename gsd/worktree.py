@@ -57,13 +57,16 @@ class Worktrees:
         place = Git(where)
         return place, place.recover()
 
-    def close(self, plan_id: str, *, delete_branch: bool) -> None:
-        """Remove the plan's worktree; its branch too once it is merged."""
+    def close(self, plan_id: str) -> None:
+        """Remove the plan's worktree folder; its branch keeps the work."""
         with self._lock:
             if self.path(plan_id).exists():
                 self.git.remove_worktree(self.path(plan_id))
-            if delete_branch:
-                self.git.delete_branch(branch_of(plan_id))
+
+    def delete_branch(self, plan_id: str) -> None:
+        """Delete the plan's branch (merged, or with nothing on it)."""
+        with self._lock:
+            self.git.delete_branch(branch_of(plan_id))
 
     def tidy(self) -> list[str]:
         """What a killed run left behind, put straight: checkpoints open in plan
@@ -85,7 +88,8 @@ class Worktrees:
             done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
         for branch, tip in sorted(branches.items()):
             if self.git.head_contains(tip):
-                self.close(branch.removeprefix("gsd/"), delete_branch=True)
+                self.close(branch.removeprefix("gsd/"))
+                self.delete_branch(branch.removeprefix("gsd/"))
                 done.append(f"removed {branch}: nothing on it left to merge")
         return done
 
