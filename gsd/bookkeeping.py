@@ -11,6 +11,7 @@ from pathlib import Path
 from gsd import errorlog, execlog, roadmap, state, summary
 from gsd.files import append_line, write_atomic
 from gsd.git import Git
+from gsd.models import split_plan_id
 from gsd.phases import Phase
 from gsd.project import Project
 
@@ -46,7 +47,7 @@ class Journal:
         """A failure that is no task's attempt (a merge) in the error log."""
         errorlog.append(
             self.errors,
-            errorlog.ErrorRecord(phase=phase, plan=plan_id.rsplit("-", 1)[1], task="-",
+            errorlog.ErrorRecord(phase=phase, plan=split_plan_id(plan_id)[1], task="-",
                                  specialist="gsd", error_type=kind, details=details,
                                  git_state=where),  # fmt: skip
         )

@@ -19,7 +19,7 @@ from gsd.errors import (
     UsageError,
 )
 from gsd.lint import FORMATS as VALIDATE_FORMATS
-from gsd.models import is_plan_id
+from gsd.models import is_plan_id, split_plan_id
 
 if TYPE_CHECKING:
     from gsd.models import Plan, Task
@@ -442,7 +442,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     if not is_plan_id(plan_id):
         raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
     project = Project(find_root(Path.cwd()))
-    found_phase = project.phase(plan_id.rsplit("-", 1)[0])
+    found_phase = project.phase(split_plan_id(plan_id)[0])
     options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
     result = run_phase(project, found_phase, options)
     shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)

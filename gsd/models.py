@@ -37,6 +37,12 @@ def is_plan_id(text: str) -> bool:
     return PLAN_ID_RE.fullmatch(text) is not None
 
 
+def split_plan_id(plan_id: str) -> tuple[str, str]:
+    """`02.1-03` -> (`02.1`, `03`): the phase and the plan's number within it."""
+    phase, _, number = plan_id.rpartition("-")
+    return phase, number
+
+
 class Diagnostic(NamedTuple):
     """One finding: `path:line:col: severity CODE message`."""
 
@@ -171,7 +177,12 @@ class Plan:
 
     @property
     def phase(self) -> str:
-        return self.id.rsplit("-", 1)[0]
+        return split_plan_id(self.id)[0]
+
+    @property
+    def number(self) -> str:
+        """The plan's number within its phase: `02` for plan `01-02`."""
+        return split_plan_id(self.id)[1]
 
     def field_line(self, key: str) -> int:
         return self.key_lines.get(key, 1)

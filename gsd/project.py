@@ -13,7 +13,7 @@ from gsd import plan as plan_format
 from gsd import roster
 from gsd.errors import UsageError
 from gsd.graph import PhaseGraph, build
-from gsd.models import Plan, is_plan_id, plan_id_from_filename
+from gsd.models import Plan, is_plan_id, plan_id_from_filename, split_plan_id
 from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
@@ -180,7 +180,7 @@ class Project:
         if not is_plan_id(plan_id):
             raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
         try:
-            phase = self.phase(plan_id.rsplit("-", 1)[0])
+            phase = self.phase(split_plan_id(plan_id)[0])
         except UsageError:
             raise missing from None
         found = self.phase_graph(phase).plans.get(plan_id)

@@ -11,6 +11,7 @@ from typing import Any
 from gsd import frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
+from gsd.models import split_plan_id
 from gsd.taskrun import TaskOutcome
 from gsd.utc import as_utc, utc_stamp
 
@@ -45,7 +46,7 @@ def render(
     of a task is its result, the rest are issues. A changed file counts as created when
     it is in `created` (what git saw added) or in the Task Report's "Files created".
     """
-    phase_number, _, plan_number = plan_id.rpartition("-")
+    phase_number, plan_number = split_plan_id(plan_id)
     phase_number = phase_number or phase_dir
     done = _final_outcomes(outcomes)
     numbers = sorted(set(task_names) | set(done))

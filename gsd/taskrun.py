@@ -260,7 +260,7 @@ def _log(
         path,
         errorlog.ErrorRecord(
             phase=plan.phase,
-            plan=plan.id.rsplit("-", 1)[1],
+            plan=plan.number,
             task=str(outcome.task),
             specialist=agent.name,
             error_type=outcome.error_type or "unknown",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gsd.graph import PhaseGraph
-from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task
+from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task, split_plan_id
 from gsd.phases import phase_key
 from gsd.project import Project
 from gsd.roster import classify
@@ -454,7 +454,7 @@ def _missing_dependencies(
         for dep in plan.depends_on:
             if dep in graph.plans:
                 continue
-            dep_phase, own_phase = phase_key(dep.rsplit("-", 1)[0]), phase_key(plan.phase)
+            dep_phase, own_phase = phase_key(split_plan_id(dep)[0]), phase_key(plan.phase)
             exists = dep in project.all_plan_ids
             if exists and dep_phase and own_phase and dep_phase < own_phase:
                 continue  # an earlier phase's plan: done before this phase starts
@@ -487,7 +487,7 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
         # with a missing dependency (GSD040) the computed wave means nothing; a
         # dependency named twice is still one dependency
         complete = all(
-            d in graph.plans for d in plan.depends_on if d.rsplit("-", 1)[0] == plan.phase
+            d in graph.plans for d in plan.depends_on if split_plan_id(d)[0] == plan.phase
         )
         if computed is not None and complete and declared != computed:
             yield _diag(
