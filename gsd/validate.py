@@ -33,7 +33,7 @@ RULES: dict[str, Rule] = {
             "GSD003", "error", "frontmatter value of the wrong type or outside its allowed values"
         ),
         Rule("GSD010", "warning", "plan has no tasks"),
-        Rule("GSD011", "error", "unknown task type"),
+        Rule("GSD011", "error", "unknown task type (or `gate` value)"),
         Rule("GSD012", "error", "task lacks a child its type requires"),
         Rule("GSD013", "warning", "task lacks a recommended child"),
         Rule("GSD014", "error", "checkpoint task in a plan whose `autonomous` is not false"),

@@ -333,3 +333,22 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
     assert "retry" in events and "fallback" not in events
     error = json.loads((root / ".planning/specialist-errors.jsonl").read_text().splitlines()[-1])
     assert error["error_type"] == "nonzero-exit"  # SPEC 6's types; no new one
+
+
+@pytest.mark.parametrize("command", [
+    ["status"], ["report"], ["errors"], ["agents", "list"], ["checkpoints", "list"],
+    ["rules"], ["show", "1"], ["waves", "1"],
+])  # fmt: skip
+def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) -> None:
+    """SPEC 8: every listing command takes --format text|markdown|json."""
+    from gsd.git import Git
+
+    fail(tmp_path, "01-01", 2)  # a failure, so that errors and report have rows
+    gsd("execute-phase", "1")
+    Git(phase.root).create_checkpoint("01-01", 2)  # one left behind, for checkpoints list
+    result = gsd(*command, "--format", "markdown")
+    assert result.code == 0, result.err
+    rows = [line for line in result.out.splitlines() if line.startswith("|")]
+    separators = [r for r in rows if set(r.replace(" ", "")) <= set("|-:")]
+    assert rows and separators, result.out  # at least one Markdown table
+    assert json.loads(gsd(*command, "--format", "json").out) is not None
