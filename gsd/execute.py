@@ -468,7 +468,7 @@ class _Run:
                 journal.event("retry", plan=plan.id, task=task.index)
                 continue
             final = outcome.error_type in ("validation-failed", "policy-violation")
-            if self.fallback and not final and agent.name != EXECUTOR:  # Dispatcher needs it
+            if self.fallback and not final and agent.name != EXECUTOR:  # (always installed)
                 journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
                 dispatch = self.dispatcher.task(
                     wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
