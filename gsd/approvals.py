@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from gsd import state
 from gsd.files import append_line, jsonl_objects, read_lines_file
 from gsd.models import Task
 from gsd.project import Project
@@ -15,8 +14,9 @@ APPROVALS = ".planning/approvals.jsonl"
 
 
 def record(project: Project, plan_id: str, task: int | None, option: str | None) -> None:
-    """Append one answer (a locked, single-write append: never a torn record) and take
-    the plan's line out of STATE.md's Blockers."""
+    """Append one answer (a locked, single-write append: never a torn record). STATE.md
+    is left to the run that continues past the checkpoint: it may hold the user's own
+    uncommitted edits, and the next run takes the plan's Blockers line out itself."""
     line = {
         "ts": utc_stamp(),
         "plan": plan_id,
@@ -24,10 +24,6 @@ def record(project: Project, plan_id: str, task: int | None, option: str | None)
         "option": option,
     }
     append_line(project.root / APPROVALS, (json.dumps(line) + "\n").encode())
-    path = project.planning / "STATE.md"
-    if path.exists():  # the plan no longer blocks anything
-        before = state.load(path)
-        state.save(path, state.remove_blockers(before, plan_id), old=before)
 
 
 def read(project: Project) -> list[dict[str, object]]:

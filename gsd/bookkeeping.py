@@ -4,11 +4,14 @@ and ROADMAP.md when a plan completes or stops, and the `docs(...)` commits."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gsd import errorlog, execlog, roadmap, state, summary
+from gsd.approvals import APPROVALS
 from gsd.files import append_line, write_atomic
 from gsd.git import Git
 from gsd.models import split_plan_id
@@ -20,6 +23,8 @@ from gsd.project import Project
 # see only the agent's work) and a rollback can never take log lines back.
 JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
 OWNED = ("STATE.md", "ROADMAP.md")  # the files gsd edits when a plan completes
+# the only whole files the journal keeps: a phase's NN-MM-RESULT.txt (SPEC 1)
+_RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
 RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
 
 
@@ -68,14 +73,17 @@ class Journal:
             self.path(target).unlink(missing_ok=True)
         shutil.rmtree(self.folder / "files", ignore_errors=True)
 
-    def flush(self) -> list[str]:
+    def flush(self, may_write: Callable[[str], bool] = lambda _: True) -> list[str]:
         """Append what the journal holds to the files in .planning/, and put the whole
-        files it keeps in place; return the paths written."""
+        files it keeps in place; return the paths written. A target `may_write` refuses
+        (the user changed it and has not committed) keeps its lines here for later."""
         self.flushed, self.replaced = {}, []
         for target in JOURNALED:
             source = self.path(target)
-            if source.exists() and source.stat().st_size:
-                data = source.read_bytes()
+            if not may_write(target):
+                continue
+            data = _read_own(source)
+            if data:
                 if not data.endswith(b"\n"):
                     data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
                 if data:  # the same locked append as every log line (files.append_line)
@@ -83,10 +91,14 @@ class Journal:
                     self.flushed[target] = data
             source.unlink(missing_ok=True)
         kept = self.folder / "files"
-        for source in sorted(kept.rglob("*")) if kept.is_dir() else []:
-            if source.is_file():  # whole files (RESULT.txt): replaced, not appended
-                target = source.relative_to(kept).as_posix()
-                write_atomic(self.git.root / target, source.read_text(encoding="utf-8"))
+        ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
+        for source in sorted(kept.rglob("*")) if ours else []:
+            target = source.relative_to(kept).as_posix()
+            if not _RESULT_FILE.fullmatch(target):
+                continue  # not a file gsd keeps here: never written anywhere
+            data = _read_own(source) if may_write(target) else None
+            if data is not None:  # whole files (RESULT.txt): replaced, not appended
+                write_atomic(self.git.root / target, data.decode("utf-8", "replace"))
                 source.unlink()
                 self.replaced.append(target)
         return [*self.flushed, *self.replaced]
@@ -98,83 +110,136 @@ class Journal:
         self.flushed = {}
 
 
-def block(project: Project, plan_id: str, kind: str, details: str) -> None:
-    """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is created
-    when the project has none: it is where a person looks first)."""
-    path = project.planning / "STATE.md"
-    before = state.load(path) if path.exists() else None
-    line = state.blocker_line(plan_id, kind, details, 300)
-    state.save(path, state.add_blocker(before or "# Project State\n", line), old=before)
+class Books:
+    """gsd's own files in the user's checkout (STATE.md, ROADMAP.md, the logs) and the
+    `docs(...)` commits that carry them (SPEC 7 steps 7 to 9).
+
+    The checkout is the user's: with `git.commit_docs` true, a file gsd would edit or
+    append to that the user has changed and not committed is left alone (one warning),
+    and a docs commit holds exactly the files gsd wrote, never anything else under
+    `.planning/` (a draft plan, a notes file). With `git.commit_docs` false gsd edits its
+    files in place and commits nothing, as that setting asks."""
+
+    def __init__(self, project: Project, git: Git, journal: Journal, warn: Callable[[str], None]):
+        self.project, self.git, self.journal, self.warn = project, git, journal, warn
+        self.commit_docs = project.config.flag("git.commit_docs")
+        self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
+        self._left: set[str] = set()  # files left alone (warned about once)
+        # `gsd approve` appends answers between runs; the file is gsd's, never the user's
+        if self.commit_docs and git.dirty_among([APPROVALS]):
+            self.written.add(APPROVALS)
+
+    def _editable(self, rel: str) -> bool:
+        if not self.commit_docs or rel in self.written:
+            return True
+        if rel in self._left or rel in self.git.dirty_among([rel]):
+            if rel not in self._left:
+                self._left.add(rel)
+                self.warn(f"{rel} has uncommitted changes of yours: gsd leaves it alone "
+                          "(commit them, and gsd updates it on the next run)")  # fmt: skip
+            return False
+        return True
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.project.root).as_posix()
+
+    def block(self, plan_id: str, kind: str, details: str) -> None:
+        """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is
+        created when the project has none: it is where a person looks first)."""
+        path = self.project.planning / "STATE.md"
+        if not self._editable(self._rel(path)):
+            return
+        before = state.load(path) if path.exists() else None
+        line = state.blocker_line(plan_id, kind, details, 300)
+        state.save(path, state.add_blocker(before or "# Project State\n", line), old=before)
+        self.written.add(self._rel(path))
+
+    def plan_done(self, phase: Phase, plan_ids: list[str], plan_id: str, *, seconds: float,
+                  tasks: int, files: int) -> None:  # fmt: skip
+        """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
+        checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
+        total = len(plan_ids)
+        done = sum(pid == plan_id or summary.exists(phase.path, pid) for pid in plan_ids)
+        complete = done >= total
+        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        path = self.project.planning / "STATE.md"
+        if path.exists() and self._editable(self._rel(path)):
+            before = state.load(path)
+            text = state.remove_blockers(before, plan_id)
+            text = state.set_position(
+                text,
+                plan=f"{done} of {total} in current phase",
+                status="Phase complete" if complete else "In progress",
+                last_activity=f"{today} - Completed {plan_id}-PLAN.md",
+                progress=done / total if total else 1.0,
+            )
+            minutes = max(1, round(seconds / 60))
+            text = state.record_metric(text, plan_id=plan_id, duration=f"{minutes}min",
+                                       tasks=tasks, files=files)  # fmt: skip
+            state.save(path, text, old=before)
+            self.written.add(self._rel(path))
+        road = self.project.planning / "ROADMAP.md"
+        if road.exists() and self._editable(self._rel(road)):
+            before = roadmap.load(road)
+            text = roadmap.check_plan(before, plan_id, True)
+            status = "Complete" if complete else "In Progress"
+            text = roadmap.set_progress(text, phase.number, done, total, status,
+                                        today if complete else None)  # fmt: skip
+            roadmap.save(road, text, old=before)
+            self.written.add(self._rel(road))
+
+    def session(self, stopped_at: str, resume_file: str) -> None:
+        """STATE.md's Session Continuity: when this run ended, where, what to resume."""
+        path = self.project.planning / "STATE.md"
+        if path.exists() and self._editable(self._rel(path)):
+            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            before = state.load(path)
+            text = state.set_session(before, last_session=now,
+                                     stopped_at=_one_line(stopped_at)[:160],
+                                     resume_file=resume_file)  # fmt: skip
+            state.save(path, text, old=before)
+            self.written.add(self._rel(path))
+
+    def pending(self) -> list[str]:
+        """Flush the journal into the files it may append to, and return every path gsd
+        wrote since its last commit (what the next docs or merge commit carries)."""
+        self.written.update(self.journal.flush(self._editable))
+        # an aborted merge takes back the new files it staged (a RESULT.txt): gone
+        self.written = {p for p in self.written if (self.project.root / p).exists()}
+        return sorted(self.written)
+
+    def committed(self) -> None:
+        """The paths `pending` returned are in a commit now."""
+        self.written.clear()
+
+    def commit(self, message: str) -> None:
+        """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9);
+        only the files gsd wrote, whatever else is changed or new in the checkout."""
+        paths = self.pending()
+        if self.commit_docs and paths:
+            self.git.commit_docs(message, paths)
+            self.committed()
 
 
-def plan_done(
-    project: Project,
-    phase: Phase,
-    plan_ids: list[str],
-    plan_id: str,
-    *,
-    seconds: float,
-    tasks: int,
-    files: int,
-) -> None:
-    """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
-    checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
-    total = len(plan_ids)
-    done = sum(pid == plan_id or summary.exists(phase.path, pid) for pid in plan_ids)
-    complete = done >= total
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    path = project.planning / "STATE.md"
-    if path.exists():
-        before = state.load(path)
-        text = state.remove_blockers(before, plan_id)
-        text = state.set_position(
-            text,
-            plan=f"{done} of {total} in current phase",
-            status="Phase complete" if complete else "In progress",
-            last_activity=f"{today} - Completed {plan_id}-PLAN.md",
-            progress=done / total if total else 1.0,
-        )
-        minutes = max(1, round(seconds / 60))
-        text = state.record_metric(text, plan_id=plan_id, duration=f"{minutes}min",
-                                   tasks=tasks, files=files)  # fmt: skip
-        state.save(path, text, old=before)
-    road = project.planning / "ROADMAP.md"
-    if road.exists():
-        before = roadmap.load(road)
-        text = roadmap.check_plan(before, plan_id, True)
-        status = "Complete" if complete else "In Progress"
-        text = roadmap.set_progress(text, phase.number, done, total, status,
-                                    today if complete else None)  # fmt: skip
-        roadmap.save(road, text, old=before)
+def _read_own(path: Path) -> bytes | None:
+    """A journal file's bytes, if it is a regular file gsd could have written: never
+    through a symlink (an agent that plants one must not make gsd commit what it points
+    at, outside the repository or not); a folder on the way that is a link is refused too."""
+    import stat
 
-
-def session(project: Project, stopped_at: str, resume_file: str) -> None:
-    """STATE.md's Session Continuity: when this run ended, where, what to resume."""
-    path = project.planning / "STATE.md"
-    if path.exists():
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        before = state.load(path)
-        text = state.set_session(before, last_session=now,
-                                 stopped_at=_one_line(stopped_at)[:160],
-                                 resume_file=resume_file)  # fmt: skip
-        state.save(path, text, old=before)
-
-
-def owned_paths(project: Project) -> list[str]:
-    """The files gsd edits when a plan completes, those that exist, repo-relative."""
-    return [f".planning/{n}" for n in OWNED if (project.planning / n).exists()]
-
-
-def commit_docs(project: Project, git: Git, journal: Journal, message: str) -> None:
-    """gsd's own bookkeeping, committed when `git.commit_docs` is true (SPEC 7 step 9)."""
-    journal.flush()
-    if not project.config.flag("git.commit_docs"):
-        return  # they stay in the working tree for a person
-    status = git.status()  # one pass over the tree: tracked changes and untracked files
-    paths = [p for p in sorted(status.changed | status.untracked)
-             if p.startswith(".planning/") and not p.endswith(".gsd.lock")]  # fmt: skip
-    if paths:
-        git.commit_docs(message, paths)
+    try:
+        if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # missing, or a symlink (ELOOP)
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def _one_line(text: str) -> str:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 import sys
 
-from gsd.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, INTERRUPTED, GsdError
+from gsd.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    INTERRUPTED,
+    GsdError,
+    Interrupted,
+)
 
 # Click's shell-completion switch for the program name `gsd` (see README: Shell completion).
 COMPLETE_VAR = "_GSD_COMPLETE"
@@ -28,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         sys.stderr.write(f"gsd: error: {exc}\n")
         return exc.exit_code
+    except Interrupted as exc:  # a run stopped cleanly on SIGINT, SIGTERM or SIGHUP
+        _quietly(f"gsd: {exc}; every agent was ended and its attempt rolled back (a run "
+                 "resumes where it stopped when started again)\n")  # fmt: skip
+        return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{INTERRUPTED}\n")  # past the ^C, as Click does on its path
         return EXIT_INTERRUPTED
@@ -37,6 +48,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
         return internal_error(exc)
+
+
+def _quietly(text: str) -> None:
+    """Write to stderr unless it is gone (SIGHUP: the terminal was closed)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except OSError:
+        pass
 
 
 def internal_error(exc: BaseException) -> int:

@@ -42,6 +42,19 @@ class GsdError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
+class Interrupted(Exception):
+    """gsd was asked to stop (SIGINT, SIGTERM or SIGHUP) and has: agents ended, open
+    attempts rolled back, Session Continuity written. Exits 128 + the signal's number."""
+
+    def __init__(self, signum: int, where: str = "") -> None:
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"interrupted by {self.name}" + (f" {where}" if where else ""))
+
+
 class UsageError(GsdError):
     """Bad arguments, or a target that does not exist."""
 

@@ -8,16 +8,16 @@ or in a plan's own worktree); the merges and STATE.md are the main thread's alon
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import approvals, bookkeeping, prompt, summary
+from gsd import approvals, bookkeeping, preflight, prompt, summary
 from gsd.agents import EXECUTOR
-from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError
+from gsd.dispatch import TaskDispatch
+from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError, Interrupted
 from gsd.git import Git
 from gsd.graph import PhaseGraph
 from gsd.live import Console
@@ -25,9 +25,10 @@ from gsd.lock import RunLock
 from gsd.models import Plan, Task
 from gsd.phases import Phase
 from gsd.project import Project
+from gsd.signals import Interruption
 from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
-from gsd.worktree import Worktrees, branch_of
+from gsd.worktree import Worktrees
 
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
@@ -73,9 +74,10 @@ def execute_phase(
     git = Git(project.root)
     console = console or Console()
     try:
-        # 1. one live run per project; a dead run's lock and processes are taken over
-        with RunLock(project.planning, running_registry(git)):
-            return _execute(project, git, phase, options, environ, console)
+        # 1. one live run per project; a dead run's lock and processes are taken over.
+        # SIGINT, SIGTERM and SIGHUP from here on end the agents, roll back, then stop.
+        with RunLock(project.planning, running_registry(git)), Interruption() as stop:
+            return _execute(project, git, phase, options, environ, console, stop)
     finally:
         console.close()
 
@@ -87,8 +89,10 @@ def _execute(
     options: RunOptions,
     environ: Mapping[str, str],
     console: Console,
+    stop: Interruption,
 ) -> RunResult:
     say = console.say
+    in_place = not project.config.flag("workflow.use_worktrees")
     # a run killed during a spawn left a checkpoint open, or a merge half done
     for tag in git.recover():
         say(f"rolled back {tag}, left open by an interrupted run")
@@ -112,37 +116,40 @@ def _execute(
                              f"{options.only_wave}")  # fmt: skip
         for plan_id in graph.waves[options.only_wave - 1]:
             _check_plan_ready(phase, graph.plans, plan_id)
-    run = _Run(project, git, phase, graph, options, environ, console, worktrees)
-    bookkeeping.commit_docs(project, git, run.journal, "docs: log of an interrupted gsd run")
+    run = _Run(project, git, phase, graph, options, environ, console, worktrees, stop)
+    # what must hold before the first spawn: one line and exit 2, no agent started
+    preflight.check_tree(git, in_place=in_place, allow_dirty=options.allow_dirty)
+    preflight.check_index_lock(git)
+    preflight.check_runners(run.to_spawn(), project.root, environ)
+    stop.check("before the run started")
     run.journal.event("run-start", phase=phase.name)
     for number, wave in enumerate(graph.waves, 1):
         # 4. waves in order
         if options.only_wave not in (None, number):
             continue
         pending = []
-        for plan_id in wave:
-            if options.only_plan is not None and plan_id != options.only_plan:
-                continue
-            # 3. what is already done: plans with a SUMMARY (tasks: in run.tasks)
-            if summary.exists(phase.path, plan_id):
+        for plan_id in run.pending(wave):
+            if summary.exists(phase.path, plan_id):  # 3. what is already done
                 say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
                 run.ended[plan_id] = "done before"
                 continue
             pending.append(graph.plans[plan_id])
         stopped = run.wave(number, pending) if pending else None
+        if stop.requested:
+            run.interrupted(f"in wave {number}")
         if stopped is not None:
             code, message, end = stopped
             run.journal.event("run-end", status="stopped")
-            bookkeeping.session(project, message, end.plan.path)
-            bookkeeping.commit_docs(project, git, run.journal, f"docs({end.plan.id}): run stopped")
+            run.books.session(message, end.plan.path)
+            run.books.commit(f"docs({end.plan.id}): run stopped")
             return RunResult(code, run.sorted_outcomes(), message, run.ended)
     if not run.outcomes:  # everything was done already: nothing to record
         run.journal.discard()
         return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete",
                          run.ended)  # fmt: skip
     run.journal.event("run-end", status="complete")
-    bookkeeping.session(project, f"Completed phase {phase.name}", "None")
-    bookkeeping.commit_docs(project, git, run.journal, f"docs({phase.number}): phase run complete")
+    run.books.session(f"Completed phase {phase.name}", "None")
+    run.books.commit(f"docs({phase.number}): phase run complete")
     return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete", run.ended)
 
 
@@ -159,6 +166,7 @@ class _Run:
         environ: Mapping[str, str],
         console: Console,
         worktrees: Worktrees,
+        stop: Interruption,
     ) -> None:
         self.project, self.git, self.phase, self.graph = project, git, phase, graph
         self.options, self.environ, self.console = options, environ, console
@@ -172,6 +180,8 @@ class _Run:
         self.agents = self.dispatcher.agents
         self.templates = prompt.Templates.load(project.root)
         self.journal = bookkeeping.Journal(git)
+        self.books = bookkeeping.Books(project, git, self.journal,
+                                       lambda line: self.say(f"warning: {line}"))  # fmt: skip
         self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
         scope = project.config.get("specialists.scope")
         if scope not in ("warn", "fail"):
@@ -184,17 +194,50 @@ class _Run:
         # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
         self.commit_docs = project.config.flag("git.commit_docs")
         self.allow_dirty = options.allow_dirty or not self.commit_docs
+        self.in_place = not project.config.flag("workflow.use_worktrees")  # the opt-in
         self.parallel = _max_parallel(project, options)
-        self.cancel = threading.Event()  # set when gsd is interrupted during a parallel wave
+        self.stop = stop
+        self.cancel = stop.event  # set on SIGINT, SIGTERM, SIGHUP: every agent is ended
         self.outcomes: list[TaskOutcome] = []
         self.ended: dict[str, str] = {}  # plan id -> complete, failed: TYPE, paused, ...
+
+    # -- what runs ---------------------------------------------------------------------
+
+    def pending(self, wave: list[str]) -> list[str]:
+        """The plans of a wave this run was asked for (`--plan` picks one)."""
+        only = self.options.only_plan
+        return [plan_id for plan_id in wave if only is None or plan_id == only]
+
+    def to_spawn(self) -> list[TaskDispatch]:
+        """Every task this run may start an agent for (not done, not committed)."""
+        committed = self.git.committed_tasks(plan_branches=True)
+        found = []
+        for number, wave in enumerate(self.graph.waves, 1):
+            if self.options.only_wave not in (None, number):
+                continue
+            for plan_id in self.pending(wave):
+                if summary.exists(self.phase.path, plan_id):
+                    continue
+                plan = self.graph.plans[plan_id]
+                found += [self.dispatcher.task(number, plan, task) for task in plan.tasks
+                          if f"{plan_id}-{task.index}" not in committed]  # fmt: skip
+        return found
+
+    def interrupted(self, where: str) -> None:
+        """A signal stopped the run: every attempt is rolled back by now. Say where it
+        stopped in STATE.md, commit the logs, and stop (exit 128 + the signal)."""
+        name = Interrupted(self.stop.signum or 2).name
+        self.journal.event("run-end", status="interrupted", signal=name)
+        self.books.session(f"Interrupted by {name} {where}; run again to resume", "None")
+        self.books.commit(f"docs({self.phase.number}): run interrupted")
+        self.stop.check(where)
 
     # -- waves -------------------------------------------------------------------------
 
     def wave(self, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
         """Run one wave's pending plans; (exit code, message, plan) when the run stops."""
         where = f"phase {self.phase.number} wave {number}/{self.waves}"
-        side_by_side = self.parallel > 1 and len(plans) > 1
+        side_by_side = not self.in_place and self.parallel > 1 and len(plans) > 1
         at_once = min(self.parallel, len(plans)) if side_by_side else 1
         self.journal.event("wave-start", wave=number, plans=[p.id for p in plans],
                            parallel=at_once)  # fmt: skip
@@ -205,14 +248,17 @@ class _Run:
             ends = self.in_parallel(number, groups)
         else:
             if len(plans) > 1:
-                self.say(f"{where}: {len(plans)} plans one after another in place")
+                how = "in place" if self.in_place else "each in its worktree"
+                self.say(f"{where}: {len(plans)} plans one after another, {how}")
             ends = []
             for plan in plans:
-                if self.worktrees.has_branch(plan.id):  # an earlier parallel run began it
+                if self.cancel.is_set():
+                    break
+                if self.in_place:
+                    end = self.in_place_plan(plan, number)
+                else:
                     end = self.in_worktree(plan, number, self.git.head() or "HEAD")
                     end = self.merge(end) if end.status == "complete" else end
-                else:
-                    end = self.in_place(plan, number)
                 ends.append(end)
                 if end.status != "complete":
                     break
@@ -226,7 +272,8 @@ class _Run:
     def in_parallel(self, number: int, groups: list[list[str]]) -> list[PlanEnd]:
         """Groups of plans side by side, each plan in its worktree (plans of one group,
         which share files, one after another); then every complete plan is merged back
-        in plan order. A plan built on one that could not be merged is not merged."""
+        in plan order. A plan built on one that could not be merged is not merged; after
+        an interruption nothing is merged (the branches keep the work for the next run)."""
         start = self.git.head() or "HEAD"
         pool = ThreadPoolExecutor(max_workers=min(self.parallel, len(groups)),
                                   thread_name_prefix="gsd-plan")  # fmt: skip
@@ -244,7 +291,9 @@ class _Run:
         blocked: set[int] = set()  # groups whose earlier plan could not be merged
         for end in sorted((e for r in results for e in r), key=lambda e: order[e.plan.id]):
             group = group_of[end.plan.id]
-            if end.status == "complete" and group in blocked:
+            if self.cancel.is_set():
+                pass  # complete plans wait on their branches; the run stops after this
+            elif end.status == "complete" and group in blocked:
                 end = end._replace(status="failed", error_type="merge-conflict",
                                    message=f"plan {end.plan.id}: not merged, it builds on a "
                                            "plan that could not be merged",
@@ -270,10 +319,11 @@ class _Run:
         return ends
 
     def settle(self, ends: list[PlanEnd]) -> tuple[int, str, PlanEnd] | None:
-        """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4)."""
-        stopped = [e for e in ends if e.status != "complete"]
+        """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4).
+        An interruption is nobody's failure: no Blockers line (`interrupted` says it)."""
+        stopped = [e for e in ends if e.status not in ("complete", "interrupted")]
         for end in stopped:
-            bookkeeping.block(self.project, end.plan.id, end.error_type or "unknown", end.details)
+            self.books.block(end.plan.id, end.error_type or "unknown", end.details)
         failed = [e for e in stopped if e.status == "failed"]
         if failed:
             more = f" (and {len(failed) - 1} more failed plan(s))" if len(failed) > 1 else ""
@@ -284,17 +334,19 @@ class _Run:
 
     # -- plans -------------------------------------------------------------------------
 
-    def in_place(self, plan: Plan, wave: int) -> PlanEnd:
-        """A plan run in the repository itself, its bookkeeping committed when it ends."""
+    def in_place_plan(self, plan: Plan, wave: int) -> PlanEnd:
+        """A plan run in the user's checkout itself (`workflow.use_worktrees: false`, the
+        opt-in), its bookkeeping committed when it ends."""
         end = self.tasks(plan, wave, self.git, self.committed)
         if end.status == "complete":
             # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
             # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
             self._plan_done(end)
             summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", self._summary(end))
+            written = self.phase.path / f"{plan.id}-SUMMARY.md"
+            self.books.written.add(written.relative_to(self.project.root).as_posix())
             self.journal.event("plan-complete", plan=plan.id)
-            message = f"docs({plan.id}): complete plan"
-            bookkeeping.commit_docs(self.project, self.git, self.journal, message)
+            self.books.commit(f"docs({plan.id}): complete plan")
             self.say(f"plan {plan.id}: complete")
         return end
 
@@ -317,34 +369,37 @@ class _Run:
                                   [written.relative_to(place.root).as_posix()])  # fmt: skip
         # the branch keeps the work; the folder goes now, while other plans still run
         self.worktrees.close(plan.id)
+        if end.status == "interrupted" and self.worktrees.tip(plan.id) == start:
+            self.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
         return end
 
     def merge(self, end: PlanEnd) -> PlanEnd:
         """Merge a complete plan's branch back `--no-ff`, STATE.md and ROADMAP.md updated
-        in the merge commit itself: a run killed before it commits merges again."""
+        in the merge commit itself: a run killed before it commits merges again. The
+        user's uncommitted files are never overwritten: such a merge does not start."""
         plan = end.plan
-        branch = branch_of(plan.id)
+        branch = self.worktrees.branch(plan.id)
         message = f"Merge branch '{branch}': plan {plan.id} complete\n"
+        blocked = self._merge_blocked(branch)
+        if blocked:
+            return self._unmerged(end, branch, blocked)
         conflicts = self.git.start_merge(branch, message)
         if conflicts:
             details = (
                 f"merging {branch} conflicts in {', '.join(conflicts[:5])}; the branch is "
                 f"kept: merge it by hand (git merge {branch}), then run again"
             )
-            self.journal.event("merge", plan=plan.id, branch=branch, status="conflict",
-                               files=conflicts)  # fmt: skip
-            self.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
-            self.say(f"plan {plan.id}: merge-conflict: {details}")
-            return end._replace(status="failed", error_type="merge-conflict", details=details,
-                                message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
+            return self._unmerged(end, branch, details, conflicts)
         self._plan_done(end)
         self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
         self.journal.event("plan-complete", plan=plan.id)
         # what changed is known: no `git status` over the tree for it
-        paths = [*self.journal.flush(), *bookkeeping.owned_paths(self.project)]
-        paths = paths if self.commit_docs else []
+        pending = self.books.pending()
+        paths = pending if self.commit_docs else []
         try:
             sha = self.git.finish_merge(message, paths)
+            if paths:
+                self.books.committed()
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             self.git.abort_merge()  # which also undoes the log lines flushed for it
             self.journal.unflush()
@@ -355,6 +410,39 @@ class _Run:
         self.worktrees.delete_branch(plan.id)  # merged: nothing left on it
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
+
+    def _merge_blocked(self, branch: str) -> str:
+        """Why merging `branch` would touch the user's uncommitted work ("" if it would
+        not): staged changes (a merge commit would take them in), or changed or untracked
+        files where the plan's branch writes."""
+        staged = self.git.staged_paths()
+        if staged:
+            return (f"you have staged changes ({', '.join(staged[:5])}) that its merge "
+                    "commit would take in: commit or unstage them")  # fmt: skip
+        yours = sorted(self.git.dirty_among(self.git.merge_touches(branch)))
+        if yours:
+            return (f"it would overwrite your uncommitted changes to {', '.join(yours[:5])}"
+                    + (f" and {len(yours) - 5} more" if len(yours) > 5 else "")
+                    + ": commit or stash them")  # fmt: skip
+        return ""
+
+    def _unmerged(
+        self, end: PlanEnd, branch: str, why: str, conflicts: list[str] | None = None
+    ) -> PlanEnd:
+        """The plan is complete on its branch and stays there: one line says why and what
+        to do; logged as gsd's merge failure, never against a specialist."""
+        plan = end.plan
+        details = why if conflicts else (
+            f"plan {plan.id} is complete on branch {branch} but not merged: {why}, then run "
+            f"`gsd execute-phase {self.phase.number}` again (or `git merge --no-ff {branch}`)"
+        )  # fmt: skip
+        self.journal.event("merge", plan=plan.id, branch=branch,
+                           status="conflict" if conflicts else "blocked",
+                           files=conflicts or [])  # fmt: skip
+        self.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
+        self.say(f"plan {plan.id}: merge-conflict: {details}")
+        return end._replace(status="failed", error_type="merge-conflict", details=details,
+                            message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
 
     def tasks(self, plan: Plan, wave: int, place: Git, committed: Mapping[str, str]) -> PlanEnd:
         """Tasks of one plan in order (SPEC 7 step 5), in `place` (the repository or the
@@ -370,6 +458,9 @@ class _Run:
             label = (
                 f"phase {phase.number} wave {wave}/{self.waves} plan {plan.id} task {task.index}"
             )
+            if self.cancel.is_set():  # a signal: no new attempt starts
+                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
+                               tuple(attempts), started)  # fmt: skip
             if f"{plan.id}-{task.index}" in committed:
                 self.say(f"{label}: already committed, skipped")
                 earlier.append((task.index, None))
@@ -396,6 +487,9 @@ class _Run:
             )  # fmt: skip
             outcome = self.attempts(wave, plan, task, context, label, attempts, place)
             self.outcomes.append(outcome)
+            if not outcome.success and self.cancel.is_set():  # rolled back; nobody's failure
+                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
+                               tuple(attempts), started)  # fmt: skip
             if not outcome.success:
                 message = f"{label}: {outcome.error_type}: {outcome.details}"
                 return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
@@ -497,8 +591,8 @@ class _Run:
     def _plan_done(self, end: PlanEnd) -> None:
         took = end.finished - end.started if end.finished and end.started else None
         files = {f for o in end.attempts if o.success for f in o.changed}
-        bookkeeping.plan_done(
-            self.project, self.phase, list(self.graph.plans), end.plan.id,
+        self.books.plan_done(
+            self.phase, list(self.graph.plans), end.plan.id,
             seconds=took.total_seconds() if took else 0.0, tasks=len(end.plan.tasks),
             files=len(files),
         )  # fmt: skip
@@ -510,9 +604,9 @@ class _Run:
 
 
 def _max_parallel(project: Project, options: RunOptions) -> int:
-    """How many plans of a wave may run at once; 1 runs them in place (SPEC 7 step 4)."""
+    """How many plans of a wave may run at once, each in its worktree (SPEC 7 step 4)."""
     config = project.config
-    if not config.flag("workflow.use_worktrees") or not config.flag("parallelization.enabled"):
+    if not config.flag("parallelization.enabled"):
         return 1
     if options.max_parallel is not None:
         return max(1, options.max_parallel)

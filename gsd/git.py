@@ -200,6 +200,39 @@ class Git:
                 changed.add(record.split(" ", fields)[fields])
         return Status(head, branch, frozenset(changed), frozenset(untracked))
 
+    def dirty_among(self, paths: Iterable[str]) -> set[str]:
+        """Those of `paths` that are changed (staged or not) or untracked: the user's."""
+        specs = [_literal(p) for p in paths]
+        if not specs:
+            return set()
+        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                        "--no-renames", "--", *specs).out  # fmt: skip
+        return {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+
+    def staged_paths(self) -> list[str]:
+        """Paths whose staged content differs from HEAD (a merge refuses to start then)."""
+        return _split(self._run("diff", "--cached", "--name-only", "-z", "--no-renames").out)
+
+    def merge_touches(self, branch: str) -> list[str]:
+        """The paths merging `branch` into HEAD writes: its changes since their merge base."""
+        out = self._run("diff", "--name-only", "-z", "--no-renames", f"HEAD...{branch}").out
+        return _split(out)
+
+    def reset_owned_worktree(self) -> None:
+        """Put a gsd-owned plan worktree exactly at its branch's tip: tracked files reset,
+        untracked ones removed (ignored ones, build output, stay). Never the user's."""
+        self._quit_operations()
+        self._run("reset", "--hard", "-q")
+        self.remove_new_untracked(())
+
+    def unstaged_paths(self) -> set[str]:
+        """Tracked paths whose working-tree file differs from the index."""
+        return set(_split(self._run("diff", "--name-only", "-z", "--no-renames").out))
+
+    def operation_in_progress(self) -> str | None:
+        """A merge, rebase, cherry-pick or revert stopped half way in this worktree."""
+        return self._operation_in_progress()
+
     def _refs(self, status: Status) -> dict[str, str]:
         """`snapshot_refs()` with HEAD taken from a status pass (one process fewer)."""
         refs = self._ref_table()

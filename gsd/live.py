@@ -32,8 +32,9 @@ class Console:
     """
 
     def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.live = wants_live(self.stream) if live is None else live
+        raw = stream if stream is not None else sys.stderr
+        self.stream = _Unbreakable(raw)
+        self.live = wants_live(raw) if live is None else live
         self._lock = threading.Lock()
         self._tasks: dict[int, tuple[str, float]] = {}
         self._next = 0
@@ -107,6 +108,33 @@ class Console:
         for label, started in self._tasks.values():
             self.stream.write(f"  {elapsed(now - started):>6}  {label}"[:width] + "\n")
         self._drawn = len(self._tasks)
+
+
+class _Unbreakable:
+    """A stream whose failures are dropped: a closed terminal (SIGHUP) or a reader that
+    went away must not stop a run that is rolling back. After one failure it stays quiet."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):  # EIO, EPIPE, or a closed stream
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._gone = True
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def elapsed(seconds: float) -> str:

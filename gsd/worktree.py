@@ -1,5 +1,6 @@
-"""Where the plans of a parallel wave run (SPEC 7 step 4): one `git worktree` per plan,
-on branch `gsd/{plan}`, kept under .git/gsd/worktrees/ until the plan is merged back."""
+"""Where plans run (SPEC 0, SPEC 7 step 4): one `git worktree` per plan, on branch
+`gsd/{plan}`, kept under .git/gsd/worktrees/ until the plan is merged back. The user's
+checkout is never an agent's working directory; these worktrees are gsd's own."""
 
 from __future__ import annotations
 
@@ -7,44 +8,52 @@ import shutil
 import threading
 from pathlib import Path
 
+from gsd.errors import InputError
 from gsd.git import Git
+
+PREFIX = "gsd/"
 
 
 def branch_of(plan_id: str) -> str:
     """`gsd/{phase}-{plan}`: plan ids already read `01-02`."""
-    return f"gsd/{plan_id}"
+    return f"{PREFIX}{plan_id}"
 
 
 class Worktrees:
     """The plan worktrees of one repository; safe to use from the threads of a wave."""
 
     def __init__(self, git: Git) -> None:
-        self.git = git  # the main worktree, where plans are merged back
+        self.git = git  # the user's checkout, where plans are merged back
         self.folder = git.common_dir / "gsd" / "worktrees"
+        self.here = git.current_branch()
         self._lock = threading.Lock()  # worktrees are added and removed one at a time
 
-    def has_branch(self, plan_id: str) -> bool:
-        """A branch an earlier run left for this plan (its work continues there), other
-        than the one checked out here (a CI job runs `execute-plan` on gsd/{plan})."""
-        branch = branch_of(plan_id)
-        with self._lock:
-            if self.git.current_branch() == branch:
-                return False
-            return self.git.branch_tip(branch) is not None
+    def branch(self, plan_id: str) -> str:
+        """The plan's branch. A CI job runs `execute-plan` on a branch named gsd/{plan}
+        (checked out in its own checkout, so no worktree can have it): then the plan
+        works on gsd/{plan}-run and is merged into gsd/{plan} like any plan."""
+        name = branch_of(plan_id)
+        return f"{name}-run" if name == self.here else name
 
     def path(self, plan_id: str) -> Path:
         """Where the plan's worktree is (or would be)."""
-        return self.folder / plan_id
+        return self._folder_of(self.branch(plan_id))
+
+    def _folder_of(self, branch: str) -> Path:
+        return self.folder / branch.removeprefix(PREFIX)
 
     def tip(self, plan_id: str) -> str | None:
         """The commit the plan's branch points at (None: no branch)."""
         with self._lock:
-            return self.git.branch_tip(branch_of(plan_id))
+            return self.git.branch_tip(self.branch(plan_id))
 
     def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
-        """The plan's worktree: reused if it exists, else added on its branch (created at
-        `start` when new). A checkpoint a killed run left open in it is rolled back first;
-        the second value lists such checkpoints."""
+        """The plan's worktree, exactly at its branch's tip: reused if it exists, else
+        added on its branch (created at `start` when new). A checkpoint a killed run left
+        open in it is rolled back, and anything else left in it (an agent's files from an
+        attempt that never got to its checkpoint) removed: the folder is gsd's, and every
+        attempt starts from the committed work alone. The second value lists the
+        checkpoints rolled back."""
         where = self.path(plan_id)
         # one `git worktree add` at a time: it reads the other worktrees' folders, and
         # fails on one being added; `worktree list` would too (so: no listing here)
@@ -53,20 +62,25 @@ class Worktrees:
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(parents=True, exist_ok=True)
-                self.git.add_worktree(where, branch_of(plan_id), start)
+                self.git.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
-        return place, place.recover()
+        recovered = place.recover()
+        place.reset_owned_worktree()
+        return place, recovered
 
     def close(self, plan_id: str) -> None:
         """Remove the plan's worktree folder; its branch keeps the work."""
+        self._close(self.branch(plan_id))
+
+    def _close(self, branch: str) -> None:
         with self._lock:
-            if self.path(plan_id).exists():
-                self.git.remove_worktree(self.path(plan_id))
+            if self._folder_of(branch).exists():
+                self.git.remove_worktree(self._folder_of(branch))
 
     def delete_branch(self, plan_id: str) -> None:
         """Delete the plan's branch (merged, or with nothing on it)."""
         with self._lock:
-            self.git.delete_branch(branch_of(plan_id))
+            self.git.delete_branch(self.branch(plan_id))
 
     def tidy(self) -> list[str]:
         """What a killed run left behind, put straight: checkpoints open in plan
@@ -76,20 +90,28 @@ class Worktrees:
         done = []
         self.git.prune_worktrees()  # folders removed by hand
         for path, branch in self.git.worktrees().items():
-            if branch is not None and branch.startswith("gsd/") and path != self.git.root:
+            if branch is not None and branch.startswith(PREFIX) and path != self.git.root:
                 for tag in Git(path).recover():  # a spawn a killed run left in it
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
         branches = self.git.plan_branches()
-        here = self.git.current_branch()  # a CI job runs `execute-plan` on gsd/{plan}
-        branches.pop(here or "", None)
+        branches.pop(self.here or "", None)  # the user's own (a CI job's gsd/{plan})
         merging = self.git.merge_head()
         if merging is not None and merging in branches.values():
+            touched = self.git.unstaged_paths() & set(self.git.staged_paths())
+            if touched:  # the user edited files of the merge after gsd was killed
+                raise InputError(
+                    f"a merge of {_name_of(branches, merging)} that an interrupted gsd run "
+                    f"began is still open in {self.git.root}, and {', '.join(sorted(touched)[:5])} "
+                    "changed since: gsd leaves it as it is",
+                    hint="finish it (git commit) or undo it (git merge --abort), then run again",
+                )
             self.git.abort_merge()
             done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
         for branch, tip in sorted(branches.items()):
             if self.git.head_contains(tip):
-                self.close(branch.removeprefix("gsd/"))
-                self.delete_branch(branch.removeprefix("gsd/"))
+                self._close(branch)
+                with self._lock:
+                    self.git.delete_branch(branch)
                 done.append(f"removed {branch}: nothing on it left to merge")
         return done
 

@@ -19,7 +19,7 @@ REPORT = (
 AGENT = """\
 import os, sys, time
 plan, task = os.environ["GSD_PLAN"], os.environ["GSD_TASK"]
-marker = os.path.join(os.environ["GSD_REPO"], "..", f"fail-{{plan}}-{{task}}")
+marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"fail-{{plan}}-{{task}}")
 if os.path.exists(marker):
     mode = open(marker).read().strip()
     if mode == "hang":
@@ -87,13 +87,16 @@ def phase(git_project, tmp_path):
 
 
 def task_commits(root) -> list[str]:
-    out = git(root, "log", "--format=%(trailers:key=Gsd-Task,valueonly)%x00%s", "--reverse")
+    """Task commits on every local branch (the user's and kept `gsd/*` plan branches),
+    oldest first: a task committed twice would show twice."""
+    out = git(root, "log", "--branches", "--format=%(trailers:key=Gsd-Task,valueonly)%x00%s",
+              "--reverse", "--topo-order")  # fmt: skip
     return [line.split("\0")[0].strip() for line in out.split("\n") if line.startswith("01-")]
 
 
 def message_of(root, task_id: str) -> str:
     """The message of the commit whose Gsd-Task trailer is `task_id`."""
-    sha = git(root, "log", "--format=%H", f"--grep=Gsd-Task: {task_id}$").split()[0]
+    sha = git(root, "log", "--branches", "--format=%H", f"--grep=Gsd-Task: {task_id}$").split()[0]
     return git(root, "log", "-1", "--format=%B", sha)
 
 
@@ -114,8 +117,11 @@ def test_a_phase_runs_to_completion_and_a_rerun_skips_everything(phase, gsd) -> 
     assert "01-01-RESULT.txt" in git(root, "ls-files", ".planning/phases/01-alpha")
     assert git(root, "tag", "--list") == ""
     subjects = git(root, "log", "--format=%s")
-    assert "docs(01-01): complete plan" in subjects and "docs(01-02): complete plan" in subjects
+    # SPEC 0: every plan ran in its worktree and was merged back
+    assert "Merge branch 'gsd/01-01': plan 01-01 complete" in subjects
+    assert "Merge branch 'gsd/01-02': plan 01-02 complete" in subjects
     assert git(root, "status", "--porcelain") == ""  # logs and state committed too
+    assert git(root, "branch", "--list", "gsd/*") == ""
     assert [t["outcome"] for t in json.loads(result.out)["tasks"]] == ["committed"] * 3
     state = (root / ".planning/STATE.md").read_text()
     assert "Status: Phase complete" in state and "100%" in state
@@ -207,10 +213,12 @@ def test_human_checkpoint_pauses_then_approve_continues(paused, gsd) -> None:
     assert result.code == 4 and "Open the page and look" in result.err
     assert task_commits(root) == ["01-01-1"]
     assert "01-01  wave 1  paused" in gsd("status").out
+    state = (root / ".planning/STATE.md").read_bytes()
     assert gsd("approve", "01-01").code == 0
-    assert "checkpoint-paused" not in (root / ".planning/STATE.md").read_text()
+    assert (root / ".planning/STATE.md").read_bytes() == state  # the run edits it, not approve
     resumed = gsd("execute-phase", "1")
     assert resumed.code == 0, resumed.err
+    assert "checkpoint-paused" not in (root / ".planning/STATE.md").read_text()
     assert task_commits(root) == ["01-01-1", "01-01-3", "01-02-1"]
 
 
@@ -289,7 +297,8 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while not (root / "src/half-done.txt").exists():
+    half_done = root / ".git/gsd/worktrees/01-01/src/half-done.txt"  # the plan's worktree
+    while not half_done.exists():
         assert time.monotonic() < deadline and gsd.poll() is None, "the agent never started"
         time.sleep(0.05)
     gsd.send_signal(signal.SIGKILL)

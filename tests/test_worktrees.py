@@ -182,13 +182,14 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     assert merges(repo) == [
         "Merge branch 'gsd/01-01': plan 01-01 complete",
         "Merge branch 'gsd/01-02': plan 01-02 complete",
+        "Merge branch 'gsd/01-03': plan 01-03 complete",
     ]
     # --no-ff: each merge's second parent is the plan branch's tip, its task commits there
     second = git(repo, "log", "--merges", "--reverse", "--format=%P").split("\n")[0].split()[1]
     assert "Gsd-Task: 01-01-2" in git(repo, "log", "-3", "--format=%B", second)
     assert leftovers(repo) == {}
     assert "parallel worktrees" in result.err
-    # the third plan (wave 2) ran on the merged result, in place
+    # the third plan (wave 2) ran on the merged result, in its own worktree too
     assert (repo / "src/t01-01_1.py").exists() and (repo / "src/t01-03_1.py").exists()
     folder = repo / ".planning/phases/01-alpha"
     assert all((folder / f"01-0{n}-SUMMARY.md").exists() for n in (1, 2, 3))
@@ -202,20 +203,21 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     assert "Stopped at: Completed phase 01-alpha" in state and "Last session: never" not in state
     events = [json.loads(line)["event"] for line in
               (repo / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
-    assert events.count("merge") == 2 and events.count("plan-complete") == 3
+    assert events.count("merge") == 3 and events.count("plan-complete") == 3
     timeline = json.loads(gsd("report", "--format", "json").out)["timeline"]
     assert [r["outcome"] for r in timeline if r["event"] == "merge"] == [
-        "gsd/01-01 merged", "gsd/01-02 merged"]
+        "gsd/01-01 merged", "gsd/01-02 merged", "gsd/01-03 merged"]
     assert [r["outcome"] for r in timeline if r["event"] == "wave-start"] == [
         "wave 1: 01-01, 01-02", "wave 2: 01-03"]
     again = gsd("execute-phase", "1")
     assert again.code == 0 and "already complete" in again.err
 
 
-def test_max_parallel_1_runs_every_plan_in_place(repo, gsd) -> None:
+def test_max_parallel_1_runs_every_plan_in_its_worktree_one_after_another(repo, gsd) -> None:
     result = gsd("execute-phase", "1", "--max-parallel", "1")
     assert result.code == 0, result.err
-    assert merges(repo) == [] and leftovers(repo) == {}
+    assert "2 plans one after another, each in its worktree" in result.err
+    assert len(merges(repo)) == 3 and leftovers(repo) == {}
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
 
 
@@ -228,7 +230,7 @@ def test_plans_that_share_files_run_one_after_another(repo, control, gsd) -> Non
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     assert "1 group(s)" in result.err
-    assert len(merges(repo)) == 2 and leftovers(repo) == {}
+    assert len(merges(repo)) == 3 and leftovers(repo) == {}
 
 
 def test_a_merge_conflict_fails_that_plan_keeps_its_branch_and_stops(repo, control, gsd) -> None:
@@ -325,7 +327,7 @@ def test_gsd_killed_during_a_merge_merges_again(repo, tmp_path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     assert "aborted the merge of gsd/01-01" in resumed.stderr
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
-    assert len(merges(repo)) == 2 and leftovers(repo) == {}
+    assert len(merges(repo)) == 3 and leftovers(repo) == {}
 
 
 def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd) -> None:
@@ -353,14 +355,17 @@ def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd)
     assert leftovers(repo) == {}
 
 
-def test_execute_plan_on_a_branch_named_for_the_plan_runs_in_place(repo, gsd) -> None:
-    """What the CI fan-out does: check out gsd/{plan}, run `gsd execute-plan` there."""
+def test_execute_plan_on_a_branch_named_for_the_plan_merges_into_it(repo, gsd) -> None:
+    """What the CI fan-out does: check out gsd/{plan}, run `gsd execute-plan` there. The
+    plan works on gsd/{plan}-run in its worktree and is merged into the job's branch."""
     git(repo, "checkout", "-q", "-b", "gsd/01-02")
     result = gsd("execute-plan", "01-02")
     assert result.code == 0, result.err
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-02"
-    assert task_commits(repo) == ["01-02-1"] and merges(repo) == []
+    assert task_commits(repo) == ["01-02-1"]
+    assert merges(repo) == ["Merge branch 'gsd/01-02-run': plan 01-02 complete"]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(repo, "branch", "--list", "gsd/01-02-run") == ""
 
 
 def test_ctrl_c_during_a_parallel_wave_ends_every_agent_and_rolls_back(
