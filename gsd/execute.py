@@ -74,7 +74,7 @@ def execute_phase(
     console = console or Console()
     try:
         # 1. one live run per project; a dead run's lock and processes are taken over
-        with RunLock(project.planning, running_registry(git)):
+        with RunLock(git.common_dir, running_registry(git)):
             return _execute(project, git, phase, options, environ, console)
     finally:
         console.close()
