@@ -61,7 +61,7 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """
     temp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(path)
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
@@ -75,6 +75,13 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
         if isinstance(error, OSError):
             raise cannot_write(path, error) from None
         raise
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the folder's name is taken by a file: say that, not "exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
 
 
 def _mode_for(path: Path) -> int:
@@ -95,7 +102,7 @@ def append_line(path: Path, line: bytes) -> None:
     A new file gets the mode the umask gives.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(path)
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags, 0o666)
     except OSError as error:
