@@ -31,11 +31,11 @@ def registry_path(common_dir: Path) -> Path:
 
 def common_git_dir(root: Path) -> Path:
     """The git directory shared by all worktrees of the repository `root` is in."""
-    done = proc.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=root)
+    done = proc.run(["git", "rev-parse", "--git-common-dir"], cwd=root)
     if done.returncode != 0:
         detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
         raise InputError(f"not a git repository: {root} ({detail})", hint="run git init")
-    return Path(done.stdout.strip()).resolve()
+    return (root / done.stdout.strip()).resolve()  # git may answer relative to `root`
 
 
 def repo_lock(root: Path) -> RunLock:

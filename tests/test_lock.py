@@ -67,8 +67,10 @@ def linked(git_project) -> tuple[Path, Path]:
 def test_one_lock_covers_every_worktree_of_a_repository(linked, gsd, monkeypatch) -> None:
     main, other = linked
     common = (main / ".git").resolve()
-    (other / "deep").mkdir()
-    assert repo_lock(main).path == repo_lock(other / "deep").path == common / "gsd/run.lock"
+    for root in (main, other):
+        (root / "deep").mkdir()
+    paths = {repo_lock(root).path for root in (main, main / "deep", other, other / "deep")}
+    assert paths == {common / "gsd/run.lock"}
     assert repo_lock(other).registry == common / "gsd/running"  # reaped from any worktree
     holder = hold(f"repo_lock(Path({str(main)!r}))")
     try:
