@@ -453,20 +453,30 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
 
 @cli.command()
 @click.argument("plan_id")
-@click.option("--task", "task_index", type=click.IntRange(min=1), help="Only this task.")
+@click.option(
+    "--task", "task_index", type=click.IntRange(min=1),
+    help="The checkpoint task to answer (default: the first one still waiting).",
+)  # fmt: skip
 @click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
 def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
-    """Answer a plan's human checkpoint; the next `gsd execute-phase` continues past it.
+    """Answer one human checkpoint of a plan; the next `gsd execute-phase` continues
+    past it (a plan with two checkpoints needs two approvals). Refused while a run is live.
 
-    Example: gsd approve 01-02 --option b
+    Example: gsd approve 01-02 --task 3 --option b
     """
     from gsd import approvals
+    from gsd.lock import repo_lock
     from gsd.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    project.find_plan(plan_id)  # a usage error when there is no such plan
-    approvals.record(project, plan_id, task_index, option_id)
-    click.echo(f"approved {plan_id}" + (f" (option {option_id})" if option_id else ""))
+    plan = project.find_plan(plan_id)  # a usage error when there is no such plan
+    named = None if task_index is None else approvals.checkpoint_task(plan, task_index)
+    with repo_lock(project.root):  # a live run reads the answers: not under its feet
+        task = named or approvals.first_waiting(project, plan)
+        approvals.check_option(plan, task, option_id)
+        approvals.record(project, plan_id, task.index, option_id)
+    chosen = f" (option {option_id})" if option_id else ""
+    click.echo(f"approved {plan_id} task {task.index}: {task.type}{chosen}")
     return EXIT_OK
 
 
@@ -544,12 +554,11 @@ def checkpoints_prune(older_than: float | None) -> int:
 
     from gsd.git import Git
     from gsd.lock import RunLock
-    from gsd.project import find_root
 
     age = timedelta(hours=older_than) if older_than is not None else None
     git = Git(Path.cwd())
-    # never under a live run: its task's checkpoint is what a rollback needs
-    with RunLock(find_root(Path.cwd()) / ".planning", git.git_dir / "gsd" / "running"):
+    # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
+    with RunLock(git.common_dir):
         pruned = git.prune_checkpoints(age)
     for tag in pruned:
         click.echo(f"deleted {tag}")

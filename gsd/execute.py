@@ -74,9 +74,10 @@ def execute_phase(
     git = Git(project.root)
     console = console or Console()
     try:
-        # 1. one live run per project; a dead run's lock and processes are taken over.
-        # SIGINT, SIGTERM and SIGHUP from here on end the agents, roll back, then stop.
-        with RunLock(project.planning, running_registry(git)), Interruption() as stop:
+        # 1. one live run per repository (every worktree of it); a dead run's lock and
+        # processes are taken over. SIGINT, SIGTERM and SIGHUP from here on end the
+        # agents, roll back, then stop.
+        with RunLock(git.common_dir, running_registry(git)), Interruption() as stop:
             return _execute(project, git, phase, options, environ, console, stop)
     finally:
         console.close()

@@ -2,60 +2,136 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gsd.errors import GsdError
+
+# errno values that mean "no room", answered by freeing space rather than by permissions
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NOT_ALLOWED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_UMASK_LOCK = threading.Lock()
+
+
+def cannot_write(path: Path, error: OSError) -> GsdError:
+    """The one line for a write the file system refused: what, where, what to do."""
+    from gsd.errors import GsdError
+
+    if error.errno in _NO_SPACE:
+        hint = "free disk space, then run again"
+    elif error.errno in _NOT_ALLOWED:
+        hint = "make it writable, then run again"
+    else:
+        hint = "fix that path, then run again"
+    return GsdError(f"cannot write {path}: {error.strerror or error}", hint=hint)
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the kernel shows it: setting
+    it to read it back is process-wide, so another thread could create a file meanwhile
+    with the wrong mode."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # no /proc (macOS) or a kernel before 4.7
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write `text` to `path` through a temporary file in the same folder and a rename.
 
-    `mode` (e.g. 0o755 for a git hook) is set before the rename, so the file never
-    appears with the temporary file's 0600.
+    The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
+    already has, else the one the umask gives a new file; it is set before the rename,
+    so the file never appears with the temporary file's 0600. A refused write (read-only
+    folder, full disk) is a GsdError naming `path`, and no temporary file is left.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp: str | None = None
     try:
+        _make_parent(path)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
             out.flush()
-            if mode is not None:
-                os.fchmod(out.fileno(), mode)
+            os.fchmod(out.fileno(), _mode_for(path) if mode is None else mode)
             os.fsync(out.fileno())
         os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
+    except BaseException as error:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise cannot_write(path, error) from None
         raise
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the folder's name is taken by a file: say that, not "exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` keeps: its own, or a new file's under the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
 
 
 def append_line(path: Path, line: bytes) -> None:
     """Add one line (ending in a newline) at the end of `path`, under an exclusive lock.
 
     The line goes out in one `os.write` on an O_APPEND descriptor, so lines from
-    parallel processes never interleave and a crash leaves at worst a torn last line;
-    a torn line left by an earlier crash is closed first so this one stays readable.
-    Existing bytes are never rewritten.
+    parallel processes never interleave; a torn line left by a crash is closed first
+    so this one stays readable. Existing bytes are never rewritten; a write the file
+    system refuses half way (full disk) is cut back off and is a GsdError naming `path`.
+    A new file gets the mode the umask gives.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o644)
+    try:
+        _make_parent(path)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags, 0o666)
+    except OSError as error:
+        raise cannot_write(path, error) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
-            written = os.write(fd, line)
-            while written < len(line):  # only on a full disk or a signal; still locked
-                written += os.write(fd, line[written:])
+            _append_locked(fd, line)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError as error:
+        raise cannot_write(path, error) from None
     finally:
         os.close(fd)
+
+
+def _append_locked(fd: int, line: bytes) -> None:
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line
+    written = 0
+    try:
+        while written < len(line):  # one write but on a full disk or a signal
+            written += os.write(fd, line[written:])
+    except OSError:
+        # take back the part that got out, unless someone else has written since
+        if written and os.fstat(fd).st_size == size + written:
+            os.ftruncate(fd, size)
+        raise
 
 
 def read_lines_file(path: Path, what: str) -> str | None:

@@ -1,4 +1,5 @@
-"""`.planning/.gsd.lock`: one live run per project; a dead run's lock is taken over."""
+"""The run lock, `<git common dir>/gsd/run.lock`: one live run per repository, whichever
+worktree it runs in; a dead run's lock is taken over."""
 
 from __future__ import annotations
 
@@ -11,10 +12,35 @@ from pathlib import Path
 from types import TracebackType
 
 from gsd import proc
-from gsd.errors import GsdError
+from gsd.errors import GsdError, InputError
+from gsd.files import cannot_write
 from gsd.utc import utc_stamp
 
-LOCK_NAME = ".gsd.lock"
+LOCK_NAME = "run.lock"
+
+
+def lock_path(common_dir: Path) -> Path:
+    """The lock file: in the git directory every worktree of the repository shares."""
+    return common_dir / "gsd" / LOCK_NAME
+
+
+def registry_path(common_dir: Path) -> Path:
+    """Where supervised process groups are recorded, for every worktree alike."""
+    return common_dir / "gsd" / "running"
+
+
+def common_git_dir(root: Path) -> Path:
+    """The git directory shared by all worktrees of the repository `root` is in."""
+    done = proc.run(["git", "rev-parse", "--git-common-dir"], cwd=root)
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+        raise InputError(f"not a git repository: {root} ({detail})", hint="run git init")
+    return (root / done.stdout.strip()).resolve()  # git may answer relative to `root`
+
+
+def repo_lock(root: Path) -> RunLock:
+    """The run lock of the repository `root` is in (not taken yet)."""
+    return RunLock(common_git_dir(root))
 
 
 class RunLock:
@@ -22,16 +48,16 @@ class RunLock:
     releases when the holder dies however it dies. The file names the holder (pid,
     start time, command) for the error a second run prints."""
 
-    def __init__(self, planning: Path, registry: Path) -> None:
-        self.path = planning / LOCK_NAME
-        self.registry = registry  # where supervised process groups are recorded
+    def __init__(self, common_dir: Path, registry: Path | None = None) -> None:
+        self.path = lock_path(common_dir)
+        # where supervised process groups are recorded (those a dead run left are reaped)
+        self.registry = registry_path(common_dir) if registry is None else registry
         self._fd: int | None = None
         self.reaped: list[int] = []  # process groups of a dead run, ended on takeover
 
     def acquire(self) -> RunLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(10):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -41,6 +67,9 @@ class RunLock:
                     f"another gsd run holds {self.path}: {holder}",
                     hint="wait for it to finish, or stop that process",
                 ) from None
+            except OSError as error:  # e.g. a file system without flock
+                os.close(fd)
+                raise cannot_write(self.path, error) from None
             # The holder may have unlinked the file between our open and our flock:
             # then we locked a file nobody else will ever see. Start again.
             try:
@@ -50,13 +79,26 @@ class RunLock:
             if not same:
                 os.close(fd)
                 continue
-            if _read(fd):  # a dead run's lock: end what it left running
-                self.reaped = proc.reap(self.registry)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(_holder()).encode() + b"\n", 0)
+            try:
+                if _read(fd):  # a dead run's lock: end what it left running
+                    self.reaped = proc.reap(self.registry)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(_holder()).encode() + b"\n", 0)
+            except BaseException as error:
+                os.close(fd)
+                if isinstance(error, OSError):
+                    raise cannot_write(self.path, error) from None
+                raise
             self._fd = fd
             return self
         raise GsdError(f"cannot take {self.path}: it keeps changing", hint="try again")
+
+    def _open(self) -> int:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:  # a read-only .git, a full disk: one line
+            raise cannot_write(self.path, error) from None
 
     def release(self) -> None:
         if self._fd is None:

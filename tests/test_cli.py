@@ -167,7 +167,7 @@ def test_checkpoints_list_and_prune(git_project, gsd) -> None:
     assert gsd("checkpoints", "prune", "--older-than", "1").out == ""  # too recent to prune
     from gsd.lock import RunLock
 
-    with RunLock(git_project.planning, git_project.root / ".git/gsd/running"):
+    with RunLock(git_project.root / ".git"):
         busy = gsd("checkpoints", "prune")  # a live run holds the lock
     assert busy.code == 2 and "another gsd run holds" in busy.err
     pruned = gsd("checkpoints", "prune")
