@@ -78,6 +78,10 @@ def run_task(
         _log(error_log, plan, outcome, agent, None)
         return outcome
 
+    if cancel is not None and cancel.is_set():  # interrupted before the agent started
+        git.delete_checkpoint(checkpoint)
+        return _outcome(plan, task, agent, attempt, error_type="unknown",
+                        details="interrupted before the agent started")  # fmt: skip
     prompt_file, result_file = run_files(git.git_dir, plan.id, task.index)
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
     prompt_file.write_text(prompt, encoding="utf-8")
@@ -109,10 +113,9 @@ def run_task(
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
         report = result.parse_task_report(stdout)
     seen = git.observe(checkpoint)
-    changed = seen.changed
     verdict = result.judge(
         exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
-        report=report, changed_files=bool(changed),
+        report=report, changed_files=bool(seen.changed),
     )  # fmt: skip
     if verdict.soft_success:
         sys.stderr.write(
@@ -122,6 +125,10 @@ def run_task(
     error_type, details = verdict.error_type, verdict.reason
     if verdict.success:
         error_type, details = _verify(git, task, dispatch, environ, cancel)
+        if automated_commands(task) and not env_flag("SKIP_VERIFICATION"):
+            # a tracked file a check changed is the task's: seen, enforced, committed
+            seen = git.observe(checkpoint)
+    changed = seen.changed
 
     violations = enforce.check(
         tier=agent.tier,
@@ -167,8 +174,8 @@ def run_task(
         error_type is not None and result.rate_limited(verdict, output),
         str(spawned.stdout_path),
     )  # fmt: skip
-    if error_type is not None:
-        _log(error_log, plan, outcome, agent, checkpoint)
+    if error_type is not None and not (cancel is not None and cancel.is_set()):
+        _log(error_log, plan, outcome, agent, checkpoint)  # an interruption is nobody's
     if rollback_failed is not None:
         raise rollback_failed
     return outcome
