@@ -370,7 +370,7 @@ class _Run:
                                   [written.relative_to(place.root).as_posix()])  # fmt: skip
         # the branch keeps the work; the folder goes now, while other plans still run
         self.worktrees.close(plan.id)
-        if end.status == "interrupted" and self.worktrees.tip(plan.id) == start:
+        if end.status != "complete" and self.worktrees.tip(plan.id) == start:
             self.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
         return end
 
@@ -552,7 +552,10 @@ class _Run:
                 say(f"{label}: " + (f"committed {commit[:7]}" if commit else
                                     "done, nothing to commit"))  # fmt: skip
                 return outcome
-            say(f"{label}: {outcome.error_type}: {outcome.details}")
+            if self.cancel.is_set():
+                say(f"{label}: interrupted; the attempt is rolled back")
+            else:
+                say(f"{label}: {outcome.error_type}: {outcome.details}")
             if outcome.checkpoint:  # run_task put the tree back to it
                 journal.event("rollback", plan=plan.id, task=task.index,
                               checkpoint=outcome.checkpoint)  # fmt: skip
