@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "specialists.scope": "warn",
     "specialists.agent_paths": [],
     "git.commit_docs": True,
+    # SPEC 0: every agent runs in a Landlock sandbox where the kernel has one
+    "sandbox.enabled": True,
+    "sandbox.writable": [],
 }
 
 
