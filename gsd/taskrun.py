@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Mapping
@@ -70,6 +71,7 @@ def run_task(
     error_log = error_log or errorlog.log_path(git.root)
     root = git.root
     internals_before = enforce.git_internals_digest(git.common_dir)
+    gitfile = _read_gitfile(root)
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
     except GsdError as exc:
@@ -103,6 +105,9 @@ def run_task(
         cancel=cancel,
     )
     _warn_survivors(spawned, f"{plan.id} task {task.index}")
+    # before any git command: a worktree's `.git` file an agent rewrote would point
+    # every command that follows at a repository of its choosing
+    gitfile_changed = _restore_gitfile(root, gitfile)
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(
         agent.runner,
@@ -136,9 +141,9 @@ def run_task(
         allowed=allowed_files(plan, task),
         scope=scope,
         changed_refs=seen.changed_refs,
-        git_internals_changed=enforce.digest_changes(
+        git_internals_changed=[*gitfile_changed, *enforce.digest_changes(
             internals_before, enforce.git_internals_digest(git.common_dir)
-        ),
+        )],
     )
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
@@ -231,6 +236,30 @@ def _verify(
     finally:
         git.remove_new_untracked(before)  # caches, reports, ...
     return None, f"{len(commands)} automated check(s) passed"
+
+
+def _read_gitfile(root: Path) -> bytes | None:
+    """A linked worktree's `.git` file (`gitdir: ...`); None in a main checkout."""
+    path = root / ".git"
+    if path.is_symlink() or not path.is_file():
+        return None
+    return path.read_bytes()
+
+
+def _restore_gitfile(root: Path, saved: bytes | None) -> list[str]:
+    """Put a worktree's `.git` file back as it was (a folder or link in its place goes);
+    returns ["worktree .git file"] when it had to."""
+    if saved is None:
+        return []
+    path = root / ".git"
+    if not path.is_symlink() and path.is_file() and path.read_bytes() == saved:
+        return []
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    path.write_bytes(saved)
+    return ["worktree .git file"]
 
 
 def _warn_survivors(spawned: proc.Spawned, what: str) -> None:
