@@ -7,7 +7,7 @@ import os
 import subprocess
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from gsd.sandbox import Confinement
@@ -186,10 +186,18 @@ def _start(
     stderr_path: Path,
     confinement: Confinement | None,
 ) -> tuple[subprocess.Popen[bytes], int] | str:
-    """Open the output files and launch the program: the child and its launcher's status
-    pipe, or why it could not be started (also written to its stderr file)."""
+    """Open the output files and start `argv` through gsd/launch.py in a new session: the
+    child and the read end of the pipe its launcher reports a failure to start on (see
+    `_read_status`), or why it could not be started (also written to its stderr file)."""
+    from gsd import sandbox
+
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    if confinement is not None and confinement.landlock:
+        # Its own output files: it writes them through fds 1 and 2 anyway, and a
+        # `>/dev/stderr` opens them again by name.
+        writable = (*confinement.writable, stdout_path, stderr_path)
+        confinement = confinement._replace(writable=writable)
     with contextlib.ExitStack() as files:
         out = files.enter_context(open(stdout_path, "wb"))
         # One file for both (`2>&1`): one open file, one offset; two opens would each
@@ -198,48 +206,24 @@ def _start(
         err = out if same else files.enter_context(open(stderr_path, "wb"))
         stdin = files.enter_context(open(stdin_path, "rb")) if stdin_path else subprocess.DEVNULL
         try:
-            return _launch(argv, cwd, env, stdin, out, err, stdout_path, stderr_path, confinement)
+            program = _find_program(argv[0], env)
+            reader, writer = os.pipe()  # not inherited by gsd's other children (PEP 446)
+            files.callback(os.close, writer)  # the launcher holds its own copy
+            command = sandbox.launcher_argv(
+                [program, *argv[1:]], confinement, os.getpid(), status_fd=writer
+            )
+            try:
+                child = subprocess.Popen(
+                    command, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
+                    start_new_session=True, close_fds=True, pass_fds=(writer,),
+                )  # fmt: skip
+            except BaseException:
+                os.close(reader)
+                raise
         except OSError as exc:
             err.write(f"gsd: cannot start {argv[0]}: {exc.strerror or exc}\n".encode())
             return f"{argv[0]}: {exc.strerror or exc}"
-
-
-def _launch(
-    argv: list[str],
-    cwd: Path,
-    env: dict[str, str] | None,
-    stdin: Any,
-    out: Any,
-    err: Any,
-    stdout_path: Path,
-    stderr_path: Path,
-    confinement: Confinement | None,
-) -> tuple[subprocess.Popen[bytes], int]:
-    """Start `argv` through gsd/launch.py in a new session; return the child and the read
-    end of the pipe the launcher reports a failure to start on (see `_read_status`)."""
-    from gsd import sandbox
-
-    program = _find_program(argv[0], env)
-    if confinement is not None and confinement.landlock:
-        # Its own output files: it writes them through fds 1 and 2 anyway, and a
-        # `>/dev/stderr` opens them again by name.
-        writable = (*confinement.writable, stdout_path, stderr_path)
-        confinement = confinement._replace(writable=writable)
-    reader, writer = os.pipe()  # not inherited by gsd's other children (PEP 446)
-    try:
-        command = sandbox.launcher_argv(
-            [program, *argv[1:]], confinement, os.getpid(), status_fd=writer
-        )
-        child = subprocess.Popen(
-            command, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
-            start_new_session=True, close_fds=True, pass_fds=(writer,),
-        )  # fmt: skip
-    except BaseException:
-        os.close(reader)
-        raise
-    finally:
-        os.close(writer)
-    return child, reader
+        return child, reader
 
 
 def _find_program(name: str, env: dict[str, str] | None) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd import proc, sandbox
+from gsd import launch, proc, sandbox
 from gsd.errors import UsageError
 from gsd.sandbox import Confinement, confine, describe, landlock_abi, launcher_argv
 from tests.conftest import git
@@ -164,6 +164,14 @@ def test_devices_and_its_own_output_by_name_are_writable(layout: Layout) -> None
     spawned = layout.run(["/bin/sh", "-c", script], layout.confinement("read-only"))
     assert spawned.exit_code == 0, spawned.stderr_path.read_text()
     assert (spawned.stdout_path.read_text(), spawned.stderr_path.read_text()) == ("out\n", "err\n")
+
+
+@needs_landlock
+def test_a_writable_path_that_does_not_exist_is_skipped(tmp_path: Path) -> None:
+    confinement = Confinement((tmp_path / "missing", tmp_path / "no" / "such", tmp_path), True, "")
+    argv = launcher_argv(["/bin/sh", "-c", f"echo ok > {tmp_path}/x"], confinement, os.getpid())
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+    assert (done.returncode, done.stderr, (tmp_path / "x").read_text()) == (0, "", "ok\n")
 
 
 @needs_landlock
@@ -384,3 +392,23 @@ def test_landlock_abi_is_probed_once() -> None:
     first = landlock_abi()
     assert sandbox._PROBED is not None and landlock_abi() == first
     assert (first == 0) == bool(sandbox.unavailable_reason())
+
+
+@pytest.mark.parametrize(
+    ("abi", "rights", "attr_size"),
+    [
+        pytest.param(1, 0x1FF2, 8, id="abi1"),
+        pytest.param(2, 0x3FF2, 8, id="abi2-refer"),
+        pytest.param(3, 0x7FF2, 8, id="abi3-truncate"),
+        pytest.param(4, 0x7FF2, 16, id="abi4-net-field"),
+        pytest.param(5, 0xFFF2, 16, id="abi5-ioctl-dev"),
+        pytest.param(6, 0xFFF2, 24, id="abi6-scoped"),
+        pytest.param(7, 0xFFF2, 24, id="abi7"),
+    ],
+)
+def test_each_abi_handles_the_write_rights_it_knows(abi: int, rights: int, attr_size: int) -> None:
+    """Never EXECUTE (1), READ_FILE (4) or READ_DIR (8): reads and execution stay free."""
+    assert launch.write_rights(abi) == rights and rights & 0b1101 == 0
+    attr = launch.ruleset_attr(abi, rights)
+    assert len(attr) == attr_size
+    assert attr[16:] == (b"\x02" + b"\x00" * 7 if abi >= 6 else b"")  # LANDLOCK_SCOPE_SIGNAL
