@@ -1,6 +1,7 @@
 """The launcher gsd execs every supervised program through: parent-death signal, sandbox, exec.
 
-Run as a script, not imported by the process it serves::
+Run in the child, never in the process it serves, as a script or (gsd's way, see
+`sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
     python -I -S launch.py [--parent PID] [--status-fd FD] [--landlock] [--write PATH]...
                            -- PROGRAM [ARG...]

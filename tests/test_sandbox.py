@@ -267,6 +267,21 @@ def test_the_launcher_refuses_to_start_for_a_parent_that_is_gone(tmp_path: Path)
     assert not marker.exists()
 
 
+def test_modules_planted_in_the_worktree_never_run_in_the_launcher(tmp_path: Path) -> None:
+    """The launcher runs in the agent's folder before the sandbox applies: a module a
+    previous agent left there (or on PYTHONPATH) must not be imported in its place."""
+    marker = tmp_path / "planted-code-ran"
+    for name in ("ctypes", "struct", "stat", "launch", "sitecustomize"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    argv = launcher_argv(["/bin/sh", "-c", "echo ran"], None, os.getpid())
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONSTARTUP": str(tmp_path / "stat.py")}
+    done = subprocess.run(
+        argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ran\n", "")
+    assert not marker.exists()
+
+
 def test_the_child_dies_with_gsd(tmp_path: Path) -> None:
     """gsd is SIGKILLed while it supervises: the parent-death signal, set by the launcher,
     ends the agent at once (it ignores SIGTERM and nothing else would)."""
