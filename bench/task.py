@@ -24,7 +24,7 @@ count and time git processes per task, by subcommand and by the Git method run_t
 called (the wrappers cost about a microsecond a call). After the timed tasks, the
 floor's commands are timed one by one, with gsd's `commit --only -- PATH` beside the
 plain commit, and a child process that imported gsd times one spawn of `/bin/sh -c :`
-started four ways, down to `proc.supervise`.
+started four ways (five with Landlock), down to `proc.supervise`.
 
 Peak memory. A child process (`.venv/bin/python bench/task.py --memory-child ...`)
 imports gsd and calls run_task once with an agent that prints 1 GiB to stdout (NUL
@@ -459,17 +459,17 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
 
 def supervise_child(argv: list[str]) -> int:
     """In a child that has imported gsd as run_task does: one spawn of a tiny program,
-    started four ways, median ms of `runs` each."""
+    started four ways (five with Landlock), median ms of `runs` each."""
     scratch, runs = Path(argv[0]), int(argv[1])
     import gsd.taskrun  # noqa: F401
-    from gsd import proc
+    from gsd import proc, sandbox
 
     program = ["/bin/sh", "-c", ":"]
     out = scratch / "out"
 
-    def popen(**kwargs: Any) -> None:
+    def popen(argv: list[str] = program, **kwargs: Any) -> None:
         with open(out, "wb") as handle:
-            child = subprocess.Popen(program, cwd=scratch, stdin=subprocess.DEVNULL,
+            child = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL,
                                      stdout=handle, stderr=handle, **kwargs)  # fmt: skip
             child.wait()
 
@@ -477,15 +477,27 @@ def supervise_child(argv: list[str]) -> int:
         proc.supervise(program, cwd=scratch, stdout_path=out, stderr_path=out, timeout_s=300,
                        grace_s=1, env=dict(os.environ), registry=scratch / "running")  # fmt: skip
 
+    def supervise_confined() -> None:
+        confinement = sandbox.confine(
+            tier="read+write", runner="claude", worktree=scratch, tmpdir=scratch,
+            home=Path.home(), extra=(), root=scratch, enabled=True, environ=os.environ,
+        )  # fmt: skip
+        proc.supervise(program, cwd=scratch, stdout_path=out, stderr_path=out, timeout_s=300,
+                       grace_s=1, env=dict(os.environ), registry=scratch / "running",
+                       confinement=confinement)  # fmt: skip
+
+    launcher = sandbox.launcher_argv(program, None, os.getpid())
     ways: list[tuple[str, Callable[[], None]]] = [
         ("subprocess.Popen + wait(): vfork", lambda: popen()),
-        ("+ start_new_session, preexec_fn=<no-op>: fork", lambda: popen(
-            start_new_session=True, preexec_fn=lambda: None)),
-        ("+ preexec_fn=proc._die_with_parent (prctl(PR_SET_PDEATHSIG) in the child)",
-         lambda: popen(start_new_session=True, preexec_fn=proc._die_with_parent)),
-        ("proc.supervise, as run_task calls it (+ registry record, group checks)", supervise),
+        ("+ start_new_session", lambda: popen(start_new_session=True)),
+        ("+ through gsd/launch.py (python -I -S: parent-death signal, exec)",
+         lambda: popen(launcher, start_new_session=True)),
+        ("proc.supervise, as run_task calls it (launcher, registry record, group checks)",
+         supervise),
     ]  # fmt: skip
-    proc._prctl()  # libc's prctl looked up once in this process, as supervise does first
+    if sandbox.landlock_abi():
+        ways.append(("proc.supervise with a Landlock confinement (read+write, claude)",
+                     supervise_confined))  # fmt: skip
     for label, fn in ways:
         print(f"{_median_of(fn, runs)}\t{label}")
     return 0

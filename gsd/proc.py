@@ -7,7 +7,10 @@ import os
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from gsd.sandbox import Confinement
 
 # Exit statuses a shell gives for a program it cannot find / cannot execute.
 EXIT_NOT_FOUND = 127
@@ -102,6 +105,7 @@ def supervise(
     stdin_path: Path | None = None,
     registry: Path | None = None,
     cancel: threading.Event | None = None,
+    confinement: Confinement | None = None,
 ) -> Spawned:
     """Run a program in its own session and process group, never for longer than asked.
 
@@ -111,48 +115,29 @@ def supervise(
     - on timeout the whole group gets SIGTERM, then SIGKILL after `grace_s`
       (exit 124, or 137 when SIGKILL was needed);
     - when the program exits on its own, anything left in its group is ended the same way;
-    - the child gets SIGKILL if gsd dies (Linux parent-death signal), and the group is
-      recorded in `registry` until it is gone, so the next run can reap it;
+    - the program is started through gsd/launch.py (no code runs between fork and exec
+      in gsd's threaded process): the child gets SIGKILL if gsd dies (Linux parent-death
+      signal), and, when `confinement` says so, it and all its descendants can write
+      only where it allows (Landlock); a sandbox that cannot be applied is a failure to
+      start (exit 126), never an unconfined run;
+    - the group is recorded in `registry` until it is gone, so the next run can reap it;
     - after SIGKILL gsd waits at most `max(grace_s, 1)` seconds more: a process stuck in
       the kernel (D state) or not gsd's to signal is counted in `survivors`, not waited on;
     - when `cancel` is set (gsd is interrupted while other threads supervise), the group
       is ended as on a timeout and the exit status is 130 (as for Ctrl-C).
-    A program that cannot be started is a result (exit 127, `error` set), not an exception.
+    A program that cannot be started is a result (exit 127, or 126 when it cannot be
+    executed or confined; `error` set, `pid` None), not an exception.
     """
     import time
 
     started = time.monotonic()
-    _prctl()
-    stdout_path.parent.mkdir(parents=True, exist_ok=True)
-    stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.ExitStack() as files:
-        out = files.enter_context(open(stdout_path, "wb"))
-        # One file for both (`2>&1`): one open file, one offset; two opens would each
-        # write from offset 0 over the other's bytes.
-        same = _same_file(stdout_path, stderr_path)
-        err = out if same else files.enter_context(open(stderr_path, "wb"))
-        stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
-        try:
-            child = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=stdin,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=_die_with_parent,
-            )
-        except OSError as exc:
-            err.write(f"gsd: cannot start {argv[0]}: {exc.strerror or exc}\n".encode())
-            return Spawned(
-                tuple(argv), EXIT_NOT_FOUND, False, False, time.monotonic() - started,
-                stdout_path, stderr_path, None, f"{argv[0]}: {exc.strerror or exc}", 0, 0,
-            )  # fmt: skip
-        finally:
-            if stdin_path is not None:
-                stdin.close()  # type: ignore[union-attr]
+    started_child = _start(argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement)
+    if isinstance(started_child, str):
+        return Spawned(
+            tuple(argv), EXIT_NOT_FOUND, False, False, time.monotonic() - started,
+            stdout_path, stderr_path, None, started_child, 0, 0,
+        )  # fmt: skip
+    child, status = started_child
     record = None
     timed_out = killed = False
     leftovers = survivors = 0
@@ -178,12 +163,94 @@ def supervise(
     finally:
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
+        failure = _read_status(status)
+    if failure is not None:  # the launcher said why the program never ran
+        return Spawned(
+            tuple(argv), code, False, False, time.monotonic() - started,
+            stdout_path, stderr_path, None, failure, 0, 0,
+        )  # fmt: skip
     if not timed_out and code < 0:
         code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
     return Spawned(
         tuple(argv), code, timed_out, killed, time.monotonic() - started,
         stdout_path, stderr_path, child.pid, None, leftovers, survivors,
     )  # fmt: skip
+
+
+def _start(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str] | None,
+    stdin_path: Path | None,
+    stdout_path: Path,
+    stderr_path: Path,
+    confinement: Confinement | None,
+) -> tuple[subprocess.Popen[bytes], int] | str:
+    """Open the output files and start `argv` through gsd/launch.py in a new session: the
+    child and the read end of the pipe its launcher reports a failure to start on (see
+    `_read_status`), or why it could not be started (also written to its stderr file)."""
+    from gsd import sandbox
+
+    stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    if confinement is not None and confinement.landlock:
+        # Its own output files: it writes them through fds 1 and 2 anyway, and a
+        # `>/dev/stderr` opens them again by name.
+        writable = (*confinement.writable, stdout_path, stderr_path)
+        confinement = confinement._replace(writable=writable)
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(stdout_path, "wb"))
+        # One file for both (`2>&1`): one open file, one offset; two opens would each
+        # write from offset 0 over the other's bytes.
+        same = _same_file(stdout_path, stderr_path)
+        err = out if same else files.enter_context(open(stderr_path, "wb"))
+        stdin = files.enter_context(open(stdin_path, "rb")) if stdin_path else subprocess.DEVNULL
+        try:
+            program = _find_program(argv[0], env)
+            reader, writer = os.pipe()  # not inherited by gsd's other children (PEP 446)
+            files.callback(os.close, writer)  # the launcher holds its own copy
+            command = sandbox.launcher_argv(
+                [program, *argv[1:]], confinement, os.getpid(), status_fd=writer
+            )
+            try:
+                child = subprocess.Popen(
+                    command, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
+                    start_new_session=True, close_fds=True, pass_fds=(writer,),
+                )  # fmt: skip
+            except BaseException:
+                os.close(reader)
+                raise
+        except OSError as exc:
+            err.write(f"gsd: cannot start {argv[0]}: {exc.strerror or exc}\n".encode())
+            return f"{argv[0]}: {exc.strerror or exc}"
+        return child, reader
+
+
+def _find_program(name: str, env: dict[str, str] | None) -> str:
+    """`name` found on the child's PATH (as exec would), or FileNotFoundError; a name
+    with a slash is left to the launcher, relative to the child's working folder."""
+    import errno
+    import shutil
+
+    if "/" in name:
+        return name
+    found = shutil.which(name, path=os.pathsep.join(os.get_exec_path(env)))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "not found on PATH")
+    return found
+
+
+def _read_status(reader: int) -> str | None:
+    """The launcher's one-line reason the program never ran, or None: the pipe is empty
+    once the program runs (the launcher's end is closed on exec). Never blocks."""
+    try:
+        os.set_blocking(reader, False)
+        data = os.read(reader, 4096)
+    except OSError:  # nothing written and still open somewhere: the program ran
+        data = b""
+    finally:
+        os.close(reader)
+    return data.decode("utf-8", "replace").strip().removeprefix("gsd-launch: ") or None
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -199,43 +266,50 @@ class _Cancelled(Exception):
 
 
 def _wait(child: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None) -> int:
-    """`child.wait(timeout_s)`, looking at `cancel` every 0.2 s when there is one."""
+    """`child.wait(timeout_s)`, looking at `cancel` every 0.2 s when there is one.
+
+    Woken the moment the child exits (a pidfd, Linux 5.3+), not by Popen.wait's polling,
+    whose sleeps double up to 50 ms: a 12 ms launch would be seen at 15.5 or 31.5 ms."""
     import time
 
-    if cancel is None:
-        return child.wait(timeout=timeout_s)
     deadline = time.monotonic() + timeout_s
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise subprocess.TimeoutExpired(child.args, timeout_s)
+    pidfd = _pidfd(child.pid)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(child.args, timeout_s)
+            code = _wait_step(child, pidfd, remaining if cancel is None else min(remaining, 0.2))
+            if code is not None:
+                return code
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or Python < 3.9 there
+        return None
+
+
+def _wait_step(child: subprocess.Popen[bytes], pidfd: int | None, seconds: float) -> int | None:
+    """The child's exit status if it exits within `seconds`, else None."""
+    if pidfd is None:
         try:
-            return child.wait(timeout=min(remaining, 0.2))
+            return child.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
-            if cancel.is_set():
-                raise _Cancelled from None
+            return None
+    import math
+    import select
 
-
-def _prctl() -> Any:
-    """libc's prctl, looked up once in gsd's own process (not in every child)."""
-    global _PRCTL
-    if _PRCTL is None:
-        try:
-            import ctypes
-
-            _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-        except (OSError, AttributeError):
-            _PRCTL = False  # not Linux: the registry still lets the next run reap the group
-    return _PRCTL
-
-
-_PRCTL: Any = None
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
-    """PR_SET_PDEATHSIG: the kernel sends SIGKILL to the child when gsd dies (Linux only)."""
-    if _PRCTL:
-        _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)  # readable once the process has exited
+    poller.poll(math.ceil(seconds * 1000))
+    return child.poll()
 
 
 def _group_size(pgid: int) -> int:
