@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gsd import errorlog, execlog, roadmap, state, summary
 from gsd.approvals import APPROVALS
-from gsd.files import append_line, write_atomic
+from gsd.files import append_line, read_own_file, write_atomic
 from gsd.git import Git
 from gsd.models import split_plan_id
 from gsd.phases import Phase
@@ -225,21 +225,9 @@ def _read_own(path: Path) -> bytes | None:
     """A journal file's bytes, if it is a regular file gsd could have written: never
     through a symlink (an agent that plants one must not make gsd commit what it points
     at, outside the repository or not); a folder on the way that is a link is refused too."""
-    import stat
-
-    try:
-        if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:  # missing, or a symlink (ELOOP)
+    if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
+    return read_own_file(path)
 
 
 def _one_line(text: str) -> str:

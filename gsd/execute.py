@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import approvals, bookkeeping, preflight, prompt, summary
+from gsd import approvals, bookkeeping, preflight, prompt, sandbox, summary
 from gsd.agents import EXECUTOR
 from gsd.dispatch import TaskDispatch
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError, Interrupted
@@ -122,6 +122,11 @@ def _execute(
     preflight.check_tree(git, in_place=in_place, allow_dirty=options.allow_dirty)
     preflight.check_index_lock(git)
     preflight.check_runners(run.to_spawn(), project.root, environ)
+    if not run.sandbox.enabled:
+        say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")
+    elif sandbox.landlock_abi() == 0:
+        say(f"warning: no sandbox: {sandbox.unavailable_reason()}; agents are held by gsd's "
+            "git checks only")  # fmt: skip
     stop.check("before the run started")
     run.journal.event("run-start", phase=phase.name)
     for number, wave in enumerate(graph.waves, 1):
@@ -197,6 +202,7 @@ class _Run:
         self.allow_dirty = options.allow_dirty or not self.commit_docs
         self.in_place = not project.config.flag("workflow.use_worktrees")  # the opt-in
         self.parallel = _max_parallel(project, options)
+        self.sandbox = _sandbox(project, self.in_place)
         self.stop = stop
         self.cancel = stop.event  # set on SIGINT, SIGTERM, SIGHUP: every agent is ended
         self.outcomes: list[TaskOutcome] = []
@@ -532,7 +538,7 @@ class _Run:
                     git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
                     prompt=text, attempt=attempt, allow_dirty=self.allow_dirty,
                     scope=self.scope, environ=self.environ,
-                    error_log=journal.errors, cancel=self.cancel,
+                    error_log=journal.errors, cancel=self.cancel, sandbox=self.sandbox,
                 )  # fmt: skip
             tried.append(outcome)
             if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
@@ -621,6 +627,17 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
             "use a whole number of 1 or more"
         )
     return int(wanted)
+
+
+def _sandbox(project: Project, in_place: bool) -> sandbox.Settings:
+    """config.json's `sandbox`, checked (SPEC 0: every agent runs in one where it can)."""
+    config = project.config
+    writable = config.get("sandbox.writable")
+    if not isinstance(writable, list) or not all(isinstance(p, str) for p in writable):
+        raise InputError(f"config.json: `sandbox.writable` is {writable!r}; use a list of "
+                         "paths, e.g. [\"~/.cache\"]")  # fmt: skip
+    return sandbox.Settings(config.flag("sandbox.enabled"), tuple(writable), project.root,
+                            in_place)  # fmt: skip
 
 
 def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:

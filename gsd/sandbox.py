@@ -171,6 +171,24 @@ def confine(
     return Confinement(tuple(paths), True, "", tuple(names))
 
 
+class Settings(NamedTuple):
+    """A run's sandbox settings (config.json `sandbox`), for every spawn of the run."""
+
+    enabled: bool
+    writable: tuple[str, ...]  # `sandbox.writable`
+    root: Path  # the user's checkout: relative `sandbox.writable` entries start there
+    in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+
+    def confine(
+        self, *, tier: str, runner: str, worktree: Path, tmpdir: Path, environ: Mapping[str, str]
+    ) -> Confinement:
+        """The confinement of one agent (or verify command) working in `worktree`."""
+        home = Path(environ.get("HOME") or Path.home())
+        return confine(tier=tier, runner=runner, worktree=worktree, tmpdir=tmpdir, home=home,
+                       extra=self.writable, root=self.root, enabled=self.enabled,
+                       environ=environ, in_place=self.in_place)  # fmt: skip
+
+
 def _top_level_entries(folder: Path) -> list[Path]:
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,9 +16,11 @@ from gsd.agents import Agent
 from gsd.config import env_flag
 from gsd.dispatch import TaskDispatch, run_files
 from gsd.errors import GsdError
+from gsd.files import read_own_file
 from gsd.git import Checkpoint, Git
 from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
+from gsd.sandbox import Confinement, Settings
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
 
@@ -61,8 +64,12 @@ def run_task(
     environ: Mapping[str, str] = os.environ,
     error_log: Path | None = None,
     cancel: threading.Event | None = None,
+    sandbox: Settings | None = None,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
+
+    With `sandbox`, the agent and everything it starts write only what its confinement
+    allows (Landlock, where the kernel has it): see `gsd.sandbox`.
 
     A failure is appended to `error_log` (default: .planning/specialist-errors.jsonl;
     the orchestrator passes its journal, so the work tree stays clean between tasks).
@@ -84,36 +91,14 @@ def run_task(
         git.delete_checkpoint(checkpoint)
         return _outcome(plan, task, agent, attempt, error_type="unknown",
                         details="interrupted before the agent started")  # fmt: skip
-    prompt_file, result_file = run_files(git.git_dir, plan.id, task.index)
-    prompt_file.parent.mkdir(parents=True, exist_ok=True)
-    prompt_file.write_text(prompt, encoding="utf-8")
-    result_file.unlink(missing_ok=True)
-    env = runners.run_env(
-        agent.name, repo=str(root), prompt_file=str(prompt_file),
-        result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
-    )  # fmt: skip
-    spawned = proc.supervise(
-        dispatch.argv,
-        cwd=root,
-        env={**environ, **env},
-        stdin_path=prompt_file,
-        stdout_path=prompt_file.parent / "stdout",
-        stderr_path=prompt_file.parent / "stderr",
-        timeout_s=dispatch.timeout_s,
-        grace_s=dispatch.grace_s,
-        registry=running_registry(git),
-        cancel=cancel,
-    )
+    spawned, result_text = _spawn(git, plan, task, agent, dispatch, prompt, environ, cancel,
+                                  sandbox)  # fmt: skip
     _warn_survivors(spawned, f"{plan.id} task {task.index}")
     # before any git command: a worktree's `.git` file an agent rewrote would point
     # every command that follows at a repository of its choosing
     gitfile_changed = _restore_gitfile(root, gitfile)
     stdout = _tail(spawned.stdout_path)
-    output = runners.parse_output(
-        agent.runner,
-        stdout,
-        result_file.read_text("utf-8", "replace") if result_file.exists() else None,
-    )
+    output = runners.parse_output(agent.runner, stdout, result_text)
     report = result.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
         report = result.parse_task_report(stdout)
@@ -129,7 +114,7 @@ def run_task(
         )
     error_type, details = verdict.error_type, verdict.reason
     if verdict.success:
-        error_type, details = _verify(git, task, dispatch, environ, cancel)
+        error_type, details = _verify(git, task, dispatch, environ, cancel, sandbox)
         if automated_commands(task) and not env_flag("SKIP_VERIFICATION"):
             # a tracked file a check changed is the task's: seen, enforced, committed
             seen = git.observe(checkpoint)
@@ -186,6 +171,61 @@ def run_task(
     return outcome
 
 
+def _spawn(
+    git: Git,
+    plan: Plan,
+    task: Task,
+    agent: Agent,
+    dispatch: TaskDispatch,
+    prompt: str,
+    environ: Mapping[str, str],
+    cancel: threading.Event | None,
+    sandbox: Settings | None,
+) -> tuple[proc.Spawned, str | None]:
+    """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
+    temporary folder (TMPDIR) that also holds its result file; returns what became of it
+    and the result file's text (a file the agent wrote: read without following links)."""
+    prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
+    prompt_file.parent.mkdir(parents=True, exist_ok=True)
+    prompt_file.write_text(prompt, encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
+        tmpdir = Path(tmp)
+        result_file = tmpdir / "result.json"
+        env = {
+            **environ,
+            **runners.run_env(
+                agent.name, repo=str(git.root), prompt_file=str(prompt_file),
+                result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
+            ),
+            **_private_tmp(tmpdir),
+        }  # fmt: skip
+        confinement = None
+        if sandbox is not None:
+            confinement = sandbox.confine(tier=agent.tier, runner=agent.runner,
+                                          worktree=git.root, tmpdir=tmpdir, environ=env)
+        spawned = proc.supervise(
+            dispatch.argv,
+            cwd=git.root,
+            env=env,
+            stdin_path=prompt_file,
+            stdout_path=prompt_file.parent / "stdout",
+            stderr_path=prompt_file.parent / "stderr",
+            timeout_s=dispatch.timeout_s,
+            grace_s=dispatch.grace_s,
+            registry=running_registry(git),
+            cancel=cancel,
+            confinement=confinement,
+        )
+        data = read_own_file(result_file)
+    return spawned, None if data is None else data.decode("utf-8", "replace")
+
+
+def _private_tmp(folder: Path) -> dict[str, str]:
+    """The variables that point programs at a temporary folder (the sandbox lets them
+    write there, not in /tmp)."""
+    return {"TMPDIR": str(folder), "TMP": str(folder), "TEMP": str(folder)}
+
+
 def running_registry(git: Git) -> Path:
     """Where supervised groups are recorded: one folder for the main worktree and every
     linked one, so the run lock can reap whatever a killed run left anywhere."""
@@ -198,8 +238,12 @@ def _verify(
     dispatch: TaskDispatch,
     environ: Mapping[str, str],
     cancel: threading.Event | None = None,
+    sandbox: Settings | None = None,
 ) -> tuple[str | None, str]:
-    """Run `<automated>` checks under the supervisor; their leftovers are not the task's."""
+    """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
+
+    They are the plan author's commands, but they run what the agent just wrote: in the
+    sandbox they may write the worktree and a private temporary folder, nothing else."""
     commands = automated_commands(task)
     if not commands:
         return None, "no automated verification"
@@ -211,30 +255,50 @@ def _verify(
         return None, "verification skipped (SKIP_VERIFICATION)"
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
-    try:
-        for number, command in enumerate(commands, 1):
-            # `<automated>` is by definition a shell command line the plan author wrote
-            # (SPEC 2), run like a Makefile recipe; no other plan text reaches a shell.
-            done = proc.supervise(
-                ["/bin/sh", "-c", command],
-                cwd=git.root,
-                env=dict(environ),
-                stdout_path=run_dir / f"verify-{number}.out",
-                stderr_path=run_dir / f"verify-{number}.out",
-                timeout_s=dispatch.timeout_s,
-                grace_s=dispatch.grace_s,
-                registry=running_registry(git),
-                cancel=cancel,
+    with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
+        env = {**environ, **_private_tmp(Path(tmp))}
+        confinement = None
+        if sandbox is not None:
+            confinement = sandbox.confine(tier="read+write", runner="command",
+                                          worktree=git.root, tmpdir=Path(tmp), environ=env)
+        try:
+            return _checks(git, task, commands, run_dir, dispatch, env, cancel, confinement)
+        finally:
+            git.remove_new_untracked(before)  # caches, reports, ...
+
+
+def _checks(
+    git: Git,
+    task: Task,
+    commands: list[str],
+    run_dir: Path,
+    dispatch: TaskDispatch,
+    env: dict[str, str],
+    cancel: threading.Event | None,
+    confinement: Confinement | None,
+) -> tuple[str | None, str]:
+    """The `<automated>` commands one by one; the first that fails fails the task."""
+    for number, command in enumerate(commands, 1):
+        # `<automated>` is by definition a shell command line the plan author wrote
+        # (SPEC 2), run like a Makefile recipe; no other plan text reaches a shell.
+        done = proc.supervise(
+            ["/bin/sh", "-c", command],
+            cwd=git.root,
+            env=env,
+            stdout_path=run_dir / f"verify-{number}.out",
+            stderr_path=run_dir / f"verify-{number}.out",
+            timeout_s=dispatch.timeout_s,
+            grace_s=dispatch.grace_s,
+            registry=running_registry(git),
+            cancel=cancel,
+            confinement=confinement,
+        )
+        _warn_survivors(done, f"task {task.index} check `{command}`")
+        if done.exit_code != 0:
+            last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]
+            return "validation-failed", (
+                f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
             )
-            _warn_survivors(done, f"task {task.index} check `{command}`")
-            if done.exit_code != 0:
-                last = _tail(done.stdout_path, 2000).strip().splitlines()[-3:]
-                return "validation-failed", (
-                    f"`{command}` exited {done.exit_code}"
-                    + (f": {' | '.join(last)}" if last else "")
-                )
-    finally:
-        git.remove_new_untracked(before)  # caches, reports, ...
     return None, f"{len(commands)} automated check(s) passed"
 
 

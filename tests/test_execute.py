@@ -19,7 +19,10 @@ REPORT = (
 AGENT = """\
 import os, sys, time
 plan, task = os.environ["GSD_PLAN"], os.environ["GSD_TASK"]
-marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"fail-{{plan}}-{{task}}")
+# markers live beside this script, outside the repository, in a folder the sandbox lets
+# agents write (config `sandbox.writable`): "rate-limit-once" deletes its marker
+marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "markers",
+                      f"fail-{{plan}}-{{task}}")
 if os.path.exists(marker):
     mode = open(marker).read().strip()
     if mode == "hang":
@@ -63,8 +66,10 @@ def phase(git_project, tmp_path):
         git_project.write(f"agents/{name}.md", AGENT_FILE.format(
             name=name, python=sys.executable, script=script))  # fmt: skip
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    (tmp_path / "markers").mkdir()
     git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}))  # fmt: skip
+        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},
+         "sandbox": {"writable": [str(tmp_path / "markers")]}}))  # fmt: skip
     git_project.write(".planning/STATE.md", textwrap.dedent("""\
         # Project State
 
@@ -101,7 +106,7 @@ def message_of(root, task_id: str) -> str:
 
 
 def fail(tmp_path, plan: str, n: int, mode: str = "exit") -> None:
-    (tmp_path / f"fail-{plan}-{n}").write_text(mode)
+    (tmp_path / "markers" / f"fail-{plan}-{n}").write_text(mode)
 
 
 def test_a_phase_runs_to_completion_and_a_rerun_skips_everything(phase, gsd) -> None:
@@ -152,7 +157,7 @@ def test_failure_stops_the_phase_and_a_rerun_resumes(phase, gsd, tmp_path) -> No
     assert (plans["01-01"]["status"], plans["01-01"]["committed_tasks"]) == ("failed", [1])
     assert plans["01-02"]["status"] == "pending"
     assert any("[01-01] nonzero-exit" in b for b in status["blockers"])
-    (tmp_path / "fail-01-01-2").unlink()
+    (tmp_path / "markers/fail-01-01-2").unlink()
     resumed = gsd("execute-phase", "1")
     assert resumed.code == 0, resumed.err
     assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]  # task 1 not redone
@@ -304,7 +309,7 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
     gsd.send_signal(signal.SIGKILL)
     gsd.wait()
     assert git(root, "tag", "--list").startswith("checkpoint/")  # left open by the crash
-    (tmp_path / "fail-01-01-2").unlink()
+    (tmp_path / "markers/fail-01-01-2").unlink()
     resumed = subprocess.run(
         [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
         env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,

@@ -82,7 +82,8 @@ def repo(git_project, tmp_path: Path, control: Path):
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
     git_project.write(".planning/config.json", json.dumps(
         {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
+         "voltagent": {"fallback_on_error": False},
+         "sandbox": {"writable": [str(control)]}}))  # agents note what they started there
     git_project.write(".planning/STATE.md", textwrap.dedent("""\
         # Project State
 
