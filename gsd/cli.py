@@ -22,7 +22,9 @@ from gsd.lint import FORMATS as VALIDATE_FORMATS
 from gsd.models import is_plan_id, split_plan_id
 
 if TYPE_CHECKING:
+    from gsd.dispatch import TaskDispatch
     from gsd.models import Plan, Task
+    from gsd.project import Project
 
 LIST_FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -383,6 +385,7 @@ def execute_phase(
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     _warn(warnings)
     tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    tasks = _with_sandbox(project, tasks)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK
 
@@ -564,6 +567,29 @@ def checkpoints_prune(older_than: float | None) -> int:
         click.echo(f"deleted {tag}")
     click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)
     return EXIT_OK
+
+
+def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
+    """Each task with what its agent may write when it runs (`gsd.sandbox.describe`)."""
+    import os
+    import tempfile
+
+    from gsd import sandbox
+
+    settings = project.sandbox()
+    tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
+    shown = []
+    for task in tasks:
+        if task.tier is None or task.runner is None:  # a person answers it: no agent
+            shown.append(task)
+            continue
+        place = project.root
+        if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
+            place = place / ".git" / "gsd" / "worktrees" / task.plan
+        confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
+                                    tmpdir=tmpdir, environ=os.environ)  # fmt: skip
+        shown.append(task._replace(sandbox=sandbox.describe(confined)))
+    return shown
 
 
 def _warn(warnings: list[str]) -> None:

@@ -35,6 +35,7 @@ class TaskDispatch(NamedTuple):
     timeout_s: float
     timeout_source: str
     grace_s: float
+    sandbox: str = ""  # what the agent may write (`gsd.sandbox.describe`); "" until known
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()

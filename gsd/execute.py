@@ -202,7 +202,7 @@ class _Run:
         self.allow_dirty = options.allow_dirty or not self.commit_docs
         self.in_place = not project.config.flag("workflow.use_worktrees")  # the opt-in
         self.parallel = _max_parallel(project, options)
-        self.sandbox = _sandbox(project, self.in_place)
+        self.sandbox = project.sandbox()
         self.stop = stop
         self.cancel = stop.event  # set on SIGINT, SIGTERM, SIGHUP: every agent is ended
         self.outcomes: list[TaskOutcome] = []
@@ -627,17 +627,6 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
             "use a whole number of 1 or more"
         )
     return int(wanted)
-
-
-def _sandbox(project: Project, in_place: bool) -> sandbox.Settings:
-    """config.json's `sandbox`, checked (SPEC 0: every agent runs in one where it can)."""
-    config = project.config
-    writable = config.get("sandbox.writable")
-    if not isinstance(writable, list) or not all(isinstance(p, str) for p in writable):
-        raise InputError(f"config.json: `sandbox.writable` is {writable!r}; use a list of "
-                         "paths, e.g. [\"~/.cache\"]")  # fmt: skip
-    return sandbox.Settings(config.flag("sandbox.enabled"), tuple(writable), project.root,
-                            in_place)  # fmt: skip
 
 
 def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:

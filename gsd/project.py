@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on th
     from gsd.agents import Agent
     from gsd.config import Config
     from gsd.dispatch import Dispatcher
+    from gsd.sandbox import Settings as SandboxSettings
 
 PLANNING = ".planning"
 
@@ -155,6 +156,19 @@ class Project:
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
             raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
         return discover(search_path(self.root, extra))
+
+    def sandbox(self) -> SandboxSettings:
+        """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds
+        paths every agent may write. Agents work in the user's checkout only with
+        `workflow.use_worktrees: false`."""
+        from gsd.sandbox import Settings
+
+        writable = self.config.get("sandbox.writable")
+        if not isinstance(writable, list) or not all(isinstance(p, str) for p in writable):
+            raise UsageError('config.json: `sandbox.writable` must be a list of paths, e.g. '
+                             '["~/.cache"]')  # fmt: skip
+        in_place = not self.config.flag("workflow.use_worktrees")
+        return Settings(self.config.flag("sandbox.enabled"), tuple(writable), self.root, in_place)
 
     def dispatcher(
         self, *, cli_timeout: float | None = None, environ: Mapping[str, str] = os.environ

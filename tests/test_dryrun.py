@@ -229,3 +229,22 @@ def test_validate_and_dry_run_agree_on_a_name_with_whitespace(
     [task] = dry_run(gsd)
     assert task["agent"] == "gsd-executor"
     assert "malformed" in task["fallback_reason"]
+
+
+def test_each_task_shows_its_sandbox(phase, gsd) -> None:
+    """SPEC 0: the dry run says what each agent may write, as the live run confines it."""
+    from gsd.sandbox import landlock_abi, unavailable_reason
+
+    first, review, *_ = dry_run(gsd)
+    if landlock_abi():
+        assert first["sandbox"].startswith("landlock: writes only the worktree, private tmp")
+        assert "~/.claude" in first["sandbox"]  # a claude agent keeps its state there
+        assert review["sandbox"].endswith("(not the worktree)")  # read-only tier
+    else:
+        assert first["sandbox"] == f"none: {unavailable_reason()} (git checks only)"
+    assert "  sandbox: " in gsd("execute-phase", "1", "--dry-run").out
+    phase.write(".planning/config.json", '{"sandbox": {"enabled": false}}')
+    assert dry_run(gsd)[0]["sandbox"] == "none: sandbox disabled in config.json (git checks only)"
+    phase.write(".planning/config.json", '{"sandbox": {"writable": ".cache"}}')
+    bad = gsd("execute-phase", "1", "--dry-run")
+    assert bad.code == 2 and "sandbox.writable` must be a list" in bad.err
