@@ -6,7 +6,9 @@
 # The demo's agents (agents/*.md) are small deterministic programs (agents/bin/), so
 # this needs no LLM and no network. python-pro hangs on plan 01-02 task 1 on purpose:
 # gsd times it out, kills it, rolls it back, retries it once, then hands the task to
-# gsd-executor. Exits non-zero when any step fails, the live run above all.
+# gsd-executor. The read-only code-reviewer tries to save notes in its worktree: on
+# Linux with Landlock gsd's sandbox refuses the write (shown after the run). Exits
+# non-zero when any step fails, the live run above all.
 set -eu
 
 GSD=${GSD:-gsd}
@@ -42,6 +44,9 @@ step "gsd execute-phase 1 --dry-run"
 step "gsd execute-phase 1  (live: python-pro hangs on 01-02 task 1, ~20 s)"
 status=0
 "$GSD" execute-phase 1 || status=$?
+
+step "the sandbox at work: the read-only code-reviewer tried to write in its worktree"
+grep "REVIEW-NOTES" .planning/phases/01-greeting-service/01-02-RESULT.txt
 
 step "gsd status"
 "$GSD" status

@@ -24,7 +24,24 @@ EDGE_CASES = [
 ]
 
 
+def try_to_keep_notes() -> None:
+    """What a careless reviewer does: save its notes beside the code. A read-only agent
+    may not write in its worktree, and gsd's sandbox (Landlock, where the kernel has it)
+    refuses the write; without one the note is taken back here, so the demo runs the same
+    everywhere (gsd would otherwise roll the task back as a policy violation)."""
+    notes = work.REPO / "REVIEW-NOTES.md"
+    try:
+        notes.write_text("normalize_name() reviewed\n", encoding="utf-8")
+    except PermissionError as exc:
+        work.say(f"tried to save REVIEW-NOTES.md: refused by the sandbox ({exc.strerror})")
+        return
+    notes.unlink()
+    work.say("tried to save REVIEW-NOTES.md: no sandbox here, so the write went through "
+             "(and was taken back)")  # fmt: skip
+
+
 def review() -> int:
+    try_to_keep_notes()
     names = work.load_src("names")
     rows = [row[0] for row in work.table_rows("tests/test_names.py", "CASES")]
     defects, untested = [], []
