@@ -90,8 +90,12 @@ def _execute(
 ) -> RunResult:
     say = console.say
     # a run killed during a spawn left a checkpoint open, or a merge half done
-    for tag in git.recover():
+    # (owned=True keeps today's in-place recovery until in-place runs are opt-in only)
+    recovery = git.recover(owned=True)
+    for tag in recovery.rolled_back:
         say(f"rolled back {tag}, left open by an interrupted run")
+    for line in recovery.warnings:
+        say(f"warning: {line}")
     worktrees = Worktrees(git)
     for line in worktrees.tidy():
         say(line)

@@ -69,7 +69,6 @@ def run_task(
     """
     error_log = error_log or errorlog.log_path(git.root)
     root = git.root
-    internals_before = enforce.git_internals_digest(git.common_dir)
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
     except GsdError as exc:
@@ -129,9 +128,9 @@ def run_task(
         allowed=allowed_files(plan, task),
         scope=scope,
         changed_refs=seen.changed_refs,
-        git_internals_changed=enforce.digest_changes(
-            internals_before, enforce.git_internals_digest(git.common_dir)
-        ),
+        git_internals_changed=seen.internals,
+        flags=seen.flags,
+        ignored_protected=seen.protected,
     )
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
@@ -142,6 +141,7 @@ def run_task(
     commit = None
     if error_type is None:
         try:
+            git.squash_agent_commits(checkpoint)  # the agent's own commits: one task commit
             if not changed:
                 commit = None  # nothing to commit: no empty commit
             elif checkpoint.snapshot is None:  # nothing else was staged: the quick way

@@ -4,6 +4,7 @@ on branch `gsd/{plan}`, kept under .git/gsd/worktrees/ until the plan is merged 
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -55,7 +56,10 @@ class Worktrees:
                 where.parent.mkdir(parents=True, exist_ok=True)
                 self.git.add_worktree(where, branch_of(plan_id), start)
         place = Git(where)
-        return place, place.recover()
+        recovery = place.recover(owned=True)
+        for line in recovery.warnings:
+            sys.stderr.write(f"gsd: warning: {line}\n")
+        return place, recovery.rolled_back
 
     def close(self, plan_id: str) -> None:
         """Remove the plan's worktree folder; its branch keeps the work."""
@@ -77,8 +81,10 @@ class Worktrees:
         self.git.prune_worktrees()  # folders removed by hand
         for path, branch in self.git.worktrees().items():
             if branch is not None and branch.startswith("gsd/") and path != self.git.root:
-                for tag in Git(path).recover():  # a spawn a killed run left in it
+                recovery = Git(path).recover(owned=True)  # a spawn a killed run left in it
+                for tag in recovery.rolled_back:
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
+                done += recovery.warnings
         branches = self.git.plan_branches()
         here = self.git.current_branch()  # a CI job runs `execute-plan` on gsd/{plan}
         branches.pop(here or "", None)
