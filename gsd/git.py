@@ -767,10 +767,15 @@ class Git:
         scan = _split(self._run(*_PROTECTED_SCAN).out)
         now = self._save_protected(sorted(set(scan) | set(before)))
         changed = gitguard.differences(before, now)
-        for rel in changed:
-            if not records.safe_dir((self._root / rel).parent, under=self._root) and "/" in rel:
-                raise GsdError(f"cannot restore {rel}: a folder on its path is a symlink")
-        gitguard.restore(self._root, before, changed)
+        gitguard.restore(self._root, before, changed)  # never through a symlinked folder
+        for rel in changed:  # folders emptied by removing a file the agent made
+            parent = (self._root / rel).parent
+            while before.get(rel, gitguard.MISSING).kind == "missing" and parent != self._root:
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
 
     # -- task commits ------------------------------------------------------------------
 
@@ -795,7 +800,9 @@ class Git:
             self._run("add", "-A", "--", *(_literal(p) for p in present))
         staged = []
         if paths:
-            diff = self._run("diff", "--cached", "--name-only", "-z", "HEAD", "--", *specs)
+            diff = self._run(
+                "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--", *specs
+            )
             staged = _split(diff.out)
         if not staged:
             return None
@@ -948,10 +955,18 @@ class Git:
         """`git merge --no-ff --no-commit`: [] when it applied cleanly (the commit is
         `finish_merge`'s), else the conflicted paths, with the merge already aborted.
         Another git's index.lock is waited for, then a GsdError: never a conflict."""
-        done = self._run("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch,
-                         ok=(0, 1))  # fmt: skip
-        if done.status == 0:
-            return []
+        argv = ("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            self._wait_for_index_lock(deadline, argv)
+            done = self._run(*argv, ok=(0, 1))
+            if done.status == 0:
+                return []
+            if "Unable to write index" not in done.err:
+                break
+            # Another git took index.lock under the merge, which then stopped half set
+            # up (and says "fix conflicts"): undo it, and merge again once the lock goes.
+            self.abort_merge()
         conflicted = _split(self._run("diff", "--name-only", "-z", "--diff-filter=U").out)
         self.abort_merge()
         return conflicted or [_reason(done.err) or "merge failed"]
@@ -1027,6 +1042,16 @@ class Git:
             hint = "set git config user.name and user.email"
         return GsdError(f"git {what} failed in {self._root}: {reason}", hint=hint,
                         details=_details(argv, result))  # fmt: skip
+
+    def _wait_for_index_lock(self, deadline: float, argv: tuple[str, ...]) -> None:
+        """Wait (with backoff) until no other git holds this worktree's index.lock."""
+        delay = 0.05
+        while self.index_lock_held() is not None:
+            if time.monotonic() >= deadline:
+                held = f"{self.git_dir / 'index.lock'} still there after {LOCK_WAIT_S:g} s"
+                raise self._lock_error(argv, _Result(128, "", held))
+            time.sleep(min(delay, max(deadline - time.monotonic(), 0.01)))
+            delay *= 2
 
     def _lock_error(self, argv: tuple[str, ...], result: _Result) -> GsdError:
         match = _LOCKED.search(result.err)
@@ -1154,6 +1179,8 @@ class Git:
             old, new = cp.refs.get(ref), now.get(ref)
             if old == new or (ref in ours and ours[ref] == (new or "")):
                 continue
+            if recovery and ref.startswith(CHECKPOINT_PREFIX):
+                continue  # the killed gsd removed other tasks' tags as they ended
             if new is None and old:
                 lines.append(f"create {ref} {old}")
             elif recovery or ref in cp.foreign or new is None:
@@ -1322,7 +1349,7 @@ def _reason(stderr: str) -> str:
 
 def _details(argv: tuple[str, ...], result: _Result) -> str:
     """A failed command and everything it said, for logs (GsdError.details)."""
-    shown = " ".join(argv[:1] + tuple(a if len(a) < 200 else a[:200] + "..." for a in argv[1:]))
+    shown = " ".join(_one_line(a if len(a) < 200 else a[:200] + "...") for a in argv)
     return f"git {shown} (exit {result.status})\n{result.err.strip()}"
 
 
