@@ -59,7 +59,7 @@ _KEPT_GIT_VARS = (
 # Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
 # index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
 _READ_ONLY = {"status", "diff", "ls-files", "for-each-ref", "rev-parse", "log", "merge-base",
-              "cat-file", "rev-list", "symbolic-ref", "check-ref-format", "worktree"}  # fmt: skip
+              "cat-file", "rev-list"}  # fmt: skip
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
 LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.lock
 _PROTECTED_SCAN = (
@@ -1233,8 +1233,12 @@ class _Side:
 
     def __exit__(self, *exc: object) -> None:
         for process in self._started:
-            process.kill()
-            process.communicate()
+            if process.returncode is None:
+                process.kill()
+            try:
+                process.communicate()
+            except (OSError, ValueError):  # already read to the end
+                pass
 
 
 def _within(rel: str, roots: list[str]) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from gsd.errors import GsdError
 
-RECORD_LIMIT = 4 * 1024 * 1024  # a checkpoint record is a few KiB; anything bigger is not ours
+RECORD_LIMIT = 64 * 1024 * 1024  # a record lists every ref: a few KiB, MiBs with 10,000s of tags
 _KEY_BYTES = 32
 _CONTEXT = b"gsd checkpoint record v1\0"
 _keys: dict[Path, bytes] = {}  # one read per key file and process
