@@ -185,6 +185,9 @@ class Git:
         self._git_dir = Path(lines[1]).resolve()
         self._common_dir = (where / lines[2]).resolve()
         self._hash_size = 20
+        # The index file's stamp when it last had no flagged entry: gsd's own add and
+        # commit keep it so (`_carry_no_flags`), and the next checkpoint need not read it.
+        self._no_flags_at: tuple[int, int, int, int] | None = None
         self._ledger = gitguard.ledger(self._common_dir)
 
     @property
@@ -726,10 +729,19 @@ class Git:
     def _index_flags(self) -> dict[str, str]:
         """path -> "assume-unchanged", "skip-worktree" or both, comma separated; read from
         the index file itself (no process) unless it is split or sparse."""
+        stamp = gitguard.index_stamp(self._index)
+        if stamp is not None and stamp == self._no_flags_at:
+            return {}
         found = gitguard.index_flags(self._index, self._hash_size)
         if found is None:
             found = gitguard.parse_ls_files_v(self._run("ls-files", "-v", "-z").out)
+        self._no_flags_at = None if found else stamp
         return found
+
+    def _carry_no_flags(self, before: tuple[int, int, int, int] | None) -> None:
+        """After gsd's own `add` and `commit`: an index with no flags still has none."""
+        if before is not None and before == self._no_flags_at:
+            self._no_flags_at = gitguard.index_stamp(self._index)
 
     def _clear_flags(self, cp: Checkpoint) -> list[str]:
         """Clear the flags the agent set (the user's stay); returns "flag on path" lines."""
@@ -819,6 +831,7 @@ class Git:
         """`commit_task` for an index that held nothing staged before the task (no
         --allow-dirty snapshot): stage the paths, commit the index: two processes (three
         when a path is gone from disk: `add` refuses one `git rm` took out of the index)."""
+        index = gitguard.index_stamp(self._index)
         present = [p for p in paths if os.path.lexists(self._root / p)]
         gone = [p for p in paths if p not in present]
         if gone:
@@ -832,6 +845,7 @@ class Git:
         sha = self._head_from_files() or self.head()
         assert sha is not None
         self._note_head(sha)
+        self._carry_no_flags(index)
         return sha
 
     def _head_from_files(self) -> str | None:

@@ -257,28 +257,30 @@ def _parse_flags(data: bytes, hash_size: int) -> dict[str, str] | None:
     if signature != b"DIRC" or version not in (2, 3, 4):
         return None
     flags_at = 40 + hash_size  # ctime, mtime, dev, ino, mode, uid, gid, size, then the hash
+    unpack, find = struct.unpack_from, data.index
     offset, name = 12, b""
     found: dict[str, str] = {}
-    for _ in range(count):
-        (flags,) = struct.unpack_from(">H", data, offset + flags_at)
+    for _ in range(count):  # the hot loop (20,000 entries: a few ms): no work per entry
+        (flags,) = unpack(">H", data, offset + flags_at)
         start = offset + flags_at + 2
         extended = 0
         if flags & 0x4000:
-            (extended,) = struct.unpack_from(">H", data, start)
+            (extended,) = unpack(">H", data, start)
             start += 2
         if version == 4:
             strip, start = _varint(data, start)
-            end = data.index(b"\0", start)
+            end = find(b"\0", start)
             name = name[: len(name) - strip] + data[start:end]
             offset = end + 1
         else:
             length = flags & 0xFFF
-            end = data.index(b"\0", start) if length == 0xFFF else start + length
-            name = data[start:end]
+            end = find(b"\0", start) if length == 0xFFF else start + length
+            if flags & 0x8000 or extended & 0x4000:
+                name = data[start:end]
             offset += (end - offset + 8) & ~7  # NUL padded to a multiple of 8
-        kinds = [k for k, bit in ((ASSUME_UNCHANGED, flags & 0x8000),
-                                  (SKIP_WORKTREE, extended & 0x4000)) if bit]  # fmt: skip
-        if kinds:
+        if flags & 0x8000 or extended & 0x4000:
+            kinds = [ASSUME_UNCHANGED] if flags & 0x8000 else []
+            kinds += [SKIP_WORKTREE] if extended & 0x4000 else []
             found[name.decode("utf-8", "surrogateescape")] = ",".join(kinds)
     if _has_extension(data, offset, hash_size, (b"link", b"sdir")):
         return None  # split index (entries live in another file) or sparse index
