@@ -1,4 +1,4 @@
-"""Checkpoints, exact rollback and task commits: every git command gsd runs starts here."""
+"""Checkpoints, exact rollback and task commits, with the checks that hold without a sandbox."""
 
 from __future__ import annotations
 
@@ -478,13 +478,17 @@ class Git:
             return None, "signed, but not a checkpoint record of this name"
         if Path(cp.root) != self._root:
             return None, f"a record of another worktree ({cp.root})"
+        return cp, ""
+
+    def _mismatch(self, cp: Checkpoint) -> str:
+        """Why a signed record does not fit the repository ("" when it does)."""
         tip = self._run("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).out.strip()
         if tip and tip not in (cp.head, cp.snapshot):
-            return None, f"its tag {cp.name} points elsewhere"
+            return f"its tag {cp.name} points elsewhere"
         known = self._run("cat-file", "-e", f"{cp.head}^{{commit}}", ok=(0, 1, 128))
         if known.status != 0:
-            return None, f"its commit {cp.head} is not in the repository"
-        return cp, ""
+            return f"its commit {cp.head} is not in the repository"
+        return ""
 
     def recover(self, *, owned: bool) -> Recovery:
         """Settle every checkpoint a killed run left open here.
@@ -499,8 +503,13 @@ class Git:
         found, warnings = self._open_records()
         rolled, dropped = [], []
         for cp in found:
-            self._refuse_changed_internals(cp)
-            if not owned:
+            self._refuse_changed_internals(cp)  # before any git command
+            mismatch = self._mismatch(cp)
+            if mismatch:
+                warnings.append(f"ignored {self._record_path(cp.tag)}: {mismatch} (gsd acts "
+                                "only on records it wrote)")  # fmt: skip
+                self._remove_record(cp.tag)
+            elif not owned:
                 self._settle_in_user_checkout(cp)
                 dropped.append(cp.tag)
             elif self._committed_since(cp):
