@@ -47,15 +47,9 @@ class Journal:
         """A failure that is no task's attempt (a merge) in the error log."""
         errorlog.append(
             self.errors,
-            errorlog.ErrorRecord(
-                phase=phase,
-                plan=split_plan_id(plan_id)[1],
-                task="-",
-                specialist="gsd",
-                error_type=kind,
-                details=details,
-                git_state=where,
-            ),  # fmt: skip
+            errorlog.ErrorRecord(phase=phase, plan=split_plan_id(plan_id)[1], task="-",
+                                 specialist="gsd", error_type=kind, details=details,
+                                 git_state=where),  # fmt: skip
         )
 
     def keep_output(self, target: str, output: Path) -> None:

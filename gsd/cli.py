@@ -585,3 +585,4 @@ def usage_error_line(exc: click.ClickException) -> str:
     command = ctx.command_path if ctx is not None else "gsd"
     message = " ".join(exc.format_message().split())
     return f"gsd: error: {message} (see {command} --help)"
+

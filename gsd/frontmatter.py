@@ -154,3 +154,4 @@ def _to_python(node: Any) -> Any:
         key = _to_python(key_node)
         result[key if isinstance(key, str) else str(key)] = _to_python(value_node)
     return result
+

@@ -35,7 +35,6 @@ def classify(name: str | None, roster: Collection[str] | None) -> Standing:
         return "no-roster"
     return "listed" if name in roster else "not-in-roster"
 
-
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
 _CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
 _BARE_RE = re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")
