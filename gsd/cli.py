@@ -551,6 +551,11 @@ def checkpoints_list(fmt: str) -> int:
 def checkpoints_prune(older_than: float | None) -> int:
     """Delete checkpoint tags a crashed run left behind (refused while a run is live).
 
+    In this checkout (where agents work only with workflow.use_worktrees false) the
+    open checkpoints are forgotten too, nothing rolled back: run it once you have looked
+    at what the interrupted run left. Plan worktrees keep their signed records, so the
+    next run still rolls their half-done attempts back exactly.
+
     Example: gsd checkpoints prune --older-than 24
     """
     from datetime import timedelta
@@ -562,7 +567,8 @@ def checkpoints_prune(older_than: float | None) -> int:
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
-        pruned = git.prune_checkpoints(age)
+        forgotten = git.drop_open_records() if age is None else []
+        pruned = [*forgotten, *git.prune_checkpoints(age)]
     for tag in pruned:
         click.echo(f"deleted {tag}")
     click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)

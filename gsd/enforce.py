@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import posixpath
 from collections.abc import Iterable
-from pathlib import Path
 from typing import NamedTuple
 
 # Paths no agent may change, whatever its tier and its task.
@@ -18,7 +16,7 @@ READ_ONLY_TIERS = ("read-only", "read+shell")
 class Violation(NamedTuple):
     """One thing the agent did that it may not do."""
 
-    kind: str  # tier | scope | protected | refs | git-internals
+    kind: str  # tier | scope | protected | refs | git-internals | index-flags
     detail: str
     fatal: bool  # True: policy-violation, rolled back; False: a deviation, recorded
 
@@ -31,18 +29,31 @@ def check(
     scope: str,
     changed_refs: Iterable[str] = (),
     git_internals_changed: Iterable[str] = (),
+    flags: Iterable[str] = (),
+    ignored_protected: Iterable[str] = (),
 ) -> list[Violation]:
-    """Every violation, fatal ones first. `scope` is `warn` (a deviation) or `fail`."""
+    """Every violation, fatal ones first. `scope` is `warn` (a deviation) or `fail`.
+
+    The keyword lists come from `Git.observe`: refs rewritten, .git internals changed
+    (already put back), index flags set ("skip-worktree on path", already cleared) and
+    ignored protected files (.env*, *.pem, *.key) created, changed or deleted.
+    """
     changed = sorted(set(changed))
     found: list[Violation] = []
     if tier in READ_ONLY_TIERS and changed:
         found.append(Violation("tier", f"a {tier} agent changed {_listed(changed)}", fatal=True))
     protected = [p for p in changed if is_protected(p)]
+    protected += [f"{p} (ignored by git)" for p in sorted(set(ignored_protected))]
     if protected:
         found.append(Violation("protected", f"changed protected {_listed(protected)}", True))
     internals = sorted(git_internals_changed)
     if internals:
-        found.append(Violation("git-internals", f"changed .git/ ({_listed(internals)})", True))
+        found.append(
+            Violation("git-internals", f"changed .git/ ({_listed(internals)}); put back", True)
+        )
+    hidden = sorted(flags)
+    if hidden:
+        found.append(Violation("index-flags", f"set {_listed(hidden)} in the index; cleared", True))
     refs = list(changed_refs)
     if refs:
         found.append(Violation("refs", "; ".join(refs), fatal=True))
@@ -88,23 +99,3 @@ def _normal(entry: str) -> str:
 def _listed(paths: list[str], limit: int = 5) -> str:
     shown = ", ".join(paths[:limit])
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
-
-
-def git_internals_digest(git_dir: Path) -> dict[str, str]:
-    """Hashes of what an agent could use to run code later: config, hooks, info/."""
-    digests: dict[str, str] = {}
-    for rel in ("config", "hooks", "info"):
-        target = git_dir / rel
-        files = (
-            [target] if target.is_file() else sorted(target.rglob("*")) if target.is_dir() else []
-        )
-        for path in files:
-            if path.is_file():
-                key = path.relative_to(git_dir).as_posix()
-                digests[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return digests
-
-
-def digest_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """Which of those files were added, removed or changed."""
-    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))

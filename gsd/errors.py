@@ -33,10 +33,11 @@ class GsdError(Exception):
 
     exit_code = EXIT_USAGE
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, details: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.details = details  # what a log keeps beside the line, e.g. git's whole stderr
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message

@@ -94,9 +94,14 @@ def _execute(
 ) -> RunResult:
     say = console.say
     in_place = not project.config.flag("workflow.use_worktrees")
-    # a run killed during a spawn left a checkpoint open, or a merge half done
-    for tag in git.recover():
+    # A run killed during a spawn left a checkpoint open. In the user's checkout (the
+    # in-place opt-in) nothing is reset: what changed since may be the user's, and a
+    # one-line error says what to do; plan worktrees are gsd's and are rolled back.
+    recovery = git.recover(owned=False)
+    for tag in recovery.rolled_back:
         say(f"rolled back {tag}, left open by an interrupted run")
+    for line in recovery.warnings:
+        say(f"warning: {line}")
     worktrees = Worktrees(git)
     for line in worktrees.tidy():
         say(line)

@@ -77,7 +77,6 @@ def run_task(
     """
     error_log = error_log or errorlog.log_path(git.root)
     root = git.root
-    internals_before = enforce.git_internals_digest(git.common_dir)
     gitfile = _read_gitfile(root)
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
@@ -117,7 +116,7 @@ def run_task(
         error_type, details = _verify(git, task, dispatch, environ, cancel, sandbox)
         if automated_commands(task) and not env_flag("SKIP_VERIFICATION"):
             # a tracked file a check changed is the task's: seen, enforced, committed
-            seen = git.observe(checkpoint)
+            seen = seen.then(git.observe(checkpoint))
     changed = seen.changed
 
     violations = enforce.check(
@@ -126,9 +125,9 @@ def run_task(
         allowed=allowed_files(plan, task),
         scope=scope,
         changed_refs=seen.changed_refs,
-        git_internals_changed=[*gitfile_changed, *enforce.digest_changes(
-            internals_before, enforce.git_internals_digest(git.common_dir)
-        )],
+        git_internals_changed=[*gitfile_changed, *seen.internals],
+        flags=seen.flags,
+        ignored_protected=seen.protected,
     )
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
@@ -139,6 +138,7 @@ def run_task(
     commit = None
     if error_type is None:
         try:
+            git.squash_agent_commits(checkpoint)  # the agent's own commits: one task commit
             if not changed:
                 commit = None  # nothing to commit: no empty commit
             elif checkpoint.snapshot is None:  # nothing else was staged: the quick way

@@ -5,6 +5,7 @@ checkout is never an agent's working directory; these worktrees are gsd's own.""
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -64,9 +65,11 @@ class Worktrees:
                 where.parent.mkdir(parents=True, exist_ok=True)
                 self.git.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
-        recovered = place.recover()
-        place.reset_owned_worktree()
-        return place, recovered
+        recovery = place.recover(owned=True)
+        for line in recovery.warnings:
+            sys.stderr.write(f"gsd: warning: {line}\n")
+        place.reset_owned_worktree(self.branch(plan_id))
+        return place, recovery.rolled_back
 
     def close(self, plan_id: str) -> None:
         """Remove the plan's worktree folder; its branch keeps the work."""
@@ -91,8 +94,10 @@ class Worktrees:
         self.git.prune_worktrees()  # folders removed by hand
         for path, branch in self.git.worktrees().items():
             if branch is not None and branch.startswith(PREFIX) and path != self.git.root:
-                for tag in Git(path).recover():  # a spawn a killed run left in it
+                recovery = Git(path).recover(owned=True)  # a spawn a killed run left in it
+                for tag in recovery.rolled_back:
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
+                done += recovery.warnings
         branches = self.git.plan_branches()
         branches.pop(self.here or "", None)  # the user's own (a CI job's gsd/{plan})
         merging = self.git.merge_head()

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gsd.enforce import check, digest_changes, git_internals_digest, in_scope, is_protected
+from gsd.enforce import check, in_scope, is_protected
 
 
 @pytest.mark.parametrize(
@@ -36,6 +34,7 @@ def test_refs_and_git_internals_are_fatal() -> None:
         changed_refs=["tag v1 deleted"], git_internals_changed=["hooks/pre-commit"],
     )  # fmt: skip
     assert [(v.kind, v.fatal) for v in found] == [("git-internals", True), ("refs", True)]
+    assert found[0].detail == "changed .git/ (hooks/pre-commit); put back"
     assert "tag v1 deleted" in found[1].detail
 
 
@@ -67,10 +66,11 @@ def test_protected() -> None:
     assert not is_protected(".planning/STATE.md") and not is_protected("src/env.py")
 
 
-def test_git_internals_digest(tmp_path: Path) -> None:
-    (tmp_path / "hooks").mkdir()
-    (tmp_path / "config").write_text("[core]\n")
-    before = git_internals_digest(tmp_path)
-    (tmp_path / "hooks" / "pre-commit").write_text("#!/bin/sh\ncurl evil\n")
-    (tmp_path / "config").write_text("[core]\n\thooksPath = /tmp\n")
-    assert digest_changes(before, git_internals_digest(tmp_path)) == ["config", "hooks/pre-commit"]
+def test_index_flags_and_ignored_protected_files_are_fatal() -> None:
+    found = check(
+        tier="read-only", changed=[], allowed=[], scope="warn",
+        flags=["skip-worktree on .planning/config.json"], ignored_protected=[".env"],
+    )  # fmt: skip
+    assert [(v.kind, v.fatal) for v in found] == [("protected", True), ("index-flags", True)]
+    assert found[0].detail == "changed protected .env (ignored by git)"
+    assert "skip-worktree on .planning/config.json" in found[1].detail

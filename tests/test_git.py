@@ -570,14 +570,14 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
         elif verb == "stash":
             git(root, "stash", "-q")
     seen = g.observe(cp)
-    assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
+    assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp), [], [], [])
     status = g.status()
     assert status.head == g.head()
     if action != "commit":  # (that agent's `git add -A` committed the old file)
         assert "old-untracked.txt" in status.untracked | status.changed
 
 
-def test_observe_is_two_git_processes_while_other_plans_move(
+def test_observe_is_three_git_processes_side_by_side_while_other_plans_move(
     repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo.root
@@ -585,10 +585,9 @@ def test_observe_is_two_git_processes_while_other_plans_move(
         git(root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(tmp_path / plan))
     mine, theirs = tmp_path / "01-02", tmp_path / "01-03"
     g = Git(mine)
-    g.common_dir  # noqa: B018 - run_task has it already (git_internals_digest)
     cp = g.create_checkpoint("01-02", 1)
     (theirs / "a.txt").write_text("other plan\n")
-    commit_all(theirs, "other plan's task")
+    Git(theirs).commit_paths("01-03", 1, "other plan's task", "worker", ["a.txt"])
     git(root, "branch", "-f", "gsd/01-04", "HEAD")  # a plan branch made meanwhile
     (mine / "mine.txt").write_text("agent\n")
     trace = tmp_path / "trace"
@@ -597,8 +596,9 @@ def test_observe_is_two_git_processes_while_other_plans_move(
     monkeypatch.delenv("GIT_TRACE")
     commands = [line.split("trace: built-in: git ")[1].split()[0]
                 for line in trace.read_text().splitlines() if "built-in: git " in line]  # fmt: skip
-    assert commands == ["status", "for-each-ref"]
-    assert seen == (["mine.txt"], []) == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
+    assert sorted(commands) == ["for-each-ref", "ls-files", "status"]
+    assert seen == (["mine.txt"], [], [], [], [])
+    assert seen[:2] == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
 
 
 def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: Project) -> None:
@@ -607,10 +607,11 @@ def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: 
     head = git(root, "rev-parse", "HEAD")
     g.create_checkpoint("01-02", 1)
     repo.write("a.txt", "half done\n")  # gsd killed during the spawn
-    assert Git(root).recover() and git(root, "rev-parse", "HEAD") == head
+    assert Git(root).recover(owned=True).rolled_back and git(root, "rev-parse", "HEAD") == head
     assert (root / "a.txt").read_text() == "a.txt v1\n" and checkpoint_tags(root) == []
     g.create_checkpoint("01-02", 1)
     repo.write("a.txt", "done\n")
     sha = g.commit_task("01-02", 1, "Task 1", "worker", ["a.txt"])  # killed before the tag went
-    assert Git(root).recover() == [] and git(root, "rev-parse", "HEAD").strip() == sha
+    assert Git(root).recover(owned=True).rolled_back == []
+    assert git(root, "rev-parse", "HEAD").strip() == sha
     assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []
