@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -666,10 +665,10 @@ def make_scene(project: Project, tmp: Path) -> Scene:
     return scene
 
 
-def rewrite_plan(scene: Scene, plan_id: str, *, tasks: str, files_modified: str) -> None:
-    scene_plan = scene.root / f".planning/phases/01-alpha/{plan_id}-PLAN.md"
-    scene_plan.write_text(plan_text(plan=plan_id.split("-")[1], tasks=tasks,
-                                    files_modified=files_modified))  # fmt: skip
+def rewrite_plan(scene: Scene, plan_id: str, **fields: object) -> None:
+    """Replace a plan of phase 1 (fields as conftest.plan_text takes them) and commit."""
+    path = scene.root / f".planning/phases/01-alpha/{plan_id}-PLAN.md"
+    path.write_text(plan_text(plan=plan_id.split("-")[1], **fields))  # type: ignore[arg-type]
     scene.commit(f"{plan_id} rewritten")
 
 
@@ -679,7 +678,3 @@ def one_line_error(stderr: str) -> str:
     assert len(lines) == 1, f"expected one error line, got: {stderr!r}"
     assert "Traceback" not in stderr
     return lines[0]
-
-
-def dedent(text: str) -> str:
-    return textwrap.dedent(text)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,38 +59,47 @@ def contained(
     *,
     violation: bool = True,
     between: Callable[[], None] | None = None,
+    tasks: tuple[str, ...] = ALL_TASKS,
+    foreign_records: tuple[str, ...] = (),
 ) -> None:
-    """Run the phase with one agent misbehaving (its attempts named by `what`).
+    """Run the phase with one agent misbehaving (its attempts named by `what`), then run
+    it again with every agent behaving (the next run is where anything planted would be
+    acted on): nothing of the user's is lost at any point, and in the end every task in
+    `tasks` is committed once and nothing of gsd's is left.
 
-    Sandboxed: every attempt fails (a write with EACCES) and the run completes. Not
-    (`sandboxed` None: whichever the agent's log shows): the attempt succeeds, gsd's
-    checks catch it (a policy-violation of that task, with `violation`), the user's
-    work is intact after that run (then `between` runs), and a rerun with every agent
-    behaving completes the phase.
+    Then how it was contained. Sandboxed: every attempt failed (a write with EACCES) and
+    the first run completed. Not (`sandboxed` None: whichever the agent's log shows):
+    the attempt succeeded and gsd's checks caught it: with `violation`, the task failed
+    with a policy-violation, was rolled back, and the first run exited 1. `between` runs
+    after the first run (checks of what must hold even then).
     """
     plan, number = task_id.rsplit("-", 1)
     first = scene.run("execute-phase", "1")
     tried = outcomes(scene, task_id, what)
     assert tried, f"the agent never tried {what}: {scene.log(task_id)!r} {first.stderr}"
+    assert_user_work_intact(scene.root, before, scene.token)
+    if between is not None:
+        between()
+    rolled_back = committed_anywhere(scene.root)[task_id] == 0
+    scene.calm()
+    rerun = scene.run("execute-phase", "1")
+    assert_user_work_intact(scene.root, before, scene.token)
+    assert rerun.returncode == 0, rerun.stderr
+    assert_nothing_lost(scene.root, before, tasks=tasks, token=scene.token,
+                        foreign_records=foreign_records)  # fmt: skip
     if sandboxed is None:
         sandboxed = "done" not in tried
     if sandboxed:
-        assert "done" not in tried, scene.log(task_id)
+        assert "done" not in tried, f"the sandbox let it through: {scene.log(task_id)}"
         if what.startswith(("write", "symlink")):
             assert set(tried) == {"EACCES"}, scene.log(task_id)
         assert first.returncode == 0, first.stderr
         return
     assert "done" in tried, scene.log(task_id)
-    assert first.returncode in ((1,) if violation else (0, 1)), first.stderr
     if violation:
+        assert first.returncode == 1, first.stderr
         assert "policy-violation" in scene.error_types(plan, int(number)), first.stderr
-    assert committed_anywhere(scene.root)[task_id] == 0  # rolled back, on no branch
-    assert_user_work_intact(scene.root, before, scene.token)
-    if between is not None:
-        between()
-    scene.calm()
-    rerun = scene.run("execute-phase", "1")
-    assert rerun.returncode == 0, rerun.stderr
+        assert rolled_back, f"{task_id} was committed"
 
 
 # -- interruptions and the user's later work ------------------------------------------
@@ -123,10 +133,10 @@ def test_an_interrupted_run_then_a_user_edit_then_a_rerun_keeps_the_edit(
         scene.forget_spawns()
         dirty = snapshot(root)
         refused = scene.run("execute-phase", "1")
+        assert_user_work_intact(root, dirty, scene.token)
         assert refused.returncode == 2, refused.stderr
         assert "README.md" in one_line_error(refused.stderr)
         assert scene.spawned() == []
-        assert_user_work_intact(root, dirty, scene.token)
         git(root, "commit", "-q", "-m", "the user's edit", "README.md")
     before = snapshot(root)
     rerun = scene.run("execute-phase", "1")
@@ -167,7 +177,6 @@ def test_an_agent_clearing_the_stashes_loses_none(scene: Scene, sandbox: str) ->
     before = scene.user_work()
     scene.steer("01-01-2", "stash-clear")
     contained(scene, before, "01-01-2", "git stash clear", sandboxed)
-    assert_nothing_lost(scene.root, before, token=scene.token)
 
 
 PLANTED = "01-01_9-20200101T000000Z-planted.json"
@@ -180,12 +189,10 @@ def test_a_planted_checkpoint_record_and_tag_are_never_acted_on(scene: Scene, sa
     sandboxed = scene.sandbox(sandbox == "on")
     before = scene.user_work()
     scene.steer("01-01-1", "plant-checkpoint")
-    contained(scene, before, "01-01-1", "refs/tags/checkpoint/", sandboxed)
+    contained(scene, before, "01-01-1", "refs/tags/checkpoint/", sandboxed,
+              foreign_records=(PLANTED,))  # fmt: skip
     if sandboxed:
         assert set(outcomes(scene, "01-01-1", "write")) == {"EACCES"}
-    again = scene.run("execute-phase", "1")  # where a record would be acted on
-    assert again.returncode == 0, again.stderr
-    assert_nothing_lost(scene.root, before, token=scene.token, foreign_records=(PLANTED,))
 
 
 @pytest.mark.parametrize("sandbox", ["on", "off"])
@@ -203,7 +210,6 @@ def test_an_agent_deleting_another_plans_branch_loses_none_of_its_commits(
 
     contained(scene, before, "01-01-2", "refs/heads/gsd/01-02", sandboxed,
               between=still_reachable)  # fmt: skip
-    assert_nothing_lost(root, before, token=scene.token)
 
 
 @pytest.mark.parametrize("sandbox", ["on", "off"])
@@ -214,13 +220,14 @@ def test_planted_hooks_and_config_are_undone_and_never_run(scene: Scene, sandbox
     sandboxed = scene.sandbox(sandbox == "on")
     before = scene.user_work()
     scene.steer("01-01-1", "plant-hooks")
-    contained(scene, before, "01-01-1", "core.fsmonitor", sandboxed)
+
+    def nothing_ran() -> None:
+        assert sorted(p.name for p in scene.trap.iterdir()) == ["fsmonitor.sh"]
+
+    contained(scene, before, "01-01-1", "core.fsmonitor", sandboxed, between=nothing_ran)
+    nothing_ran()
     if sandboxed:
         assert set(outcomes(scene, "01-01-1", "write")) == {"EACCES"}
-    again = scene.run("execute-phase", "1")
-    assert again.returncode == 0, again.stderr
-    assert sorted(p.name for p in scene.trap.iterdir()) == ["fsmonitor.sh"]  # nothing ran
-    assert_nothing_lost(scene.root, before, token=scene.token)
 
 
 @pytest.mark.parametrize("sandbox", ["on", "off"])
@@ -234,16 +241,18 @@ def test_a_symlink_in_gsds_journal_never_brings_an_outside_file_in(
     secret = scene.secret.read_bytes()
     before = scene.user_work()
     scene.steer("01-01-1", "journal-symlink")
-    contained(scene, before, "01-01-1", "symlink", sandboxed, violation=False)
-    again = scene.run("execute-phase", "1")  # a journal is flushed at a run's start too
-    assert again.returncode == 0, again.stderr
-    assert scene.secret.read_bytes() == secret
-    leaked = f"SECRET-{scene.token}"
-    assert leaked not in git(root, "log", "--all", "-p")
-    for path in root.rglob("*"):
-        if ".git" not in path.relative_to(root).parts and path.is_file():
-            assert leaked.encode() not in path.read_bytes(), path
-    assert_nothing_lost(root, before, token=scene.token)
+
+    def not_leaked() -> None:
+        assert scene.secret.read_bytes() == secret
+        leaked = f"SECRET-{scene.token}"
+        assert leaked not in git(root, "log", "--all", "-p")
+        for path in root.rglob("*"):
+            if ".git" not in path.relative_to(root).parts and path.is_file():
+                assert leaked.encode() not in path.read_bytes(), path
+
+    contained(scene, before, "01-01-1", "symlink", sandboxed, violation=False,
+              between=not_leaked)  # fmt: skip
+    not_leaked()  # nor by the next run, which flushes what the journal holds
 
 
 @pytest.mark.parametrize(
@@ -262,12 +271,16 @@ def test_a_read_only_agent_cannot_hide_a_config_edit_with_skip_worktree(
     config = (root / ".planning/config.json").read_bytes()
     before = scene.user_work()
     scene.steer("01-01-1", "skip-worktree")
-    contained(scene, before, "01-01-1", "write .planning/config.json", sandboxed)
-    assert (root / ".planning/config.json").read_bytes() == config
-    assert git(root, "show", "HEAD:.planning/config.json").encode() == config
-    assert git(root, "ls-files", "-v", ".planning/config.json").startswith("H ")
+
+    def config_as_committed() -> None:
+        assert (root / ".planning/config.json").read_bytes() == config
+        assert git(root, "show", "HEAD:.planning/config.json").encode() == config
+        assert git(root, "ls-files", "-v", ".planning/config.json").startswith("H ")
+
     # a read-only task that changed nothing is done without a commit
-    assert_nothing_lost(root, before, tasks=ALL_TASKS[1:], token=scene.token)
+    contained(scene, before, "01-01-1", "write .planning/config.json", sandboxed,
+              between=config_as_committed, tasks=ALL_TASKS[1:])  # fmt: skip
+    config_as_committed()
 
 
 def test_ignored_protected_files_an_agent_changes_are_restored(scene: Scene) -> None:
@@ -278,7 +291,6 @@ def test_ignored_protected_files_an_agent_changes_are_restored(scene: Scene) -> 
     before = scene.user_work()
     scene.steer("01-01-1", "protected")
     contained(scene, before, "01-01-1", ".env", None)
-    assert_nothing_lost(scene.root, before, token=scene.token)
 
 
 @pytest.mark.parametrize("sandbox", ["on", "off"])
@@ -290,11 +302,15 @@ def test_an_agent_in_a_worktree_cannot_change_the_main_checkout(scene: Scene, sa
     sandboxed = scene.sandbox(sandbox == "on")
     before = scene.user_work()
     scene.steer("01-01-1", "main-checkout")
-    contained(scene, before, "01-01-1", f"write {root}", sandboxed, violation=False)
-    assert f"agent was here {scene.token}" not in git(root, "log", "--all", "-p")
-    assert not (root / "src/injected.py").exists()
-    assert not (root / ".planning/injected.md").exists()
-    assert_nothing_lost(root, before, token=scene.token)
+
+    def main_checkout_as_left() -> None:
+        assert f"agent was here {scene.token}" not in git(root, "log", "--all", "-p")
+        assert git(root, "diff", "HEAD", "--", "README.md") == ""
+        assert not (root / "src/injected.py").exists()
+        assert not (root / ".planning/injected.md").exists()
+
+    contained(scene, before, "01-01-1", f"write {root}", sandboxed, violation=False,
+              between=main_checkout_as_left)  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", ["in-place", "worktrees"])
@@ -305,7 +321,8 @@ def test_files_under_planning_at_run_start_are_never_committed(scene: Scene, mod
     if mode == "in-place":
         scene.in_place()
     scene.user_work()
-    (root / ".planning/notes.md").write_text(f"api token: {scene.token}\n")
+    secret = f"notes-{uuid.uuid4().hex}"
+    (root / ".planning/notes.md").write_text(f"api token: {secret}\n")
     draft = root / ".planning/phases/02-beta/02-01-PLAN.md"
     draft.parent.mkdir(parents=True)
     draft.write_text(plan_text(phase="02-beta", plan="01"))
@@ -314,7 +331,7 @@ def test_files_under_planning_at_run_start_are_never_committed(scene: Scene, mod
     before = snapshot(root)
     result = scene.run("execute-phase", "1")
     assert result.returncode == 0, result.stderr
-    assert scene.token not in git(root, "log", "--all", "-p")
+    assert secret not in git(root, "log", "--all", "-p")
     assert_nothing_lost(root, before, token=scene.token)
 
 
@@ -338,9 +355,9 @@ def test_a_signal_ends_every_agent_and_leaves_nothing_behind(
     scene.wait_for("started-01-02-1", started)
     started.process.send_signal(signum)
     exit_code, _, err = started.finish()
-    assert exit_code == code, err
     assert_user_work_intact(root, before, scene.token)
     assert_gsd_left_nothing(root, before)
+    assert exit_code == code, err
     assert committed_anywhere(root) == {}
     assert "Last session: never" not in (root / ".planning/STATE.md").read_text()
     assert scene.errors() == []  # an interruption is no specialist's failure
