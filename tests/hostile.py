@@ -24,6 +24,8 @@ from pathlib import Path
 
 from tests.conftest import REPO, Project, git, plan_text
 
+# gsd's own files in the checkout (today's run lock); never counted as the user's
+GSD_OWN = frozenset({".planning/.gsd.lock"})
 ALL_TASKS = ("01-01-1", "01-01-2", "01-02-1", "01-03-1")
 FULL_TOOLS = "[read_file, glob, search_file_content, write_file, replace, run_shell_command]"
 READ_ONLY_TOOLS = "[read_file, glob, search_file_content]"
@@ -362,6 +364,11 @@ def _user_refs(root: Path, branch: str) -> dict[str, str]:
     return refs
 
 
+def _status(root: Path) -> set[str]:
+    lines = _lines(root, "status", "--porcelain", "--ignored")
+    return {line for line in lines if line[3:] not in GSD_OWN}
+
+
 def _common_dir(root: Path) -> Path:
     return Path(git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
 
@@ -384,6 +391,7 @@ def _worktrees(root: Path) -> set[str]:
 def snapshot(root: Path) -> Snapshot:
     branch = git(root, "symbolic-ref", "--short", "HEAD").strip()
     untracked = set(filter(None, git(root, "ls-files", "-z", "--others").split("\0")))
+    untracked -= GSD_OWN  # a killed run's lock file is gsd's, not the user's
     dirty = set(filter(None, git(root, "diff", "--name-only", "-z", "HEAD").split("\0")))
     files = {rel: (root / rel).read_bytes() for rel in untracked | dirty if (root / rel).is_file()}
     return Snapshot(
@@ -393,7 +401,7 @@ def snapshot(root: Path) -> Snapshot:
         files=files,
         untracked=untracked,
         dirty=dirty,
-        status=set(_lines(root, "status", "--porcelain", "--ignored")),
+        status=_status(root),
         admin=_admin_files(root),
         worktrees=_worktrees(root),
     )
@@ -435,12 +443,16 @@ def assert_user_work_intact(root: Path, before: Snapshot, token: str | None = No
         assert not left, f"processes left alive: {left}"
 
 
+def checkpoint_tags(root: Path) -> list[str]:
+    return _lines(root, "for-each-ref", "--format=%(refname)", "refs/tags/checkpoint/")
+
+
 def assert_gsd_left_nothing(
     root: Path, before: Snapshot, foreign_records: tuple[str, ...] = ()
 ) -> None:
     """No checkpoint tag, gsd worktree, checkpoint record, operation in progress or run
     lock left; `foreign_records` are record files an agent planted (never acted on)."""
-    tags = _lines(root, "for-each-ref", "--format=%(refname)", "refs/tags/checkpoint/")
+    tags = checkpoint_tags(root)
     assert tags == [], f"checkpoint tags left: {tags}"
     assert _worktrees(root) == before.worktrees, "a gsd worktree was left"
     common = _common_dir(root)
@@ -471,7 +483,7 @@ def assert_nothing_lost(
     branches = set(_lines(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/gsd/"))
     assert branches <= {f"gsd/{plan}" for plan in unfinished}, f"plan branches left: {branches}"
     assert_gsd_left_nothing(root, before, foreign_records)
-    status = set(_lines(root, "status", "--porcelain", "--ignored"))
+    status = _status(root)
     assert status == before.status, f"the checkout changed: {sorted(status ^ before.status)}"
 
 
@@ -599,7 +611,10 @@ class Scene:
             if started is not None and started.process.poll() is not None:
                 _, out, err = started.finish()
                 raise AssertionError(f"gsd ended before {name}: {err[-2000:]}")
-            assert time.monotonic() < deadline, f"{name} never appeared"
+            assert time.monotonic() < deadline, (
+                f"{name} never appeared (can agents write {self.control}, which config "
+                "`sandbox.writable` names?)"
+            )
             time.sleep(0.05)
 
     def errors(self) -> list[dict[str, object]]:

@@ -76,7 +76,10 @@ def contained(
     plan, number = task_id.rsplit("-", 1)
     first = scene.run("execute-phase", "1")
     tried = outcomes(scene, task_id, what)
-    assert tried, f"the agent never tried {what}: {scene.log(task_id)!r} {first.stderr}"
+    assert tried, (
+        f"the agent never tried {what} (or could not log it in {scene.control}, "
+        f"which `sandbox.writable` names): {scene.log(task_id)!r} {first.stderr}"
+    )
     assert_user_work_intact(scene.root, before, scene.token)
     if between is not None:
         between()
@@ -106,13 +109,15 @@ def contained(
 
 
 @pytest.mark.parametrize("mode", ["in-place", "worktrees"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_an_interrupted_run_then_a_user_edit_then_a_rerun_keeps_the_edit(
-    scene: Scene, mode: str
+    scene: Scene, mode: str, signum: int
 ) -> None:
-    """Ctrl-C, the user edits a tracked file, runs again: the edit stays. In place, the
-    rerun refuses the dirty tree (exit 2) until the user commits; in a worktree (the
-    default) the rerun merges around the uncommitted edit."""
+    """Ctrl-C (or a crash), the user edits a tracked file, runs again: the edit stays. In
+    place, the rerun refuses the dirty tree (exit 2) until the user commits; in a worktree
+    (the default) the rerun merges around the uncommitted edit."""
     root = scene.root
+    crash = signum == signal.SIGKILL  # its agents' children live on until the next run
     if mode == "in-place":
         scene.in_place()
     first = scene.user_work()
@@ -122,10 +127,10 @@ def test_an_interrupted_run_then_a_user_edit_then_a_rerun_keeps_the_edit(
     scene.wait_for("started-01-01-1", started)
     if mode == "worktrees":
         scene.wait_for("started-01-02-1", started)
-    started.process.send_signal(signal.SIGINT)
+    started.process.send_signal(signum)
     code, _, err = started.finish()
-    assert code == 130, err
-    assert_user_work_intact(root, first, scene.token)
+    assert_user_work_intact(root, first, None if crash else scene.token)
+    assert code == (-signum if crash else 130), err
     edited = "demo\nthe user's edit after the interruption\n"
     (root / "README.md").write_text(edited)
     scene.calm()
@@ -133,13 +138,14 @@ def test_an_interrupted_run_then_a_user_edit_then_a_rerun_keeps_the_edit(
         scene.forget_spawns()
         dirty = snapshot(root)
         refused = scene.run("execute-phase", "1")
-        assert_user_work_intact(root, dirty, scene.token)
+        assert_user_work_intact(root, dirty, None if crash else scene.token)
         assert refused.returncode == 2, refused.stderr
         assert "README.md" in one_line_error(refused.stderr)
         assert scene.spawned() == []
         git(root, "commit", "-q", "-m", "the user's edit", "README.md")
     before = snapshot(root)
     rerun = scene.run("execute-phase", "1")
+    assert_user_work_intact(root, before, scene.token)
     assert rerun.returncode == 0, rerun.stderr
     assert_nothing_lost(root, before, token=scene.token)
     assert (root / "README.md").read_text() == edited
