@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import REPO, Project, git, plan_text
@@ -39,7 +39,7 @@ REPORT = (
 # argv: control folder, "agent-{token}", role (writer | reader). A reader never writes
 # its task file (a read-only agent that changed nothing is a success with no commit).
 AGENT = r'''
-import errno, json, os, random, signal, subprocess, sys, time
+import errno, json, os, random, subprocess, sys, time
 
 control, marker, role = sys.argv[1], sys.argv[2], sys.argv[3]
 token = marker.removeprefix("agent-")
@@ -269,7 +269,7 @@ def landlock_abi() -> int:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION): syscall 444
-        # on every architecture (it came after the tables were unified)
+        # on x86-64 and in the generic table (arm64, riscv64)
         version = int(libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
     except (OSError, AttributeError):
         return 0
@@ -345,7 +345,6 @@ class Snapshot:
     status: set[str]  # `git status --porcelain` lines
     admin: dict[str, bytes]  # .git/config, .git/hooks/*, .git/info/*
     worktrees: set[str]
-    tags_at: dict[str, str] = field(default_factory=dict)
 
 
 def _lines(root: Path, *args: str) -> list[str]:
