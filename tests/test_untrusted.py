@@ -400,17 +400,19 @@ def test_a_verify_command_that_edits_a_tracked_file_is_part_of_its_task(scene: S
 
 
 def test_a_git_status_loop_beside_the_run_never_fails_it(scene: Scene) -> None:
-    """What an editor does all the time: `git status` in the checkout, in a loop."""
+    """What editors and file watchers do all the time: `git status` in the checkout, in
+    loops (three, so that one holds index.lock at almost any instant)."""
     root = scene.root
     before = scene.user_work()
     stop = scene.tmp / "stop-status-loop"
-    loop = subprocess.Popen([sys.executable, "-c", hostile.STATUS_LOOP, str(stop), str(root),
-                             f"loop-{scene.token}"])  # fmt: skip
+    argv = [sys.executable, "-c", hostile.STATUS_LOOP, str(stop), str(root)]
+    loops = [subprocess.Popen([*argv, f"loop-{scene.token}"]) for _ in range(3)]
     try:
         result = scene.run("execute-phase", "1")
     finally:
         stop.touch()
-        loop.wait(timeout=60)
+        for loop in loops:
+            loop.wait(timeout=60)
     assert result.returncode == 0, result.stderr
     assert "merge-conflict" not in result.stdout + result.stderr
     assert "index.lock" not in result.stdout + result.stderr
