@@ -38,7 +38,22 @@ class Journal:
         self.replaced: list[str] = []  # the whole files it put in place
 
     def path(self, target: str) -> Path:
-        return self.folder / Path(target).name
+        return self._own(self.folder / Path(target).name)
+
+    def _own(self, path: Path) -> Path:
+        """`path`, safe to write: every folder from .git/gsd down to it a real folder and
+        the file a regular one or nothing. Without a sandbox an agent can plant a link
+        here; it is removed, never followed (gsd would append its log lines to, or commit,
+        whatever the link points at)."""
+        base = self.git.git_dir
+        for depth in range(1, len(path.relative_to(base).parts)):
+            folder = base.joinpath(*path.relative_to(base).parts[:depth])
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                folder.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            path.unlink()
+        return path
 
     @property
     def errors(self) -> Path:
@@ -66,7 +81,7 @@ class Journal:
                 data = handle.read()
         except OSError:
             return  # the agent never started: nothing was printed
-        write_atomic(self.folder / "files" / target, data.decode("utf-8", "replace"))
+        write_atomic(self._own(self.folder / "files" / target), data.decode("utf-8", "replace"))
 
     def discard(self) -> None:
         for target in JOURNALED:

@@ -16,7 +16,7 @@ READ_ONLY_TIERS = ("read-only", "read+shell")
 class Violation(NamedTuple):
     """One thing the agent did that it may not do."""
 
-    kind: str  # tier | scope | protected | refs | git-internals | index-flags
+    kind: str  # tier scope protected refs git-internals index-flags user-checkout
     detail: str
     fatal: bool  # True: policy-violation, rolled back; False: a deviation, recorded
 
@@ -31,12 +31,14 @@ def check(
     git_internals_changed: Iterable[str] = (),
     flags: Iterable[str] = (),
     ignored_protected: Iterable[str] = (),
+    user_checkout: Iterable[str] = (),
 ) -> list[Violation]:
     """Every violation, fatal ones first. `scope` is `warn` (a deviation) or `fail`.
 
     The keyword lists come from `Git.observe`: refs rewritten, .git internals changed
     (already put back), index flags set ("skip-worktree on path", already cleared) and
-    ignored protected files (.env*, *.pem, *.key) created, changed or deleted.
+    ignored protected files (.env*, *.pem, *.key) created, changed or deleted; and from
+    `gsd.userguard`, what the agent changed in the user's checkout (already put back).
     """
     changed = sorted(set(changed))
     found: list[Violation] = []
@@ -46,6 +48,10 @@ def check(
     protected += [f"{p} (ignored by git)" for p in sorted(set(ignored_protected))]
     if protected:
         found.append(Violation("protected", f"changed protected {_listed(protected)}", True))
+    theirs = list(user_checkout)
+    if theirs:
+        what = f"changed your checkout: {_listed(theirs)}; put back (what it replaced is kept in"
+        found.append(Violation("user-checkout", f"{what} .git/gsd/displaced/)", True))
     internals = sorted(git_internals_changed)
     if internals:
         found.append(

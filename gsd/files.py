@@ -99,11 +99,13 @@ def append_line(path: Path, line: bytes) -> None:
     parallel processes never interleave; a torn line left by a crash is closed first
     so this one stays readable. Existing bytes are never rewritten; a write the file
     system refuses half way (full disk) is cut back off and is a GsdError naming `path`.
-    A new file gets the mode the umask gives.
+    A new file gets the mode the umask gives. A symbolic link at `path` is refused, never
+    followed: gsd's logs are its own files, and a link an agent planted must not make
+    gsd write into whatever it points at.
     """
     try:
         _make_parent(path)
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags, 0o666)
     except OSError as error:
         raise cannot_write(path, error) from None

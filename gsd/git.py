@@ -596,6 +596,11 @@ class Git:
         if status.head == cp.head and status.branch == cp.branch and not changed:
             self._drop(cp)
             return
+        settled = (status.branch == cp.branch and status.head is not None and not status.changed
+                   and not changed and self._descends(status.head, cp.head))  # fmt: skip
+        if settled:  # the user committed what was there since (as gsd's error asked)
+            self._drop(cp)
+            return
         what = _some(sorted(set(changed))) if changed else f"HEAD (no longer {cp.head[:12]})"
         raise GsdError(
             f"checkpoint {cp.name} of an interrupted run is still open in {self._root}: "
@@ -821,6 +826,41 @@ class Git:
         before = cp.kept.protected
         now = self._save_protected(sorted(set(scan) | set(before)))
         return gitguard.differences(before, now)
+
+    def stash_create(self) -> str:
+        """`git stash create`: a commit of the uncommitted tracked changes (its second
+        parent holds the index) that no ref points at; "" when there are none."""
+        return self._run("stash", "create").out.strip()
+
+    def paths_differing(self, commit: str) -> list[str]:
+        """Tracked paths whose working-tree file differs from `commit`'s tree."""
+        return _split(self._run("diff", "--name-only", "-z", "--no-renames", commit).out)
+
+    def staged_differing(self, commit: str) -> list[str]:
+        """Paths whose staged content differs from `commit`'s tree."""
+        out = self._run("diff", "--cached", "--name-only", "-z", "--no-renames", commit).out
+        return _split(out)
+
+    def restore_paths(self, source: str, paths: list[str], *, staged: bool) -> None:
+        """`paths` of the working tree (or, `staged`, of the index) as `source` has them;
+        a path `source` does not hold is removed."""
+        where = "--staged" if staged else "--worktree"
+        self._run("restore", f"--source={source}", where, "--",
+                  *(_literal(p) for p in paths))  # fmt: skip
+
+    def keep_protected(self) -> dict[str, gitguard.Saved]:
+        """This checkout's ignored `.env*`, `*.pem`, `*.key` files, kept byte for byte:
+        the user's secrets beside a plan's worktree, where no sandbox holds the agent."""
+        return self._save_protected(_split(self._run(*_PROTECTED_SCAN).out))
+
+    def put_back_protected(self, before: dict[str, gitguard.Saved]) -> list[str]:
+        """Those files as `keep_protected` found them; returns the ones that had changed."""
+        scan = _split(self._run(*_PROTECTED_SCAN).out)
+        now = self._save_protected(sorted(set(scan) | set(before)))
+        changed = gitguard.differences(before, now)
+        if changed:
+            self._restore_protected(before)
+        return changed
 
     def _restore_protected(self, before: dict[str, gitguard.Saved]) -> None:
         scan = _split(self._run(*_PROTECTED_SCAN).out)
@@ -1232,6 +1272,14 @@ class Git:
         """Every ref back as it was at `cp`, in one transaction. gsd's own writes since
         stay; a branch checked out in another worktree (and, in a recovery, every ref:
         the user may have worked since the crash) is only re-created, never moved."""
+        with gitguard.ref_lock(self.common_dir):  # the refs as they are, one writer at once
+            self._restore_refs_locked(cp, recovery=recovery)
+        if not recovery and cp.kept is not None and cp.refs.get("refs/stash"):
+            log = gitguard.save(self.common_dir, _STASH_LOG)
+            if gitguard.differences({"log": cp.kept.stash_log}, {"log": log}):
+                gitguard.restore(self.common_dir, {_STASH_LOG: cp.kept.stash_log}, [_STASH_LOG])
+
+    def _restore_refs_locked(self, cp: Checkpoint, *, recovery: bool) -> None:
         now = self._ref_table()
         own = f"refs/heads/{cp.branch}" if cp.branch else None
         ours = self._ledger.since(cp.mark)
@@ -1242,8 +1290,9 @@ class Git:
                 continue
             if recovery and ref.startswith(CHECKPOINT_PREFIX):
                 continue  # the killed gsd removed other tasks' tags as they ended
-            if new is None and old:
-                lines.append(f"create {ref} {old}")
+            if new is None and old:  # deleted: back where gsd last put it (another plan's
+                # branch has moved on since the checkpoint), else where it was then
+                lines.append(f"create {ref} {self._ledger.last(ref, cp.mark) or old}")
             elif recovery or ref in cp.foreign or new is None:
                 continue
             elif old is None:
@@ -1254,10 +1303,6 @@ class Git:
         if lines:
             self._run("update-ref", "-m", f"gsd rollback to {cp.tag}", "--stdin",
                       input="\n".join(lines) + "\n")  # fmt: skip
-        if not recovery and cp.kept is not None and cp.refs.get("refs/stash"):
-            log = gitguard.save(self.common_dir, _STASH_LOG)
-            if gitguard.differences({"log": cp.kept.stash_log}, {"log": log}):
-                gitguard.restore(self.common_dir, {_STASH_LOG: cp.kept.stash_log}, [_STASH_LOG])
 
     def _save_untracked_in_index(self, cp: Checkpoint) -> dict[str, gitguard.Saved]:
         """Pre-existing untracked files the agent staged; `reset --hard` would delete them."""

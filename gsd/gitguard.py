@@ -442,6 +442,12 @@ class Ledger:
         with self.lock:
             self.writes.pop(ref, None)
 
+    def last(self, ref: str, mark: int) -> str | None:
+        """The last value gsd gave `ref` after `mark` ("" = deleted), or None."""
+        with self.lock:
+            values = [sha for n, sha in self.writes.get(ref, []) if n > mark]
+        return values[-1] if values else None
+
     def since(self, mark: int) -> dict[str, frozenset[str]]:
         """Refs gsd wrote after `mark`, with every value it gave them since."""
         with self.lock:
@@ -453,6 +459,14 @@ class Ledger:
 
 
 _ledgers: dict[Path, Ledger] = {}
+_ref_locks: dict[Path, threading.Lock] = {}
+
+
+def ref_lock(common_dir: Path) -> threading.Lock:
+    """One lock per repository for putting refs back: two plans' rollbacks in a wave
+    both see an agent's stray ref, and only the first may delete it."""
+    with _guards_lock:
+        return _ref_locks.setdefault(common_dir, threading.Lock())
 
 
 def ledger(common_dir: Path) -> Ledger:

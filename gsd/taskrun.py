@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import enforce, errorlog, proc, result, runners
+from gsd import enforce, errorlog, proc, result, runners, userguard
 from gsd.agents import Agent
 from gsd.config import env_flag
 from gsd.dispatch import TaskDispatch, run_files
@@ -20,7 +20,7 @@ from gsd.files import read_own_file
 from gsd.git import Checkpoint, Git
 from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
-from gsd.sandbox import Confinement, Settings
+from gsd.sandbox import Confinement, Settings, landlock_abi
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
 
@@ -78,6 +78,10 @@ def run_task(
     error_log = error_log or errorlog.log_path(git.root)
     root = git.root
     gitfile = _read_gitfile(root)
+    # without Landlock, the user's checkout beside a plan's worktree is within an agent's
+    # reach: its state is kept for the spawn and put back after (gsd.userguard)
+    user = _unconfined_user_checkout(git, sandbox)
+    kept = userguard.take(user) if user is not None else None
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
     except GsdError as exc:
@@ -96,6 +100,7 @@ def run_task(
     # before any git command: a worktree's `.git` file an agent rewrote would point
     # every command that follows at a repository of its choosing
     gitfile_changed = _restore_gitfile(root, gitfile)
+    in_user_checkout = userguard.put_back(user, kept) if user and kept else []
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(agent.runner, stdout, result_text)
     report = result.parse_task_report(output.text)
@@ -128,6 +133,7 @@ def run_task(
         git_internals_changed=[*gitfile_changed, *seen.internals],
         flags=seen.flags,
         ignored_protected=seen.protected,
+        user_checkout=in_user_checkout,
     )
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
@@ -300,6 +306,16 @@ def _checks(
                 f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
             )
     return None, f"{len(commands)} automated check(s) passed"
+
+
+def _unconfined_user_checkout(git: Git, sandbox: Settings | None) -> Git | None:
+    """The user's checkout when a plan runs in a worktree beside it and no Landlock
+    sandbox keeps the agent out of it; else None."""
+    if sandbox is None or sandbox.in_place or git.root == sandbox.root:
+        return None
+    if sandbox.enabled and landlock_abi():
+        return None
+    return Git(sandbox.root)
 
 
 def _read_gitfile(root: Path) -> bytes | None:

@@ -383,8 +383,17 @@ def _admin_files(root: Path) -> dict[str, bytes]:
 
 
 def _worktrees(root: Path) -> set[str]:
+    """The user's worktrees: gsd's own (under .git/gsd/worktrees/) are left out, so that a
+    snapshot taken after a crash does not count the worktrees the next run must remove."""
     out = git(root, "worktree", "list", "--porcelain")
-    return {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")}
+    found = {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")}
+    return {path for path in found if "/.git/gsd/worktrees/" not in path}
+
+
+def _gsd_worktrees(root: Path) -> set[str]:
+    out = git(root, "worktree", "list", "--porcelain")
+    found = {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")}
+    return {path for path in found if "/.git/gsd/worktrees/" in path}
 
 
 def snapshot(root: Path) -> Snapshot:
@@ -453,7 +462,8 @@ def assert_gsd_left_nothing(
     lock left; `foreign_records` are record files an agent planted (never acted on)."""
     tags = checkpoint_tags(root)
     assert tags == [], f"checkpoint tags left: {tags}"
-    assert _worktrees(root) == before.worktrees, "a gsd worktree was left"
+    assert _worktrees(root) == before.worktrees, "the user's worktrees changed"
+    assert _gsd_worktrees(root) == set(), "a gsd worktree was left"
     common = _common_dir(root)
     records = [p for p in common.rglob("*.json") if p.parent.name == "checkpoints"
                and p.name not in foreign_records]  # fmt: skip

@@ -1,0 +1,69 @@
+"""The user's checkout beside a plan's worktree, when no Landlock sandbox keeps agents out
+of it: what an agent changed there is put back, and what it displaced is kept.
+
+With Landlock an agent cannot write the user's checkout at all; without it (an old
+kernel, macOS, `"sandbox": {"enabled": false}`) gsd keeps, for the length of each
+spawn, a snapshot of the checkout's uncommitted state (a `git stash create` commit that
+no ref points at, and the untracked files' names) and its ignored secrets. Afterwards
+anything that differs is put back as it was, and the bytes it replaced are moved to
+`.git/gsd/displaced/{time}/`: a change the user made at the same moment is kept there,
+never lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd import gitguard
+from gsd.git import Git
+
+
+class Snapshot(NamedTuple):
+    tree: str  # a commit whose tree is the working tree (HEAD's when nothing was changed)
+    staged: str  # a commit whose tree is the index
+    untracked: frozenset[str]
+    secrets: dict[str, gitguard.Saved]
+
+
+def take(user: Git) -> Snapshot:
+    """The user's checkout as it is now (no ref, index or file changes)."""
+    head = user.head() or ""
+    made = user.stash_create()
+    tree, staged = (made, f"{made}^2") if made else (head, head)
+    return Snapshot(tree, staged, frozenset(user.untracked_files()), user.keep_protected())
+
+
+def put_back(user: Git, before: Snapshot) -> list[str]:
+    """Put the checkout back as `before` found it; returns what had changed, one note each
+    (none: nothing did). Displaced bytes go to .git/gsd/displaced/."""
+    changed = user.paths_differing(before.tree)
+    staged = user.staged_differing(before.staged)
+    new = sorted(user.untracked_files() - before.untracked)
+    keep = user.git_dir / "gsd" / "displaced" / datetime.now(timezone.utc).strftime(
+        "%Y%m%dT%H%M%S%fZ"
+    )
+    for rel in sorted(set(changed) | set(new)):
+        _displace(user.root, rel, keep)
+    if changed:
+        user.restore_paths(before.tree, changed, staged=False)
+    if staged:
+        user.restore_paths(before.staged, staged, staged=True)
+    secrets = user.put_back_protected(before.secrets)
+    notes = [f"{rel} (changed)" for rel in changed]
+    notes += [f"{rel} (staged)" for rel in staged if rel not in changed]
+    notes += [f"{rel} (new)" for rel in new]
+    notes += [f"{rel} (ignored secret)" for rel in secrets]
+    return notes
+
+
+def _displace(root: Path, rel: str, keep: Path) -> None:
+    """Move what is at `rel` now into `keep` (nothing there: nothing to keep)."""
+    source = root / rel.rstrip("/")
+    if not (source.exists() or source.is_symlink()):
+        return
+    target = keep / rel.rstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(source), str(target))
