@@ -301,7 +301,20 @@ def test_in_the_users_checkout_an_untouched_checkpoint_is_just_dropped(repo: Pro
     assert checkpoint_tags(repo.root) == []
 
 
-@pytest.mark.parametrize("change", ["edit", "new-file", "commit", "secret"])
+def test_in_the_users_checkout_a_commit_since_settles_the_checkpoint(repo: Project) -> None:
+    """The user committed what was there after the crash (as gsd's one line asks): the
+    tree is clean and HEAD moved on from the checkpoint, so it is dropped, nothing reset."""
+    root = repo.root
+    tag = killed_checkpoint(root)
+    repo.write("b.txt", "committed\n")
+    commit_all(root, "the user's commit")
+    head = git(root, "rev-parse", "HEAD")
+    assert Git(root).recover(owned=False) == ([], [tag], [])
+    assert git(root, "rev-parse", "HEAD") == head and git(root, "status", "--porcelain") == ""
+    assert checkpoint_tags(root) == []
+
+
+@pytest.mark.parametrize("change", ["edit", "new-file", "secret"])
 def test_in_the_users_checkout_any_difference_is_left_and_explained(
     repo: Project, change: str
 ) -> None:
@@ -312,9 +325,6 @@ def test_in_the_users_checkout_any_difference_is_left_and_explained(
         repo.write("a.txt", "the user's edit after the crash, or the agent's\n")
     elif change == "new-file":
         repo.write("notes.txt", "whose?\n")
-    elif change == "commit":
-        repo.write("b.txt", "committed\n")
-        commit_all(root, "the user's commit")
     else:
         repo.write(".env", "TOKEN=2\n")
     before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"))
