@@ -223,6 +223,14 @@ class Books:
         self.written = {p for p in self.written if (self.project.root / p).exists()}
         return sorted(self.written)
 
+    def undo(self, git: Git) -> None:
+        """Take back gsd's uncommitted edits of tracked files (their commit failed): they
+        were the user's files as committed before gsd touched them (`_editable`)."""
+        tracked = [p for p in self.written if p not in git.untracked_files()]
+        if tracked and self.commit_docs:
+            git.restore_paths("HEAD", tracked, staged=False)
+        self.written.clear()
+
     def committed(self) -> None:
         """The paths `pending` returned are in a commit now."""
         self.written.clear()

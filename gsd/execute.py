@@ -154,7 +154,7 @@ def _execute(
             run.books.session(message, end.plan.path)
             run.books.commit(f"docs({end.plan.id}): run stopped")
             return RunResult(code, run.sorted_outcomes(), message, run.ended)
-    if not run.outcomes:  # everything was done already: nothing to record
+    if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
         run.journal.discard()
         return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete",
                          run.ended)  # fmt: skip
@@ -402,19 +402,9 @@ class _Run:
                 f"kept: merge it by hand (git merge {branch}), then run again"
             )
             return self._unmerged(end, branch, details, conflicts)
-        self._plan_done(end)
-        self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
-        self.journal.event("plan-complete", plan=plan.id)
-        # what changed is known: no `git status` over the tree for it
-        pending = self.books.pending()
-        paths = pending if self.commit_docs else []
         try:
-            sha = self.git.finish_merge(message, paths)
-            if paths:
-                self.books.committed()
+            sha = self._commit_merge(end, branch, message)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-            self.git.abort_merge()  # which also undoes the log lines flushed for it
-            self.journal.unflush()
             return end._replace(status="failed", error_type="unknown", details=str(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
         if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
@@ -422,6 +412,29 @@ class _Run:
         self.worktrees.delete_branch(plan.id)  # merged: nothing left on it
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
+
+    def _commit_merge(self, end: PlanEnd, branch: str, message: str) -> str:
+        """STATE.md and ROADMAP.md, the log lines, then the merge commit that carries them.
+        Whatever fails on the way (a hook, an unwritable .planning/, a full disk, a signal
+        that is not gsd's to handle), the merge is undone first: the user's checkout is
+        never left half merged, and the plan's branch still holds its work."""
+        plan = end.plan
+        try:
+            self._plan_done(end)
+            self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
+            self.journal.event("plan-complete", plan=plan.id)
+            # what changed is known: no `git status` over the tree for it
+            pending = self.books.pending()
+            paths = pending if self.commit_docs else []
+            sha = self.git.finish_merge(message, paths)
+        except BaseException:
+            self.git.abort_merge()  # which also undoes the log lines flushed for it
+            self.journal.unflush()
+            self.books.undo(self.git)
+            raise
+        if paths:
+            self.books.committed()
+        return sha
 
     def _merge_blocked(self, branch: str) -> str:
         """Why merging `branch` would touch the user's uncommitted work ("" if it would

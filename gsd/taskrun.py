@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -90,6 +91,77 @@ def run_task(
         _log(error_log, plan, outcome, agent, None)
         return outcome
 
+    try:
+        found = _attempt(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch,
+                         prompt=prompt, attempt=attempt, scope=scope, environ=environ,
+                         cancel=cancel, sandbox=sandbox, checkpoint=checkpoint, user=user,
+                         kept=kept, gitfile=gitfile)  # fmt: skip
+    except BaseException:  # a full disk, a read-only folder, ...: the tree goes back first
+        with contextlib.suppress(GsdError, OSError):
+            git.rollback(checkpoint)
+        raise
+    if isinstance(found, TaskOutcome):  # interrupted before the agent started
+        return found
+    spawned, verdict, output, report, error_type, details, changed, deviations, commit = found
+    rollback_failed: GsdError | None = None
+    if error_type is None:
+        git.delete_checkpoint(checkpoint)
+    else:
+        try:
+            git.rollback(checkpoint)
+        except GsdError as exc:  # the tree is not restored: log the failure, then stop
+            rollback_failed = exc
+            details = f"{details}; {exc}"  # names the kept tag and how to restore by hand
+    outcome = TaskOutcome(
+        plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
+        error_type is None, error_type, details, commit, changed, deviations,
+        spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
+        output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
+        error_type is not None and result.rate_limited(verdict, output),
+        str(spawned.stdout_path),
+    )  # fmt: skip
+    if error_type is not None and not (cancel is not None and cancel.is_set()):
+        _log(error_log, plan, outcome, agent, checkpoint)  # an interruption is nobody's
+    if rollback_failed is not None:
+        raise rollback_failed
+    return outcome
+
+
+class _Done(NamedTuple):
+    """What an attempt came to, before the checkpoint is settled (deleted or rolled back)."""
+
+    spawned: proc.Spawned
+    verdict: result.Verdict
+    output: runners.RunnerOutput
+    report: result.TaskReport | None
+    error_type: str | None
+    details: str
+    changed: list[str]
+    deviations: list[str]
+    commit: str | None
+
+
+def _attempt(
+    *,
+    git: Git,
+    plan: Plan,
+    task: Task,
+    agent: Agent,
+    dispatch: TaskDispatch,
+    prompt: str,
+    attempt: int,
+    scope: str,
+    environ: Mapping[str, str],
+    cancel: threading.Event | None,
+    sandbox: Settings | None,
+    checkpoint: Checkpoint,
+    user: Git | None,
+    kept: userguard.Snapshot | None,
+    gitfile: bytes | None,
+) -> _Done | TaskOutcome:
+    """Spawn, read the result, verify, observe, enforce and (if all is well) commit: every
+    step between taking the checkpoint and settling it."""
+    root = git.root
     if cancel is not None and cancel.is_set():  # interrupted before the agent started
         git.delete_checkpoint(checkpoint)
         return _outcome(plan, task, agent, attempt, error_type="unknown",
@@ -153,28 +225,8 @@ def run_task(
                 commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
             error_type, details = "unknown", f"task commit failed: {exc}"
-    rollback_failed: GsdError | None = None
-    if error_type is None:
-        git.delete_checkpoint(checkpoint)
-    else:
-        try:
-            git.rollback(checkpoint)
-        except GsdError as exc:  # the tree is not restored: log the failure, then stop
-            rollback_failed = exc
-            details = f"{details}; {exc}"  # names the kept tag and how to restore by hand
-    outcome = TaskOutcome(
-        plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
-        error_type is None, error_type, details, commit, changed, deviations,
-        spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
-        output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
-        error_type is not None and result.rate_limited(verdict, output),
-        str(spawned.stdout_path),
-    )  # fmt: skip
-    if error_type is not None and not (cancel is not None and cancel.is_set()):
-        _log(error_log, plan, outcome, agent, checkpoint)  # an interruption is nobody's
-    if rollback_failed is not None:
-        raise rollback_failed
-    return outcome
+    return _Done(spawned, verdict, output, report, error_type, details, changed, deviations,
+                 commit)  # fmt: skip
 
 
 def _spawn(
