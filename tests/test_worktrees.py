@@ -470,8 +470,9 @@ def test_staged_changes_of_the_user_keep_a_plan_off_the_branch(repo, gsd) -> Non
 
 def test_an_unwritable_planning_folder_is_one_line_and_leaves_no_half_merge(repo, gsd) -> None:
     """STATE.md cannot be replaced during the merge (an immutable .planning/, where no
-    file can be made: the read-only folder a root test can make): exit 2 and one line; no merge half done, no
-    tag, no record; the plan waits on its branch and the next run merges it."""
+    file can be made: the read-only folder a root test can make): exit 2 and one line;
+    no merge half done, no tag, no record; the plan waits on its branch and the next run
+    merges it."""
     planning = repo / ".planning"
     if subprocess.run(["chattr", "+i", str(planning)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not available here (needs root and ext4-like file system)")
