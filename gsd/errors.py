@@ -43,6 +43,13 @@ class GsdError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
+def logged(exc: BaseException) -> str:
+    """An error as a log keeps it: its line, then whatever it carries beside it (a failed
+    git command's argv and whole stderr), not just the first line."""
+    details = getattr(exc, "details", "")
+    return f"{exc}\n{details}" if details else str(exc)
+
+
 class Interrupted(Exception):
     """gsd was asked to stop (SIGINT, SIGTERM or SIGHUP) and has: agents ended, open
     attempts rolled back, Session Continuity written. Exits 128 + the signal's number."""

@@ -17,7 +17,15 @@ from typing import NamedTuple
 from gsd import approvals, bookkeeping, preflight, prompt, sandbox, summary
 from gsd.agents import EXECUTOR
 from gsd.dispatch import TaskDispatch
-from gsd.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PAUSED, GsdError, InputError, Interrupted
+from gsd.errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_PAUSED,
+    GsdError,
+    InputError,
+    Interrupted,
+    logged,
+)
 from gsd.git import Git
 from gsd.graph import PhaseGraph
 from gsd.live import Console
@@ -405,7 +413,7 @@ class _Run:
         try:
             sha = self._commit_merge(end, branch, message)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-            return end._replace(status="failed", error_type="unknown", details=str(exc),
+            return end._replace(status="failed", error_type="unknown", details=logged(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
         if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
             summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", end.summary)
@@ -516,7 +524,7 @@ class _Run:
                 return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
                                tuple(attempts), started)  # fmt: skip
             if not outcome.success:
-                message = f"{label}: {outcome.error_type}: {outcome.details}"
+                message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
                 return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
                                outcome.details, tuple(attempts), started)  # fmt: skip
             report = outcome.report
@@ -579,7 +587,7 @@ class _Run:
             if self.cancel.is_set():
                 say(f"{label}: interrupted; the attempt is rolled back")
             else:
-                say(f"{label}: {outcome.error_type}: {outcome.details}")
+                say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
             if outcome.checkpoint:  # run_task put the tree back to it
                 journal.event("rollback", plan=plan.id, task=task.index,
                               checkpoint=outcome.checkpoint)  # fmt: skip
@@ -645,6 +653,11 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
             "use a whole number of 1 or more"
         )
     return int(wanted)
+
+
+def _first_line(details: str) -> str:
+    """What a progress line shows of a failure's details (the log keeps them whole)."""
+    return details.splitlines()[0] if details else details
 
 
 def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:

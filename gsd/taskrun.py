@@ -16,7 +16,7 @@ from gsd import enforce, errorlog, proc, result, runners, userguard
 from gsd.agents import Agent
 from gsd.config import env_flag
 from gsd.dispatch import TaskDispatch, run_files
-from gsd.errors import GsdError
+from gsd.errors import GsdError, logged
 from gsd.files import read_own_file
 from gsd.git import Checkpoint, Git
 from gsd.models import Plan, Task
@@ -87,7 +87,7 @@ def run_task(
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
     except GsdError as exc:
         outcome = _outcome(plan, task, agent, attempt, error_type="checkpoint-failed",
-                           details=str(exc))  # fmt: skip
+                           details=logged(exc))  # fmt: skip
         _log(error_log, plan, outcome, agent, None)
         return outcome
 
@@ -111,7 +111,7 @@ def run_task(
             git.rollback(checkpoint)
         except GsdError as exc:  # the tree is not restored: log the failure, then stop
             rollback_failed = exc
-            details = f"{details}; {exc}"  # names the kept tag and how to restore by hand
+            details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
     outcome = TaskOutcome(
         plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
         error_type is None, error_type, details, commit, changed, deviations,
@@ -224,7 +224,7 @@ def _attempt(
             else:
                 commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-            error_type, details = "unknown", f"task commit failed: {exc}"
+            error_type, details = "unknown", f"task commit failed: {logged(exc)}"
     return _Done(spawned, verdict, output, report, error_type, details, changed, deviations,
                  commit)  # fmt: skip
 
