@@ -324,10 +324,14 @@ def hooks_uninstall() -> int:
 @click.option(
     "--max-parallel",
     type=click.IntRange(min=1),
-    help="Plans of a wave at once, in worktrees (config: max_concurrent_agents); 1: in place.",
+    help="Plans of a wave at once, each in its worktree (config: max_concurrent_agents).",
 )
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
-@click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
+)
 @click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def execute_phase(
@@ -345,14 +349,18 @@ def execute_phase(
 
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
-    timeout and grace period, and change nothing: no files, tags or commits.
-    Without it, run: waves in order; the plans of a wave side by side, each in
-    its own git worktree on branch gsd/PLAN, merged back --no-ff in plan order
-    (plans that share files_modified one after another; --max-parallel 1 or
-    workflow.use_worktrees false: everything in place). A run killed at any
-    moment resumes where it stopped when started again: committed tasks and
-    plans with a SUMMARY.md are skipped. Exit 0 done, 1 a task failed or a merge
-    conflicted, 4 paused at a human checkpoint.
+    timeout, grace period and sandbox, and change nothing: no files, tags or
+    commits.
+    Without it, run: waves in order; every plan in its own git worktree on
+    branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
+    in plan order; the plans of a wave side by side (plans that share
+    files_modified, or all with --max-parallel 1, one after another). Your
+    uncommitted files are never touched: a merge that would is left on its
+    branch. Agents run in your checkout only with workflow.use_worktrees false.
+    Ctrl-C, SIGTERM or SIGHUP end every agent and roll back (exit 130/143/129);
+    a run stopped at any moment resumes where it stopped when started again.
+    Exit 0 done, 1 a task failed or a merge could not be made, 2 a problem to
+    fix before anything runs, 4 paused at a human checkpoint.
 
     Example: gsd execute-phase 1 --dry-run --format json
     """
@@ -430,7 +438,11 @@ def errors(
 @cli.command("execute-plan")
 @click.argument("plan_id")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
-@click.option("--allow-dirty", is_flag=True, help="Snapshot uncommitted work into checkpoints.")
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: str) -> int:
     """Run one plan (the unit a CI matrix fans out), once its dependencies are done.
