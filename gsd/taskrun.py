@@ -91,11 +91,9 @@ def run_task(
         _log(error_log, plan, outcome, agent, None)
         return outcome
 
+    job = _Job(git, plan, task, agent, dispatch, prompt, attempt, environ, cancel, sandbox)
     try:
-        found = _attempt(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch,
-                         prompt=prompt, attempt=attempt, scope=scope, environ=environ,
-                         cancel=cancel, sandbox=sandbox, checkpoint=checkpoint, user=user,
-                         kept=kept, gitfile=gitfile)  # fmt: skip
+        found = _attempt(job, _Guards(checkpoint, gitfile, user, kept), scope)
     except BaseException:  # a full disk, a read-only folder, ...: the tree goes back first
         with contextlib.suppress(GsdError, OSError):
             git.rollback(checkpoint)
@@ -141,44 +139,51 @@ class _Done(NamedTuple):
     commit: str | None
 
 
-def _attempt(
-    *,
-    git: Git,
-    plan: Plan,
-    task: Task,
-    agent: Agent,
-    dispatch: TaskDispatch,
-    prompt: str,
-    attempt: int,
-    scope: str,
-    environ: Mapping[str, str],
-    cancel: threading.Event | None,
-    sandbox: Settings | None,
-    checkpoint: Checkpoint,
-    user: Git | None,
-    kept: userguard.Snapshot | None,
-    gitfile: bytes | None,
-) -> _Done | TaskOutcome:
+class _Job(NamedTuple):
+    """One attempt at a task: what every step of it needs."""
+
+    git: Git
+    plan: Plan
+    task: Task
+    agent: Agent
+    dispatch: TaskDispatch
+    prompt: str
+    attempt: int
+    environ: Mapping[str, str]
+    cancel: threading.Event | None
+    sandbox: Settings | None
+
+
+class _Guards(NamedTuple):
+    """What was kept before the spawn, to be put back after it."""
+
+    checkpoint: Checkpoint
+    gitfile: bytes | None  # a linked worktree's `.git` file
+    user: Git | None  # the user's checkout, when no sandbox keeps the agent out of it
+    kept: userguard.Snapshot | None
+
+
+def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
     """Spawn, read the result, verify, observe, enforce and (if all is well) commit: every
     step between taking the checkpoint and settling it."""
-    root = git.root
-    if cancel is not None and cancel.is_set():  # interrupted before the agent started
-        git.delete_checkpoint(checkpoint)
-        return _outcome(plan, task, agent, attempt, error_type="unknown",
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    if job.cancel is not None and job.cancel.is_set():  # interrupted before the spawn
+        git.delete_checkpoint(guards.checkpoint)
+        return _outcome(plan, task, agent, job.attempt, error_type="unknown",
                         details="interrupted before the agent started")  # fmt: skip
-    spawned, result_text = _spawn(git, plan, task, agent, dispatch, prompt, environ, cancel,
-                                  sandbox)  # fmt: skip
+    spawned, result_text = _spawn(job)
     _warn_survivors(spawned, f"{plan.id} task {task.index}")
     # before any git command: a worktree's `.git` file an agent rewrote would point
     # every command that follows at a repository of its choosing
-    gitfile_changed = _restore_gitfile(root, gitfile)
-    in_user_checkout = userguard.put_back(user, kept) if user and kept else []
+    gitfile_changed = _restore_gitfile(git.root, guards.gitfile)
+    user = guards.user
+    in_user_checkout = userguard.put_back(user, guards.kept) if user and guards.kept else []
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(agent.runner, stdout, result_text)
     report = result.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
         report = result.parse_task_report(stdout)
-    seen = git.observe(checkpoint)
+    seen = git.observe(guards.checkpoint)
     verdict = result.judge(
         exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
         report=report, changed_files=bool(seen.changed),
@@ -190,67 +195,56 @@ def _attempt(
         )
     error_type, details = verdict.error_type, verdict.reason
     if verdict.success:
-        error_type, details = _verify(git, task, dispatch, environ, cancel, sandbox)
+        error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
+                                      job.sandbox)  # fmt: skip
         if automated_commands(task) and not env_flag("SKIP_VERIFICATION"):
             # a tracked file a check changed is the task's: seen, enforced, committed
-            seen = seen.then(git.observe(checkpoint))
-    changed = seen.changed
-
+            seen = seen.then(git.observe(guards.checkpoint))
     violations = enforce.check(
-        tier=agent.tier,
-        changed=changed,
-        allowed=allowed_files(plan, task),
-        scope=scope,
-        changed_refs=seen.changed_refs,
-        git_internals_changed=[*gitfile_changed, *seen.internals],
-        flags=seen.flags,
-        ignored_protected=seen.protected,
-        user_checkout=in_user_checkout,
-    )
+        tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
+        changed_refs=seen.changed_refs, git_internals_changed=[*gitfile_changed, *seen.internals],
+        flags=seen.flags, ignored_protected=seen.protected, user_checkout=in_user_checkout,
+    )  # fmt: skip
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
-        error_type = "policy-violation"
-        details = "; ".join(v.detail for v in fatal)
-    deviations = [v.detail for v in violations if not v.fatal]
-
+        error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
     commit = None
     if error_type is None:
-        try:
-            git.squash_agent_commits(checkpoint)  # the agent's own commits: one task commit
-            if not changed:
-                commit = None  # nothing to commit: no empty commit
-            elif checkpoint.snapshot is None:  # nothing else was staged: the quick way
-                commit = git.commit_paths(plan.id, task.index, task.name, agent.name, changed)
-            else:
-                commit = git.commit_task(plan.id, task.index, task.name, agent.name, changed)
-        except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-            error_type, details = "unknown", f"task commit failed: {logged(exc)}"
-    return _Done(spawned, verdict, output, report, error_type, details, changed, deviations,
-                 commit)  # fmt: skip
+        commit, error_type, details = _commit(job, guards.checkpoint, seen.changed)
+    return _Done(spawned, verdict, output, report, error_type, details or "", seen.changed,
+                 [v.detail for v in violations if not v.fatal], commit)  # fmt: skip
 
 
-def _spawn(
-    git: Git,
-    plan: Plan,
-    task: Task,
-    agent: Agent,
-    dispatch: TaskDispatch,
-    prompt: str,
-    environ: Mapping[str, str],
-    cancel: threading.Event | None,
-    sandbox: Settings | None,
-) -> tuple[proc.Spawned, str | None]:
+def _commit(
+    job: _Job, checkpoint: Checkpoint, changed: list[str]
+) -> tuple[str | None, str | None, str]:
+    """The task's one commit (the agent's own commits folded in): (sha or None when
+    nothing changed, error type, details)."""
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    try:
+        git.squash_agent_commits(checkpoint)
+        if not changed:
+            return None, None, ""  # nothing to commit: no empty commit
+        if checkpoint.snapshot is None:  # nothing else was staged: the quick way
+            return git.commit_paths(plan.id, task.index, task.name, agent.name, changed), None, ""
+        return git.commit_task(plan.id, task.index, task.name, agent.name, changed), None, ""
+    except GsdError as exc:  # a failing pre-commit hook, no identity, ...
+        return None, "unknown", f"task commit failed: {logged(exc)}"
+
+
+def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
     """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
     temporary folder (TMPDIR) that also holds its result file; returns what became of it
     and the result file's text (a file the agent wrote: read without following links)."""
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
-    prompt_file.write_text(prompt, encoding="utf-8")
+    prompt_file.write_text(job.prompt, encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)
         result_file = tmpdir / "result.json"
         env = {
-            **environ,
+            **job.environ,
             **runners.run_env(
                 agent.name, repo=str(git.root), prompt_file=str(prompt_file),
                 result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
@@ -258,20 +252,20 @@ def _spawn(
             **_private_tmp(tmpdir),
         }  # fmt: skip
         confinement = None
-        if sandbox is not None:
-            confinement = sandbox.confine(tier=agent.tier, runner=agent.runner,
-                                          worktree=git.root, tmpdir=tmpdir, environ=env)
+        if job.sandbox is not None:
+            confinement = job.sandbox.confine(tier=agent.tier, runner=agent.runner,
+                                              worktree=git.root, tmpdir=tmpdir, environ=env)
         spawned = proc.supervise(
-            dispatch.argv,
+            job.dispatch.argv,
             cwd=git.root,
             env=env,
             stdin_path=prompt_file,
             stdout_path=prompt_file.parent / "stdout",
             stderr_path=prompt_file.parent / "stderr",
-            timeout_s=dispatch.timeout_s,
-            grace_s=dispatch.grace_s,
+            timeout_s=job.dispatch.timeout_s,
+            grace_s=job.dispatch.grace_s,
             registry=running_registry(git),
-            cancel=cancel,
+            cancel=job.cancel,
             confinement=confinement,
         )
         data = read_own_file(result_file)
