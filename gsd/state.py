@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from gsd.errors import ERROR_TYPES, GsdError, InputError
+from gsd.errors import ERROR_TYPES, InputError
 from gsd.files import write_atomic
 from gsd.lines import SEPARATOR_RE, Lines
 from gsd.phases import phase_key
@@ -481,8 +481,5 @@ def save(path: Path, text: str, *, old: str | None = None) -> bool:
                 return False
         except InputError:
             pass  # missing or unreadable: write it
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise GsdError(f"{path}: cannot write: {exc}") from None
+    write_atomic(path, text)  # an unwritable file is files.cannot_write's one line
     return True

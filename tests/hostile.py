@@ -25,7 +25,6 @@ from pathlib import Path
 from tests.conftest import REPO, Project, git, plan_text
 
 # gsd's own files in the checkout (today's run lock); never counted as the user's
-GSD_OWN = frozenset({".planning/.gsd.lock"})
 ALL_TASKS = ("01-01-1", "01-01-2", "01-02-1", "01-03-1")
 FULL_TOOLS = "[read_file, glob, search_file_content, write_file, replace, run_shell_command]"
 READ_ONLY_TOOLS = "[read_file, glob, search_file_content]"
@@ -365,7 +364,7 @@ def _user_refs(root: Path, branch: str) -> dict[str, str]:
 
 def _status(root: Path) -> set[str]:
     lines = _lines(root, "status", "--porcelain", "--ignored")
-    return {line for line in lines if line[3:] not in GSD_OWN}
+    return set(lines)
 
 
 def _common_dir(root: Path) -> Path:
@@ -399,7 +398,6 @@ def _gsd_worktrees(root: Path) -> set[str]:
 def snapshot(root: Path) -> Snapshot:
     branch = git(root, "symbolic-ref", "--short", "HEAD").strip()
     untracked = set(filter(None, git(root, "ls-files", "-z", "--others").split("\0")))
-    untracked -= GSD_OWN  # a killed run's lock file is gsd's, not the user's
     dirty = set(filter(None, git(root, "diff", "--name-only", "-z", "HEAD").split("\0")))
     files = {rel: (root / rel).read_bytes() for rel in untracked | dirty if (root / rel).is_file()}
     return Snapshot(
