@@ -83,6 +83,13 @@ class Journal:
             return  # the agent never started: nothing was printed
         write_atomic(self._own(self.folder / "files" / target), data.decode("utf-8", "replace"))
 
+    def kept_targets(self) -> list[str]:
+        """The whole files (RESULT.txt) the journal holds for the next flush."""
+        kept = self.folder / "files"
+        if not kept.is_dir() or kept.is_symlink():
+            return []
+        return sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
+
     def discard(self) -> None:
         for target in JOURNALED:
             self.path(target).unlink(missing_ok=True)
@@ -140,6 +147,7 @@ class Books:
         self.commit_docs = project.config.flag("git.commit_docs")
         self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
         self._left: set[str] = set()  # files left alone (warned about once)
+        self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's
         if self.commit_docs and git.dirty_among([APPROVALS]):
             self.written.add(APPROVALS)
@@ -147,13 +155,25 @@ class Books:
     def _editable(self, rel: str) -> bool:
         if not self.commit_docs or rel in self.written:
             return True
-        if rel in self._left or rel in self.git.dirty_among([rel]):
+        dirty = self._dirty if self._dirty is not None else self.git.dirty_among([rel])
+        if rel in self._left or rel in dirty:
             if rel not in self._left:
                 self._left.add(rel)
                 self.warn(f"{rel} has uncommitted changes of yours: gsd leaves it alone "
                           "(commit them, and gsd updates it on the next run)")  # fmt: skip
             return False
         return True
+
+    def candidates(self) -> list[str]:
+        """Every file of the checkout the next bookkeeping step may write."""
+        planning = self._rel(self.project.planning)
+        return [f"{planning}/STATE.md", f"{planning}/ROADMAP.md", *JOURNALED,
+                *self.journal.kept_targets()]  # fmt: skip
+
+    def seen(self, dirty: set[str] | None) -> None:
+        """Which of `candidates` the user has changed, from a look the caller took anyway
+        (the merge's own); None: look again for each file."""
+        self._dirty = dirty
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.project.root).as_posix()

@@ -397,6 +397,12 @@ class _Run:
         """Merge a complete plan's branch back `--no-ff`, STATE.md and ROADMAP.md updated
         in the merge commit itself: a run killed before it commits merges again. The
         user's uncommitted files are never overwritten: such a merge does not start."""
+        try:
+            return self._merge(end)
+        finally:
+            self.books.seen(None)  # the look the merge took is for the merge alone
+
+    def _merge(self, end: PlanEnd) -> PlanEnd:
         plan = end.plan
         branch = self.worktrees.branch(plan.id)
         message = f"Merge branch '{branch}': plan {plan.id} complete\n"
@@ -452,7 +458,10 @@ class _Run:
         if staged:
             return (f"you have staged changes ({', '.join(staged[:5])}) that its merge "
                     "commit would take in: commit or unstage them")  # fmt: skip
-        yours = sorted(self.git.dirty_among(self.git.merge_touches(branch)))
+        touched = self.git.merge_touches(branch)
+        dirty = self.git.dirty_among([*touched, *self.books.candidates()])
+        self.books.seen(dirty)  # one look for the merge and its bookkeeping
+        yours = sorted(dirty & set(touched))
         if yours:
             return (f"it would overwrite your uncommitted changes to {', '.join(yours[:5])}"
                     + (f" and {len(yours) - 5} more" if len(yours) > 5 else "")

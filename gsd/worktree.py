@@ -59,12 +59,15 @@ class Worktrees:
         # one `git worktree add` at a time: it reads the other worktrees' folders, and
         # fails on one being added; `worktree list` would too (so: no listing here)
         with self._lock:
-            if not (where / ".git").is_file():
+            fresh = not (where / ".git").is_file()
+            if fresh:
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(parents=True, exist_ok=True)
                 self.git.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
+        if fresh:  # just checked out: nothing in it but the branch's tip
+            return place, []
         recovery = place.recover(owned=True)
         for line in recovery.warnings:
             sys.stderr.write(f"gsd: warning: {line}\n")
