@@ -18,7 +18,7 @@ from gsd.config import env_flag
 from gsd.dispatch import TaskDispatch, run_files
 from gsd.errors import GsdError, logged
 from gsd.files import read_own_file
-from gsd.git import Checkpoint, Git
+from gsd.git import Checkpoint, Git, Observation
 from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
 from gsd.sandbox import Confinement, Settings, landlock_abi
@@ -183,11 +183,7 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
     report = result.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
         report = result.parse_task_report(stdout)
-    seen = git.observe(guards.checkpoint)
-    verdict = result.judge(
-        exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
-        report=report, changed_files=bool(seen.changed),
-    )  # fmt: skip
+    verdict, seen = _judge(git, guards.checkpoint, spawned, output, report)
     if verdict.soft_success:
         sys.stderr.write(
             f"gsd: warning: {plan.id} task {task.index}: timed out after a complete success "
@@ -197,9 +193,8 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
     if verdict.success:
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
-        if automated_commands(task) and not env_flag("SKIP_VERIFICATION"):
-            # a tracked file a check changed is the task's: seen, enforced, committed
-            seen = seen.then(git.observe(guards.checkpoint))
+    # after the checks: a tracked file a check changed is the task's, seen and enforced
+    seen = seen.then(git.observe(guards.checkpoint)) if seen else git.observe(guards.checkpoint)
     violations = enforce.check(
         tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
         changed_refs=seen.changed_refs, git_internals_changed=[*gitfile_changed, *seen.internals],
@@ -213,6 +208,27 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
         commit, error_type, details = _commit(job, guards.checkpoint, seen.changed)
     return _Done(spawned, verdict, output, report, error_type, details or "", seen.changed,
                  [v.detail for v in violations if not v.fatal], commit)  # fmt: skip
+
+
+def _judge(
+    git: Git,
+    checkpoint: Checkpoint,
+    spawned: proc.Spawned,
+    output: runners.RunnerOutput,
+    report: result.TaskReport | None,
+) -> tuple[result.Verdict, Observation | None]:
+    """SPEC 5's verdict. Only its last tier (evidence: a non-empty diff) needs to know
+    what changed: git is asked then alone, and the observation returned (else None)."""
+
+    def verdict(changed: bool) -> result.Verdict:
+        return result.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out,
+                            output=output, report=report, changed_files=changed)  # fmt: skip
+
+    without = verdict(False)
+    if without.success or verdict(True) == without:
+        return without, None
+    seen = git.observe(checkpoint)
+    return verdict(bool(seen.changed)), seen
 
 
 def _commit(
