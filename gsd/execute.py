@@ -26,7 +26,7 @@ from gsd.errors import (
     Interrupted,
     logged,
 )
-from gsd.git import Git
+from gsd.git import Git, MergeRefused
 from gsd.graph import PhaseGraph
 from gsd.live import Console
 from gsd.lock import RunLock
@@ -406,10 +406,13 @@ class _Run:
         plan = end.plan
         branch = self.worktrees.branch(plan.id)
         message = f"Merge branch '{branch}': plan {plan.id} complete\n"
-        blocked = self._merge_blocked(branch)
-        if blocked:
-            return self._unmerged(end, branch, blocked)
-        conflicts = self.git.start_merge(branch, message)
+        # one look at the files the bookkeeping may write; the user's other uncommitted
+        # files git itself keeps: a merge that would overwrite one never starts
+        self.books.seen(self.git.dirty_among(self.books.candidates()))
+        try:
+            conflicts = self.git.start_merge(branch, message)
+        except MergeRefused as refused:
+            return self._unmerged(end, branch, self._refusal(refused.paths))
         if conflicts:
             details = (
                 f"merging {branch} conflicts in {', '.join(conflicts[:5])}; the branch is "
@@ -450,23 +453,16 @@ class _Run:
             self.books.committed()
         return sha
 
-    def _merge_blocked(self, branch: str) -> str:
-        """Why merging `branch` would touch the user's uncommitted work ("" if it would
-        not): staged changes (a merge commit would take them in), or changed or untracked
-        files where the plan's branch writes."""
-        staged = self.git.staged_paths()
+    def _refusal(self, paths: list[str]) -> str:
+        """Why git would not merge: the user's staged changes (a merge commit would take
+        them in), or uncommitted or untracked files where the plan's branch writes."""
+        staged = [p for p in self.git.staged_paths() if p in paths]
         if staged:
             return (f"you have staged changes ({', '.join(staged[:5])}) that its merge "
                     "commit would take in: commit or unstage them")  # fmt: skip
-        touched = self.git.merge_touches(branch)
-        dirty = self.git.dirty_among([*touched, *self.books.candidates()])
-        self.books.seen(dirty)  # one look for the merge and its bookkeeping
-        yours = sorted(dirty & set(touched))
-        if yours:
-            return (f"it would overwrite your uncommitted changes to {', '.join(yours[:5])}"
-                    + (f" and {len(yours) - 5} more" if len(yours) > 5 else "")
-                    + ": commit or stash them")  # fmt: skip
-        return ""
+        more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+        return (f"it would overwrite your uncommitted changes to {', '.join(paths[:5])}{more}: "
+                "commit or stash them")  # fmt: skip
 
     def _unmerged(
         self, end: PlanEnd, branch: str, why: str, conflicts: list[str] | None = None

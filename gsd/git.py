@@ -156,6 +156,15 @@ class Observation(NamedTuple):
                            both(self.protected, later.protected))  # fmt: skip
 
 
+class MergeRefused(GsdError):
+    """`git merge` would overwrite the user's uncommitted or untracked files (or take in
+    staged ones), and changed nothing: `paths` are the files git named."""
+
+    def __init__(self, branch: str, paths: list[str]) -> None:
+        super().__init__(f"merging {branch} would overwrite {_some(paths)}")
+        self.paths = paths
+
+
 class Recovery(NamedTuple):
     """What `recover` did with the checkpoints a killed run left open."""
 
@@ -283,11 +292,6 @@ class Git:
     def staged_paths(self) -> list[str]:
         """Paths whose staged content differs from HEAD (a merge refuses to start then)."""
         return _split(self._run("diff", "--cached", "--name-only", "-z", "--no-renames").out)
-
-    def merge_touches(self, branch: str) -> list[str]:
-        """The paths merging `branch` into HEAD writes: its changes since their merge base."""
-        out = self._run("diff", "--name-only", "-z", "--no-renames", f"HEAD...{branch}").out
-        return _split(out)
 
     def unstaged_paths(self) -> set[str]:
         """Tracked paths whose working-tree file differs from the index."""
@@ -1060,9 +1064,16 @@ class Git:
         deadline = time.monotonic() + LOCK_WAIT_S
         while True:
             self._wait_for_index_lock(deadline, argv)
-            done = self._run(*argv, ok=(0, 1))
+            done = self._run(*argv, ok=(0, 1, 2))
             if done.status == 0:
                 return []
+            refused = _overwritten(done.err)
+            if done.status == 2 and refused:  # git refused before changing anything
+                raise MergeRefused(branch, refused)
+            if done.status == 2:
+                raise GsdError(f"git merge {branch} failed in {self._root}: "
+                               f"{_reason(done.err) or 'exit status 2'}",
+                               details=_details(("git", *argv), done))  # fmt: skip
             if "Unable to write index" not in done.err:
                 break
             # Another git took index.lock under the merge, which then stopped half set
@@ -1444,6 +1455,21 @@ def _task_message(plan_id: str, task: int, name: str, agent: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _overwritten(stderr: str) -> list[str]:
+    """The files `git merge` lists when it refuses to overwrite local changes or untracked
+    files ("... would be overwritten by merge:" and an indented line per file)."""
+    paths: list[str] = []
+    listing = False
+    for line in stderr.splitlines():
+        if "would be overwritten by merge" in line:
+            listing = True
+        elif listing and line[:1] in ("\t", " ") and line.strip():
+            paths.append(line.strip())
+        else:
+            listing = False
+    return paths
 
 
 def _reason(stderr: str) -> str:

@@ -52,9 +52,8 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
 def check_index_lock(git: Git, wait_s: float = LOCK_WAIT_S) -> None:
     """No other git process holds the index: a lock that lasts is one line, not a
     task failure later (a lock held for a moment, by an editor, is waited out)."""
-    lock = git.git_dir / "index.lock"
     deadline = time.monotonic() + wait_s
-    while lock.exists():
+    while (lock := git.index_lock_held()) is not None:
         if time.monotonic() >= deadline:
             raise InputError(
                 f"another git process holds {lock}; nothing was run",
