@@ -746,6 +746,8 @@ class Git:
             old, new = cp.refs.get(ref), now.get(ref)
             if old == new or (new or "") in ours.get(ref, ()) or ref == "refs/stash":
                 continue
+            if self._gsds_tag(ref, new):
+                continue
             kind, name = _kind(ref)
             if ref in cp.foreign:
                 if new is None:
@@ -1279,6 +1281,12 @@ class Git:
         known = {cp.head, *(sha for ref, sha in cp.refs.items() if ref != "HEAD" and sha)}
         return [*tips, "--not", *sorted(known)]
 
+    def _gsds_tag(self, ref: str, now: str | None) -> bool:
+        """A checkpoint tag as gsd itself left it (another plan's, made or removed while
+        this spawn ran): not the agent's doing, whatever the moment it was seen. One an
+        agent made, or one of gsd's that an agent removed, is not."""
+        return ref.startswith(CHECKPOINT_PREFIX) and self._ledger.ever(ref, now or "")
+
     def _restore_refs(self, cp: Checkpoint, *, recovery: bool) -> None:
         """Every ref back as it was at `cp`, in one transaction. gsd's own writes since
         stay; a branch checked out in another worktree (and, in a recovery, every ref:
@@ -1297,7 +1305,7 @@ class Git:
         lines = []
         for ref in sorted((set(cp.refs) | set(now)) - {"HEAD", own}):
             old, new = cp.refs.get(ref), now.get(ref)
-            if old == new or (new or "") in ours.get(ref, ()):
+            if old == new or (new or "") in ours.get(ref, ()) or self._gsds_tag(ref, new):
                 continue
             if recovery and ref.startswith(CHECKPOINT_PREFIX):
                 continue  # the killed gsd removed other tasks' tags as they ended

@@ -442,6 +442,13 @@ class Ledger:
         with self.lock:
             self.writes.pop(ref, None)
 
+    def ever(self, ref: str, value: str) -> bool:
+        """Whether gsd gave `ref` this value ("" = deleted it) at any time in this process
+        (its checkpoint tags: another plan's comes and goes as that plan's tasks start and
+        end, and the listing that saw it may be older or newer than any mark)."""
+        with self.lock:
+            return any(sha == value for _, sha in self.writes.get(ref, []))
+
     def last(self, ref: str, mark: int) -> str | None:
         """The last value gsd gave `ref` after `mark` ("" = deleted), or None."""
         with self.lock:

@@ -607,3 +607,33 @@ def test_a_program_gsd_would_run_is_not_run_while_observing(repo: Project) -> No
     g.observe(cp)
     g.rollback(cp)
     assert not mark.exists()
+
+
+def test_another_plans_checkpoint_tag_gone_between_the_ledger_and_the_ref_is_gsds(
+    repo: Project,
+) -> None:
+    """Another plan's thread notes its tag's removal in the ledger, then this spawn's
+    checkpoint is taken, then the tag goes: the order a 9-plan wave met. The tag was
+    gsd's own, so nothing is reported and rollback does not bring it back."""
+    root = repo.root
+    other = Git(root)
+    theirs = other.create_checkpoint("01-06", 1)
+    gsd.git.gitguard.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
+    g = Git(root)
+    cp = g.create_checkpoint("01-07", 1)
+    git(root, "update-ref", "-d", theirs.tag)  # ... and now it goes
+    seen = g.observe(cp)
+    assert seen.changed_refs == []
+    g.rollback(cp)
+    assert theirs.tag.removeprefix("refs/tags/") not in git(root, "tag", "--list")
+
+
+def test_a_checkpoint_tag_gsd_never_made_is_still_the_agents(repo: Project) -> None:
+    root = repo.root
+    g = Git(root)
+    cp = g.create_checkpoint("01-07", 1)
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "update-ref", f"{CHECKPOINT_PREFIX}01-07/9-20200101T000000Z-planted", head)
+    assert any("created, not by gsd" in note for note in g.observe(cp).changed_refs)
+    g.rollback(cp)
+    assert "planted" not in git(root, "tag", "--list")
