@@ -44,6 +44,16 @@ def scene(git_project, tmp_path: Path):
     hostile.kill_all(made.token)  # never leave a process behind, even when a test fails
 
 
+def both_plans_hanging(scene: Scene) -> hostile.Started:
+    """`gsd execute-phase 1` started, once both plans of wave 1 have agents that hang."""
+    scene.steer("01-01-1", "hang")
+    scene.steer("01-02-1", "hang")
+    started = scene.start("execute-phase", "1")
+    scene.wait_for("started-01-01-1", started)
+    scene.wait_for("started-01-02-1", started)
+    return started
+
+
 def outcomes(scene: Scene, task_id: str, what: str) -> list[str]:
     """How the agent's attempts at `what` ended: `done`, an errno name, `exit N`."""
     return [line.rsplit(": ", 1)[1] for line in scene.log(task_id).splitlines()
@@ -356,11 +366,7 @@ def test_a_signal_ends_every_agent_and_leaves_nothing_behind(
     says where the run stopped, no error is recorded, and a rerun completes."""
     root = scene.root
     before = scene.user_work()
-    scene.steer("01-01-1", "hang")
-    scene.steer("01-02-1", "hang")
-    started = scene.start("execute-phase", "1")
-    scene.wait_for("started-01-01-1", started)
-    scene.wait_for("started-01-02-1", started)
+    started = both_plans_hanging(scene)
     started.process.send_signal(signum)
     exit_code, _, err = started.finish()
     assert_user_work_intact(root, before, scene.token)
@@ -460,11 +466,7 @@ def test_the_run_lock_covers_every_worktree_of_the_repository(scene: Scene) -> N
     linked = scene.tmp / "user-worktree"
     git(root, "worktree", "add", "-q", str(linked), "-b", "user-worktree")
     before = scene.user_work()
-    scene.steer("01-01-1", "hang")
-    scene.steer("01-02-1", "hang")
-    live = scene.start("execute-phase", "1")
-    scene.wait_for("started-01-01-1", live)
-    scene.wait_for("started-01-02-1", live)
+    live = both_plans_hanging(scene)
     second = scene.run("execute-phase", "1", "--timeout", "5", cwd=linked)
     assert second.returncode == 2, second.stderr
     one_line_error(second.stderr)
@@ -484,11 +486,7 @@ def test_no_preexec_fn_and_a_parallel_waves_agents_die_with_a_killed_gsd(scene: 
     SIGKILLed gsd; what they started is gone after the next run at the latest."""
     root = scene.root
     before = scene.user_work()
-    scene.steer("01-01-1", "hang")
-    scene.steer("01-02-1", "hang")
-    started = scene.start("execute-phase", "1")
-    scene.wait_for("started-01-01-1", started)
-    scene.wait_for("started-01-02-1", started)
+    started = both_plans_hanging(scene)
     started.process.send_signal(signal.SIGKILL)
     started.finish()
     assert hostile.gone_within(f"agent-{scene.token}", 30) == []

@@ -9,13 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, git
+from tests.hostile import STATE
 from tests.test_execute import AGENT_FILE, REPORT
 from tests.test_proc import alive_with
 
@@ -84,31 +84,7 @@ def repo(git_project, tmp_path: Path, control: Path):
         {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
          "voltagent": {"fallback_on_error": False},
          "sandbox": {"writable": [str(control)]}}))  # agents note what they started there
-    git_project.write(".planning/STATE.md", textwrap.dedent("""\
-        # Project State
-
-        ## Current Position
-
-        Phase: 1 of 1 (Alpha)
-        Plan: 0 of 3 in current phase
-        Status: Ready to execute
-
-        ## Performance Metrics
-
-        | Plan | Duration | Tasks | Files |
-        |------|----------|-------|-------|
-        | - | - | - | - |
-
-        ### Blockers/Concerns
-
-        None yet.
-
-        ## Session Continuity
-
-        Last session: never
-        Stopped at: nothing yet
-        Resume file: None
-        """))  # fmt: skip
+    git_project.write(".planning/STATE.md", STATE)
     git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
                      files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
     git_project.plan("01-02", tasks=task("01-02", 1), files_modified="[src/t01-02_1.py]")
