@@ -85,7 +85,7 @@ def execute_phase(
         # 1. one live run per repository (every worktree of it); a dead run's lock and
         # processes are taken over. SIGINT, SIGTERM and SIGHUP from here on end the
         # agents, roll back, then stop.
-        with RunLock(git.common_dir, running_registry(git)), Interruption() as stop:
+        with Interruption() as stop, RunLock(git.common_dir, running_registry(git)):
             return _execute(project, git, phase, options, environ, console, stop)
     finally:
         console.close()

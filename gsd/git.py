@@ -1119,6 +1119,9 @@ class Git:
                 env=git_env(read_only=command in _READ_ONLY),
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                # its own session: a Ctrl-C at the terminal is gsd's to handle (end the
+                # agents, roll back), not a signal that kills a commit half way
+                start_new_session=True,
             )  # fmt: skip
         except OSError as exc:
             raise GsdError("git is not installed or not on PATH", hint="install git") from exc
