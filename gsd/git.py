@@ -108,6 +108,9 @@ class Checkpoint(NamedTuple):
     root: str  # the worktree it belongs to
     mark: int = 0  # gsd's own ref writes after this point are not the agent's
     kept: Kept | None = None  # byte copies, in the process that made the checkpoint
+    # the agent ran in a Landlock sandbox that lets it write no git directory: whatever
+    # happens to refs and .git internals meanwhile is the user's (or gsd's), never undone
+    confined: bool = False
 
     @property
     def name(self) -> str:
@@ -328,14 +331,16 @@ class Git:
     # -- checkpoints -------------------------------------------------------------------
 
     def create_checkpoint(
-        self, plan_id: str, task: int, *, allow_dirty: bool = False
+        self, plan_id: str, task: int, *, allow_dirty: bool = False, confined: bool = False
     ) -> Checkpoint:
         """Tag the current state before a spawn; never adds a commit to any branch.
 
         A dirty tree is refused unless `allow_dirty`; then the uncommitted work (index
         included) goes into a `git stash create` commit that only the tag points at. The
         .git internals, index flags, the stash list and ignored protected files are saved
-        too (the internals for every spawn open in this process at once).
+        too (the internals for every spawn open in this process at once). `confined`: the
+        agent cannot write any git directory (Landlock), so refs and internals are the
+        user's to change meanwhile and are neither watched nor put back.
         """
         self._check_tag_name(plan_id, task)
         mark = self._ledger.now()
@@ -361,11 +366,13 @@ class Git:
                     gitguard.index_stamp(self._index))  # fmt: skip
         flags, foreign = self._index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._create_tag(plan_id, task, snapshot or head)
-        internals = gitguard.guard(self.common_dir).enter(tag, self._internal_roots())
+        internals = {} if confined else gitguard.guard(self.common_dir).enter(
+            tag, self._internal_roots()
+        )
         checkpoint = Checkpoint(
             tag, head, status.branch, snapshot, tuple(sorted(status.untracked)), refs, flags,
             foreign, gitguard.digests(internals), gitguard.digests(protected), str(self._root),
-            mark, kept,
+            mark, kept, confined,
         )  # fmt: skip
         try:
             self._save_record(checkpoint)
@@ -545,7 +552,8 @@ class Git:
         found, warnings = self._open_records()
         rolled, dropped = [], []
         for cp in found:
-            self._refuse_changed_internals(cp)  # before any git command
+            if not cp.confined:  # an agent that could write no .git changed none of it
+                self._refuse_changed_internals(cp)  # before any git command
             mismatch = self._mismatch(cp)
             if mismatch:
                 warnings.append(f"ignored {self._record_path(cp.tag)}: {mismatch} (gsd acts "
@@ -739,6 +747,8 @@ class Git:
 
     def _moved_refs(self, cp: Checkpoint, now: dict[str, str]) -> list[str]:
         """Refs deleted, moved or (checkpoint tags) created other than by gsd itself."""
+        if cp.confined:
+            return []  # the agent could not write a ref: the user may, meanwhile
         own = f"refs/heads/{cp.branch}" if cp.branch else None
         ours = self._ledger.since(cp.mark)
         notes = []
@@ -765,18 +775,27 @@ class Git:
         return notes
 
     def _stash_changed(self, cp: Checkpoint, now: dict[str, str]) -> bool:
-        """Whether the user's stashes changed: refs/stash moved or went, or its reflog (the
-        stash list: `git stash drop` leaves the ref) was rewritten. A first stash the
-        agent made is not the user's (rollback removes it)."""
-        before = cp.refs.get("refs/stash")
-        if before is None:
+        """Whether stashes the user had were lost: refs/stash gone, or an entry taken out
+        of its reflog (the stash list: `git stash clear` or `drop`). A stash pushed
+        meanwhile only adds an entry: the user's, or harmless, and left as it is."""
+        if cp.refs.get("refs/stash") is None or cp.kept is None:
             return False
-        if now.get("refs/stash") != before:
+        if "refs/stash" not in now:
             return True
-        if cp.kept is None:
-            return False
-        log = gitguard.save(self.common_dir, _STASH_LOG)
-        return gitguard.differences({"log": cp.kept.stash_log}, {"log": log}) != []
+        return self._stash_entries_lost(cp) is not None
+
+    def _stash_entries_lost(self, cp: Checkpoint) -> bytes | None:
+        """The stash list to put back when entries of the checkpoint's were taken out:
+        its entries, then any pushed since; None when none was lost."""
+        assert cp.kept is not None
+        before = cp.kept.stash_log.data or b""
+        now = gitguard.save(self.common_dir, _STASH_LOG).data or b""
+        if now.startswith(before):
+            return None
+        known = {line.split(b" ")[1] for line in before.splitlines() if b" " in line}
+        added = [line for line in now.splitlines(keepends=True)
+                 if b" " in line and line.split(b" ")[1] not in known]  # fmt: skip
+        return before + b"".join(added)
 
     # -- index flags, ignored protected files -----------------------------------------
 
@@ -1294,12 +1313,24 @@ class Git:
         """Every ref back as it was at `cp`, in one transaction. gsd's own writes since
         stay; a branch checked out in another worktree (and, in a recovery, every ref:
         the user may have worked since the crash) is only re-created, never moved."""
+        if cp.confined:
+            return  # the agent wrote no ref: what moved meanwhile is the user's, and stays
         with gitguard.ref_lock(self.common_dir):  # the refs as they are, one writer at once
             self._restore_refs_locked(cp, recovery=recovery)
-        if not recovery and cp.kept is not None and cp.refs.get("refs/stash"):
-            log = gitguard.save(self.common_dir, _STASH_LOG)
-            if gitguard.differences({"log": cp.kept.stash_log}, {"log": log}):
-                gitguard.restore(self.common_dir, {_STASH_LOG: cp.kept.stash_log}, [_STASH_LOG])
+            if not recovery and cp.kept is not None and cp.refs.get("refs/stash"):
+                self._restore_stash_list(cp)
+
+    def _restore_stash_list(self, cp: Checkpoint) -> None:
+        """The stashes the agent took out put back, those pushed meanwhile kept."""
+        merged = self._stash_entries_lost(cp)
+        if merged is None:
+            return
+        path = self.common_dir / _STASH_LOG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(merged)
+        newest = merged.splitlines()[-1].split(b" ")[1].decode() if merged.strip() else ""
+        if newest:
+            self._run("update-ref", "--no-deref", "refs/stash", newest)
 
     def _restore_refs_locked(self, cp: Checkpoint, *, recovery: bool) -> None:
         now = self._ref_table()
@@ -1315,16 +1346,25 @@ class Git:
             if new is None and old:  # deleted: back where gsd last put it (another plan's
                 # branch has moved on since the checkpoint), else where it was then
                 lines.append(f"create {ref} {self._ledger.last(ref, cp.mark) or old}")
-            elif recovery or ref in cp.foreign or new is None:
-                continue
+            elif recovery or ref in cp.foreign or new is None or ref == "refs/stash":
+                continue  # (the stash list is put back on its own, entries pushed kept)
             elif old is None:
+                if not ref.startswith(CHECKPOINT_PREFIX):
+                    continue  # a new branch or tag may be the user's: left, never deleted
                 lines.append(f"delete {ref} {new}")
+            elif not ref.startswith("refs/tags/") and self._moved_on(new, old):
+                continue  # a branch moved forward: nothing lost, maybe the user's doing
             else:
                 lines.append(f"update {ref} {old} {new}")
             self._ledger.wrote(ref, old or "")
         if lines:
             self._run("update-ref", "-m", f"gsd rollback to {cp.tag}", "--stdin",
                       input="\n".join(lines) + "\n")  # fmt: skip
+
+    def _moved_on(self, new: str, old: str) -> bool:
+        """Whether `new` descends from `old` (commits; anything else: no)."""
+        done = self._run("merge-base", "--is-ancestor", old, new, ok=(0, 1, 128))
+        return done.status == 0
 
     def _save_untracked_in_index(self, cp: Checkpoint) -> dict[str, gitguard.Saved]:
         """Pre-existing untracked files the agent staged; `reset --hard` would delete them."""
@@ -1407,6 +1447,7 @@ def _checkpoint_from(data: dict[str, Any]) -> Checkpoint | None:
             refs=dict(data["refs"]), flags=dict(data["flags"]),
             foreign=tuple(data["foreign"]), internals=dict(data["internals"]),
             protected=dict(data["protected"]), root=str(data["root"]),
+            confined=bool(data.get("confined", False)),
         )  # fmt: skip
     except (KeyError, TypeError, ValueError):
         return None

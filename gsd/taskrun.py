@@ -83,8 +83,10 @@ def run_task(
     # reach: its state is kept for the spawn and put back after (gsd.userguard)
     user = _unconfined_user_checkout(git, sandbox)
     kept = userguard.take(user) if user is not None else None
+    confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
-        checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty)
+        checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty,
+                                           confined=confined)  # fmt: skip
     except GsdError as exc:
         outcome = _outcome(plan, task, agent, attempt, error_type="checkpoint-failed",
                            details=logged(exc))  # fmt: skip

@@ -80,15 +80,19 @@ def test_a_dropped_stash_in_the_middle_is_reported_and_restored(repo: Project) -
     assert stash_list(root) == before
 
 
-def test_a_first_stash_by_the_agent_is_not_the_users_and_goes(repo: Project) -> None:
+def test_a_stash_pushed_meanwhile_is_left_it_may_be_the_users(repo: Project) -> None:
+    """A stash made during the spawn only adds: the user may have made it in their own
+    checkout, so it is neither reported nor removed (nothing is lost either way)."""
     root = repo.root
+    make_stashes(repo, 1)
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1)
-    repo.write("a.txt", "agent\n")
-    git(root, "stash", "-q")
+    repo.write("a.txt", "the user's work, stashed while the agent ran\n")
+    git(root, "stash", "push", "-q", "-m", "user later")
+    after = stash_list(root)
     assert g.observe(cp).changed_refs == []
     g.rollback(cp)
-    assert stash_list(root) == "" and "refs/stash" not in git(root, "for-each-ref")
+    assert stash_list(root) == after and after.count("\n") == 2
 
 
 def test_notes_remotes_and_any_ref_are_watched_and_restored(repo: Project) -> None:
@@ -97,20 +101,25 @@ def test_notes_remotes_and_any_ref_are_watched_and_restored(repo: Project) -> No
     git(root, "notes", "add", "-m", "user's note")
     git(root, "update-ref", "refs/remotes/origin/main", head)
     git(root, "update-ref", "refs/custom/thing", head)
-    before = git(root, "for-each-ref")
     g = Git(root)
     cp = g.create_checkpoint("01-02", 1)
     git(root, "notes", "add", "-f", "-m", "agent's note")
     git(root, "update-ref", "-d", "refs/remotes/origin/main")
     git(root, "update-ref", "refs/custom/thing", git(root, "rev-parse", "HEAD~1").strip())
-    git(root, "update-ref", "refs/custom/new", head)  # created: not reported, removed
+    git(root, "update-ref", "refs/custom/new", head)  # created: not reported, left
     assert g.observe(cp).changed_refs == [
         "ref refs/custom/thing moved",
         "notes commits moved",
         "remote-tracking branch origin/main deleted",
     ]
+    notes = git(root, "rev-parse", "refs/notes/commits")
     g.rollback(cp)
-    assert git(root, "for-each-ref") == before
+    # what was deleted or moved off its line is put back; what moved on (the notes) and
+    # what is new (refs/custom/new) may be the user's and loses nothing: both are left
+    after = git(root, "for-each-ref")
+    assert git(root, "rev-parse", "refs/custom/thing").strip() == head
+    assert git(root, "rev-parse", "refs/notes/commits") == notes
+    assert "refs/remotes/origin/main" in after and "refs/custom/new" in after
 
 
 def test_a_checkpoint_tag_an_agent_makes_is_reported_and_deleted(repo: Project) -> None:
@@ -637,3 +646,33 @@ def test_a_checkpoint_tag_gsd_never_made_is_still_the_agents(repo: Project) -> N
     assert any("created, not by gsd" in note for note in g.observe(cp).changed_refs)
     g.rollback(cp)
     assert "planted" not in git(root, "tag", "--list")
+
+
+def test_in_a_sandbox_what_the_user_does_to_refs_and_config_meanwhile_stays(
+    repo: Project,
+) -> None:
+    """A confined agent (Landlock: it can write no git directory) changes no ref and no
+    .git file, so whatever changes there while it runs is the user's: a failed attempt's
+    rollback keeps the user's new stash, branch, commit, tag and remote."""
+    root = repo.root
+    g = Git(root)
+    cp = g.create_checkpoint("01-02", 1, confined=True)
+    repo.write("a.txt", "the user's work, stashed\n")
+    git(root, "stash", "push", "-q", "-m", "user's stash")
+    git(root, "switch", "-q", "-c", "feature")
+    repo.write("f.txt", "the user's commit\n")
+    commit_all(root, "the user's commit")
+    git(root, "tag", "v1.0")
+    git(root, "switch", "-q", "main")
+    git(root, "remote", "add", "origin", "https://example.invalid/repo.git")
+    def users_refs() -> list[str]:
+        listed = git(root, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+        return [line for line in listed if not line.startswith(CHECKPOINT_PREFIX)]
+
+    refs = users_refs()
+    seen = g.observe(cp)
+    assert (seen.changed_refs, seen.internals) == ([], [])
+    g.rollback(cp)
+    assert users_refs() == refs
+    assert "user's stash" in stash_list(root)
+    assert "origin" in git(root, "remote")

@@ -155,7 +155,10 @@ def test_agent_that_commits_and_moves_tags_is_rolled_back(repo, tmp_path: Path) 
     outcome = run(repo, agent, token)
     assert (outcome.success, outcome.error_type) == (False, "policy-violation")
     assert "tag v1 deleted" in outcome.details
-    assert state(repo) == before  # HEAD, status, branch, tags: all as they were
+    # HEAD, status, branch and the deleted tag as they were; the tag made meanwhile may be
+    # the user's (made in their own checkout) and is left: nothing of anyone's is lost
+    head, status, branch, tags = state(repo)
+    assert (head, status, branch) == before[:3] and tags == [*before[3], "v2"]
     assert (repo.root / "src/old.py").read_text() == "old = 1\n"
     assert not (repo.root / "made.txt").exists() and not (repo.root / "src/new.py").exists()
     assert (repo.root / "keep.log").exists() and (repo.root / "notes.txt").exists()
