@@ -296,6 +296,18 @@ class Git:
         """Paths whose staged content differs from HEAD (a merge refuses to start then)."""
         return _split(self._run("diff", "--cached", "--name-only", "-z", "--no-renames").out)
 
+    def added_by(self, branch: str) -> list[str]:
+        """Files `branch` adds since its merge base with HEAD (one a user's checkout has
+        untracked or ignored would be overwritten by merging it)."""
+        out = self._run("diff", "--name-only", "-z", "--no-renames", "--diff-filter=A",
+                        f"HEAD...{branch}").out  # fmt: skip
+        return _split(out)
+
+    def tracked_among(self, paths: list[str]) -> set[str]:
+        """Those of `paths` that git tracks (in the index)."""
+        out = self._run("ls-files", "-z", "--", *(_literal(p) for p in paths)).out
+        return set(_split(out))
+
     def unstaged_paths(self) -> set[str]:
         """Tracked paths whose working-tree file differs from the index."""
         return set(_split(self._run("diff", "--name-only", "-z", "--no-renames").out))

@@ -82,7 +82,6 @@ def run_task(
     # without Landlock, the user's checkout beside a plan's worktree is within an agent's
     # reach: its state is kept for the spawn and put back after (gsd.userguard)
     user = _unconfined_user_checkout(git, sandbox)
-    kept = userguard.take(user) if user is not None else None
     confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
         checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty,
@@ -95,7 +94,7 @@ def run_task(
 
     job = _Job(git, plan, task, agent, dispatch, prompt, attempt, environ, cancel, sandbox)
     try:
-        found = _attempt(job, _Guards(checkpoint, gitfile, user, kept), scope)
+        found = _attempt(job, _Guards(checkpoint, gitfile, user), scope)
     except BaseException:  # a full disk, a read-only folder, ...: the tree goes back first
         with contextlib.suppress(GsdError, OSError):
             git.rollback(checkpoint)
@@ -162,7 +161,6 @@ class _Guards(NamedTuple):
     checkpoint: Checkpoint
     gitfile: bytes | None  # a linked worktree's `.git` file
     user: Git | None  # the user's checkout, when no sandbox keeps the agent out of it
-    kept: userguard.Snapshot | None
 
 
 def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
@@ -173,13 +171,18 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
         git.delete_checkpoint(guards.checkpoint)
         return _outcome(plan, task, agent, job.attempt, error_type="unknown",
                         details="interrupted before the agent started")  # fmt: skip
-    spawned, result_text = _spawn(job)
-    _warn_survivors(spawned, f"{plan.id} task {task.index}")
-    # before any git command: a worktree's `.git` file an agent rewrote would point
-    # every command that follows at a repository of its choosing
-    gitfile_changed = _restore_gitfile(git.root, guards.gitfile)
     user = guards.user
-    in_user_checkout = userguard.put_back(user, guards.kept) if user and guards.kept else []
+    kept = userguard.take(user) if user is not None else None
+    try:
+        spawned, result_text = _spawn(job)
+        _warn_survivors(spawned, f"{plan.id} task {task.index}")
+        # before any git command: a worktree's `.git` file an agent rewrote would point
+        # every command that follows at a repository of its choosing
+        gitfile_changed = _restore_gitfile(git.root, guards.gitfile)
+        in_user_checkout = userguard.put_back(user, kept) if user and kept else []
+    finally:
+        if user is not None and kept is not None:
+            userguard.release(user, kept)
     stdout = _tail(spawned.stdout_path)
     output = runners.parse_output(agent.runner, stdout, result_text)
     report = result.parse_task_report(output.text)

@@ -13,11 +13,13 @@ never lost.
 from __future__ import annotations
 
 import shutil
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
 from gsd import gitguard
+from gsd.errors import GsdError
 from gsd.git import Git
 
 
@@ -26,19 +28,66 @@ class Snapshot(NamedTuple):
     staged: str  # a commit whose tree is the index
     untracked: frozenset[str]
     secrets: dict[str, gitguard.Saved]
+    head: str
+    branch: str | None
 
 
-def take(user: Git) -> Snapshot:
-    """The user's checkout as it is now (no ref, index or file changes)."""
-    head = user.head() or ""
-    made = user.stash_create()
-    tree, staged = (made, f"{made}^2") if made else (head, head)
-    return Snapshot(tree, staged, frozenset(user.untracked_files()), user.keep_protected())
+# One snapshot for all the spawns open at once (the plans of a wave): taken when the
+# first starts, so that none is taken after another plan's agent already wrote there.
+class _Shared:
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.spawns = 1  # how many open spawns use it
+
+
+_lock = threading.Lock()
+_open: dict[Path, _Shared] = {}  # the user's checkout -> its snapshot while spawns run
+
+
+def take(user: Git) -> Snapshot | None:
+    """The user's checkout as it is now (no ref, index or file changes), or the one the
+    spawns still open took; None when it cannot be taken (a merge half done there: a
+    stash cannot be made), and then nothing is put back either."""
+    with _lock:
+        shared = _open.get(user.root)
+        if shared is not None:
+            shared.spawns += 1
+            return shared.snapshot
+        try:
+            head = user.head() or ""
+            made = user.stash_create()
+            status = user.status()
+        except GsdError:
+            return None
+        tree, staged = (made, f"{made}^2") if made else (head, head)
+        snap = Snapshot(tree, staged, frozenset(status.untracked), user.keep_protected(),
+                        head, status.branch)  # fmt: skip
+        _open[user.root] = _Shared(snap)
+        return snap
 
 
 def put_back(user: Git, before: Snapshot) -> list[str]:
     """Put the checkout back as `before` found it; returns what had changed, one note each
-    (none: nothing did). Displaced bytes go to .git/gsd/displaced/."""
+    (none: nothing did). Displaced bytes go to .git/gsd/displaced/. When HEAD or the
+    branch moved meanwhile the user is at work there (a commit, a pull, a switch): then
+    nothing is put back, which could revert the user's own commit."""
+    status = user.status()
+    if (status.head or "", status.branch) != (before.head, before.branch):
+        return []
+    return _put_back(user, before)
+
+
+def release(user: Git, before: Snapshot) -> None:
+    """A spawn that took `before` is over (however it ended): the last one forgets it."""
+    with _lock:
+        shared = _open.get(user.root)
+        if shared is not None and shared.snapshot is before:
+            shared.spawns -= 1
+            if not shared.spawns:
+                del _open[user.root]
+
+
+def _put_back(user: Git, before: Snapshot) -> list[str]:
     changed = user.paths_differing(before.tree)
     staged = user.staged_differing(before.staged)
     new = sorted(user.untracked_files() - before.untracked)

@@ -4,6 +4,7 @@ checkout is never an agent's working directory; these worktrees are gsd's own.""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import threading
@@ -95,16 +96,19 @@ class Worktrees:
         removed. Returns one line per thing done."""
         done = []
         self.git.prune_worktrees()  # folders removed by hand
-        for path, branch in self.git.worktrees().items():
-            if branch is not None and branch.startswith(PREFIX) and path != self.git.root:
+        checked_out = self.git.worktrees()
+        for path, branch in checked_out.items():
+            if branch is not None and branch.startswith(PREFIX) and self._ours(path):
                 recovery = Git(path).recover(owned=True)  # a spawn a killed run left in it
                 for tag in recovery.rolled_back:
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
                 done += recovery.warnings
         branches = self.git.plan_branches()
-        branches.pop(self.here or "", None)  # the user's own (a CI job's gsd/{plan})
+        for path, branch in checked_out.items():  # checked out by the user (a CI job's
+            if branch is not None and not self._ours(path):  # gsd/{plan}): theirs
+                branches.pop(branch, None)
         merging = self.git.merge_head()
-        if merging is not None and merging in branches.values():
+        if merging is not None and merging in branches.values() and self._our_merge():
             touched = self.git.unstaged_paths() & set(self.git.staged_paths())
             if touched:  # the user edited files of the merge after gsd was killed
                 raise InputError(
@@ -122,6 +126,23 @@ class Worktrees:
                     self.git.delete_branch(branch)
                 done.append(f"removed {branch}: nothing on it left to merge")
         return done
+
+
+    def _ours(self, path: Path) -> bool:
+        """Whether a worktree is one of gsd's (under .git/gsd/worktrees/)."""
+        return self.folder in path.parents
+
+    def _our_merge(self) -> bool:
+        """Whether the merge in progress is one gsd began (its message is gsd's): a plan
+        branch merged by hand, as gsd's conflict line suggests, is the user's to finish."""
+        try:
+            first = (self.git.git_dir / "MERGE_MSG").read_text(errors="replace").split("\n")[0]
+        except OSError:
+            return False
+        return _GSD_MERGE.fullmatch(first) is not None
+
+
+_GSD_MERGE = re.compile(r"Merge branch 'gsd/[^']+': plan \S+ complete")
 
 
 def _name_of(branches: dict[str, str], sha: str) -> str:
