@@ -866,8 +866,16 @@ class Git:
 
     def stash_create(self) -> str:
         """`git stash create`: a commit of the uncommitted tracked changes (its second
-        parent holds the index) that no ref points at; "" when there are none."""
-        return self._run("stash", "create").out.strip()
+        parent holds the index) that no ref points at; "" when there are none. (Right
+        after files were replaced behind its back git can answer 1 without a word; asked
+        again, on the index that first call refreshed, it answers.)"""
+        done = self._run("stash", "create", ok=(0, 1))
+        if done.status == 1 and not done.err.strip():  # once more, on a refreshed index
+            done = self._run("stash", "create", ok=(0, 1))
+        if done.status == 1 and done.err.strip():
+            raise GsdError(f"git stash create failed in {self._root}: {_reason(done.err)}",
+                           details=done.err)  # fmt: skip
+        return done.out.strip()
 
     def paths_differing(self, commit: str) -> list[str]:
         """Tracked paths whose working-tree file differs from `commit`'s tree."""

@@ -466,3 +466,51 @@ def test_an_unwritable_planning_folder_is_one_line_and_leaves_no_half_merge(repo
     assert resumed.code == 0, resumed.err
     assert task_commits(repo) == ["01-01-1", "01-01-2", "01-02-1", "01-03-1"]
     assert len(merges(repo)) == 3 and leftovers(repo) == {}
+
+
+def test_a_plan_never_overwrites_a_file_the_users_checkout_ignores(repo, control, gsd) -> None:
+    """git merge takes ignored files as expendable: a plan whose branch adds `local.db`
+    (ignored in the user's checkout, where it holds the user's data) is not merged."""
+    (repo / ".gitignore").write_text("*.db\n")
+    commit_all(repo, "ignore databases")
+    # what an agent without a sandbox can do: force-add an ignored file and commit it
+    git(repo, "switch", "-q", "-c", "gsd/01-02")
+    (repo / "local.db").write_text("the agent's bytes\n")
+    git(repo, "add", "-f", "local.db")
+    git(repo, "commit", "-q", "-m", "feat(01-02): Task 1", "-m", "Gsd-Task: 01-02-1")
+    git(repo, "switch", "-q", "main")
+    (repo / "local.db").write_text("the user's data\n")
+    result = gsd("execute-phase", "1")
+    assert result.code == 1 and "local.db, which your checkout has as files git ignores" in (
+        result.err
+    )
+    assert (repo / "local.db").read_text() == "the user's data\n"
+    assert "gsd/01-02" in git(repo, "branch") and not (repo / ".git/MERGE_HEAD").exists()
+
+
+def test_a_merge_the_user_began_by_hand_is_left_to_the_user(repo, control, gsd) -> None:
+    """gsd's conflict line says: merge the branch by hand. A run started meanwhile must
+    not abort that merge (and its resolution): it refuses, one line, and changes nothing."""
+    steer(control, "write", "01-01-2", "src/shared.txt=from 01-01")
+    steer(control, "write", "01-02-1", "src/shared.txt=from 01-02")
+    assert gsd("execute-phase", "1").code == 1  # 01-02 conflicts, its branch is kept
+    done = subprocess.run(["git", "merge", "--no-ff", "gsd/01-02"], cwd=repo,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode != 0  # the same conflict, now the user's to resolve
+    (repo / "src/shared.txt").write_text("resolved by the user\n")
+    git(repo, "add", "src/shared.txt")
+    again = gsd("execute-phase", "1")
+    assert again.code == 2 and "merge is in progress" in again.err
+    assert (repo / ".git/MERGE_HEAD").exists()
+    assert "src/shared.txt" in git(repo, "diff", "--cached", "--name-only").split()
+    assert (repo / "src/shared.txt").read_text() == "resolved by the user\n"
+
+
+def test_a_gsd_branch_the_user_checked_out_is_theirs(repo, gsd, tmp_path: Path) -> None:
+    """A gsd/* branch with nothing left to merge is removed, unless the user has it
+    checked out in a worktree of their own."""
+    git(repo, "branch", "gsd/01-09")  # at HEAD: nothing on it to merge
+    git(repo, "worktree", "add", "-q", str(tmp_path / "mine"), "gsd/01-09")
+    assert gsd("execute-phase", "1").code == 0
+    assert "gsd/01-09" in git(repo, "branch")
+    assert git(tmp_path / "mine", "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-09"
