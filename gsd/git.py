@@ -58,6 +58,11 @@ _KEPT_GIT_VARS = (
 )  # fmt: skip
 # Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
 # index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
+# Config no git command of gsd's follows, whoever set it: an fsmonitor is a program git
+# runs on every status, add and commit, and an agent without a sandbox can plant one
+# while another plan's git command is already reading the config (a check before each
+# command cannot close that window).
+_NEVER = ("-c", "core.fsmonitor=false")
 _READ_ONLY = {"status", "diff", "ls-files", "for-each-ref", "rev-parse", "log", "merge-base",
               "cat-file", "rev-list"}  # fmt: skip
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
@@ -1154,7 +1159,7 @@ class Git:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
         try:
             return subprocess.Popen(
-                [GIT, command, *args], cwd=self._root,
+                [GIT, *_NEVER, command, *args], cwd=self._root,
                 env=git_env(read_only=command in _READ_ONLY),
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
