@@ -79,11 +79,11 @@ def contained(
 
     Then how it was contained. Sandboxed: every attempt failed (a write with EACCES) and
     the first run completed. Not (`sandboxed` None: whichever the agent's log shows):
-    the attempt succeeded and gsd's checks caught it: with `violation`, the task failed
-    with a policy-violation, was rolled back, and the first run exited 1. `between` runs
+    the attempt succeeded and gsd's checks caught it: with `violation`, a task of the wave
+    failed with a policy-violation (the misbehaving one, rolled back, unless the other
+    plan's check found it first) and the first run exited 1. `between` runs
     after the first run (checks of what must hold even then).
     """
-    plan, number = task_id.rsplit("-", 1)
     first = scene.run("execute-phase", "1")
     tried = outcomes(scene, task_id, what)
     assert tried, (
@@ -110,9 +110,16 @@ def contained(
         return
     assert "done" in tried, scene.log(task_id)
     if violation:
+        # Without a sandbox the plans of a wave share one repository: a ref or .git file
+        # one agent changed is found by whichever plan looks first (gsd cannot tell which
+        # agent did it, and puts it back either way). The misbehaving task, if blamed, is
+        # rolled back.
         assert first.returncode == 1, first.stderr
-        assert "policy-violation" in scene.error_types(plan, int(number)), first.stderr
-        assert rolled_back, f"{task_id} was committed"
+        wave = {task_id, "01-01-1", "01-02-1"}
+        blamed = [t for t in sorted(wave) if "policy-violation" in
+                  scene.error_types(t.rsplit("-", 1)[0], int(t.rsplit("-", 1)[1]))]  # fmt: skip
+        assert blamed, first.stderr
+        assert task_id not in blamed or rolled_back, f"{task_id} was committed"
 
 
 # -- interruptions and the user's later work ------------------------------------------
