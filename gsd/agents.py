@@ -148,12 +148,19 @@ def search_path(root: Path, extra: Iterable[str] = ()) -> list[Path]:
         root / ".claude" / "agents",
         root / "agents",
     ]
-    folders.extend((root / p).resolve() if not os.path.isabs(p) else Path(p) for p in extra)
+    folders.extend(extra_folder(root, entry) for entry in extra)
     unique: list[Path] = []
     for folder in folders:
         if folder not in unique:
             unique.append(folder)
     return unique
+
+
+def extra_folder(root: Path, entry: str) -> Path:
+    """A `specialists.agent_paths` entry as a folder: `~`, `~/x` and `$VARS` expanded as a
+    shell would, a relative path taken from the project root."""
+    path = os.path.expandvars(os.path.expanduser(entry))
+    return Path(path) if os.path.isabs(path) else (root / path).resolve()
 
 
 def discover(folders: Iterable[Path]) -> tuple[dict[str, Agent], list[str]]:

@@ -136,7 +136,8 @@ class Dispatcher:
         )
         # GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)
         from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
-        model = from_env or agent.model
+        # Claude Code's `model: inherit` (the main conversation's model): no model flag
+        model = from_env or (None if agent.model == "inherit" else agent.model)
         try:
             argv = runners.build_argv(agent, model)
         except ValueError as exc:  # a model name that could pass for an option

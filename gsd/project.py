@@ -150,12 +150,18 @@ class Project:
 
     def agents(self) -> tuple[dict[str, Agent], list[str]]:
         """Every agent gsd can run here, by name, and a warning per broken agent file."""
-        from gsd.agents import discover, search_path
+        from gsd.agents import discover, extra_folder, search_path
 
         extra = self.config.get("specialists.agent_paths") or []
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
             raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
-        return discover(search_path(self.root, extra))
+        found, warnings = discover(search_path(self.root, extra))
+        missing = [
+            f"config.json: specialists.agent_paths: {entry} is not a folder ({folder})"
+            for entry in extra
+            if not (folder := extra_folder(self.root, entry)).is_dir()
+        ]
+        return found, [*missing, *warnings]
 
     def sandbox(self) -> SandboxSettings:
         """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds

@@ -248,3 +248,34 @@ def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     phase.write(".planning/config.json", '{"sandbox": {"writable": ".cache"}}')
     bad = gsd("execute-phase", "1", "--dry-run")
     assert bad.code == 2 and "sandbox.writable` must be a list" in bad.err
+
+
+def test_model_inherit_passes_no_model(phase, gsd) -> None:
+    """Claude Code's `model: inherit` (use the main conversation's model) is no flag."""
+    phase.write(
+        "agents/python-pro.md",
+        "---\nname: python-pro\ntools: [write_file, run_shell_command]\nmodel: inherit\n---\nX\n",
+    )
+    first = dry_run(gsd)[0]
+    assert first["model"] is None and "--model" not in first["argv"]
+    assert "inherit" not in first["argv"]
+
+
+def test_agent_paths_expand_home_and_variables_and_say_what_is_missing(
+    phase, gsd, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    home = Path(os.environ["HOME"])
+    (home / "my-agents").mkdir()
+    (home / "my-agents" / "rust-pro.md").write_text(
+        "---\nname: rust-pro\ntools: [write_file, run_shell_command]\n---\nRust.\n"
+    )
+    monkeypatch.setenv("TEAM_AGENTS", str(tmp_path / "team"))
+    phase.write(".planning/config.json", json.dumps(
+        {"specialists": {"agent_paths": ["~/my-agents", "$TEAM_AGENTS/agents"]}}))  # fmt: skip
+    roster = "- **python-pro**: Python\n- **code-reviewer**: Reviews\n- **rust-pro**: Rust\n"
+    phase.write(".planning/available_agents.md", roster)
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0, result.err
+    unknown = json.loads(result.out)["tasks"][3]  # Task 4 names rust-pro
+    assert unknown["agent"] == "rust-pro"
+    assert f"$TEAM_AGENTS/agents is not a folder ({tmp_path / 'team' / 'agents'})" in result.err
