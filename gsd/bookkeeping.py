@@ -12,11 +12,12 @@ from pathlib import Path
 
 from gsd import errorlog, execlog, roadmap, state, summary
 from gsd.approvals import APPROVALS
-from gsd.files import append_line, read_own_file, write_atomic
+from gsd.files import append_line, write_atomic
 from gsd.git import Git
 from gsd.models import split_plan_id
 from gsd.phases import Phase
 from gsd.project import Project
+from gsd.records import ANY_SIZE, read_private
 
 # Logs written during a run go to a journal inside .git first and reach .planning/ just
 # before each docs commit: the tracked tree stays clean between tasks (so checkpoints
@@ -270,7 +271,7 @@ def _read_own(path: Path) -> bytes | None:
     at, outside the repository or not); a folder on the way that is a link is refused too."""
     if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
         return None
-    return read_own_file(path)
+    return read_private(path, limit=ANY_SIZE)
 
 
 def _one_line(text: str) -> str:

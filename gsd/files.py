@@ -136,27 +136,6 @@ def _append_locked(fd: int, line: bytes) -> None:
         raise
 
 
-def read_own_file(path: Path) -> bytes | None:
-    """The bytes of a file gsd wrote in a place an agent could reach (a result file, a
-    journal): never through a symlink an agent planted (O_NOFOLLOW), only a regular
-    file; None otherwise, or when it is missing."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:  # missing, or a symlink (ELOOP)
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read_lines_file(path: Path, what: str) -> str | None:
     """The text of a line log, read under a shared lock (an append in progress is waited
     out, so no half line is seen); None when the file does not exist."""

@@ -317,10 +317,6 @@ class Git:
         """Tracked paths whose working-tree file differs from the index."""
         return set(_split(self._run("diff", "--name-only", "-z", "--no-renames").out))
 
-    def operation_in_progress(self) -> str | None:
-        """A merge, rebase, cherry-pick or revert stopped half way in this worktree."""
-        return self._operation_in_progress()
-
     def snapshot_refs(self) -> dict[str, str]:
         """Every ref and its sha, plus "HEAD" ("ref: refs/heads/x" or a sha)."""
         refs = self._ref_table()
@@ -399,7 +395,7 @@ class Git:
         return checkpoint
 
     def _refuse_dirt(self, status: Status, allow_dirty: bool) -> None:
-        operation = self._operation_in_progress()
+        operation = self.operation_in_progress()
         if operation:
             raise GsdError(
                 f"a {operation} is in progress in {self._root}", hint="finish or abort it first"
@@ -1235,7 +1231,7 @@ class Git:
     def _descends(self, sha: str, ancestor: str) -> bool:
         return self._run("merge-base", "--is-ancestor", ancestor, sha, ok=(0, 1)).status == 0
 
-    def _operation_in_progress(self) -> str | None:
+    def operation_in_progress(self) -> str | None:
         git_dir = self.git_dir
         for name, label in _OPERATIONS.items():
             if (git_dir / name).exists():

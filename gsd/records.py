@@ -90,6 +90,9 @@ def _canonical(data: dict[str, Any]) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
+ANY_SIZE = 1 << 40  # `limit` for files gsd keeps whole whatever their size (journals)
+
+
 def read_private(path: Path, *, limit: int = RECORD_LIMIT) -> bytes | None:
     """A regular file's bytes, or None: missing, a symlink, not a regular file, or larger
     than `limit`. Opened with O_NOFOLLOW, so a link an agent planted is never followed."""

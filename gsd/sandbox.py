@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.enforce import READ_ONLY_TIERS
 from gsd.errors import UsageError
 
 LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
@@ -28,7 +29,6 @@ _BOOT = (
 )
 
 # Tiers that may change the worktree (gsd/agents.py); the others only read it.
-WRITING_TIERS = ("read+write", "full")
 
 # Devices every program may need to write: the bit buckets, terminals and ptys (a shell
 # tool opens a pty), and POSIX shared memory (semaphores, Python's multiprocessing).
@@ -146,7 +146,7 @@ def confine(
     """
     names: list[str] = []
     paths: list[Path] = []
-    if worktree is not None and tier in WRITING_TIERS:
+    if worktree is not None and tier not in READ_ONLY_TIERS:
         if in_place or (worktree / ".git").is_dir():
             paths += _top_level_entries(worktree)
             names.append("the checkout's top-level entries but .git")

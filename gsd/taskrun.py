@@ -17,10 +17,10 @@ from gsd.agents import Agent
 from gsd.config import env_flag
 from gsd.dispatch import TaskDispatch, run_files
 from gsd.errors import GsdError, logged
-from gsd.files import read_own_file
 from gsd.git import Checkpoint, Git, Observation
 from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
+from gsd.records import ANY_SIZE, read_private
 from gsd.sandbox import Confinement, Settings, landlock_abi
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
@@ -289,7 +289,7 @@ def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
             cancel=job.cancel,
             confinement=confinement,
         )
-        data = read_own_file(result_file)
+        data = read_private(result_file, limit=ANY_SIZE)
     return spawned, None if data is None else data.decode("utf-8", "replace")
 
 
