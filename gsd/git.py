@@ -1232,6 +1232,7 @@ class Git:
         return self._run("merge-base", "--is-ancestor", ancestor, sha, ok=(0, 1)).status == 0
 
     def operation_in_progress(self) -> str | None:
+        """A merge, rebase, cherry-pick or revert stopped half way in this worktree."""
         git_dir = self.git_dir
         for name, label in _OPERATIONS.items():
             if (git_dir / name).exists():
