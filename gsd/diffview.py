@@ -9,6 +9,7 @@ from typing import Any
 
 from gsd.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.render import diagnostic_line
+from gsd.words import plural
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.
@@ -78,17 +79,13 @@ def summary(changes: PlanChanges) -> str:
     plans = _counts(n, "plans", ("added", "removed", "changed"))
     tasks = _counts(n, "tasks", ("added", "removed", "renamed", "changed"))
     parts = [f"plans: {plans}" if plans else "", f"tasks: {tasks}" if tasks else ""]
-    parts += [_plural(n["new_errors"], "new error"), _plural(n["new_warnings"], "new warning")]
-    parts.append(f"{_plural(n['fixed'], 'problem')} fixed" if n["fixed"] else "")
+    parts += [plural(n["new_errors"], "new error"), plural(n["new_warnings"], "new warning")]
+    parts.append(f"{plural(n['fixed'], 'problem')} fixed" if n["fixed"] else "")
     return "; ".join(p for p in parts if p and not p.startswith("0 ")) or "no plan changes"
 
 
 def _counts(n: dict[str, int], kind: str, statuses: tuple[str, ...]) -> str:
     return ", ".join(f"{n[f'{kind}_{s}']} {s}" for s in statuses if n[f"{kind}_{s}"])
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _label(side: Side) -> str:
@@ -186,7 +183,7 @@ def text(changes: PlanChanges) -> str:
         out.append(summary(changes))
     for plan in changes.plans:
         out.append("")
-        count = f"  ({_plural(len(plan.tasks), 'task')})" if plan.status != "changed" else ""
+        count = f"  ({plural(len(plan.tasks), 'task')})" if plan.status != "changed" else ""
         out.append(f"{plan.id} {plan.status}  {plan.path}{count}")
         for change in plan.changes:
             out.append(f"  {_field_line(change)}")
@@ -258,7 +255,7 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
 def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
     out = [f"### {_code(plan.id)} {plan.status} · {_code(plan.path)}", ""]
     if plan.status == "removed":
-        return [*out, f"{_plural(len(plan.tasks), 'task')} removed."]
+        return [*out, f"{plural(len(plan.tasks), 'task')} removed."]
     if plan.status == "added":
         out += ["| # | task | type | specialist |", "|---|---|---|---|"]
         out += [
