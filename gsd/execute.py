@@ -36,8 +36,8 @@ from gsd.project import Project
 from gsd.signals import Interruption
 from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
-from gsd.worktree import Worktrees
 from gsd.words import plural
+from gsd.worktree import Worktrees
 
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
