@@ -21,6 +21,7 @@ from gsd.errors import (
 )
 from gsd.lint import FORMATS as VALIDATE_FORMATS
 from gsd.models import is_plan_id, split_plan_id
+from gsd.words import plural
 
 if TYPE_CHECKING:
     from gsd.dispatch import TaskDispatch
@@ -314,15 +315,14 @@ def agents_sync() -> int:
     """
     from gsd import roster
     from gsd.files import write_atomic
-    from gsd.project import Project, find_root
 
-    project = Project(find_root(Path.cwd()))
+    project = _planned_project()
     found, warnings = project.agents()
     _warn(warnings)
     specialists = {a.name: a.description for a in found.values() if not a.is_system}
     path = project.planning / roster.ROSTER_FILE
     write_atomic(path, roster.render(specialists))
-    click.echo(f"wrote {path.relative_to(project.root)}: {len(specialists)} specialists")
+    click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")
     return EXIT_OK
 
 
@@ -448,9 +448,12 @@ def execute_phase(
     folder = found_phase.path.relative_to(project.root).as_posix()
     report = run_rules(project, [folder])
     if report.errors:
+        from gsd.render import listed_errors
+
+        click.echo(listed_errors(report), err=True, nl=False)
         click.echo(
-            f"gsd: warning: {report.errors} validation error(s) in {folder}; a live run would "
-            "refuse this phase (see gsd validate)",
+            f"gsd: warning: {plural(report.errors, 'validation error')} in {folder}; a live "
+            "run would refuse this phase",
             err=True,
         )
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
@@ -575,9 +578,8 @@ def status(fmt: str) -> int:
     Example: gsd status --format json
     """
     from gsd import progress
-    from gsd.project import Project, find_root
 
-    project = Project(find_root(Path.cwd()))
+    project = _planned_project()
     click.echo(progress.render(progress.project_status(project), fmt), nl=False)
     return EXIT_OK
 
@@ -662,7 +664,7 @@ def checkpoints_prune(older_than: float | None) -> int:
         pruned = [*forgotten, *git.prune_checkpoints(age)]
     for tag in pruned:
         click.echo(f"deleted {tag}")
-    click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)
+    click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)
     return EXIT_OK
 
 
@@ -687,6 +689,16 @@ def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispa
                                     tmpdir=tmpdir, environ=os.environ)  # fmt: skip
         shown.append(task._replace(sandbox=sandbox.describe(confined)))
     return shown
+
+
+def _planned_project() -> Project:
+    """The project here, for a command that needs its `.planning/` (git alone is not one)."""
+    from gsd.project import NO_PLANNING_HINT, PLANNING, Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    if not project.planning.is_dir():
+        raise UsageError(f"no {PLANNING}/ in {project.root}", hint=NO_PLANNING_HINT)
+    return project
 
 
 def _warn(warnings: list[str]) -> None:
