@@ -271,10 +271,14 @@ def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
         ]  # fmt: skip
         out += [f"| {_task_cell(t)} | {_task_change(t)} |" for t in plan.tasks]
     if details:
+        for change in plan.changes:
+            if _is_text(change):
+                out.extend(_text_details(f"<code>{_html(change.field)}</code>", change))
         for task in plan.tasks:
+            title = f"{_task_label(task)} <code>{_html(task.name)}</code>"
             for change in task.changes:
                 if _is_text(change):
-                    out.extend(_text_details(task, change))
+                    out.extend(_text_details(f"{title}: {_html(change.field)}", change))
     return out
 
 
@@ -298,14 +302,14 @@ def _task_change(task: TaskDiff) -> str:
     return "; ".join(words)
 
 
-def _text_details(task: TaskDiff, change: Change) -> list[str]:
+def _text_details(title: str, change: Change) -> list[str]:
+    """A folded unified diff of one changed text; `title` is HTML."""
     lines = _diff_lines(change.before, change.after)
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     body = "\n".join(lines)
     fence = "`" * max(3, _longest_run(body, "`") + 1)
-    summary = f"{_task_label(task)} <code>{_html(task.name)}</code>: {_html(change.field)}"
-    return ["", f"<details><summary>{summary}</summary>", "", f"{fence}diff", body, fence, "",
+    return ["", f"<details><summary>{title}</summary>", "", f"{fence}diff", body, fence, "",
             "</details>"]  # fmt: skip
 
 
