@@ -88,16 +88,16 @@ def resolve_phase(planning: Path, spec: str) -> Phase:
 
 
 def _names_number(spec: str, phase: Phase) -> bool:
-    """Whether `spec` is a bare phase number (`1`, `02.1`, `12a`, `CK-01`) of `phase`."""
+    """Whether `spec` is `phase` spelled by its number (`1`, `02.1`, `12a`, `CK-3`), or by
+    its number spelled another way and its own slug (`1-setup` for `01-setup`)."""
     if _PHASE_SPEC_RE.match(spec):
         return phase_key(spec) == phase.key
-    match = _PHASE_DIR_RE.match(spec)
-    if match is None or match.group(1) is None or match.group(5) is not None:
-        return False  # a slug names a directory, and only that directory
-    own_prefix = _PHASE_DIR_RE.match(phase.name)
-    assert own_prefix is not None
-    prefix = own_prefix.group(1) or ""
-    return prefix.upper() == match.group(1).upper() and phase_key(spec) == phase.key
+    given, own = _PHASE_DIR_RE.match(spec), _PHASE_DIR_RE.match(phase.name)
+    if given is None or own is None or phase_key(spec) != phase.key:
+        return False
+    if given.group(5) is not None:  # a slug names one directory: `01-nope` is not 01-setup
+        return given.group(5) == own.group(5) and given.group(1) == own.group(1)
+    return given.group(1) is not None and given.group(1).upper() == (own.group(1) or "").upper()
 
 
 def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError:
