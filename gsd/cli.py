@@ -465,7 +465,7 @@ def execute_phase(
 
 
 @cli.command()
-@click.option("--phase", help="Only this phase (1, 01 or 01-slug).")
+@click.option("--phase", help="Only this phase (1, 01 or its folder name, 01-setup).")
 @click.option("--plan", "plan_id", help="Only this plan (02, or the id 01-02).")
 @click.option("--specialist", help="Only failures of this agent.")
 @click.option("--type", "error_type", type=click.Choice(ERROR_TYPES), help="Only this type.")
@@ -489,6 +489,10 @@ def errors(
     from gsd.project import find_root
 
     root = find_root(Path.cwd())
+    if phase is not None and "-" in phase:  # a folder's name: `01-nope` is not phase 01
+        from gsd.phases import resolve_phase
+
+        resolve_phase(root / ".planning", phase)
     records, warnings = errorlog.read(errorlog.log_path(root))
     _warn(warnings)
     kept = errorlog.filter_records(

@@ -120,6 +120,7 @@ def test_a_long_list_of_phases_is_cut(tmp_path: Path) -> None:
         pytest.param(["waves", "01-nope"], id="waves"),
         pytest.param(["show", "01-nope"], id="show"),
         pytest.param(["validate", "--phase", "01-nope"], id="validate"),
+        pytest.param(["errors", "--phase", "01-nope"], id="errors"),
     ],
 )
 def test_every_command_refuses_a_wrong_slug(project, gsd, command: list[str]) -> None:
@@ -139,3 +140,4 @@ def test_the_right_slug_and_the_number_still_work(project, gsd) -> None:
         result = gsd("waves", spec)
         assert result.code == 0, result.err
         assert result.out.startswith("Phase 01-setup: 1 plan in 1 wave\n")
+        assert gsd("errors", "--phase", spec).code == 0
