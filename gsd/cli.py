@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,16 +21,71 @@ from gsd.errors import (
 )
 from gsd.lint import FORMATS as VALIDATE_FORMATS
 from gsd.models import is_plan_id, split_plan_id
+from gsd.words import plural
 
 if TYPE_CHECKING:
     from gsd.dispatch import TaskDispatch
     from gsd.models import Plan, Task
     from gsd.project import Project
 
-LIST_FORMATS = click.Choice(["text", "markdown", "json"])
+F = TypeVar("F", bound=Callable[..., Any])
+LIST_FORMATS = ("text", "markdown", "json")
+# What each output format is, for the help of every `--format` option.
+FORMAT_MEANINGS = {
+    "text": "for a terminal",
+    "markdown": "for a pull request or an issue",
+    "json": "for programs",
+    "github": "GitHub Actions annotations",
+    "sarif": "SARIF 2.1.0 for code scanning",
+    "junit": "JUnit XML for CI test reports",
+    "github-matrix": "a GitHub Actions job matrix",
+    "mermaid": "a Mermaid diagram",
+    "html": "a web page",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def format_option(choices: Sequence[str] = LIST_FORMATS) -> Callable[[F], F]:
+    """`--format` with its choices named in its help: `text (for a terminal), json ...`."""
+    named = [f"{c} ({FORMAT_MEANINGS[c]})" if c in FORMAT_MEANINGS else c for c in choices]
+    words = ", ".join(named[:-1]) + " or " + named[-1] if len(named) > 1 else named[0]
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="text",
+        show_default=True,
+        help=f"Output format: {words}.",
+    )
+
+
+def first_sentence(text: str) -> str:
+    """A docstring's first sentence, whole: what `gsd --help` shows beside a command
+    (Click's own summary cuts it at the terminal's width and adds `...`)."""
+    words = text.partition("\n\n")[0].split()
+    for i, word in enumerate(words):
+        if word.endswith(".") and (i == len(words) - 1 or not words[i + 1][0].islower()):
+            return " ".join(words[: i + 1])
+    return " ".join(words)
+
+
+class SummarisedCommand(click.Command):
+    """A command listed in `--help` by the whole first sentence of its docstring."""
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return self.short_help or first_sentence(self.help or "")
+
+
+class SummarisedGroup(click.Group):
+    """A group listed by its first sentence; its commands and subgroups are the same."""
+
+    command_class = SummarisedCommand
+    group_class = type  # subgroups are SummarisedGroups too
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return self.short_help or first_sentence(self.help or "")
+
+
+@click.group(cls=SummarisedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gsd")
 def cli() -> None:
     """Validate, schedule and run GSD-style PLAN.md files.
@@ -44,13 +100,7 @@ def cli() -> None:
 @click.option("--phase", help="Validate one phase (a number such as 1 or 02.1).")
 @click.option("--staged", is_flag=True, help="Validate the blobs staged in the git index.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (exit 1).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(VALIDATE_FORMATS),
-    default="text",
-    show_default=True,
-)
+@format_option(VALIDATE_FORMATS)
 @click.option(
     "-j",
     "--jobs",
@@ -65,8 +115,9 @@ def validate(
     fmt: str,
     jobs: int | None,
 ) -> int:
-    """Lint plan files: `path:line:col: severity CODE message`.
+    """Check plan files and report each problem with its line.
 
+    Prints `path:line:col: severity CODE message` per problem (see gsd rules).
     PATHS are plan files or directories (default: .planning/).
 
     Example: gsd validate --phase 2 --format github
@@ -80,8 +131,10 @@ def validate(
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def init(directory: Path | None) -> int:
-    """Create .planning/ from gsd's template: config.json (every setting gsd reads,
-    with its default), PROJECT.md, ROADMAP.md and STATE.md.
+    """Create .planning/ with gsd's settings and project files.
+
+    From gsd's template: config.json (every setting gsd reads, with its default),
+    PROJECT.md, ROADMAP.md and STATE.md.
 
     Never overwrites: a file that already exists is kept as it is, so running it
     again only adds what is missing. DIRECTORY defaults to the current directory;
@@ -104,9 +157,9 @@ def init(directory: Path | None) -> int:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def rules(fmt: str) -> int:
-    """List the rule codes of `gsd validate`, each with its severity and meaning.
+    """List the rules of gsd validate: code, severity and meaning.
 
     Example: gsd rules --format markdown
     """
@@ -130,12 +183,13 @@ def rules(fmt: str) -> int:
 
 @cli.command()
 @click.argument("target")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def show(target: str, fmt: str) -> int:
-    """Show plans and their tasks: TARGET is a plan file, a plan id (01-02) or a phase.
+    """Show plans, their tasks and the agent each task gets.
 
-    Each task: type, name, specialist as written and its form, the agent it resolves
-    to and why it falls back (if it does), files, line.
+    TARGET is a plan file, a plan id (01-02) or a phase (1, 01-setup). Each task:
+    type, name, specialist as written and its form, the agent it resolves to and
+    why it falls back (if it does), files, line.
 
     Example: gsd show 01-02 --format json
     """
@@ -167,16 +221,13 @@ def show(target: str, fmt: str) -> int:
 
 @cli.command()
 @click.argument("phase")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "json", "github-matrix"]),
-    default="text",
-    show_default=True,
-)
+@format_option(("text", "markdown", "json", "github-matrix"))
 @click.option("--wave", type=int, help="With github-matrix: only this wave's plans.")
 def waves(phase: str, fmt: str, wave: int | None) -> int:
-    """Show a phase's schedule: waves, plans that run one after another, critical path.
+    """Show a phase's schedule: its waves and critical path.
+
+    Each wave lists its plans and the plans in it that run one after another
+    (they share files). PHASE is a number (1, 02.1) or a folder name (01-setup).
 
     Example: gsd waves 1 --format github-matrix --wave 2
     """
@@ -197,12 +248,15 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
 @click.argument("revisions", nargs=-1, metavar="[BASE [HEAD]]")
 @click.option("--staged", "--cached", is_flag=True, help="Compare with the index, not the tree.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes, like git diff.")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) -> int:
-    """Show what changed in .planning/ plans between two git revisions: plans and
-    tasks added, removed, renamed or changed (name, type, specialist, files, action
-    text; depends_on, wave, files_modified, autonomous) and the validation problems
-    that are new at HEAD.
+    """Show what changed in the plans between two git revisions.
+
+    Plans and tasks added, removed, renamed or changed: frontmatter (depends_on,
+    wave, files_modified, autonomous, ...), the plan's sections (<objective>,
+    <context>, <verification>, <success_criteria>, <output>, ...) and each task's
+    name, type, specialist, files, action, verify and done; then the validation
+    problems that are new at HEAD.
 
     Revisions read like git diff: none compares HEAD with the working tree, BASE
     compares BASE with the working tree, BASE HEAD (or BASE..HEAD) two commits, and
@@ -222,13 +276,15 @@ def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) ->
 
 @cli.group()
 def agents() -> None:
-    """The agents gsd can run: list them, or write the roster plans name them from."""
+    """List the agents gsd can run, or write the roster of them."""
 
 
 @agents.command("list")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def agents_list(fmt: str) -> int:
-    """List every agent found: name, tier, runner, model, timeout and source file.
+    """List every agent found, with its tier, runner and source file.
+
+    Columns: name, tier, runner, model, timeout and source.
 
     Agents come from gsd's own agents/, ~/.claude/agents/, the project's
     .claude/agents/ and agents/, then `specialists.agent_paths`; a later one
@@ -250,27 +306,29 @@ def agents_list(fmt: str) -> int:
 
 @agents.command("sync")
 def agents_sync() -> int:
-    """Write .planning/available_agents.md: every specialist found (gsd-* excluded).
+    """Write the specialists found to .planning/available_agents.md.
+
+    Every agent but gsd's own (gsd-*), with its description: the roster plans
+    name specialists from.
 
     Example: gsd agents sync && git diff .planning/available_agents.md
     """
     from gsd import roster
     from gsd.files import write_atomic
-    from gsd.project import Project, find_root
 
-    project = Project(find_root(Path.cwd()))
+    project = _planned_project()
     found, warnings = project.agents()
     _warn(warnings)
     specialists = {a.name: a.description for a in found.values() if not a.is_system}
     path = project.planning / roster.ROSTER_FILE
     write_atomic(path, roster.render(specialists))
-    click.echo(f"wrote {path.relative_to(project.root)}: {len(specialists)} specialists")
+    click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")
     return EXIT_OK
 
 
 @cli.group()
 def hooks() -> None:
-    """Git hooks: a pre-commit hook that validates the staged plan files."""
+    """Install or remove the git hook that validates staged plans."""
 
 
 @hooks.command("install")
@@ -281,8 +339,9 @@ def hooks() -> None:
     help="The gsd program the hook runs (default: this one, else gsd on PATH).",
 )
 def hooks_install(program: str | None) -> int:
-    """Install a pre-commit hook that blocks a commit whose staged plan files have errors.
+    """Install a pre-commit hook that validates staged plan files.
 
+    A commit whose staged plan files have errors is refused.
     The hook runs `gsd validate --staged` on the plan files (.planning/**/*-PLAN.md)
     the commit adds or changes; a commit touching none costs one git call and never
     starts gsd. An existing pre-commit hook is moved to pre-commit.gsd-previous and
@@ -302,8 +361,9 @@ def hooks_install(program: str | None) -> int:
 
 @hooks.command("uninstall")
 def hooks_uninstall() -> int:
-    """Remove gsd's pre-commit hook and restore the hook it replaced, byte for byte.
+    """Remove gsd's pre-commit hook and restore the one it replaced.
 
+    The replaced hook comes back byte for byte.
     A hook that is not gsd's is never touched; with no gsd hook installed this says
     so and exits 0.
 
@@ -333,7 +393,7 @@ def hooks_uninstall() -> int:
     help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
 )
 @click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option(("text", "json"))
 def execute_phase(
     phase: str,
     dry_run: bool,
@@ -345,7 +405,10 @@ def execute_phase(
     auto: bool,
     fmt: str,
 ) -> int:
-    """Run a phase: one supervised agent per task, wave by wave, a commit per task.
+    """Run a phase's plans: one supervised agent per task.
+
+    Wave by wave, a commit per task. PHASE is a number (1, 02.1) or a folder
+    name (01-setup).
 
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
@@ -385,9 +448,12 @@ def execute_phase(
     folder = found_phase.path.relative_to(project.root).as_posix()
     report = run_rules(project, [folder])
     if report.errors:
+        from gsd.render import listed_errors
+
+        click.echo(listed_errors(report), err=True, nl=False)
         click.echo(
-            f"gsd: warning: {report.errors} validation error(s) in {folder}; a live run would "
-            "refuse this phase (see gsd validate)",
+            f"gsd: warning: {plural(report.errors, 'validation error')} in {folder}; a live "
+            "run would refuse this phase",
             err=True,
         )
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
@@ -399,12 +465,12 @@ def execute_phase(
 
 
 @cli.command()
-@click.option("--phase", help="Only this phase (1, 01 or 01-slug).")
+@click.option("--phase", help="Only this phase (1, 01 or its folder name, 01-setup).")
 @click.option("--plan", "plan_id", help="Only this plan (02, or the id 01-02).")
 @click.option("--specialist", help="Only failures of this agent.")
 @click.option("--type", "error_type", type=click.Choice(ERROR_TYPES), help="Only this type.")
 @click.option("--since", help="Only since a time: 2026-02-23, 2026-02-23T14:00Z, 30m, 2h, 7d.")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def errors(
     phase: str | None,
     plan_id: str | None,
@@ -413,7 +479,9 @@ def errors(
     since: str | None,
     fmt: str,
 ) -> int:
-    """Show .planning/specialist-errors.jsonl: one line per failed task attempt.
+    """Show the failed task attempts of past runs.
+
+    From .planning/specialist-errors.jsonl: one line per failed attempt.
 
     Example: gsd errors --type timeout --since 2d --format json
     """
@@ -421,6 +489,10 @@ def errors(
     from gsd.project import find_root
 
     root = find_root(Path.cwd())
+    if phase is not None and "-" in phase:  # a folder's name: `01-nope` is not phase 01
+        from gsd.phases import resolve_phase
+
+        resolve_phase(root / ".planning", phase)
     records, warnings = errorlog.read(errorlog.log_path(root))
     _warn(warnings)
     kept = errorlog.filter_records(
@@ -443,9 +515,11 @@ def errors(
     is_flag=True,
     help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option(("text", "json"))
 def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: str) -> int:
-    """Run one plan (the unit a CI matrix fans out), once its dependencies are done.
+    """Run one plan, once the plans it depends on are done.
+
+    The unit a CI matrix fans out: one job per plan of a wave.
 
     Example: gsd execute-plan 01-02
     """
@@ -474,8 +548,10 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
 )  # fmt: skip
 @click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
 def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
-    """Answer one human checkpoint of a plan; the next `gsd execute-phase` continues
-    past it (a plan with two checkpoints needs two approvals). Refused while a run is live.
+    """Answer a human checkpoint of a plan.
+
+    The next `gsd execute-phase` continues past it (a plan with two checkpoints
+    needs two approvals). Refused while a run is live.
 
     Example: gsd approve 01-02 --task 3 --option b
     """
@@ -496,27 +572,30 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def status(fmt: str) -> int:
-    """Show progress: each phase's plans (done, paused, failed, in progress, pending),
-    their committed tasks, and the open blockers of STATE.md.
+    """Show each phase's progress and the open blockers.
+
+    Each plan: done, paused, failed, in progress or pending, and its committed
+    tasks; then the open blockers of STATE.md.
 
     Example: gsd status --format json
     """
     from gsd import progress
-    from gsd.project import Project, find_root
 
-    project = Project(find_root(Path.cwd()))
+    project = _planned_project()
     click.echo(progress.render(progress.project_status(project), fmt), nl=False)
     return EXIT_OK
 
 
 @cli.command()
 @click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def report(every_run: bool, fmt: str) -> int:
-    """Show the last run: timeline of spawns, results, retries and commits, then
-    attempts, seconds, tokens and cost per agent and per plan.
+    """Show the last run: its timeline, tokens and cost.
+
+    The timeline of spawns, results, retries and commits, then attempts, seconds,
+    tokens and cost per agent and per plan.
 
     Example: gsd report --format markdown
     """
@@ -533,13 +612,18 @@ def report(every_run: bool, fmt: str) -> int:
 
 @cli.group()
 def checkpoints() -> None:
-    """The checkpoint tags gsd makes before each spawn (normally deleted right after)."""
+    """List or delete the checkpoint tags made before each task.
+
+    They are deleted right after the task, unless a run crashed.
+    """
 
 
 @checkpoints.command("list")
-@click.option("--format", "fmt", type=LIST_FORMATS, default="text", show_default=True)
+@format_option()
 def checkpoints_list(fmt: str) -> int:
-    """List checkpoint tags: plan, task, when, commit. Left over only after a crash.
+    """List the checkpoint tags: plan, task, when and commit.
+
+    Any there are were left over by a crash.
 
     Example: gsd checkpoints list --format json
     """
@@ -561,8 +645,9 @@ def checkpoints_list(fmt: str) -> int:
 @checkpoints.command("prune")
 @click.option("--older-than", type=click.FloatRange(min=0), help="Only tags older than H hours.")
 def checkpoints_prune(older_than: float | None) -> int:
-    """Delete checkpoint tags a crashed run left behind (refused while a run is live).
+    """Delete the checkpoint tags a crashed run left behind.
 
+    Refused while a run is live.
     In this checkout (where agents work only with workflow.use_worktrees false) the
     open checkpoints are forgotten too, nothing rolled back: run it once you have looked
     at what the interrupted run left. Plan worktrees keep their signed records, so the
@@ -583,7 +668,7 @@ def checkpoints_prune(older_than: float | None) -> int:
         pruned = [*forgotten, *git.prune_checkpoints(age)]
     for tag in pruned:
         click.echo(f"deleted {tag}")
-    click.echo(f"{len(pruned)} checkpoint tag(s) deleted", err=True)
+    click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)
     return EXIT_OK
 
 
@@ -608,6 +693,16 @@ def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispa
                                     tmpdir=tmpdir, environ=os.environ)  # fmt: skip
         shown.append(task._replace(sandbox=sandbox.describe(confined)))
     return shown
+
+
+def _planned_project() -> Project:
+    """The project here, for a command that needs its `.planning/` (git alone is not one)."""
+    from gsd.project import NO_PLANNING_HINT, PLANNING, Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    if not project.planning.is_dir():
+        raise UsageError(f"no {PLANNING}/ in {project.root}", hint=NO_PLANNING_HINT)
+    return project
 
 
 def _warn(warnings: list[str]) -> None:

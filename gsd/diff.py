@@ -42,6 +42,7 @@ class Snapshot(NamedTuple):
     side: Side
     plans: dict[str, Plan]  # by repo-relative path
     diagnostics: list[Diagnostic]
+    sections: dict[str, dict[str, str]] = {}  # by path: `body_sections` of the plan's text
 
 
 class Change(NamedTuple):
@@ -107,7 +108,11 @@ class PlanChanges(NamedTuple):
 def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
     """What changed from `base` to `head`: plans, tasks, fields, new diagnostics."""
     pairs = match_plans(base.plans, head.plans)
-    diffs = [d for old, new in pairs if (d := diff_plan(old, new)) is not None]
+    diffs = [
+        d
+        for old, new in pairs
+        if (d := diff_plan(old, new, _sections(base, old), _sections(head, new))) is not None
+    ]
     diffs.sort(key=lambda d: (plan_sort_key(d.id), d.path))
     # compared by code, path and message, never by line: an edit above a problem
     # moves it without making it new; a moved plan's problems keep their identity
@@ -137,8 +142,18 @@ def match_plans(
     return pairs
 
 
-def diff_plan(old: Plan | None, new: Plan | None) -> PlanDiff | None:
-    """The changes of one plan; None when nothing this diff looks at changed."""
+def _sections(snapshot: Snapshot, plan: Plan | None) -> dict[str, str]:
+    return snapshot.sections.get(plan.path, {}) if plan is not None else {}
+
+
+def diff_plan(
+    old: Plan | None,
+    new: Plan | None,
+    old_sections: dict[str, str] | None = None,
+    new_sections: dict[str, str] | None = None,
+) -> PlanDiff | None:
+    """The changes of one plan (frontmatter, then body sections as `body_sections` reads
+    them, then tasks); None when nothing this diff looks at changed."""
     if old is None and new is not None:
         tasks = [_whole_task("added", t) for t in new.tasks]
         return PlanDiff("added", new.id, new.path, None, [], tasks)
@@ -151,6 +166,7 @@ def diff_plan(old: Plan | None, new: Plan | None) -> PlanDiff | None:
         changes.append(Change("path", old.path, new.path))
     before, after = plan_fields(old), plan_fields(new)
     changes.extend(_changed(before, after))
+    changes.extend(_changed(old_sections or {}, new_sections or {}))
     matched = match_tasks(old.tasks, new.tasks)
     tasks = [d for a, b, moved in matched if (d := diff_task(a, b, moved)) is not None]
     if not changes and not tasks:
@@ -171,6 +187,28 @@ def plan_fields(plan: Plan) -> dict[str, Any]:
     }
     fields.update((k, v) for k, v in sorted(fm.items()) if k not in _COVERED_KEYS)
     return fields
+
+
+def body_sections(text: str) -> dict[str, str]:
+    """The sections of a plan body around its tasks, by tag in angle brackets
+    (`<objective>`, `<context>`, `<verification>`, `<success_criteria>`, `<output>`, any
+    other), each text as compared; a tag written twice is one section, its parts joined.
+
+    Read as `gsd.plan.parse` reads the body: tags inside fenced code are text.
+    """
+    from gsd import frontmatter
+    from gsd.plan import _Scanner
+
+    try:
+        cut = frontmatter.split(text)
+        body, start = cut.text, cut.body_offset
+    except frontmatter.FrontmatterError:
+        body, start = frontmatter.normalize(text), 0
+    sections: dict[str, list[str]] = {}
+    for element in _Scanner(body, start, "").elements(start, len(body)):
+        if element.tag not in ("tasks", "task"):
+            sections.setdefault(f"<{element.tag}>", []).append(_text(element.text) or "")
+    return {tag: "\n\n".join(parts) for tag, parts in sections.items()}
 
 
 def task_fields(task: Task) -> dict[str, Any]:

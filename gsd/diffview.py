@@ -9,6 +9,7 @@ from typing import Any
 
 from gsd.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.render import diagnostic_line
+from gsd.words import plural
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.
@@ -78,17 +79,13 @@ def summary(changes: PlanChanges) -> str:
     plans = _counts(n, "plans", ("added", "removed", "changed"))
     tasks = _counts(n, "tasks", ("added", "removed", "renamed", "changed"))
     parts = [f"plans: {plans}" if plans else "", f"tasks: {tasks}" if tasks else ""]
-    parts += [_plural(n["new_errors"], "new error"), _plural(n["new_warnings"], "new warning")]
-    parts.append(f"{_plural(n['fixed'], 'problem')} fixed" if n["fixed"] else "")
+    parts += [plural(n["new_errors"], "new error"), plural(n["new_warnings"], "new warning")]
+    parts.append(f"{plural(n['fixed'], 'problem')} fixed" if n["fixed"] else "")
     return "; ".join(p for p in parts if p and not p.startswith("0 ")) or "no plan changes"
 
 
 def _counts(n: dict[str, int], kind: str, statuses: tuple[str, ...]) -> str:
     return ", ".join(f"{n[f'{kind}_{s}']} {s}" for s in statuses if n[f"{kind}_{s}"])
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _label(side: Side) -> str:
@@ -186,7 +183,7 @@ def text(changes: PlanChanges) -> str:
         out.append(summary(changes))
     for plan in changes.plans:
         out.append("")
-        count = f"  ({_plural(len(plan.tasks), 'task')})" if plan.status != "changed" else ""
+        count = f"  ({plural(len(plan.tasks), 'task')})" if plan.status != "changed" else ""
         out.append(f"{plan.id} {plan.status}  {plan.path}{count}")
         for change in plan.changes:
             out.append(f"  {_field_line(change)}")
@@ -258,7 +255,7 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
 def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
     out = [f"### {_code(plan.id)} {plan.status} · {_code(plan.path)}", ""]
     if plan.status == "removed":
-        return [*out, f"{_plural(len(plan.tasks), 'task')} removed."]
+        return [*out, f"{plural(len(plan.tasks), 'task')} removed."]
     if plan.status == "added":
         out += ["| # | task | type | specialist |", "|---|---|---|---|"]
         out += [
@@ -274,10 +271,14 @@ def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
         ]  # fmt: skip
         out += [f"| {_task_cell(t)} | {_task_change(t)} |" for t in plan.tasks]
     if details:
+        for change in plan.changes:
+            if _is_text(change):
+                out.extend(_text_details(f"<code>{_html(change.field)}</code>", change))
         for task in plan.tasks:
+            title = f"{_task_label(task)} <code>{_html(task.name)}</code>"
             for change in task.changes:
                 if _is_text(change):
-                    out.extend(_text_details(task, change))
+                    out.extend(_text_details(f"{title}: {_html(change.field)}", change))
     return out
 
 
@@ -301,14 +302,14 @@ def _task_change(task: TaskDiff) -> str:
     return "; ".join(words)
 
 
-def _text_details(task: TaskDiff, change: Change) -> list[str]:
+def _text_details(title: str, change: Change) -> list[str]:
+    """A folded unified diff of one changed text; `title` is HTML."""
     lines = _diff_lines(change.before, change.after)
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     body = "\n".join(lines)
     fence = "`" * max(3, _longest_run(body, "`") + 1)
-    summary = f"{_task_label(task)} <code>{_html(task.name)}</code>: {_html(change.field)}"
-    return ["", f"<details><summary>{summary}</summary>", "", f"{fence}diff", body, fence, "",
+    return ["", f"<details><summary>{title}</summary>", "", f"{fence}diff", body, fence, "",
             "</details>"]  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd import approvals, bookkeeping, preflight, prompt, sandbox, summary
+from gsd import approvals, bookkeeping, preflight, prompt, render, sandbox, summary
 from gsd.agents import EXECUTOR
 from gsd.dispatch import TaskDispatch
 from gsd.errors import (
@@ -36,6 +36,7 @@ from gsd.project import Project
 from gsd.signals import Interruption
 from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
+from gsd.words import plural
 from gsd.worktree import Worktrees
 
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
@@ -117,9 +118,10 @@ def _execute(
     folder = phase.path.relative_to(project.root).as_posix()
     report = validate(project, [folder])
     if report.errors:
+        console.stream.write(render.listed_errors(report))  # what it refuses on, first
         raise GsdError(
-            f"{folder} has {report.errors} validation error(s); nothing was run",
-            hint=f"see `gsd validate --phase {phase.number}`",
+            f"{folder} has {plural(report.errors, 'validation error')}; nothing was run",
+            hint=f"fix them and run again; `gsd validate --phase {phase.number}` lists them all",
         )
     graph = project.phase_graph(phase)
     if options.only_plan is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -191,8 +190,19 @@ def jsonl_objects(
 
 
 def bundled_dir(name: str, checkout_name: str | None = None) -> Path:
-    """A folder gsd ships (`agents`, `workflows`, `planning-template`): beside the package
-    in a checkout or an editable install (named `checkout_name` there when it differs,
-    e.g. `.planning-template`), else the copy a wheel installs under `{prefix}/share/gsd/`."""
-    here = Path(__file__).resolve().parent.parent / (checkout_name or name)
-    return here if here.is_dir() else Path(sys.prefix) / "share" / "gsd" / name
+    """A folder gsd ships (`agents`, `workflows`, `planning-template`).
+
+    An installed gsd (a wheel: pip --user, a venv, the system) carries it as package
+    data, `gsd/bundled/<name>`; in a checkout or an editable install it is the folder
+    beside the package (named `checkout_name` there when that differs, e.g.
+    `.planning-template`). Never looked up from sys.prefix: `pip install --user` and
+    `--prefix` put data files elsewhere.
+    """
+    from importlib.resources import files
+
+    package = Path(str(files("gsd")))
+    installed = package / "bundled" / name.replace("-", "_")
+    if installed.is_dir():
+        return installed
+    checkout = package.parent / (checkout_name or name)
+    return checkout if checkout.is_dir() else installed

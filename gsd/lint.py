@@ -66,11 +66,23 @@ def parse(args: list[str]) -> Options | None:
     return Options(paths, **given)
 
 
+def _root(options: Options) -> Path:
+    """The project's root; plan files named outside any project are read from here."""
+    from gsd.project import find_root
+
+    try:
+        return find_root(Path.cwd(), hint="run gsd init to create one, or pass plan files")
+    except UsageError:
+        if options.paths:
+            return Path.cwd().resolve()
+        raise
+
+
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
     from gsd import render
     from gsd.phases import resolve_phase
-    from gsd.project import PLANNING, Project, find_root
+    from gsd.project import PLANNING, Project
     from gsd.sources import relative_to_root
     from gsd.validate import validate
 
@@ -78,7 +90,7 @@ def run(options: Options) -> int:
         raise UsageError(
             "--phase and PATHS name what to validate twice", hint="pass one or the other"
         )
-    root = find_root(Path.cwd())
+    root = _root(options)
     if options.paths:
         targets = [relative_to_root(root, p) for p in options.paths]
     elif options.phase is not None:
@@ -88,7 +100,7 @@ def run(options: Options) -> int:
         targets = [PLANNING]
     project = Project(root, staged=options.staged, paths=targets)
     if not options.paths and options.phase is None and not project.source.exists(PLANNING):
-        raise UsageError(f"no {PLANNING}/ in {root}", hint="pass plan files or run gsd init")
+        raise UsageError(f"no {PLANNING}/ in {root}", hint="run gsd init, or pass plan files")
     report = validate(project, targets, strict=options.strict, jobs=options.jobs)
     sys.stdout.write(render.FORMATS[options.fmt](report))
     sys.stdout.flush()

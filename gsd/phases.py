@@ -13,6 +13,7 @@ _PHASE_DIR_RE = re.compile(r"^(?:([A-Za-z]+)-)?(\d+)([A-Za-z]?)((?:\.\d+)*)(?:-(
 _PHASE_SPEC_RE = re.compile(r"^(\d+)([A-Za-z]?)((?:\.\d+)*)$")
 
 PhaseKey = tuple[int, str, tuple[int, ...]]
+_LISTED = 12  # phases an error names before `and N more`
 
 
 class Phase(NamedTuple):
@@ -66,23 +67,53 @@ def list_phases(planning: Path) -> list[Phase]:
 
 
 def resolve_phase(planning: Path, spec: str) -> Phase:
-    """The phase directory named by `spec`: a number (`1`, `01`, `2.1`) or a name."""
+    """The phase directory named by `spec`: a number (`1`, `01`, `1.0`, `2.1`, `12A`, `CK-01`)
+    or a directory's whole name (`01-setup`, or its path).
+
+    A name with a slug must be the name of a directory: `01-nope` is not phase 01.
+    """
     phases = list_phases(planning)
     text = spec.strip().rstrip("/")
+    name = Path(text).name
     for phase in phases:
-        if text in (phase.name, str(phase.path)):
+        if text == str(phase.path) or name == phase.name:
             return phase
-    key = phase_key(Path(text).name)
-    matches = [p for p in phases if key is not None and p.key == key]
+    matches = [p for p in phases if _names_number(name, p)]
     if len(matches) == 1:
         return matches[0]
-    known = ", ".join(p.name for p in phases) or "none"
     if len(matches) > 1:
         names = ", ".join(p.name for p in matches)
         raise UsageError(f"phase {spec!r} is ambiguous: {names}", hint="pass the directory name")
-    raise UsageError(
-        f"no phase {spec!r} under {planning / 'phases'} (phases: {known})",
-        hint="pass a phase number such as 1 or 02.1",
+    raise _no_such_phase(planning, spec, phases)
+
+
+def _names_number(spec: str, phase: Phase) -> bool:
+    """Whether `spec` is `phase` spelled by its number (`1`, `02.1`, `12a`, `CK-3`), or by
+    its number spelled another way and its own slug (`1-setup` for `01-setup`)."""
+    if _PHASE_SPEC_RE.match(spec):
+        return phase_key(spec) == phase.key
+    given, own = _PHASE_DIR_RE.match(spec), _PHASE_DIR_RE.match(phase.name)
+    if given is None or own is None or phase_key(spec) != phase.key:
+        return False
+    if given.group(5) is not None:  # a slug names one directory: `01-nope` is not 01-setup
+        return given.group(5) == own.group(5) and given.group(1) == own.group(1)
+    return given.group(1) is not None and given.group(1).upper() == (own.group(1) or "").upper()
+
+
+def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError:
+    where = planning / "phases"
+    if not planning.is_dir():
+        hint = "run gsd init to create it, then add phase folders"
+        return UsageError(f"no phase {spec!r}: no {planning.name}/ in {planning.parent}", hint=hint)
+    if not phases:
+        hint = "add one such as .planning/phases/01-setup/ holding its plans"
+        return UsageError(f"no phase {spec!r}: {where} has no phase folders", hint=hint)
+    shown = ", ".join(p.name for p in phases[:_LISTED])
+    more = f" and {len(phases) - _LISTED} more" if len(phases) > _LISTED else ""
+    example = phases[0]
+    return UsageError(
+        f"no phase {spec!r} under {where} (phases: {shown}{more})",
+        hint=f"name a phase by its number ({example.number}) or its folder ({example.name})",
     )
 
 

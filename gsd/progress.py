@@ -6,6 +6,7 @@ from typing import Any
 
 from gsd import state, summary
 from gsd.project import Project
+from gsd.words import plural
 
 
 def project_status(project: Project) -> dict[str, Any]:
@@ -66,7 +67,7 @@ def render(status: dict[str, Any], fmt: str) -> str:
     markdown = fmt == "markdown"
     out: list[str] = []
     for phase in status["phases"]:
-        head = f"Phase {phase['phase']}: {phase['done']}/{len(phase['plans'])} plans done"
+        head = f"Phase {phase['phase']}: {phase['done']}/{plural(len(phase['plans']), 'plan')} done"
         out.append(f"## {head}" if markdown else head)
         rows = [
             {"plan": plan["plan"], "wave": plan["wave"], "status": plan["status"],

@@ -26,8 +26,14 @@ if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on th
 PLANNING = ".planning"
 
 
-def find_root(start: Path) -> Path:
-    """The nearest directory at or above `start` that holds `.planning/` (or `.git`)."""
+NO_PLANNING_HINT = f"run gsd init to create one, or run gsd in a project that has {PLANNING}/"
+
+
+def find_root(start: Path, *, hint: str = NO_PLANNING_HINT) -> Path:
+    """The nearest directory at or above `start` that holds `.planning/` (or `.git`).
+
+    `hint` says what to do when there is neither: only a command that takes plan files
+    (`gsd validate`) may offer passing them."""
     start = start.resolve()
     for candidate in (start, *start.parents):
         if (candidate / PLANNING).is_dir():
@@ -37,7 +43,7 @@ def find_root(start: Path) -> Path:
             return candidate
     raise UsageError(
         f"no {PLANNING}/ directory in {start} or above",
-        hint="run gsd from a project that has one, or pass plan files",
+        hint=hint,
     )
 
 

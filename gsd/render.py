@@ -5,6 +5,7 @@ from __future__ import annotations
 from gsd import __version__, lint
 from gsd.models import Diagnostic
 from gsd.validate import RULES, Report
+from gsd.words import plural
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -14,18 +15,28 @@ def diagnostic_line(d: Diagnostic) -> str:
     return f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
 
 
+LISTED_DIAGNOSTICS = 20  # a refusal lists this many, then says how many more
+
+
+def listed_errors(report: Report, limit: int = LISTED_DIAGNOSTICS) -> str:
+    """The errors of `report` as `gsd validate` prints them, at most `limit` of them and
+    then `... and N more errors`: what a command refusing on them shows first."""
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    lines = [diagnostic_line(d) for d in errors[:limit]]
+    if len(errors) > limit:
+        lines.append(f"... and {plural(len(errors) - limit, 'more error')}")
+    return "".join(line + "\n" for line in lines)
+
+
 def text(report: Report) -> str:
     lines = [diagnostic_line(d) for d in report.diagnostics]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def summary(report: Report) -> str:
-    def count(n: int, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else 's'}"
-
     return (
-        f"{count(report.errors, 'error')}, {count(report.warnings, 'warning')} "
-        f"in {count(report.files, 'file')}"
+        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
+        f"in {plural(report.files, 'file')}"
     )
 
 

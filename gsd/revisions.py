@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from gsd import sources
-from gsd.diff import PlanChanges, Side, Snapshot, compare
+from gsd.diff import PlanChanges, Side, Snapshot, body_sections, compare
 from gsd.errors import UsageError
 from gsd.project import PLANNING, Project
-from gsd.sources import GitIndex, GitTree, Source, WorkingTree
+from gsd.sources import GitIndex, GitTree, Source, Unreadable, WorkingTree
 
 WORKING_TREE = "working tree"
 INDEX = "index"
@@ -78,4 +78,13 @@ def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     project.preload(paths)
     plans = {path: project.plan(path) for path in paths}
     diagnostics = validate(project, [PLANNING]).diagnostics if paths else []
-    return Snapshot(side._replace(has_planning=True), plans, diagnostics)
+    sections = {path: _body_sections(source, path) for path, plan in plans.items() if plan.readable}
+    return Snapshot(side._replace(has_planning=True), plans, diagnostics, sections)
+
+
+def _body_sections(source: Source, path: str) -> dict[str, str]:
+    """A readable plan's sections (its bytes were just read: git blobs are cached)."""
+    try:
+        return body_sections(source.read(path).decode("utf-8", "replace"))
+    except Unreadable:  # changed on disk since it was read
+        return {}

@@ -21,7 +21,7 @@ class Scaffolded(NamedTuple):
 
 
 def template_dir() -> Path:
-    """`.planning-template/` in a checkout, `share/gsd/planning-template/` when installed."""
+    """`.planning-template/` in a checkout, `gsd/bundled/planning_template/` when installed."""
     return bundled_dir("planning-template", ".planning-template")
 
 

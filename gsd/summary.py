@@ -14,6 +14,7 @@ from gsd.files import write_atomic
 from gsd.models import split_plan_id
 from gsd.taskrun import TaskOutcome
 from gsd.utc import as_utc, utc_stamp
+from gsd.words import plural
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -73,8 +74,8 @@ def render(
     lines = [
         f"# Phase {phase_number} Plan {plan_number}: Summary",
         "",
-        f"**{len(done)} of {len(numbers)} tasks done in {committed} commits, "
-        f"{_count(len(files), 'file')} changed"
+        f"**{len(done)} of {plural(len(numbers), 'task')} done in {plural(committed, 'commit')}, "
+        f"{plural(len(files), 'file')} changed"
         + (f"; agents: {', '.join(agents)}**" if agents else "**"),
         "",
         "## Performance",
@@ -355,10 +356,6 @@ def _long_duration(seconds: float) -> str:
     if seconds < 60:
         return f"{round(seconds)} sec"
     return f"{round(seconds / 60)} min"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # --- frontmatter -----------------------------------------------------------------

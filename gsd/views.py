@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsd.graph import PhaseGraph
 from gsd.models import Plan, Task
+from gsd.words import plural
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
@@ -112,7 +113,7 @@ def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
         out.append(f"## {head}" if markdown else head)
         out.append(
             f"wave {wave}, depends on {deps}, autonomous {str(view['autonomous']).lower()}, "
-            f"{len(view['tasks'])} task{'s' if len(view['tasks']) != 1 else ''}"
+            f"{plural(len(view['tasks']), 'task')}"
         )
         rows = [
             {
@@ -137,7 +138,8 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(view, indent=2) + "\n"
     markdown = fmt == "markdown"
-    title = f"Phase {view['phase']}: {view['plans']} plans in {len(view['waves'])} waves"
+    title = f"Phase {view['phase']}: {plural(view['plans'], 'plan')} in "
+    title += plural(len(view["waves"]), "wave")
     rows = [
         {
             "wave": w["wave"],
@@ -149,7 +151,7 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     ]
     out = [f"## {title}" if markdown else title, "", table(rows, markdown), ""]
     path = view["critical_path"]
-    out.append(f"Critical path: {' -> '.join(path)} ({len(path)} plans)" if path else "")
+    out.append(f"Critical path: {' -> '.join(path)} ({plural(len(path), 'plan')})" if path else "")
     for cycle in view["cycles"]:
         out.append(f"Cycle (not scheduled): {' -> '.join(cycle)}")
     return "\n".join(out).rstrip("\n") + "\n"
@@ -190,7 +192,7 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
     if fmt == "json":
         body = {"phase": phase, "dry_run": True, "tasks": [t.to_dict() for t in tasks]}
         return json.dumps(body, indent=2) + "\n"
-    out = [f"Phase {phase}: dry run, {len(tasks)} tasks (nothing is changed)"]
+    out = [f"Phase {phase}: dry run, {plural(len(tasks), 'task')} (nothing is changed)"]
     for t in tasks:
         written = f"{t.specialist!r} ({t.specialist_form})" if t.specialist_form else "none"
         out.append("")

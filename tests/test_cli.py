@@ -251,3 +251,113 @@ def test_ctrl_c_says_the_same_on_both_paths(project, gsd, monkeypatch) -> None:
     for args in (["validate"], ["rules"]):
         result = gsd(*args)
         assert (result.code, result.err) == (130, f"\n{INTERRUPTED}\n")
+
+
+# --- --help: whole sentences, every --format explained ---------------------------------------
+
+
+def _commands(group=None, path=("gsd",)):
+    """Every command and group of the command line, with its path."""
+    import click
+
+    from gsd.cli import cli
+
+    group = group or cli
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+@pytest.mark.parametrize("width", ["80", "50"])
+def test_help_lists_every_command_by_a_whole_sentence(gsd, monkeypatch, width: str) -> None:
+    monkeypatch.setenv("COLUMNS", width)
+    groups = [(), *[p[1:] for p, c in _commands() if hasattr(c, "commands")]]
+    for group in groups:
+        result = gsd(*group, "--help")
+        assert result.code == 0
+        listing = result.out.split("Commands:\n", 1)[1]
+        summaries = " ".join(listing.split())  # a summary may wrap onto more lines
+        assert "..." not in summaries
+    for path, command in _commands():
+        summary = command.get_short_help_str(limit=10)
+        assert summary[0].isupper() and summary.endswith("."), (path, summary)
+        assert summary == " ".join(command.help.split("\n\n")[0].split()), path
+
+
+def test_help_summaries_fit_one_line_of_an_80_column_terminal(gsd, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = gsd("--help")
+    rows = result.out.split("Commands:\n", 1)[1].splitlines()
+    assert all(row.startswith("  ") and not row.startswith("   ") for row in rows if row), rows
+
+
+def test_every_format_option_names_its_choices() -> None:
+    import click
+
+    for path, command in _commands():
+        for option in command.params:
+            if "--format" not in getattr(option, "opts", []):
+                continue
+            assert isinstance(option.type, click.Choice), path
+            assert option.help, path
+            for choice in option.type.choices:
+                assert str(choice) in option.help, (path, choice)
+
+
+def test_format_help_in_the_real_help_output(gsd) -> None:
+    result = gsd("diff", "--help")
+    text = " ".join(result.out.split())
+    assert (
+        "Output format: text (for a terminal), markdown (for a pull request or an issue) or "
+        "json (for programs). [default: text]"
+    ) in text
+
+
+# --- counted nouns ---------------------------------------------------------------------------
+
+
+def test_counts_are_singular_for_one(project, gsd) -> None:
+    project.plan("01-01")
+    waves = gsd("waves", "1")
+    assert waves.out.startswith("Phase 01-alpha: 1 plan in 1 wave\n")
+    assert "Critical path: 01-01 (1 plan)" in waves.out
+    assert "autonomous true, 1 task\n" in gsd("show", "1").out
+    assert gsd("execute-phase", "1", "--dry-run").out.startswith(
+        "Phase 01-alpha: dry run, 1 task (nothing is changed)\n"
+    )
+    assert gsd("status").out.startswith("Phase 01-alpha: 0/1 plan done\n")
+    assert gsd("validate").err == "0 errors, 0 warnings in 1 file\n"
+
+
+def test_counts_are_plural_for_two(project, gsd) -> None:
+    project.plan("01-01", tasks=auto_task() + "\n" + auto_task("Task 2: more"))
+    project.plan("01-02", depends_on='["01-01"]', wave=2, files_modified="[src/y.py]")
+    waves = gsd("waves", "1")
+    assert waves.out.startswith("Phase 01-alpha: 2 plans in 2 waves\n")
+    assert "Critical path: 01-01 -> 01-02 (2 plans)" in waves.out
+    assert "autonomous true, 2 tasks\n" in gsd("show", "01-01").out
+    assert gsd("execute-phase", "1", "--dry-run").out.startswith(
+        "Phase 01-alpha: dry run, 3 tasks (nothing is changed)\n"
+    )
+    assert gsd("status").out.startswith("Phase 01-alpha: 0/2 plans done\n")
+
+
+def test_no_output_counts_with_a_parenthesised_plural() -> None:
+    """`task(s)`, `error(s)`: one helper, gsd.words.plural, says `1 task`, `2 tasks`.
+
+    `owned_elsewhere`: lines in modules other parts of issue 11 own, left for them."""
+    import re
+
+    owned_elsewhere = {
+        ("execute.py", "wave(s)"),
+        ("execute.py", "group(s)"),
+        ("execute.py", "plan(s)"),
+        ("taskrun.py", "check(s)"),
+        ("taskrun.py", "process(es)"),
+    }
+    found = set()
+    for path in sorted((Path(__file__).parent.parent / "gsd").glob("*.py")):
+        for match in re.finditer(r"\b\w+\((?:s|es)\)", path.read_text()):
+            found.add((path.name, match.group()))
+    assert found <= owned_elsewhere, found - owned_elsewhere

@@ -368,3 +368,95 @@ def test_a_planning_file_is_not_a_planning_folder(tmp_path: Path) -> None:
     (tmp_path / ".planning").write_text("---\nphase: 01-a\n---\n")
     snapshot = load_snapshot(tmp_path, WorkingTree(tmp_path), Side("working tree", None, True))
     assert (snapshot.side.has_planning, snapshot.plans, snapshot.diagnostics) == (False, {}, [])
+
+
+# --- the plan's own sections: <objective>, <context>, <verification>, ... -------------------
+
+SECTIONED = plan_text().replace(
+    "<objective>Do the thing.</objective>",
+    "<objective>\nBuild the parser.\n</objective>\n\n<context>\n@src/x.py\n</context>",
+) + (
+    "\n<verification>\n- tests pass\n</verification>\n"
+    "\n<success_criteria>\n- parser works\n</success_criteria>\n"
+    "\n<output>\nAfter completion, create 01-01-SUMMARY.md\n</output>\n"
+    "\n```xml\n<objective>in a fence: text, not a section</objective>\n```\n"
+)
+
+
+@pytest.fixture
+def sections(git_project):
+    """01-01 with every body section; HEAD's copy edits each one, and one task's verify
+    and done."""
+    git_project.plan("01-01", text=SECTIONED)
+    base = commit(git_project, "base")
+    edited = (
+        SECTIONED.replace("Build the parser.", "Build the parser.\nKeep spans.")
+        .replace("@src/x.py", "@src/x.py\n@docs/grammar.md")
+        .replace("- tests pass", "- tests pass\n- lint passes")
+        .replace("- parser works", "- parser is fast")
+        .replace("create 01-01-SUMMARY.md", "create the summary")
+        .replace("<automated>true</automated>", "<automated>pytest -q</automated>")
+        .replace("<done>It is done.</done>", "<done>The parser is done.</done>")
+        .replace("in a fence: text", "in a fence: other text")
+    )
+    git_project.plan("01-01", text=edited)
+    return git_project, base, commit(git_project, "head")
+
+
+def test_json_reports_every_changed_section(sections, gsd) -> None:
+    _, base, head = sections
+    result = gsd("diff", base, head, "--format", "json")
+    assert result.code == 0, result.err
+    (plan,) = json.loads(result.out)["plans"]
+    assert fields(plan["changes"]) == {
+        "<objective>": ("Build the parser.", "Build the parser.\nKeep spans."),
+        "<context>": ("@src/x.py", "@src/x.py\n@docs/grammar.md"),
+        "<verification>": ("- tests pass", "- tests pass\n- lint passes"),
+        "<success_criteria>": ("- parser works", "- parser is fast"),
+        "<output>": ("After completion, create 01-01-SUMMARY.md",
+                     "After completion, create the summary"),
+    }  # fmt: skip
+    (task,) = plan["tasks"]
+    assert fields(task["changes"]) == {
+        "verify": ("<automated>true</automated>", "<automated>pytest -q</automated>"),
+        "done": ("It is done.", "The parser is done."),
+    }
+    assert json.loads(result.out)["summary"]["plans_changed"] == 1
+
+
+def test_text_names_each_section(sections, gsd) -> None:
+    _, base, head = sections
+    out = gsd("diff", base, head).out
+    assert "  <objective>: text changed (+1 -0 lines)\n" in out
+    assert "  <context>: text changed (+1 -0 lines)\n" in out
+    assert "  <success_criteria>: - parser works -> - parser is fast\n" in out
+    assert "  <output>: After completion, create 01-01-SUMMARY.md -> After completion, " in out
+    assert 'changed  task 1 "Task 1: do it": verify <automated>true</automated> -> ' in out
+
+
+def test_markdown_folds_each_changed_section(sections, gsd) -> None:
+    _, base, head = sections
+    out = gsd("diff", base, head, "--format", "markdown").out
+    assert "- `<objective>`: text changed (+1 -0 lines)\n" in out
+    assert "<details><summary><code>&lt;objective&gt;</code></summary>" in out
+    assert "```diff\n@@ -1 +1,2 @@\n Build the parser.\n+Keep spans.\n```" in out
+    assert "<details><summary><code>&lt;verification&gt;</code></summary>" in out
+
+
+def test_only_a_section_changed_is_a_changed_plan(git_project, gsd) -> None:
+    git_project.plan("01-01", text=SECTIONED)
+    base = commit(git_project, "base")
+    git_project.plan("01-01", text=SECTIONED.replace("- tests pass", "- all tests pass"))
+    result = gsd("diff", base, "--exit-code")
+    assert result.code == 1
+    assert "plans: 1 changed\n" in result.out
+    assert "  <verification>: - tests pass -> - all tests pass\n" in result.out
+
+
+def test_sections_in_code_fences_and_tasks_are_not_plan_sections() -> None:
+    from gsd.diff import body_sections
+
+    found = body_sections(SECTIONED)
+    assert list(found) == ["<objective>", "<context>", "<verification>", "<success_criteria>",
+                           "<output>"]  # fmt: skip
+    assert found["<context>"] == "@src/x.py"

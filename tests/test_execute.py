@@ -243,8 +243,32 @@ def test_validation_errors_refuse_the_run(git_project, gsd) -> None:
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "plans")
     result = gsd("execute-phase", "1")
-    assert result.code == 2 and "validation error" in result.err
+    assert result.code == 2
+    assert result.err.endswith(
+        ".planning/phases/01-alpha/01-01-PLAN.md:4:1: error GSD003 `type` is 'nope'; allowed: "
+        "execute, tdd\n"
+        "gsd: error: .planning/phases/01-alpha has 1 validation error; nothing was run (fix "
+        "them and run again; `gsd validate --phase 01` lists them all)\n"
+    )
     assert git(git_project.root, "tag", "--list") == ""
+
+
+def test_a_refusal_lists_twenty_errors_then_how_many_more(git_project, gsd) -> None:
+    no_action = '<task type="auto"><name>Task {n}</name><files>a.py</files></task>'
+    tasks = "\n".join(no_action.format(n=n) for n in range(1, 26))
+    git_project.plan("01-01", tasks=tasks)
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    result = gsd("execute-phase", "1")
+    assert result.code == 2
+    listed = [line for line in result.err.splitlines() if " error GSD" in line]
+    assert len(listed) == 20
+    assert "... and 5 more errors\n" in result.err
+    assert "has 25 validation errors; nothing was run" in result.err
+    dry = gsd("execute-phase", "1", "--dry-run")
+    assert dry.code == 0
+    assert [line for line in dry.err.splitlines() if " error GSD" in line] == listed
+    assert "gsd: warning: 25 validation errors in .planning/phases/01-alpha; a live run " in dry.err
 
 
 def test_execute_plan_runs_one_plan_once_its_dependencies_are_done(phase, gsd) -> None:

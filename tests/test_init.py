@@ -150,19 +150,19 @@ def test_a_file_named_planning_is_one_line_exit_2(empty: Path, gsd) -> None:
     )
 
 
-def test_the_package_installs_the_template_under_share_gsd(tmp_path: Path) -> None:
-    """setuptools' data-files step, offline, on this checkout: what a wheel puts under
-    {prefix}/share/gsd/ (a real pip install is in test_precommit_framework.py)."""
+def test_the_package_carries_the_template_as_package_data(tmp_path: Path) -> None:
+    """setuptools' build_py step, offline, on this checkout: what a wheel puts in
+    gsd/bundled/ (wheels installed --user and --prefix are in test_install.py)."""
     source = tmp_path / "src"
     snapshot_checkout(source)
-    prefix = tmp_path / "prefix"
+    build = tmp_path / "build"
     done = subprocess.run(
-        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "install_data",
-         "--install-dir", str(prefix)],
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py",
+         "--build-lib", str(build)],
         cwd=source, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    shipped = prefix / "share" / "gsd" / "planning-template"
+    shipped = build / "gsd" / "bundled" / "planning_template"
     assert sorted(p.name for p in shipped.iterdir()) == FILES
     for name in FILES:
         assert (shipped / name).read_bytes() == (TEMPLATE / name).read_bytes()

@@ -57,3 +57,87 @@ def test_unknown_phase_is_a_usage_error_listing_phases(planning: Path, spec: str
 def test_plan_sort_key_is_numeric() -> None:
     ids = ["02-10", "02.1-01", "02-09", "10-01", "02-01"]
     assert sorted(ids, key=plan_sort_key) == ["02-01", "02-09", "02-10", "02.1-01", "10-01"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        pytest.param("CK-03", "CK-03-coded", id="prefixed-number"),
+        pytest.param("ck-3", "CK-03-coded", id="prefixed-number-lowercase"),
+        pytest.param("CK-03-coded", "CK-03-coded", id="prefixed-directory-name"),
+        pytest.param("02.1-hotfix", "02.1-hotfix", id="decimal-directory-name"),
+        pytest.param("12A-extra/", "12A-extra", id="trailing-slash"),
+        pytest.param("phases/02-api", "02-api", id="a-path"),
+        pytest.param("1-foundation", "01-foundation", id="unpadded-with-its-slug"),
+        pytest.param("2.1.0-hotfix", "02.1-hotfix", id="decimal-zero-with-its-slug"),
+    ],
+)
+def test_resolve_more_spellings(planning: Path, spec: str, name: str) -> None:
+    assert resolve_phase(planning, spec).name == name
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param("01-nope", id="wrong-slug"),
+        pytest.param("02-foundation", id="slug-of-another-phase"),
+        pytest.param("1-api", id="unpadded-slug-of-another-phase"),
+        pytest.param("02.1-api", id="decimal-wrong-slug"),
+        pytest.param("XX-03", id="wrong-prefix"),
+        pytest.param("CK-03-nope", id="prefixed-wrong-slug"),
+    ],
+)
+def test_a_slug_must_name_a_directory(planning: Path, spec: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        resolve_phase(planning, spec)
+    assert str(raised.value) == (
+        f"no phase {spec!r} under {planning / 'phases'} (phases: 01-foundation, 02-api, "
+        "02.1-hotfix, CK-03-coded, 12A-extra) (name a phase by its number (01) or its "
+        "folder (01-foundation))"
+    )
+
+
+def test_no_phase_folders_and_no_planning_say_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"no \.planning/ in .*\(run gsd init"):
+        resolve_phase(tmp_path / ".planning", "1")
+    (tmp_path / ".planning" / "phases").mkdir(parents=True)
+    with pytest.raises(UsageError, match=r"has no phase folders \(add one such as"):
+        resolve_phase(tmp_path / ".planning", "1")
+
+
+def test_a_long_list_of_phases_is_cut(tmp_path: Path) -> None:
+    for number in range(1, 16):
+        (tmp_path / "phases" / f"{number:02d}-p").mkdir(parents=True)
+    with pytest.raises(UsageError, match=r"12-p and 3 more\)"):
+        resolve_phase(tmp_path, "01-nope")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["execute-phase", "01-nope"], id="execute-phase"),
+        pytest.param(["execute-phase", "01-nope", "--dry-run"], id="dry-run"),
+        pytest.param(["waves", "01-nope"], id="waves"),
+        pytest.param(["show", "01-nope"], id="show"),
+        pytest.param(["validate", "--phase", "01-nope"], id="validate"),
+        pytest.param(["errors", "--phase", "01-nope"], id="errors"),
+    ],
+)
+def test_every_command_refuses_a_wrong_slug(project, gsd, command: list[str]) -> None:
+    project.plan("01-01", phase_dir="01-setup")
+    project.plan("02-01", phase_dir="02-api")
+    result = gsd(*command)
+    assert result.code == 2, result.out
+    assert result.out == ""
+    assert result.err.startswith("gsd: error: no phase '01-nope' under ")
+    assert "(phases: 01-setup, 02-api)" in result.err
+    assert "name a phase by its number (01) or its folder (01-setup)" in result.err
+
+
+def test_the_right_slug_and_the_number_still_work(project, gsd) -> None:
+    project.plan("01-01", phase_dir="01-setup")
+    for spec in ("1", "01", "1.0", "01-setup"):
+        result = gsd("waves", spec)
+        assert result.code == 0, result.err
+        assert result.out.startswith("Phase 01-setup: 1 plan in 1 wave\n")
+        assert gsd("errors", "--phase", spec).code == 0

@@ -116,10 +116,10 @@ def test_installed_as_git_hook_it_blocks_a_bad_commit(target, framework: Framewo
     assert "GSD003" in blocked.stdout + blocked.stderr
 
 
-def test_the_installed_package_scaffolds_from_share_gsd(
+def test_the_installed_package_scaffolds_from_its_package_data(
     target, framework: Framework, tmp_path: Path
 ) -> None:
-    """gsd-plans as pip installed it: `gsd init` finds its template under share/gsd/."""
+    """gsd-plans as pip installed it: `gsd init` finds its template in the package."""
     assert framework.run(target.root, "install-hooks").returncode == 0
     gsd = framework.installed_gsd()
     where = tmp_path / "fresh"
