@@ -393,6 +393,9 @@ def execute_phase(
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     _warn(warnings)
     tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    from gsd.preflight import check_runners  # as a live run would refuse: exit 2
+
+    check_runners(tasks, project.root, os.environ)
     tasks = _with_sandbox(project, tasks)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK

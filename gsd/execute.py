@@ -565,7 +565,7 @@ class _Run:
         attempt = 0
         while True:
             attempt += 1
-            agent = self.agents[dispatch.agent]
+            agent = self.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
             text = prompt.build_prompt(agent, plan, task, context, self.templates)
             say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
             journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name,
