@@ -80,7 +80,7 @@ def check_runners(
         return
     named, hints = [], []
     for program, (first, count) in missing.items():
-        more = f" and {count - 1} more task{'s' if count > 2 else ''}" if count > 1 else ""
+        more = f", and {count - 1} more task{'s' if count > 2 else ''}" if count > 1 else ""
         runner = first.runner or "command"
         named.append(f"the {runner} runner program `{program}` (plan {first.plan} task "
                      f"{first.task}, agent {first.agent}{more})")  # fmt: skip

@@ -34,10 +34,10 @@ def test_show_json_gives_every_task(phase, gsd) -> None:
     assert plan["tasks"] == [
         {"index": 1, "type": "auto", "name": "Task 1: do it", "specialist": "python-pro",
          "specialist_form": "attribute", "agent": "python-pro", "fallback": None,
-         "files": ["src/x.py"], "line": 21},
+         "runner": None, "model": None, "files": ["src/x.py"], "line": 21},
         {"index": 2, "type": "auto", "name": "Task 2: b", "specialist": None,
          "specialist_form": None, "agent": "gsd-executor", "fallback": None,
-         "files": ["src/x.py"], "line": 28},
+         "runner": None, "model": None, "files": ["src/x.py"], "line": 28},
     ]  # fmt: skip
 
 
