@@ -189,16 +189,17 @@ def project_findings(
     project: Project, found: dict[str, Program], environ: Mapping[str, str]
 ) -> list[Finding]:
     """Config, agent files, and the programs the plans' tasks (every phase) run."""
-    findings = config_findings(project)
     from gsd.dispatch import Dispatcher
 
+    findings = config_findings(project)
     try:
         agents, warnings = project.agents()
         dispatcher = Dispatcher(agents, project.roster, project.config, environ=environ)
-    except GsdError as exc:  # config.json unreadable, no gsd-executor, ...
-        findings.append(Finding(PROBLEM, "config", str(exc)))
-        findings += [runner_finding(p, []) for p in found.values()]
-        return findings
+    except GsdError as exc:  # config.json unusable, no gsd-executor, ...
+        if not any(f.message == str(exc) for f in findings):
+            findings.append(Finding(PROBLEM, "config", str(exc)))
+        # which tasks run on what is unknown: the programs alone
+        return findings + [runner_finding(p, None) for p in found.values()]
     findings += warning_findings(project, warnings)
     tasks: list[TaskDispatch] = []
     for phase in project.phases():
