@@ -133,7 +133,10 @@ class Dispatcher:
         if fallback is not None:
             resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
         own = self.agents[resolution.agent]
-        agent = self.run_as(own, task.runner, f"{plan.path}:{task.line}: task {task.index}")
+        runner = task.runner
+        if fallback is not None and runner == "command" and own.runner != "command":
+            runner = None  # the fallback has no command of its own: it runs on its runner
+        agent = self.run_as(own, runner, f"{plan.path}:{task.line}: task {task.index}")
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
@@ -147,7 +150,7 @@ class Dispatcher:
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
             tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
-            runner_source="plan" if task.runner is not None else "agent",
+            runner_source="plan" if runner is not None else "agent",
             model_source=model_source,
         )  # fmt: skip
 

@@ -243,3 +243,38 @@ def test_a_live_run_calls_the_plans_runner_with_its_model(
     assert seen["specialist"] == "python-pro" and seen["prompt_names_task"]
     log = (planned.root / ".planning/phases/01-alpha/01-01-RESULT.txt").read_text()
     assert "### Task Report" in log
+
+
+# --- the fallback -----------------------------------------------------------------------------
+
+
+def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_project) -> None:
+    """gsd-executor takes a failed task over on the task's runner= (a user with only
+    gemini has no claude for it); `runner="command"` names a command only its agent has."""
+    from gsd.agents import parse_agent
+    from gsd.config import Config
+    from gsd.dispatch import Dispatcher
+    from gsd.plan import parse
+
+    agents = {
+        "gsd-executor": parse_agent("---\nname: gsd-executor\n---\nX\n", "executor.md"),
+        "local": parse_agent('---\nname: local\nrunner: command\ncommand: ["python3", "a.py"]\n'
+                             "---\nX\n", "local.md"),  # fmt: skip
+    }
+    plan = parse(git_project.plan("01-01", tasks="\n".join([
+        auto_task("Task 1", attrs=' specialist="local" runner="gemini"'),
+        auto_task("Task 2", attrs=' specialist="local" runner="command"'),
+    ])).read_text(), "01-01-PLAN.md")  # fmt: skip
+    dispatcher = Dispatcher(agents, {"local": ""}, Config(), environ={})
+    on_gemini, on_command = plan.tasks
+    assert dispatcher.task(1, plan, on_gemini).argv[0] == "gemini"
+    assert dispatcher.task(1, plan, on_command).argv == ["python3", "a.py"]
+    taken_over = dispatcher.task(1, plan, on_gemini, fallback="local failed: timeout")
+    assert (taken_over.agent, taken_over.runner, taken_over.runner_source) == (
+        "gsd-executor", "gemini", "plan",
+    )  # fmt: skip
+    assert dispatcher.agent_for(taken_over).runner == "gemini"
+    taken_over = dispatcher.task(1, plan, on_command, fallback="local failed: timeout")
+    assert (taken_over.agent, taken_over.runner, taken_over.runner_source) == (
+        "gsd-executor", "claude", "agent",
+    )  # fmt: skip
