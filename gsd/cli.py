@@ -157,6 +157,28 @@ def init(directory: Path | None) -> int:
 
 
 @cli.command()
+@format_option(("text", "json"))
+def doctor(fmt: str) -> int:
+    """Check what a run needs: git, Landlock, runner programs.
+
+    git 2.23 or newer, the Landlock sandbox, the runner programs claude, gemini and
+    codex (each one's `--version`), and in a project: config.json, agent files
+    skipped, and the runner program of every task of every phase, and of agents no
+    task uses (only noted). Outside a project it checks the machine alone and says so.
+
+    Exit 0 when nothing a run needs is missing, 1 when something is (git missing or
+    too old, a task's runner program not installed, config.json unusable).
+
+    Example: gsd doctor --format json
+    """
+    from gsd import doctor as checks
+
+    found = checks.diagnose(Path.cwd())
+    click.echo(checks.render(found, fmt), nl=False)
+    return found.exit_code
+
+
+@cli.command()
 @format_option()
 def rules(fmt: str) -> int:
     """List the rules of gsd validate: code, severity and meaning.
@@ -413,7 +435,8 @@ def execute_phase(
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout, grace period and sandbox, and change nothing: no files, tags or
-    commits.
+    commits; refused (exit 2) like a live run when a task's runner program is
+    not installed.
     Without it, run: waves in order; every plan in its own git worktree on
     branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
     in plan order; the plans of a wave side by side (plans that share
@@ -459,6 +482,9 @@ def execute_phase(
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     _warn(warnings)
     tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    from gsd.preflight import check_runners  # as a live run would refuse: exit 2
+
+    check_runners(tasks, project.root, os.environ)
     tasks = _with_sandbox(project, tasks)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK

@@ -12,7 +12,7 @@ from gsd.agents import EXECUTOR, Agent
 from gsd.config import Config
 from gsd.errors import InputError, UsageError
 from gsd.graph import PhaseGraph
-from gsd.models import Plan, Task
+from gsd.models import RUNNERS, Plan, Task
 from gsd.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
 
 
@@ -36,6 +36,8 @@ class TaskDispatch(NamedTuple):
     timeout_source: str
     grace_s: float
     sandbox: str = ""  # what the agent may write (`gsd.sandbox.describe`); "" until known
+    runner_source: str = ""  # "plan" (the task's runner=) or "agent"; "" for a person
+    model_source: str = ""  # "plan", "GSD_DEFAULT_MODEL" or "agent"; "" for no model flag
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -130,24 +132,66 @@ class Dispatcher:
         resolution = self.resolve(plan, task)  # a person answers a checkpoint: no agent
         if fallback is not None:
             resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
-        agent = self.agents[resolution.agent]
+        own = self.agents[resolution.agent]
+        runner = task.runner
+        if fallback is not None and runner == "command" and own.runner != "command":
+            runner = None  # the fallback has no command of its own: it runs on its runner
+        agent = self.run_as(own, runner, f"{plan.path}:{task.line}: task {task.index}")
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
-        # GSD_DEFAULT_MODEL overrides every agent's `model` (as Maestro's variable does)
-        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
-        # Claude Code's `model: inherit` (the main conversation's model): no model flag
-        model = from_env or (None if agent.model == "inherit" else agent.model)
+        model, model_source = self.model(task, own, agent.runner)
         try:
             argv = runners.build_argv(agent, model)
         except ValueError as exc:  # a model name that could pass for an option
-            where = "GSD_DEFAULT_MODEL" if from_env else f"{agent.source}: model"
-            raise UsageError(f"{where}: {exc}") from None
+            where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
+            raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
         return TaskDispatch(
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
             tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
+            runner_source="plan" if runner is not None else "agent",
+            model_source=model_source,
         )  # fmt: skip
+
+    @staticmethod
+    def run_as(agent: Agent, runner: str | None, where: str = "") -> Agent:
+        """`agent` as a task runs it: on the task's `runner=` (SPEC 0) when it sets one,
+        with the agent's persona, tools and tier. A command agent's `command` is the
+        only command there is, so `runner="command"` is refused for any other agent."""
+        if runner is None or runner == agent.runner:
+            return agent
+        if runner not in RUNNERS:
+            raise InputError(f"{where} has runner={runner!r}, which is not a runner",
+                             hint="see `gsd validate` (GSD022)")  # fmt: skip
+        if runner == "command":
+            raise InputError(
+                f'{where} has runner="command" but agent {agent.name} runs on '
+                f"{agent.runner} and has no `command:` to run",
+                hint="give the agent file `runner: command` and `command: [...]`, or drop "
+                "runner= from the task",
+            )
+        return agent.model_copy(update={"runner": runner, "command": None})
+
+    def model(self, task: Task, agent: Agent, runner: str) -> tuple[str | None, str]:
+        """The model flag and where it came from: the task's `model=` > GSD_DEFAULT_MODEL
+        > the agent's `model`, the last only on the agent's own runner (model names are
+        each runner's own: `sonnet` means nothing to gemini). Claude Code's
+        `model: inherit` (the main conversation's model) is no model flag."""
+        if task.model is not None:
+            return task.model, "plan"
+        # as Maestro's variable does, it overrides every agent's `model`
+        from_env = self.environ.get("GSD_DEFAULT_MODEL", "").strip()
+        if from_env:
+            return from_env, "GSD_DEFAULT_MODEL"
+        if runner != agent.runner or agent.model in (None, "inherit"):
+            return None, ""
+        return agent.model, "agent"
+
+    def agent_for(self, dispatch: TaskDispatch) -> Agent:
+        """The agent a dispatch runs, on the dispatch's runner (a task's `runner=`)."""
+        agent = self.agents[dispatch.agent]
+        return self.run_as(agent, dispatch.runner) if dispatch.runner else agent
 
     def phase(
         self, graph: PhaseGraph, *, wave: int | None = None, plan_id: str | None = None

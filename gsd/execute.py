@@ -128,7 +128,7 @@ def _execute(
         _check_plan_ready(phase, graph.plans, options.only_plan)
     if options.only_wave is not None:
         if not 1 <= options.only_wave <= len(graph.waves):
-            raise InputError(f"{phase.name} has {len(graph.waves)} wave(s); no wave "
+            raise InputError(f"{phase.name} has {plural(len(graph.waves), 'wave')}; no wave "
                              f"{options.only_wave}")  # fmt: skip
         for plan_id in graph.waves[options.only_wave - 1]:
             _check_plan_ready(phase, graph.plans, plan_id)
@@ -265,8 +265,9 @@ class _Run:
                            parallel=at_once)  # fmt: skip
         if side_by_side:
             groups = self.graph.sequential_groups([p.id for p in plans])
-            self.say(f"{where}: {len(plans)} plans in parallel worktrees ({len(groups)} "
-                     f"group(s), at most {self.parallel} at once)")  # fmt: skip
+            groups_said = plural(len(groups), "group")
+            self.say(f"{where}: {len(plans)} plans in parallel worktrees ({groups_said}, at "
+                     f"most {self.parallel} at once)")  # fmt: skip
             ends = self.in_parallel(number, groups)
         else:
             if len(plans) > 1:
@@ -348,7 +349,8 @@ class _Run:
             self.books.block(end.plan.id, end.error_type or "unknown", end.details)
         failed = [e for e in stopped if e.status == "failed"]
         if failed:
-            more = f" (and {len(failed) - 1} more failed plan(s))" if len(failed) > 1 else ""
+            others = len(failed) - 1
+            more = f" (and {plural(others, 'more failed plan')})" if others else ""
             return EXIT_FINDINGS, failed[0].message + more, failed[0]
         if stopped:
             return EXIT_PAUSED, stopped[0].message, stopped[0]
@@ -567,7 +569,7 @@ class _Run:
         attempt = 0
         while True:
             attempt += 1
-            agent = self.agents[dispatch.agent]
+            agent = self.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
             text = prompt.build_prompt(agent, plan, task, context, self.templates)
             say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
             journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name,

@@ -27,6 +27,10 @@ REQUIRED_FIELDS = (
     "must_haves",
 )
 
+# The runners an agent or a task's `runner=` may name (gsd.agents.Runner, which needs
+# pydantic; this copy keeps `gsd validate` light and a test keeps the two equal).
+RUNNERS = ("claude", "gemini", "codex", "command")
+
 # A plan id (SPEC section 1): phase number (02, 02.1, 12A, 12A.1), a dash, plan number.
 # ASCII only: ids become file names, tag and branch names and environment values.
 PLAN_ID_RE = re.compile(r"([0-9]+[A-Za-z]?(?:\.[0-9]+)*)-([0-9]+)")
@@ -141,6 +145,16 @@ class Task:
     @property
     def is_checkpoint(self) -> bool:
         return self.type.startswith("checkpoint:")
+
+    @property
+    def runner(self) -> str | None:
+        """`runner="gemini"`: the task runs on this runner, not its agent's (SPEC 0)."""
+        return self.attrs.get("runner")
+
+    @property
+    def model(self) -> str | None:
+        """`model="..."`: the model this task asks its runner for (SPEC 0)."""
+        return self.attrs.get("model")
 
 
 class Plan:

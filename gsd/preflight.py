@@ -65,23 +65,37 @@ def check_index_lock(git: Git, wait_s: float = LOCK_WAIT_S) -> None:
 def check_runners(
     dispatches: Iterable[TaskDispatch], root: Path, environ: Mapping[str, str]
 ) -> None:
-    """Every program the run will start can be found (named, with how to install it)."""
-    path = environ.get("PATH", os.defpath)
+    """Every program the run will start can be found: one line naming each missing one,
+    the first task that needs it, and how to install it."""
+    missing: dict[str, tuple[TaskDispatch, int]] = {}  # program -> (first task, tasks)
     for dispatch in dispatches:
         if not dispatch.argv:
             continue  # a human checkpoint: nobody is spawned
         program = dispatch.argv[0]
-        if "/" in program and not os.path.isabs(program):
-            program = str(root / program)
-        if shutil.which(program, path=path) is not None:
-            continue
-        where = f"plan {dispatch.plan} task {dispatch.task}, agent {dispatch.agent}"
-        runner = dispatch.runner or "command"
+        if program in missing:
+            missing[program] = (missing[program][0], missing[program][1] + 1)
+        elif find_program(program, root, environ) is None:
+            missing[program] = (dispatch, 1)
+    if not missing:
+        return
+    named, hints = [], []
+    for program, (first, count) in missing.items():
+        more = f", and {count - 1} more task{'s' if count > 2 else ''}" if count > 1 else ""
+        runner = first.runner or "command"
+        named.append(f"the {runner} runner program `{program}` (plan {first.plan} task "
+                     f"{first.task}, agent {first.agent}{more})")  # fmt: skip
         how = INSTALL.get(runner)
-        hint = (
-            f"install it ({how}) or put it on PATH"
-            if how
-            else f"check `command:` in the {dispatch.agent} agent file"
-        )
-        raise GsdError(f"the {runner} runner program `{dispatch.argv[0]}` ({where}) is not "
-                       "installed or not on PATH; nothing was run", hint=hint)  # fmt: skip
+        hints.append(f"install it ({how}) or put it on PATH" if how
+                     else f"check `command:` in the {first.agent} agent file")  # fmt: skip
+    verb = "is" if len(named) == 1 else "are"
+    raise GsdError(f"{'; '.join(named)} {verb} not installed or not on PATH; nothing was run",
+                   hint="; ".join(dict.fromkeys(hints)))  # fmt: skip
+
+
+def find_program(program: str, root: Path, environ: Mapping[str, str]) -> str | None:
+    """Where `program` (an argv[0]) is, as the agent's spawn will look: on PATH, or
+    relative to the repository root when it holds a slash; None when it is not there."""
+    path = environ.get("PATH", os.defpath)
+    if "/" in program and not os.path.isabs(program):
+        program = str(root / program)
+    return shutil.which(program, path=path)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gsd.graph import PhaseGraph
-from gsd.models import REQUIRED_FIELDS, Diagnostic, Plan, Severity, Task, split_plan_id
+from gsd.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Severity, Task, split_plan_id
 from gsd.phases import phase_key
 from gsd.project import Project
 from gsd.roster import classify
@@ -40,6 +40,7 @@ RULES: dict[str, Rule] = {
         Rule("GSD015", "error", "task block not closed, nested, or a stray closing tag"),
         Rule("GSD020", "error", "malformed specialist name (allowed: [A-Za-z0-9][A-Za-z0-9_.:-]*)"),
         Rule("GSD021", "warning", "specialist not in the roster: falls back to gsd-executor"),
+        Rule("GSD022", "error", "task `runner=` names no runner, or its `model=` is unusable"),
         Rule(
             "GSD030",
             "error",
@@ -359,6 +360,25 @@ def _specialist(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic
         )  # fmt: skip
 
 
+def _runner_override(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:
+    """`runner=` and `model=` on a task (SPEC 0); whether `runner="command"` fits the
+    agent is decided when the task is dispatched: agent files are not read here."""
+    runner, model = task.runner, task.model
+    if runner is not None and runner not in RUNNERS:
+        yield _diag(
+            plan, task.line, "GSD022",
+            f"task {task.index} has runner={runner!r}; allowed: {', '.join(RUNNERS)} "
+            "(command only for an agent whose file says runner: command)",
+        )  # fmt: skip
+    if model is not None:
+        from gsd.runners import check_model  # no pydantic: fine on the hook path
+
+        try:
+            check_model(model)
+        except ValueError as exc:
+            yield _diag(plan, task.line, "GSD022", f"task {task.index} has model=: {exc}")
+
+
 def _task_files(plan: Plan, task: Task, project: Project) -> Iterator[Diagnostic]:
     files = task.child("files")
     if files is not None:
@@ -371,6 +391,7 @@ TASK_RULES: tuple[TaskRule, ...] = (
     _task_children,
     _checkpoint_autonomy,
     _specialist,
+    _runner_override,
     _task_files,
 )
 

@@ -30,6 +30,8 @@ def task_view(task: Task, agent: str | None = None, fallback: str | None = None)
         "specialist_form": task.specialist_form,
         "agent": agent,
         "fallback": fallback,
+        "runner": task.runner,  # as written in the plan: overrides the agent's (SPEC 0)
+        "model": task.model,
         "files": task.files,
         "line": task.line,
     }
@@ -115,23 +117,29 @@ def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
             f"wave {wave}, depends on {deps}, autonomous {str(view['autonomous']).lower()}, "
             f"{plural(len(view['tasks']), 'task')}"
         )
-        rows = [
-            {
-                "#": t["index"],
-                "type": t["type"],
-                "name": t["name"],
-                "specialist": t["specialist"] or "-",
-                "form": t["specialist_form"] or "-",
-                "agent": t["agent"] or "-",
-                "fallback": t["fallback"] or "-",
-                "files": ", ".join(t["files"]) or "-",
-                "line": t["line"],
-            }
-            for t in view["tasks"]
-        ]
+        rows = [task_row(t) for t in view["tasks"]]
+        if not any(t["runner"] or t["model"] for t in view["tasks"]):
+            rows = [{k: v for k, v in row.items() if k not in ("runner", "model")} for row in rows]
         out.append(table(rows, markdown) if rows else "(no tasks)")
         out.append("")
     return "\n".join(out)
+
+
+def task_row(t: dict[str, Any]) -> dict[str, Any]:
+    """One row of `gsd show`'s task table; runner and model only as the plan sets them."""
+    return {
+        "#": t["index"],
+        "type": t["type"],
+        "name": t["name"],
+        "specialist": t["specialist"] or "-",
+        "form": t["specialist_form"] or "-",
+        "agent": t["agent"] or "-",
+        "fallback": t["fallback"] or "-",
+        "runner": t["runner"] or "-",
+        "model": t["model"] or "-",
+        "files": ", ".join(t["files"]) or "-",
+        "line": t["line"],
+    }
 
 
 def render_waves(view: dict[str, Any], fmt: str) -> str:
@@ -203,7 +211,11 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
         out.append(f"  specialist as written: {written}")
         out.append(f"  agent: {agent}")
-        out.append(f"  tier {t.tier}, runner {t.runner}, model {t.model or 'runner default'}")
+        runner = t.runner + (" (runner= in the plan)" if t.runner_source == "plan" else "")
+        model = t.model or "runner default"
+        if t.model_source and t.model_source != "agent":
+            model += " (model= in the plan)" if t.model_source == "plan" else f" ({t.model_source})"
+        out.append(f"  tier {t.tier}, runner {runner}, model {model}")
         out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
         if t.sandbox:

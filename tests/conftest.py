@@ -177,6 +177,41 @@ def gsd(capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
     yield run
 
 
+FAKE_RUNNER = """#!{python}
+import sys
+if sys.argv[1:] == ["--version"]:
+    print("{version}")
+    sys.exit(0)
+sys.exit(3)  # a stand-in for --version and PATH lookups only: it runs no agent
+"""
+
+
+def fake_runner_programs(
+    folder: Path, names: tuple[str, ...] = ("claude", "gemini", "codex"), version: str = "1.2.3"
+) -> Path:
+    """Tiny real programs named like the runner CLIs in `folder`: each prints `version`
+    for `--version` (as the real ones do), and fails for anything else."""
+    import stat
+    import sys
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        program = folder / name
+        program.write_text(FAKE_RUNNER.format(python=sys.executable, version=version))
+        program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    return folder
+
+
+@pytest.fixture
+def runners_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """claude, gemini and codex stand-ins first on PATH: a dry run finds its programs."""
+    import os
+
+    folder = fake_runner_programs(tmp_path / "runner-bin")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    return folder
+
+
 def corpus_plans() -> list[Path]:
     if not CORPUS.is_dir():
         return []

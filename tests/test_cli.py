@@ -34,10 +34,10 @@ def test_show_json_gives_every_task(phase, gsd) -> None:
     assert plan["tasks"] == [
         {"index": 1, "type": "auto", "name": "Task 1: do it", "specialist": "python-pro",
          "specialist_form": "attribute", "agent": "python-pro", "fallback": None,
-         "files": ["src/x.py"], "line": 21},
+         "runner": None, "model": None, "files": ["src/x.py"], "line": 21},
         {"index": 2, "type": "auto", "name": "Task 2: b", "specialist": None,
          "specialist_form": None, "agent": "gsd-executor", "fallback": None,
-         "files": ["src/x.py"], "line": 28},
+         "runner": None, "model": None, "files": ["src/x.py"], "line": 28},
     ]  # fmt: skip
 
 
@@ -317,7 +317,7 @@ def test_format_help_in_the_real_help_output(gsd) -> None:
 # --- counted nouns ---------------------------------------------------------------------------
 
 
-def test_counts_are_singular_for_one(project, gsd) -> None:
+def test_counts_are_singular_for_one(project, gsd, runners_on_path) -> None:
     project.plan("01-01")
     waves = gsd("waves", "1")
     assert waves.out.startswith("Phase 01-alpha: 1 plan in 1 wave\n")
@@ -330,7 +330,7 @@ def test_counts_are_singular_for_one(project, gsd) -> None:
     assert gsd("validate").err == "0 errors, 0 warnings in 1 file\n"
 
 
-def test_counts_are_plural_for_two(project, gsd) -> None:
+def test_counts_are_plural_for_two(project, gsd, runners_on_path) -> None:
     project.plan("01-01", tasks=auto_task() + "\n" + auto_task("Task 2: more"))
     project.plan("01-02", depends_on='["01-01"]', wave=2, files_modified="[src/y.py]")
     waves = gsd("waves", "1")
@@ -350,9 +350,6 @@ def test_no_output_counts_with_a_parenthesised_plural() -> None:
     import re
 
     owned_elsewhere = {
-        ("execute.py", "wave(s)"),
-        ("execute.py", "group(s)"),
-        ("execute.py", "plan(s)"),
         ("taskrun.py", "check(s)"),
         ("taskrun.py", "process(es)"),
     }

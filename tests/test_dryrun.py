@@ -19,6 +19,11 @@ from tests.conftest import auto_task, git
 HOSTILE = ["x; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a b", "../../bin/sh"]
 
 
+@pytest.fixture(autouse=True)
+def _runner_programs(runners_on_path: Path) -> None:
+    """The dry run refuses when a runner program is missing (tests/test_task_runner_attr.py)."""
+
+
 @pytest.fixture
 def phase(git_project):
     tasks = "\n".join(

@@ -253,7 +253,9 @@ def test_validation_errors_refuse_the_run(git_project, gsd) -> None:
     assert git(git_project.root, "tag", "--list") == ""
 
 
-def test_a_refusal_lists_twenty_errors_then_how_many_more(git_project, gsd) -> None:
+def test_a_refusal_lists_twenty_errors_then_how_many_more(
+    git_project, gsd, runners_on_path
+) -> None:
     no_action = '<task type="auto"><name>Task {n}</name><files>a.py</files></task>'
     tasks = "\n".join(no_action.format(n=n) for n in range(1, 26))
     git_project.plan("01-01", tasks=tasks)

@@ -190,6 +190,13 @@ TRIGGERS: dict[str, Trigger] = {
         at("<task "),
         "warning",
     ),
+    "GSD022": Trigger(
+        "unknown-runner",
+        {"01-01": plan_text(tasks=auto_task(attrs=' runner="gpt" model="o3"'))},
+        PLAN_01,
+        at("<task "),
+        "error",
+    ),
     "GSD030": Trigger(
         "absolute-files-modified",
         {"01-01": plan_text(files_modified="[/etc/passwd]")},
@@ -319,6 +326,10 @@ NEAR_MISSES = [
     ),
     pytest.param(
         {"01-01": plan_text(tasks=auto_task(files="src/../src/x.py"))}, id="dotdot-back-inside"
+    ),
+    pytest.param(
+        {"01-01": plan_text(tasks=auto_task(attrs=' runner="gemini" model="gemini-2.5-pro"'))},
+        id="runner-and-model-on-a-task",
     ),
     pytest.param(
         {

@@ -1,0 +1,230 @@
+"""`gsd doctor`, with tiny real programs on an isolated PATH: the machine, then a project."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gsd import doctor, sandbox
+from tests.conftest import auto_task, fake_runner_programs
+
+GIT = shutil.which("git")
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH is this folder alone, holding git: no runner program the machine may have."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    assert GIT is not None
+    (folder / "git").symlink_to(GIT)
+    monkeypatch.setenv("PATH", str(folder))
+    return folder
+
+
+def run_doctor(gsd, *args: str) -> tuple[int, dict]:
+    result = gsd("doctor", "--format", "json", *args)
+    assert "Traceback" not in result.err
+    return result.code, json.loads(result.out)
+
+
+def messages(report: dict, status: str | None = None) -> list[str]:
+    return [f["message"] for f in report["findings"] if status in (None, f["status"])]
+
+
+def program(folder: Path, name: str, body: str) -> None:
+    path = folder / name
+    path.write_text(f"#!{sys.executable}\n{body}")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+# --- the machine ------------------------------------------------------------------------------
+
+
+def test_outside_a_project_only_the_machine_is_checked(
+    tmp_path: Path, bin_dir: Path, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_runner_programs(bin_dir, ("claude", "gemini"), version="2.1.197 (Claude Code)")
+    outside = tmp_path / "nowhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    code, report = run_doctor(gsd)
+    assert code == 0 and report["project"] is None
+    runners = report["runners"]
+    assert runners["claude"]["version"] == "2.1.197 (Claude Code)"
+    assert runners["claude"]["path"] == str(bin_dir / "claude")
+    assert runners["codex"] == {"name": "codex", "path": None, "version": None,
+                                "error": "not installed or not on PATH"}  # fmt: skip
+    assert report["git"]["minimum"] == "2.23" and report["git"]["path"] == str(bin_dir / "git")
+    assert "npm install -g @openai/codex" in " ".join(messages(report, "info"))
+    text = gsd("doctor")
+    assert text.code == 0
+    lines = text.out.splitlines()
+    assert lines[0] == (
+        "gsd doctor: not in a gsd project (no .planning/ here or above): machine checks only"
+    )
+    assert any(line.split()[:3] == ["ok", "claude", "2.1.197"] for line in lines)
+    assert any(line.split()[:2] == ["info", "codex:"] for line in lines)
+    assert len(lines) < 25  # one screen
+
+
+def test_landlock_is_reported_as_the_kernel_has_it(tmp_path: Path, bin_dir: Path, gsd) -> None:
+    os.chdir(tmp_path)
+    _, report = run_doctor(gsd)
+    assert report["landlock"]["abi"] == sandbox.landlock_abi()
+    (landlock,) = [f for f in report["findings"] if f["topic"] == "landlock"]
+    if sandbox.landlock_abi():
+        assert landlock["status"] == "ok"
+    else:
+        assert landlock["status"] == "warning"
+        assert sandbox.unavailable_reason() in landlock["message"]
+
+
+def test_git_missing_or_too_old_is_a_problem(
+    tmp_path: Path, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.chdir(tmp_path)
+    code, report = run_doctor(gsd)
+    assert code == 1
+    assert messages(report, "problem") == [
+        "git: not installed or not on PATH (gsd needs git 2.23 or newer)"
+    ]
+    program(empty, "git", "print('git version 2.20.1')\n")
+    code, report = run_doctor(gsd)
+    assert code == 1
+    assert messages(report, "problem") == [
+        "git 2.20.1 is too old: gsd needs 2.23 or newer (for `git restore`)"
+    ]
+    program(empty, "git", "print('git version 2.23.0.windows.1')\n")
+    assert run_doctor(gsd)[0] == 0
+
+
+def test_a_version_that_never_comes_is_waited_for_briefly_and_ended(
+    tmp_path: Path, bin_dir: Path, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pid_file = tmp_path / "hung.pid"
+    program(bin_dir, "gemini", f"import os, time\nopen({str(pid_file)!r}, 'w').write("
+                               "str(os.getpid()))\ntime.sleep(120)\n")  # fmt: skip
+    program(bin_dir, "codex", "import sys\nprint('unexpected argument', file=sys.stderr)\n"
+                              "sys.exit(2)\n")  # fmt: skip
+    monkeypatch.setattr(doctor, "VERSION_TIMEOUT_S", 1.0)
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    code, report = run_doctor(gsd)
+    assert time.monotonic() - started < 60  # 1 s timeout, 2 s grace: wide margin
+    assert code == 0  # there, and no task needs them: a warning each
+    assert report["runners"]["gemini"]["error"] == "`--version` gave no answer in 1 s"
+    assert report["runners"]["codex"]["error"] == "`--version` exited 2: unexpected argument"
+    assert len(messages(report, "warning")) >= 2
+    hung = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # its whole group was ended
+        os.kill(hung, 0)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("GSD_TEST_CLI_BIN"),
+    reason="GSD_TEST_CLI_BIN (a folder holding the real claude, gemini and codex from npm) "
+    "is not set",
+)
+def test_the_real_clis_versions(tmp_path: Path, gsd, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = Path(os.environ["GSD_TEST_CLI_BIN"])
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    _, report = run_doctor(gsd)
+    for name in ("claude", "gemini", "codex"):
+        assert report["runners"][name]["version"], report["runners"][name]
+
+
+# --- a project --------------------------------------------------------------------------------
+
+
+AGENT = "---\nname: {name}\ntools: [write_file, run_shell_command]\nrunner: {runner}\n---\nX.\n"
+
+
+@pytest.fixture
+def planned(git_project, bin_dir: Path):
+    """Tasks on claude (gsd-executor), and one on gemini through the plan's runner=."""
+    tasks = "\n".join([auto_task("Task 1: a"), auto_task("Task 2: b", attrs=' runner="gemini"')])
+    git_project.plan("01-01", tasks=tasks)
+    git_project.write("agents/rust-pro.md", AGENT.format(name="rust-pro", runner="codex"))
+    return git_project
+
+
+def test_a_task_whose_runner_program_is_missing_is_a_problem(planned, bin_dir: Path, gsd) -> None:
+    fake_runner_programs(bin_dir, ("claude",))
+    code, report = run_doctor(gsd)
+    assert code == 1
+    assert report["project"] == str(planned.root)
+    (problem,) = messages(report, "problem")
+    assert problem == (
+        "gemini: not installed or not on PATH, and 1 task runs on it: 01-01 task 2 "
+        "(gsd-executor) (install: npm install -g @google/gemini-cli)"
+    )
+    info = messages(report, "info")
+    # codex: no task runs on it; rust-pro needs it and no task runs rust-pro
+    idle = "codex: not installed or not on PATH; no task runs on it"
+    assert any(m.startswith(idle) for m in info)
+    assert "1 agent no task runs needs `codex`, which is missing: rust-pro" in info
+    fake_runner_programs(bin_dir, ("gemini",))
+    code, report = run_doctor(gsd)
+    assert code == 0, messages(report, "problem")
+    assert [f["status"] for f in report["findings"] if f["topic"] == "runner"] == [
+        "ok", "ok", "info",
+    ]  # fmt: skip
+
+
+def test_the_fallback_on_a_missing_program_is_a_warning(planned, bin_dir: Path, gsd) -> None:
+    planned.plan("01-01", tasks=auto_task(attrs=' specialist="rust-pro"'))
+    planned.write(".planning/available_agents.md", "- **rust-pro**: Rust\n")
+    fake_runner_programs(bin_dir, ("codex",))
+    code, report = run_doctor(gsd)
+    assert code == 0
+    assert messages(report, "warning") == [
+        "gsd-executor, which takes over a failed task, runs `claude`, which is missing: a "
+        "failed task gets no fallback attempt"
+    ]
+
+
+def test_config_problems_and_skipped_agent_files(planned, bin_dir: Path, gsd) -> None:
+    fake_runner_programs(bin_dir)
+    planned.write(".planning/config.json", '{"specialists": {"agent_paths": ["~/nope"]}}')
+    planned.write("agents/broken.md", "---\nname: broken\nrunner: perl\n---\nX\n")
+    planned.write("agents/also-broken.md", "---\nname: also-broken\nmax_turns: 0\n---\nX\n")
+    code, report = run_doctor(gsd)
+    assert code == 0
+    warnings = messages(report, "warning")
+    assert any("specialists.agent_paths: ~/nope is not a folder" in w for w in warnings)
+    (skipped,) = [w for w in warnings if "skipped" in w]
+    assert skipped.startswith("2 agent files skipped in agents; the first: ")
+    planned.write(".planning/config.json", '{"workflow": {"use_worktrees": "yes"}}')
+    code, report = run_doctor(gsd)
+    assert code == 1
+    assert any("`workflow.use_worktrees` must be true or false" in m
+               for m in messages(report, "problem"))  # fmt: skip
+    planned.write(".planning/config.json", '{\n  "mode": \n}\n')
+    code, report = run_doctor(gsd)
+    assert code == 1
+    (problem,) = [m for m in messages(report, "problem") if "config.json" in m]
+    assert "config.json:3:1: invalid JSON" in problem  # where the value is missing
+    assert report["runners"]["claude"]["version"] == "1.2.3"  # the machine is still checked
+
+
+def test_a_task_runner_the_agent_cannot_take_is_a_problem(planned, bin_dir: Path, gsd) -> None:
+    fake_runner_programs(bin_dir)
+    planned.plan("01-01", tasks=auto_task(attrs=' runner="command"'))
+    code, report = run_doctor(gsd)
+    assert code == 1
+    (problem,) = messages(report, "problem")
+    assert problem.startswith("phase 01-alpha: .planning/phases/01-alpha/01-01-PLAN.md:")
+    assert 'runner="command" but agent gsd-executor runs on claude' in problem
