@@ -1,27 +1,13 @@
 """Agent files as users have them (Claude Code, Gemini CLI, Codex, gsd's own): one model, tiers.
 
-One `Agent` model reads every dialect; docs/AGENTS.md has the whole mapping. In short:
-
-| file says | gsd reads |
-|---|---|
-| `tools: Read, Bash` or `tools: [read_file, ...]` | tools as written; Claude and Gemini names both map to abilities |
-| no `tools` line | all tools (Claude Code's meaning): tier full |
-| `mcp__*` or a tool gsd does not know | kept, grants nothing, noted (never a skip) |
-| `disallowedTools` / `disallowed_tools` | removed before the tier is computed; kept for the runner |
-| `permissionMode: plan` | narrows the tier to read-only; other modes never widen it |
-| `maxTurns`, `max_turns` | max_turns |
-| `model: inherit` | no model flag (dispatch) |
-| `color`, `skills`, `hooks`, ... | kept as extra fields, unused |
-| no `runner`, `kind: local` or a `gemini-*` model | runner gemini |
-| no `runner` otherwise | runner claude |
-| Codex TOML (`developer_instructions`, `sandbox_mode`) | runner codex; body from developer_instructions; tier from sandbox_mode |
-| `kind: remote` (a Gemini A2A agent) | skipped: gsd cannot spawn it |
+docs/AGENTS.md holds the mapping from each dialect's fields to this model, table by table.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -84,6 +70,13 @@ CODEX_DEFAULT_SANDBOX = "read-only"  # `codex exec`'s own default when a file se
 CLAUDE_KEYS = {"maxTurns": "max_turns", "permissionMode": "permission_mode",
                "disallowedTools": "disallowed_tools"}  # fmt: skip
 IGNORED_KEYS = frozenset({"color"})  # display-only in Claude Code
+# Every key of the dialects above: where a line-by-line read starts a new field.
+KNOWN_KEYS = frozenset({
+    "name", "description", "kind", "tools", "model", "temperature", "max_turns",
+    "timeout_mins", "runner", "command", "color", "maxTurns", "permissionMode",
+    "disallowedTools", "skills", "hooks", "mcpServers", "mcp_servers", "memory",
+    "background", "isolation", "display_name", "effort",
+})  # fmt: skip
 
 EXECUTOR = "gsd-executor"  # the fallback every task can run on
 
@@ -243,37 +236,58 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
         try:
             data, _ = frontmatter.load(cut.yaml_text)
         except frontmatter.FrontmatterError as exc:
-            quoted = _quote_values(cut.yaml_text)
-            if quoted == cut.yaml_text or not exc.message.startswith("invalid YAML"):
+            data = lenient_frontmatter(cut.yaml_text)
+            if not exc.message.startswith("invalid YAML") or "name" not in data:
                 raise
-            data, _ = frontmatter.load(quoted)  # the first error stands if this fails too
-            note = f"frontmatter is not valid YAML (line {exc.line}: {exc.message}); read with " \
-                   "each `key: value` line's value taken as text"
+            note = f"frontmatter is not valid YAML (line {exc.line}: {exc.message}); read " \
+                   "line by line"
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
     agent = build_agent(_coerce(data), cut.body, source, expected_name)
     return agent.model_copy(update={"notes": (note, *agent.notes)}) if note else agent
 
 
-_PLAIN_VALUE = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\"'\[{|>&*!].*?)[ \t]*$")
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_ITEM_LINE = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
 
 
-def _quote_values(yaml_text: str) -> str:
-    """Top-level `key: value` lines with their plain values single-quoted: real agent
-    files (VoltAgent's) write `description: ... Triggers on: 'GDPR'`, which YAML
-    rejects and Claude Code users never notice."""
-    def quote(match: re.Match[str]) -> str:
-        return f"{match[1]}: '{match[2].replace(chr(39), chr(39) * 2)}'"
+def lenient_frontmatter(yaml_text: str) -> dict[str, Any]:
+    """Frontmatter read line by line, as real agent files are written but YAML rejects
+    (VoltAgent's `description: ... Triggers on: 'GDPR'`, contains-studio's descriptions
+    running on over unindented `user: "..."` lines): a known key at the start of a line
+    starts a field, `  - x` lines make a list, any other line continues the value."""
+    data: dict[str, Any] = {}
+    key = ""
+    for line in yaml_text.split("\n"):
+        match = _KEY_LINE.match(line)
+        item = _ITEM_LINE.match(line)
+        if match and match[1] in KNOWN_KEYS:
+            key = match[1]
+            data[key] = _unquote(match[2] or "")
+        elif item and key and isinstance(data.get(key), (list, str)) and not data[key]:
+            data[key] = [*(data[key] or []), _unquote(item[1])]
+        elif item and key and isinstance(data.get(key), list):
+            data[key].append(_unquote(item[1]))
+        elif key and isinstance(data.get(key), str):
+            data[key] = f"{data[key]}\n{line}".strip("\n")
+    return data
 
-    return "\n".join(_PLAIN_VALUE.sub(quote, line) for line in yaml_text.split("\n"))
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
 
 
 def parse_codex_agent(text: str, source: str, expected_name: str | None = None) -> Agent:
     """A Codex custom agent (`.codex/agents/NAME.toml`): runner codex."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: TOML files are skipped (discover says so)
-        raise AgentError(f"{source}: Codex TOML agents need Python 3.11 or later") from None
+    else:  # Python 3.10: tomli when it is installed, else each TOML file is skipped
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+        except ModuleNotFoundError:
+            raise AgentError(f"{source}: Codex TOML agents need Python 3.11+ or tomli") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -298,7 +312,8 @@ def build_agent(data: dict[str, Any], body: str, source: str, expected: str | No
         )
         raise AgentError(f"{source}: {problems}") from None
     if agent.unknown_tools:
-        notes.append(f"tools unknown to gsd (kept, grant nothing): {', '.join(agent.unknown_tools)}")
+        unknown = ", ".join(agent.unknown_tools)
+        notes.append(f"tools unknown to gsd (kept, they grant nothing): {unknown}")
     if agent.permission_mode is not None and agent.permission_mode not in PERMISSION_MODES:
         notes.append(f"permissionMode {agent.permission_mode!r} unknown: read as default")
     return agent.model_copy(update={"notes": tuple(notes)}) if notes else agent

@@ -251,5 +251,6 @@ def _plugin(folder: Path) -> Plugin | None:
     data = data if isinstance(data, dict) else {}
     listed = data.get("agents") or []
     listed = [listed] if isinstance(listed, str) else listed
+    folder = folder.resolve()
     paths = [folder / "agents", *((folder / p).resolve() for p in listed if isinstance(p, str))]
     return Plugin(folder, str(data.get("name") or folder.name), tuple(paths))

@@ -36,6 +36,7 @@ class TaskDispatch(NamedTuple):
     timeout_source: str
     grace_s: float
     sandbox: str = ""  # what the agent may write (`gsd.sandbox.describe`); "" until known
+    agent_source: str = ""  # the agent's file (Agent.source); "" for a human checkpoint
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -146,7 +147,7 @@ class Dispatcher:
         return TaskDispatch(
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
             tier=agent.tier, runner=agent.runner, model=model, argv=argv,
-            timeout_s=timeout, timeout_source=source,
+            timeout_s=timeout, timeout_source=source, agent_source=agent.source,
         )  # fmt: skip
 
     def phase(
