@@ -230,21 +230,28 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
     `expected_name` (the file's stem) names an agent whose file has no `name:`; a
     different `name:` wins and is noted, as in Claude Code, where `name` is the name.
     """
-    note = ""
+    yaml_error: frontmatter.FrontmatterError | None = None
     try:
         cut = frontmatter.split(text)
         try:
             data, _ = frontmatter.load(cut.yaml_text)
         except frontmatter.FrontmatterError as exc:
-            data = lenient_frontmatter(cut.yaml_text)
-            if not exc.message.startswith("invalid YAML") or "name" not in data:
+            if not exc.message.startswith("invalid YAML"):
                 raise
-            note = f"frontmatter is not valid YAML (line {exc.line}: {exc.message}); read " \
-                   "line by line"
+            yaml_error, data = exc, lenient_frontmatter(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
-    agent = build_agent(_coerce(data), cut.body, source, expected_name)
-    return agent.model_copy(update={"notes": (note, *agent.notes)}) if note else agent
+    try:
+        agent = build_agent(_coerce(data), cut.body, source, expected_name)
+    except AgentError:
+        if yaml_error is None:
+            raise
+        raise AgentError(f"{source}:{yaml_error.line}: {yaml_error.message}") from None
+    if yaml_error is None:
+        return agent
+    note = f"frontmatter is not valid YAML (line {yaml_error.line}: {yaml_error.message}); " \
+           "read line by line"  # fmt: skip
+    return agent.model_copy(update={"notes": (note, *agent.notes)})
 
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
@@ -307,9 +314,7 @@ def build_agent(data: dict[str, Any], body: str, source: str, expected: str | No
     try:
         agent = Agent(**data, body=body.strip("\n") + "\n", source=source)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'agent'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_problem(e) for e in exc.errors())
         raise AgentError(f"{source}: {problems}") from None
     if agent.unknown_tools:
         unknown = ", ".join(agent.unknown_tools)
@@ -317,6 +322,13 @@ def build_agent(data: dict[str, Any], body: str, source: str, expected: str | No
     if agent.permission_mode is not None and agent.permission_mode not in PERMISSION_MODES:
         notes.append(f"permissionMode {agent.permission_mode!r} unknown: read as default")
     return agent.model_copy(update={"notes": tuple(notes)}) if notes else agent
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "agent"
+    value = error.get("input")
+    got = f" (got {value!r})" if isinstance(value, (str, int, float)) and where != "agent" else ""
+    return f"{where}: {error['msg']}{got}"
 
 
 def _loose(name: str) -> str:

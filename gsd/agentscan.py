@@ -122,8 +122,9 @@ def _trouble(folder: FolderReport) -> list[str]:
     unknown = {t for a in loaded for t in a.unknown_tools}
     if unknown:
         holders = sum(1 for a in loaded if a.unknown_tools)
+        names = "tool name" if len(unknown) == 1 else "tool names"
         files = "file" if holders == 1 else "files"
-        parts.append(f"{len(unknown)} tool names unknown to gsd in {holders} {files}")
+        parts.append(f"{len(unknown)} {names} unknown to gsd in {holders} {files}")
     differ = sum(1 for a in loaded if any(n.startswith("name ") for n in a.notes))
     if differ:
         parts.append(f"{differ} {'name differs' if differ == 1 else 'names differ'} "
@@ -142,7 +143,7 @@ def display_path(path: Path | str) -> str:
     for base, shown in ((bundled_agents_dir(), "(bundled) "), (Path.cwd(), ""),
                         (Path.home(), "~/")):  # fmt: skip
         if path == base:
-            return shown.strip() or "."
+            return "gsd's bundled agents" if shown else "."
         if base in path.parents:
             return shown + path.relative_to(base).as_posix()
     return str(path)

@@ -259,12 +259,14 @@ def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
         return json.dumps({"folders": folders, "warnings": scan.warnings()}, indent=2) + "\n"
     out: list[str] = []
     for folder in folders:
+        where = folder["folder"]
+        where += f" ({folder['origin']})" if folder["origin"] not in ("bundled", "") else ""
         if not folder["exists"]:
-            out.append(f"{folder['folder']} ({folder['origin']}): not found")
+            out.append(f"{where}: not found")
             continue
         counts = f"{folder['loaded']} loaded, {folder['skipped']} skipped, " \
                  f"{folder['ignored']} ignored"  # fmt: skip
-        out.append(f"{folder['folder']} ({folder['origin']}): {counts}")
+        out.append(f"{where}: {counts}")
         for file in folder["files"]:
             out.append(f"  {file['status']:<8} {file['file']}: {file['summary']}")
             out.extend(f"           note: {note}" for note in file["notes"])
