@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -158,23 +158,24 @@ def scan(folders: Iterable[Path | tuple[Path, str]]) -> Scan:
         result.folders.append(report)
         for path in _candidates(folder) if report.exists else ():
             file = read_file(folder, path, origin)
+            if file.agent is not None:  # with `overrides` filled in
+                file = replace(file, agent=_add(result, report, file.agent))
             report.files.append(file)
-            if file.agent is not None:
-                _add(result, report, file.agent)
-            elif file.status == "skipped":
+            if file.status == "skipped":
                 for name in file.names:
                     if name not in result.agents:
                         result.agents.skipped[name] = f"{display_path(path)}: {file.reason}"
     return result
 
 
-def _add(result: Scan, report: FolderReport, agent: Agent) -> None:
+def _add(result: Scan, report: FolderReport, agent: Agent) -> Agent:
     earlier = result.agents.get(agent.name)
     added = result.agents.add(agent)
     if earlier is not None and earlier.origin == "bundled" and earlier.name == agent.name:
         if TIER_RANK[added.tier] < TIER_RANK[earlier.tier]:
             result.narrowed.append((report, f"{agent.name} replaces the bundled {earlier.tier} "
                                             f"agent with a {added.tier} one"))  # fmt: skip
+    return added
 
 
 def _candidates(folder: Path) -> list[Path]:
