@@ -13,11 +13,12 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 TIERS = ("read-only", "read+shell", "read+write", "full")
 
 
-def measure(folder: Path) -> dict[str, object]:
+def measure(folder: Path) -> dict[str, Any]:
     """One folder: files seen, loaded, skipped, ignored, and the agents' tiers and runners."""
     try:
         from gsd.agentscan import scan
@@ -30,7 +31,7 @@ def measure(folder: Path) -> dict[str, object]:
                files.count("ignored"), agents)  # fmt: skip
 
 
-def measure_before(folder: Path) -> dict[str, object]:
+def measure_before(folder: Path) -> dict[str, Any]:
     from gsd.agents import discover
 
     agents, warnings = discover([folder])
@@ -41,7 +42,7 @@ def measure_before(folder: Path) -> dict[str, object]:
 
 
 def row(folder: Path, files: int, loaded: int, skipped: int, ignored: int,
-        agents: list) -> dict[str, object]:  # type: ignore[type-arg]  # fmt: skip
+        agents: list[Any]) -> dict[str, Any]:  # fmt: skip
     tiers = Counter(a.tier for a in agents)
     runners = Counter(a.runner for a in agents)
     return {
@@ -62,8 +63,8 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     rows = [measure(folder) for folder in folders]
-    total = {key: sum(r[key] for r in rows) for key in ("files", "loaded", "skipped", "ignored",
-                                                         *TIERS)}  # type: ignore[misc]  # fmt: skip
+    counted = ("files", "loaded", "skipped", "ignored", *TIERS)
+    total = {key: sum(int(r[key]) for r in rows) for key in counted}
     rows.append({"folder": "total", **total, "runners": "-"})
     from tabulate import tabulate
 
