@@ -288,3 +288,14 @@ def test_dry_run_names_the_agent_file_and_a_skipped_one(user_collection, gsd) ->
     text = gsd("execute-phase", "1", "--dry-run").out
     assert "  agent file: ~/.claude/agents/02-language-specialists/python-pro.md" in text
     assert "  agent file: (bundled) gsd-executor.md" in text
+
+
+def test_the_collections_benchmark_reads_these_files() -> None:
+    import subprocess
+    import sys
+
+    bench = Path(__file__).parents[1] / "bench" / "agent_collections.py"
+    done = subprocess.run([sys.executable, str(bench), *map(str, FOLDERS.values())],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    total = done.stdout.splitlines()[-1].split()
+    assert total[:5] == ["total", "16", "15", "1", "0"]  # files, loaded, skipped, ignored
