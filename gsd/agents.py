@@ -10,13 +10,16 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gsd import frontmatter
 from gsd.files import bundled_dir
 from gsd.roster import NAME_RE
+
+if TYPE_CHECKING:  # gsd.agentscan imports this module
+    from gsd.agentscan import AgentSet
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
 Runner = Literal["claude", "gemini", "codex", "command"]
@@ -376,7 +379,7 @@ def extra_folder(root: Path, entry: str) -> Path:
     return Path(path) if os.path.isabs(path) else (root / path).resolve()
 
 
-def discover(folders: Iterable[Path | tuple[Path, str]]) -> tuple[Any, list[str]]:
+def discover(folders: Iterable[Path | tuple[Path, str]]) -> tuple[AgentSet, list[str]]:
     """Every agent in the folders (an `AgentSet`) and one summary warning per folder
     that had trouble; `gsd.agentscan.scan` keeps the details."""
     from gsd.agentscan import scan
