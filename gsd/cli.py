@@ -306,11 +306,13 @@ def agents() -> None:
 def agents_list(fmt: str) -> int:
     """List every agent found, with its tier, runner and source file.
 
-    Columns: name, tier, runner, model, timeout and source.
+    Columns: name, tier, runner, model, timeout, its file, and the file of the agent
+    of the same name it overrides; `--format json` adds origin, aliases and full paths.
 
-    Agents come from gsd's own agents/, ~/.claude/agents/, the project's
-    .claude/agents/ and agents/, then `specialists.agent_paths`; a later one
-    overrides an earlier one of the same name.
+    Agents come from gsd's own agents/, then ~/.codex/agents, ~/.gemini/agents and
+    ~/.claude/agents, then the project's .codex/agents, .gemini/agents, .claude/agents
+    and agents/, then `specialists.agent_paths`; a later one overrides an earlier one
+    of the same name (as in Claude Code, the project's win over the user's).
 
     Example: gsd agents list --format json
     """
@@ -321,17 +323,39 @@ def agents_list(fmt: str) -> int:
     found, warnings = project.agents()
     _warn(warnings)
     ordered = sorted(found.values(), key=lambda agent: agent.name)
-    rows = [views.agent_row(agent, project.root) for agent in ordered]
+    rows = [views.agent_row(agent, project.root, fmt) for agent in ordered]
     click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
     return EXIT_OK
+
+
+@agents.command("check")
+@format_option(("text", "json"))
+def agents_check(fmt: str) -> int:
+    """Show every agent file: loaded, skipped or ignored, and why.
+
+    Every agent folder and every file in it: what was loaded (name, aliases, tier,
+    runner, and anything gsd noticed), what was skipped and why, what was ignored.
+    Exits 1 when any agent file is skipped.
+
+    Example: gsd agents check | grep skipped
+    """
+    from gsd import views
+    from gsd.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    found = project.agent_scan()
+    _warn(project.missing_agent_paths())
+    click.echo(views.render_agent_check(found, fmt, project.root), nl=False)
+    return EXIT_FINDINGS if found.any_skipped else EXIT_OK
 
 
 @agents.command("sync")
 def agents_sync() -> int:
     """Write the specialists found to .planning/available_agents.md.
 
-    Every agent but gsd's own (gsd-*), with its description: the roster plans
-    name specialists from.
+    Every agent but gsd's own (gsd-*), with its description: the roster plans name
+    specialists from. An agent whose name another agent took is listed by its
+    `ns:name` alias.
 
     Example: gsd agents sync && git diff .planning/available_agents.md
     """
@@ -341,7 +365,8 @@ def agents_sync() -> int:
     project = _planned_project()
     found, warnings = project.agents()
     _warn(warnings)
-    specialists = {a.name: a.description for a in found.values() if not a.is_system}
+    entries = found.roster_entries()
+    specialists = {key: a.description for key, a in entries.items() if not a.is_system}
     path = project.planning / roster.ROSTER_FILE
     write_atomic(path, roster.render(specialists))
     click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")

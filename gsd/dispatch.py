@@ -38,6 +38,7 @@ class TaskDispatch(NamedTuple):
     sandbox: str = ""  # what the agent may write (`gsd.sandbox.describe`); "" until known
     runner_source: str = ""  # "plan" (the task's runner=) or "agent"; "" for a person
     model_source: str = ""  # "plan", "GSD_DEFAULT_MODEL" or "agent"; "" for no model flag
+    agent_source: str = ""  # the agent's file (Agent.source); "" for a human checkpoint
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -151,7 +152,7 @@ class Dispatcher:
             tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
             runner_source="plan" if runner is not None else "agent",
-            model_source=model_source,
+            model_source=model_source, agent_source=agent.source,
         )  # fmt: skip
 
     @staticmethod

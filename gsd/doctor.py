@@ -200,7 +200,7 @@ def project_findings(
             findings.append(Finding(PROBLEM, "config", str(exc)))
         # which tasks run on what is unknown: the programs alone
         return findings + [runner_finding(p, None) for p in found.values()]
-    findings += warning_findings(project, warnings)
+    findings += warning_findings(warnings)
     tasks: list[TaskDispatch] = []
     for phase in project.phases():
         try:
@@ -253,27 +253,13 @@ def config_findings(project: Project) -> list[Finding]:
                                               "every setting gsd reads is usable")]  # fmt: skip
 
 
-def warning_findings(project: Project, warnings: list[str]) -> list[Finding]:
-    """`agent_paths` entries that are not folders; skipped agent files, one line per folder."""
-    from gsd.agents import search_path
-
-    extra = project.config.get("specialists.agent_paths") or []
-    folders = search_path(project.root, extra)
-    skipped: dict[Path | None, list[str]] = {}
-    findings: list[Finding] = []
-    for warning in warnings:
-        if warning.startswith("config.json:"):
-            findings.append(Finding(WARNING, "config", warning))
-            continue
-        # the innermost agents folder the warning names (a later, deeper one wins)
-        folder = next((f for f in reversed(folders) if f"{f}{os.sep}" in warning), None)
-        skipped.setdefault(folder, []).append(warning)
-    for folder, lines in skipped.items():
-        where = f" in {_shown(project, folder)}" if folder else ""
-        count = f"{len(lines)} agent file{'s' if len(lines) != 1 else ''}"
-        first = lines[0].removeprefix("skipped agent ")
-        findings.append(Finding(WARNING, "agents", f"{count} skipped{where}; the first: {first}"))
-    return findings
+def warning_findings(warnings: list[str]) -> list[Finding]:
+    """`agent_paths` entries that are not folders, and the agent folders' own summary
+    lines (one per folder with trouble, `gsd.agentscan.Scan.warnings`)."""
+    return [
+        Finding(WARNING, "config" if w.startswith("config.json:") else "agents", w)
+        for w in warnings
+    ]
 
 
 def idle_agent_findings(

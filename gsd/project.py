@@ -18,7 +18,7 @@ from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
 if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on the hook path
-    from gsd.agents import Agent
+    from gsd.agentscan import AgentSet, Scan
     from gsd.config import Config
     from gsd.dispatch import Dispatcher
     from gsd.sandbox import Settings as SandboxSettings
@@ -154,20 +154,33 @@ class Project:
 
         return load(self.planning)
 
-    def agents(self) -> tuple[dict[str, Agent], list[str]]:
-        """Every agent gsd can run here, by name, and a warning per broken agent file."""
-        from gsd.agents import discover, extra_folder, search_path
+    def agents(self) -> tuple[AgentSet, list[str]]:
+        """Every agent gsd can run here (by name or `ns:name` alias) and the warnings:
+        one summary line per folder with trouble, one per missing agent_paths folder."""
+        found = self.agent_scan()
+        return found.agents, [*self.missing_agent_paths(), *found.warnings()]
 
+    def agent_scan(self) -> Scan:
+        """Every agent folder searched and every file in it (`gsd agents check`)."""
+        from gsd.agents import search_folders
+        from gsd.agentscan import scan
+
+        return scan(search_folders(self.root, self._agent_paths()))
+
+    def _agent_paths(self) -> list[str]:
         extra = self.config.get("specialists.agent_paths") or []
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
             raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
-        found, warnings = discover(search_path(self.root, extra))
-        missing = [
+        return extra
+
+    def missing_agent_paths(self) -> list[str]:
+        from gsd.agents import extra_folder
+
+        return [
             f"config.json: specialists.agent_paths: {entry} is not a folder ({folder})"
-            for entry in extra
+            for entry in self._agent_paths()
             if not (folder := extra_folder(self.root, entry)).is_dir()
         ]
-        return found, [*missing, *warnings]
 
     def sandbox(self) -> SandboxSettings:
         """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds

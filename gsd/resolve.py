@@ -34,6 +34,7 @@ def resolve_specialist(
     agents: Mapping[str, Agent],
     use_specialists: bool = True,
     disabled: Collection[str] = frozenset(),
+    skipped: Mapping[str, str] | None = None,
 ) -> Resolution:
     """Resolve a task's specialist (SPEC section 3).
 
@@ -41,7 +42,8 @@ def resolve_specialist(
     2. malformed name -> gsd-executor (the raw name never reaches a program)
     3. not in available_agents.md, or no roster -> gsd-executor
     4. disabled by GSD_DISABLED_AGENTS -> gsd-executor
-    5. otherwise the specialist, if gsd can find its agent file.
+    5. otherwise the specialist, if gsd can find its agent file by name or `ns:name`
+       alias; `skipped` (name -> "path: why") says when its file exists but was skipped.
     `workflow.use_specialists: false` sends every task to gsd-executor first of all.
     """
     steps: list[str] = []
@@ -73,6 +75,11 @@ def resolve_specialist(
         return fallback("disabled by GSD_DISABLED_AGENTS")
     steps.append("step 4: not disabled")
     if name not in agents:
+        if skipped is None:
+            skipped = getattr(agents, "skipped", {})  # an AgentSet knows its skipped files
+        why = skipped.get(name)
+        if why is not None:
+            return fallback(f"its agent file was skipped: {why} (see `gsd agents check`)")
         return fallback("no agent file for it (see `gsd agents list`)")
     steps.append(f"step 5: runs as {name}")
     return Resolution(requested, name, None, tuple(steps))

@@ -14,6 +14,7 @@ from gsd.words import plural
 
 if TYPE_CHECKING:
     from gsd.agents import Agent
+    from gsd.agentscan import FileReport, Scan
     from gsd.dispatch import TaskDispatch
     from gsd.taskrun import TaskOutcome
 
@@ -165,28 +166,32 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def agent_row(agent: Agent, root: Path) -> dict[str, Any]:
-    from gsd.agents import bundled_agents_dir
+def display_path(source: str | Path, root: Path | None = None) -> str:
+    """An agent file as a person reads it: below the project, bundled, or below ~."""
+    from gsd.agentscan import display_path as shown
 
-    source = Path(agent.source)
-    bundled, home = bundled_agents_dir(), Path.home()
-    if root in source.parents:
-        shown = source.relative_to(root).as_posix()
-    elif bundled in source.parents:
-        shown = f"(bundled) {source.relative_to(bundled).as_posix()}"
-    elif home in source.parents:
-        shown = f"~/{source.relative_to(home).as_posix()}"
-    else:
-        shown = str(source)
+    path = Path(source)
+    if root is not None and root in path.parents:
+        return path.relative_to(root).as_posix()
+    return shown(path)
+
+
+def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:
+    """One line of `gsd agents list`; JSON adds the origin, aliases and full paths."""
     minutes = agent.timeout_mins
-    return {
+    row: dict[str, Any] = {
         "name": agent.name,
         "tier": agent.tier,
         "runner": agent.runner,
         "model": agent.model or "-",
         "timeout": f"{minutes:g} min" if minutes is not None else "-",
-        "source": shown,
+        "source": display_path(agent.source, root),
+        "overrides": display_path(agent.overrides, root) if agent.overrides else "-",
     }
+    if fmt == "json":
+        row.update(origin=agent.origin, aliases=list(agent.aliases), path=agent.source,
+                   overrides_path=agent.overrides or None, notes=list(agent.notes))  # fmt: skip
+    return row
 
 
 def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
@@ -211,6 +216,8 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
         out.append(f"  specialist as written: {written}")
         out.append(f"  agent: {agent}")
+        if t.agent_source:
+            out.append(f"  agent file: {display_path(t.agent_source)}")
         runner = t.runner + (" (runner= in the plan)" if t.runner_source == "plan" else "")
         model = t.model or "runner default"
         if t.model_source and t.model_source != "agent":
@@ -249,3 +256,47 @@ def render_outcomes(
         return f"Phase {phase}: nothing to run\n"
     head = f"Phase {phase}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
     return head + table(rows, False) + "\n"
+
+
+def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
+    """`gsd agents check`: every folder searched, every file, what gsd made of it."""
+    folders: list[dict[str, Any]] = [
+        {
+            "folder": display_path(f.folder, root), "origin": f.origin, "exists": f.exists,
+            "loaded": f.count("loaded"), "skipped": f.count("skipped"),
+            "ignored": f.count("ignored"),
+            "files": [_file_check(file, f.folder) for file in f.files],
+        }
+        for f in scan.folders
+    ]  # fmt: skip
+    if fmt == "json":
+        return json.dumps({"folders": folders, "warnings": scan.warnings()}, indent=2) + "\n"
+    out: list[str] = []
+    for folder in folders:
+        where = folder["folder"]
+        where += f" ({folder['origin']})" if folder["origin"] not in ("bundled", "") else ""
+        if not folder["exists"]:
+            out.append(f"{where}: not found")
+            continue
+        counts = f"{folder['loaded']} loaded, {folder['skipped']} skipped, " \
+                 f"{folder['ignored']} ignored"  # fmt: skip
+        out.append(f"{where}: {counts}")
+        for file in folder["files"]:
+            out.append(f"  {file['status']:<8} {file['file']}: {file['summary']}")
+            out.extend(f"           note: {note}" for note in file["notes"])
+    return "\n".join(out) + "\n"
+
+
+def _file_check(file: FileReport, folder: Path) -> dict[str, Any]:
+    agent = file.agent
+    row: dict[str, Any] = {"file": file.path.relative_to(folder).as_posix(),
+                           "status": file.status}  # fmt: skip
+    if agent is None:
+        return {**row, "summary": file.reason, "reason": file.reason, "notes": []}
+    also = f" (also {', '.join(agent.aliases)})" if agent.aliases else ""
+    tools = "all tools" if agent.tools_omitted else f"{len(agent.tools)} tools"
+    summary = f"{agent.name}{also}, {agent.tier}, runner {agent.runner}, {tools}"
+    if agent.overrides:
+        summary += f", overrides {display_path(agent.overrides)}"
+    return {**row, "summary": summary, "name": agent.name, "aliases": list(agent.aliases),
+            "tier": agent.tier, "runner": agent.runner, "notes": list(agent.notes)}  # fmt: skip

@@ -61,11 +61,9 @@ def test_parse_agent_reads_a_bom_and_crlf_file() -> None:
     ("text", "problem"),
     [
         pytest.param("no frontmatter", "no frontmatter", id="no-frontmatter"),
-        pytest.param(agent_file(tools="read_file, rm_rf"), "unknown tools rm_rf", id="tool"),
         pytest.param(agent_file(runner="bash"), "runner", id="runner"),
         pytest.param(agent_file(runner="command"), "needs `command", id="command-missing"),
         pytest.param(agent_file(extra="max_turns: lots\n"), "max_turns", id="turns"),
-        pytest.param(agent_file(name="y"), "does not match its path", id="name-mismatch"),
         pytest.param("---\nname: [\n---\n", "invalid YAML", id="yaml"),
     ],
 )
@@ -73,6 +71,15 @@ def test_broken_agent_files_say_why(text: str, problem: str) -> None:
     with pytest.raises(AgentError, match=problem.replace("(", r"\(")) as info:
         parse_agent(text, "agents/x.md", "x")
     assert str(info.value).startswith("agents/x.md")
+
+
+def test_unknown_tools_and_a_name_unlike_the_file_are_notes_not_skips() -> None:
+    # before issue 11 both skipped the whole file
+    agent = parse_agent(agent_file(name="y", tools="read_file, rm_rf"), "agents/x.md", "x")
+    assert agent.name == "y" and agent.tools == ["read_file", "rm_rf"]
+    assert agent.unknown_tools == ["rm_rf"] and agent.tier == "read-only"
+    assert any("rm_rf" in note for note in agent.notes)
+    assert any("differs from its file name" in note for note in agent.notes)
 
 
 def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
@@ -87,7 +94,10 @@ def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
     agents, warnings = discover([first, second, tmp_path / "missing"])
     assert sorted(agents) == ["team:python-pro", "x"]
     assert agents["x"].tier == "read+write"  # the later folder wins
-    assert len(warnings) == 1 and "broken.md" in warnings[0] and "runner" in warnings[0]
+    assert agents["x"].overrides == str(first / "x.md")
+    # one summary line per folder; the reason is in `gsd agents check` (gsd.agentscan)
+    assert warnings == [f"{second}: 1 of 2 agent files skipped (see `gsd agents check`)"]
+    assert "runner" in agents.skipped["broken"]
 
 
 def test_every_bundled_agent_is_valid_and_real() -> None:
@@ -126,7 +136,10 @@ def test_agents_list_and_sync(project, gsd) -> None:
     assert rows["python-pro"]["tier"] == "read+write"
     assert rows["gsd-executor"]["source"] == "(bundled) gsd-executor.md"
     text = gsd("agents", "list").out
-    assert text.splitlines()[0].split() == ["name", "tier", "runner", "model", "timeout", "source"]
+    head = ["name", "tier", "runner", "model", "timeout", "source", "overrides"]
+    assert text.splitlines()[0].split() == head
+    assert rows["python-pro"]["overrides"] == "(bundled) python-pro.md"
+    assert rows["python-pro"]["origin"] == "project" and rows["gsd-executor"]["origin"] == "bundled"
     result = gsd("agents", "sync")
     assert result.code == 0 and "specialists" in result.out
     written = (project.planning / "available_agents.md").read_text()
@@ -137,11 +150,16 @@ def test_agents_list_and_sync(project, gsd) -> None:
 
 
 def test_broken_agent_file_is_a_warning_not_a_failure(project, gsd) -> None:
-    project.write("agents/bad.md", "---\nname: bad\ntools: [teleport]\n---\n")
+    project.write("agents/bad.md", "---\nname: bad\nrunner: teleport\n---\n")
     result = gsd("agents", "list")
     assert result.code == 0
-    assert "gsd: warning: skipped agent" in result.err and "agents/bad.md" in result.err
-    assert "teleport" in result.err
+    assert result.err == (
+        "gsd: warning: agents: 1 of 1 agent files skipped (see `gsd agents check`)\n"
+    )
+    check = gsd("agents", "check")
+    assert check.code == 1
+    assert "  skipped  bad.md: runner: Input should be" in check.out
+    assert "(got 'teleport')" in check.out
 
 
 def test_a_user_adds_an_agent_by_dropping_one_file(project, gsd) -> None:

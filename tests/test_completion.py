@@ -83,7 +83,7 @@ def test_in_process_completion_returns_an_exit_code(gsd, monkeypatch) -> None:
     monkeypatch.setenv("COMP_CWORD", "2")
     result = gsd()
     assert result.code == 0
-    assert result.out.splitlines() == ["plain,list", "plain,sync"]
+    assert result.out.splitlines() == ["plain,check", "plain,list", "plain,sync"]
 
 
 def test_real_bash_sources_the_script_and_completes(tmp_path: Path) -> None:

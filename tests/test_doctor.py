@@ -206,7 +206,7 @@ def test_config_problems_and_skipped_agent_files(planned, bin_dir: Path, gsd) ->
     warnings = messages(report, "warning")
     assert any("specialists.agent_paths: ~/nope is not a folder" in w for w in warnings)
     (skipped,) = [w for w in warnings if "skipped" in w]
-    assert skipped.startswith("2 agent files skipped in agents; the first: ")
+    assert skipped == "agents: 2 of 3 agent files skipped (see `gsd agents check`)"
     planned.write(".planning/config.json", '{"workflow": {"use_worktrees": "yes"}}')
     code, report = run_doctor(gsd)
     assert code == 1

@@ -78,3 +78,15 @@ def test_debug_prints_every_step(monkeypatch: pytest.MonkeyPatch, capsys) -> Non
         err[-1]
         == "[gsd] resolve 01-02 task 3: -> gsd-executor: not in .planning/available_agents.md"
     )
+
+
+def test_a_roster_name_whose_file_was_skipped_says_why() -> None:
+    resolution = resolve_specialist(
+        "ghost-pro", roster=ROSTER, agents=AGENTS,
+        skipped={"ghost-pro": "agents/ghost-pro.md: runner: Input should be 'claude'"},
+    )  # fmt: skip
+    assert resolution.agent == "gsd-executor"
+    assert resolution.fallback_reason == (
+        "its agent file was skipped: agents/ghost-pro.md: runner: Input should be 'claude' "
+        "(see `gsd agents check`)"
+    )
