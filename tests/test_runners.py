@@ -60,7 +60,10 @@ def fixture(name: str) -> str:
 # --- argv per runner and tier -----------------------------------------------------
 
 CLAUDE = ["claude", "-p", "--output-format", "json"]
-DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
+# claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
+DENY_WRITE = "Write,Edit,NotebookEdit"
+FULL_AS_ROOT = "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite," \
+    "BashOutput,KillShell"
 
 
 # --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
@@ -71,7 +74,7 @@ DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
                      f"Bash,{DENY_WRITE},WebSearch,WebFetch", id="read-only"),
         pytest.param("read-only", True, "plan", "Read,Glob,Grep,WebSearch,WebFetch",
                      f"Bash,{DENY_WRITE}", id="read-only-web"),
-        pytest.param("read+shell", False, "default", "Read,Glob,Grep,Bash",
+        pytest.param("read+shell", False, "dontAsk", "Read,Glob,Grep,Bash",
                      f"{DENY_WRITE},WebSearch,WebFetch", id="read+shell"),
         pytest.param("read+write", False, "acceptEdits", "Read,Glob,Grep,Write,Edit,NotebookEdit",
                      "Bash,WebSearch,WebFetch", id="read+write"),
@@ -88,23 +91,32 @@ def test_claude_argv(
     tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
     a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
-    assert build_argv(a, None) == CLAUDE + flags
+    assert build_argv(a, None, as_root=False) == CLAUDE + flags
+    if tier != "full":  # as root only the full tier differs
+        assert build_argv(a, None, as_root=True) == CLAUDE + flags
+
+
+def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
+    """claude-code 2.1.330 exits 1 on bypassPermissions as uid 0 (tests/test_clis.py
+    runs it): as root the full tier is acceptEdits with every built-in tool approved."""
+    argv = build_argv(agent("full", "claude"), None, as_root=True)
+    assert argv == CLAUDE + ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT]
 
 
 @pytest.mark.parametrize(
     ("tier", "tail"),
     [
         pytest.param("read-only", ["--approval-mode", "plan"], id="read-only"),
-        pytest.param("read+shell",
-                     ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
-                     id="read+shell"),
+        pytest.param("read+shell", ["--approval-mode", "default"], id="read+shell"),
         pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
         pytest.param("full", ["--approval-mode", "yolo"], id="full"),
     ],
 )  # fmt: skip
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
     argv = build_argv(agent(tier, "gemini"), None)
-    assert argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
+    assert argv == [
+        "gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", "--skip-trust", *tail
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -166,7 +178,7 @@ def test_model_and_max_turns_flags(
     runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
     argv = build_argv(agent("read+write", runner, **agent_fields), model)
-    start = {"claude": 4, "gemini": 5, "codex": 4}[runner]
+    start = {"claude": 4, "gemini": 6, "codex": 4}[runner]
     assert argv[start : start + len(expected)] == expected
     if runner != "claude":
         assert "--max-turns" not in argv
@@ -268,8 +280,8 @@ REPORT_TAIL = "## TASK COMPLETE"
                      "", id="claude-error-max-turns"),
         pytest.param("claude", "claude_log_noise.txt", None, (False, 10, 5, 0.02, True),
                      "Done.\n\n## TASK COMPLETE", id="claude-log-noise"),
-        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 860, None, True), None,
-                     id="gemini-two-models"),
+        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 1234, None, True), None,
+                     id="gemini-two-models"),  # output: candidates + thoughts
         pytest.param("gemini", "gemini_error.json", None, (True, None, None, None, True),
                      "Please set an Auth method in your settings.json", id="gemini-error"),
         pytest.param("codex", "codex_success.jsonl", None, (False, 54763, 1022, None, True), None,
@@ -395,7 +407,7 @@ def test_claude_shapes(stdout: str, is_error: bool, text: str) -> None:
 def test_gemini_object_after_log_lines() -> None:
     stdout = "Loaded cached credentials.\n[WARN] slow disk\n" + fixture("gemini_success.json")
     out = parse_output("gemini", stdout)
-    assert (out.structured, out.input_tokens, out.output_tokens) == (True, 26439, 860)
+    assert (out.structured, out.input_tokens, out.output_tokens) == (True, 26439, 1234)
 
 
 def test_command_result_file_without_result_keeps_stdout() -> None:
