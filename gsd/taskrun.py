@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -330,11 +331,16 @@ def _printed(path: Path) -> bool:
         return False
 
 
+# a frame of a backtrace (Rust `12: <unknown>`, `at src/x.rs:3`; Node `at file:///...`):
+# the lines that say what went wrong come before them
+_STACK_FRAME = re.compile(r"(?:\d+: (?:<unknown>|0x[0-9a-f]+|\S+::)|at [\w<(./]|at$)")
+
+
 def _with_stderr(details: str, stderr: str) -> str:
     """`details` ending with the last lines of the agent's own stderr (bounded), so the
     error log says what the program said, not only what gsd concluded."""
     lines = [" ".join(line.split()) for line in stderr.splitlines()]
-    lines = [line for line in lines if line][-STDERR_LINES:]
+    lines = [line for line in lines if line and not _STACK_FRAME.match(line)][-STDERR_LINES:]
     if not lines:
         return details
     said = " | ".join(lines)
