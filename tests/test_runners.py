@@ -19,7 +19,15 @@ from gsd.dispatch import Dispatcher, TaskDispatch
 from gsd.errors import UsageError
 from gsd.plan import parse
 from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.runners import GEMINI_INSTRUCTION, RunnerOutput, build_argv, parse_output, run_env
+from gsd.runners import (
+    GEMINI_INSTRUCTION,
+    RunnerFiles,
+    RunnerOutput,
+    build_argv,
+    parse_output,
+    run_env,
+    runner_files,
+)
 from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
@@ -718,6 +726,21 @@ def test_judge_reason_carries_the_agents_errors() -> None:
     ("Claude AI usage limit reached|1700000000", 1, True),
     ("[API Error: RESOURCE_EXHAUSTED: quota]", 1, True),  # gemini
     ("exceeded retry limit, last status: 429 Too Many Requests", 1, True),  # codex
+    # the packages' own strings: claude-code 2.1.330, gemini-cli 0.61.0, codex 0.169.0
+    ("API Error: Request rejected (429) · rate limited", 1, True),
+    ("You've hit your limit · resets 3pm (UTC)", 1, True),
+    ("You've hit your monthly spend limit · /usage-credits to raise it", 1, True),
+    ("Out of usage credits — buy more below to keep going.", 1, True),
+    ('API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}', 1, True),
+    ("You have exhausted your daily quota on this model.", 1, True),
+    ("You have exhausted your capacity on this model", 1, True),
+    ("[Rate limit exceeded] https://example.invalid", 1, True),
+    ("You've hit your usage limit. Upgrade to Plus to continue using Codex", 1, True),
+    ("Quota exceeded. Check your plan and billing details.", 1, True),
+    ("Usage limit reached. You've reached your usage limit.", 1, True),
+    ("Selected model is at capacity. Please try a different model.", 1, True),
+    ("stream error: server overloaded", 1, True),
+    ("def overloaded(x): pass  # a test failed", 1, False),
     ("ValueError: bad input", 1, False),
     ("done, nothing about limits", 0, False),  # exit 0 with changes: a success
 ])  # fmt: skip
@@ -789,3 +812,99 @@ def test_end_to_end_with_fake_programs(
         exit_code=done.returncode, timed_out=False, output=out, report=report, changed_files=False
     )
     assert verdict == Verdict(True, False, None, "Task Report: success")
+
+
+# --- real CLI output (tests/fixtures/runners/README.md says how each was captured) -----
+
+
+def test_claude_not_logged_in_as_the_real_cli_prints_it() -> None:
+    out = parse_output("claude", fixture("claude-2.1.330_not_logged_in.json"))
+    assert (out.structured, out.is_error, out.rate_limited) == (True, True, False)
+    assert out.text == "Not logged in \u00b7 Please run /login"
+    assert (out.input_tokens, out.output_tokens, out.cost_usd) == (0, 0, 0.0)
+
+
+def test_claude_api_error_result_reads_errors_and_api_error_status() -> None:
+    """An error result without `result`: the text is its `errors`; 429 is a rate limit."""
+    out = parse_output("claude", fixture("claude-2.1.330_api_error_429.json"))
+    assert out.is_error and out.rate_limited
+    assert out.text.startswith("API Error: Request rejected (429)")
+
+
+def test_gemini_error_json_on_stderr_is_read() -> None:
+    """gemini-cli 0.61.0 prints nothing on stdout and its error object on stderr."""
+    stdout = fixture("gemini-0.61.0_no_auth.stdout")
+    assert stdout == ""
+    out = parse_output("gemini", stdout, None, fixture("gemini-0.61.0_no_auth.stderr"))
+    assert (out.structured, out.is_error, out.rate_limited) == (True, True, False)
+    assert out.text.startswith("Please set an Auth method in your ")
+    assert parse_output("gemini", stdout).structured is False  # stdout alone says nothing
+
+
+def test_gemini_quota_error_on_stderr_is_a_rate_limit() -> None:
+    from gsd.result import rate_limited
+
+    out = parse_output("gemini", "", None, fixture("gemini-0.61.0_quota.stderr"))
+    assert out.is_error and out.rate_limited and "daily quota" in out.text
+    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
+    assert rate_limited(verdict, out)
+
+
+def test_codex_offline_stream_as_the_real_cli_prints_it() -> None:
+    """codex 0.169.0 without network: reconnect `error` events and no turn.completed."""
+    out = parse_output("codex", fixture("codex-0.169.0_offline.jsonl"))
+    assert out.structured and out.is_error
+    assert out.text.startswith("Reconnecting... 5/5 (stream disconnected before completion")
+
+
+def test_rate_limit_words_on_stderr_count() -> None:
+    from gsd.result import rate_limited
+
+    out = RunnerOutput("", False, None, None, None, False)
+    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
+    assert not rate_limited(verdict, out)
+    assert rate_limited(verdict, out, "ERROR: You've hit your usage limit. Try again later.")
+
+
+# --- files a runner reads ---------------------------------------------------------
+
+
+def test_only_gemini_needs_files() -> None:
+    for runner in ("claude", "codex", "command"):
+        files = runner_files(agent("read+shell", runner, max_turns=3), Path("/r"), as_root=True)
+        assert files == RunnerFiles({}, {}, [])
+
+
+@pytest.mark.parametrize(("tier", "allowed", "denied"), [
+    ("read-only", None,
+     '["run_shell_command", "write_file", "replace", "web_fetch", "google_web_search"]'),
+    ("read+shell", '["run_shell_command"]',
+     '["write_file", "replace", "web_fetch", "google_web_search"]'),
+    ("read+write", None, '["run_shell_command", "web_fetch", "google_web_search"]'),
+])  # fmt: skip
+def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False)
+    assert files.argv == ["--policy", "/r/run/gemini-policy.toml"] and files.env == {}
+    rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
+    found = {r["decision"]: json.dumps(r["toolName"]) for r in rules}
+    assert found == {"deny": denied, **({"allow": allowed} if allowed else {})}
+    assert {r["priority"] for r in rules} == {999}
+
+
+def test_gemini_full_tier_has_no_policy() -> None:
+    assert runner_files(agent("full", "gemini"), Path("/r"), as_root=False).argv == []
+
+
+def test_gemini_turn_limit_keeps_the_system_settings() -> None:
+    """As root: model.maxSessionTurns in a system settings file that keeps the rest."""
+    kept = '{"model": {"name": "gemini-2.5-pro"}, "security": {"auth": {"enforcedType": "x"}}}'
+    files = runner_files(agent("full", "gemini", max_turns=7), Path("/r/run"), as_root=True,
+                         system_settings=kept)  # fmt: skip
+    assert files.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "/r/run/gemini-settings.json"}
+    settings = json.loads(files.files["gemini-settings.json"])
+    assert settings == {"model": {"name": "gemini-2.5-pro", "maxSessionTurns": 7},
+                        "security": {"auth": {"enforcedType": "x"}}}  # fmt: skip
+    # gemini-cli 0.61.0 skips a system settings file a non-root user owns: none written
+    assert runner_files(agent("full", "gemini", max_turns=7), Path("/r"), as_root=False).env == {}
