@@ -345,7 +345,7 @@ def _with_stderr(details: str, stderr: str) -> str:
         return details
     said = " | ".join(lines)
     if len(said) > STDERR_CHARS:
-        said = "..." + said[-(STDERR_CHARS - 3):]
+        said = "..." + said[-(STDERR_CHARS - 3) :]
     if said in details:
         return details
     return f"{details}; stderr: {said}"

@@ -303,7 +303,8 @@ def test_the_clis_own_message_reaches_the_error_log(
     git_project.plan("01-01", tasks=(
         '<task type="auto" specialist="contract">\n<name>Task 1</name>\n'
         "<files>src/x.py</files>\n<action>Write it.</action>\n"
-        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"))
+        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+    ))  # fmt: skip
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plan")
     result = gsd("execute-phase", "1")

@@ -70,8 +70,10 @@ def fixture(name: str) -> str:
 CLAUDE = ["claude", "-p", "--output-format", "json"]
 # claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
 DENY_WRITE = "Write,Edit,NotebookEdit"
-FULL_AS_ROOT = "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite," \
+FULL_AS_ROOT = (
+    "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite,"
     "BashOutput,KillShell"
+)
 
 
 # --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
