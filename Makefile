@@ -7,7 +7,7 @@ DEMO := examples/demo
 # Paths that exist; ruff refuses a missing one (bench/ arrives later).
 LINT_PATHS := $(wildcard gsd tests bench)
 
-.PHONY: venv test lint demo bench clean
+.PHONY: venv test lint demo bench clean clis
 
 venv: $(STAMP)
 
@@ -20,6 +20,12 @@ $(STAMP): pyproject.toml
 
 test: venv
 	$(BIN)/python -m pytest
+
+# The real claude, gemini and codex CLIs, pinned in tests/clis/pins.txt, installed from npm
+# into ~/.cache/gsd-clis/<hash> (about 870 MB; ~30 s the first time, instant after). The
+# contract tests (tests/test_clis.py) call it too, and skip when it cannot install.
+clis:
+	@echo "agent CLIs in: $$(sh tests/clis/install.sh)"
 
 lint: venv
 	$(BIN)/ruff check $(LINT_PATHS)

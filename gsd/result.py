@@ -247,20 +247,35 @@ class Verdict(NamedTuple):
     reason: str
 
 
-# What claude, gemini and codex print when an API rate or usage limit stopped them.
+# What claude, gemini and codex print when an API rate, usage or capacity limit stopped
+# them, from their own packages: claude-code 2.1.330 ("API Error: Request rejected
+# (429)", rate_limit_error, overloaded_error, "You've hit your limit", "Usage limit
+# reached", "You've hit your monthly spend limit", "Out of usage credits"),
+# gemini-cli 0.61.0 (429, RESOURCE_EXHAUSTED, "You have exhausted your daily quota on
+# this model.", "exhausted your capacity", MODEL_CAPACITY_EXHAUSTED, "[Rate limit
+# exceeded]"), codex 0.169.0 ("You've hit your usage limit.", "Quota exceeded. Check
+# your plan and billing details.", "Usage limit reached.", "Selected model is at
+# capacity.", "server overloaded", "rate limit exceeded").
 _RATE_LIMIT_RE = re.compile(
-    r"\b429\b|rate[ _-]?limit|RESOURCE_EXHAUSTED|too many requests|usage limit reached"
-    r"|hit your limit|exceeded your current quota",
+    r"\b429\b|rate[ _-]?limit|RESOURCE_EXHAUSTED|too many requests|usage limit"
+    r"|hit your (?:\w+ )*limit|spend limit|out of (?:usage )?credits"
+    r"|exceeded your current quota|quota exceeded|exhausted your (?:\w+ )*(?:quota|capacity)"
+    r"|capacity exceeded|CAPACITY_EXHAUSTED|is at capacity|overloaded_error|server overloaded"
+    r"|api error:? \S* ?overloaded",
     re.IGNORECASE,
 )
 
 
-def rate_limited(verdict: Verdict, output: RunnerOutput) -> bool:
+def rate_limited(verdict: Verdict, output: RunnerOutput, stderr: str = "") -> bool:
     """A failed run the runner ended because of a rate or usage limit: SPEC 7 step 5
     retries it like a timeout. Its error_type stays SPEC 6's (`nonzero-exit`, or
-    `unknown` when the runner still exited 0); only the runner's own text is read."""
-    failed = verdict.error_type in ("nonzero-exit", "unknown")
-    return failed and _RATE_LIMIT_RE.search(output.text[-4000:]) is not None
+    `unknown` when the runner still exited 0); only the runner's own words are read:
+    its structured error (HTTP 429/529), its text and the end of its stderr."""
+    if verdict.error_type not in ("nonzero-exit", "unknown"):
+        return False
+    if output.rate_limited:
+        return True
+    return any(_RATE_LIMIT_RE.search(text[-4000:]) for text in (output.text, stderr))
 
 
 def judge(

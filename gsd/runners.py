@@ -9,8 +9,10 @@ to `parse_output`; `gsd.result` reads the Task Report and judges the run
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # gsd.agents imports pydantic; keep `import gsd.runners` light
@@ -22,40 +24,56 @@ if TYPE_CHECKING:  # gsd.agents imports pydantic; keep `import gsd.runners` ligh
 # `--tools` fixes the set the model sees, `--allowedTools` pre-approves it so a
 # headless run never stops at a prompt, and `--disallowedTools` is the deny list,
 # which wins over every mode (deny rules apply even under bypassPermissions).
-# MultiEdit only appears in the deny list: older releases had it, and a deny rule
-# naming a tool that no longer exists is harmless.
+# Every name here is one claude-code 2.1.330 knows: a deny rule naming anything else
+# ("MultiEdit", "LS", "NotebookRead") draws `Permission deny rule "MultiEdit" matches
+# no known tool - check for typos.` in its debug log (tests/test_clis.py checks).
 _CLAUDE_READ = ("Read", "Glob", "Grep")
 _CLAUDE_WEB = ("WebSearch", "WebFetch")
 _CLAUDE_SHELL = ("Bash",)
 _CLAUDE_WRITE = ("Write", "Edit", "NotebookEdit")
-_CLAUDE_DENY_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# The full tier as root: what bypassPermissions would let through, pre-approved by
+# name (subagents, the todo list and background shells included); anything else (an
+# MCP tool) would need a prompt, which print mode answers with a refusal.
+_CLAUDE_FULL = (*_CLAUDE_READ, *_CLAUDE_SHELL, *_CLAUDE_WRITE, *_CLAUDE_WEB,
+                "Task", "TodoWrite", "BashOutput", "KillShell")  # fmt: skip
 
-# `--permission-mode` (default, acceptEdits, plan, bypassPermissions, ...) per tier.
-# read+shell sets `default` explicitly so a user's settings.json `defaultMode` (say
-# bypassPermissions) cannot widen it; in print mode nobody can answer a permission
-# prompt, so only the pre-approved tools run.
+# `--permission-mode` per tier; claude-code 2.1.330's choices: acceptEdits, auto,
+# bypassPermissions, manual, dontAsk, plan. read+shell uses `dontAsk` ("deny anything
+# not pre-approved"): a user's settings.json `defaultMode` (say bypassPermissions)
+# cannot widen it, and only the pre-approved tools run.
 _CLAUDE_MODE = {
     "read-only": "plan",
-    "read+shell": "default",
+    "read+shell": "dontAsk",
     "read+write": "acceptEdits",
     "full": "bypassPermissions",
 }
+# claude-code 2.1.330 refuses bypassPermissions for uid 0 ("--dangerously-skip-
+# permissions cannot be used with root/sudo privileges for security reasons", exit 1)
+# unless IS_SANDBOX=1 or CLAUDE_CODE_BUBBLEWRAP is set; IS_SANDBOX also changes its
+# retries on 529 and its authentication, so gsd does not claim it. As root the full
+# tier is acceptEdits with every built-in tool pre-approved: never wider than bypass.
+_CLAUDE_ROOT_FULL_MODE = "acceptEdits"
 
-# Gemini CLI: the `-p` text is "appended to stdin input" (cli-reference; headless.md:
-# stdin content is prepended to the prompt), so the whole prompt goes to stdin and
-# argv carries only this fixed line after it.
+# Gemini CLI: the `-p` text is "appended to input on stdin" (gemini-cli 0.61.0
+# `--help`), so the whole prompt goes to stdin and argv carries only this fixed line.
 GEMINI_INSTRUCTION = "Carry out the task above, then print the Task Report as instructed."
-# `--approval-mode` choices: default, auto_edit, yolo, plan (cli-reference). In
-# headless `default` mode, tools that need approval are refused, which would
-# drop the shell too; `--allowed-tools run_shell_command` (deprecated in favour of
-# the policy engine, but still accepted, and honoured headless since PR #9114)
-# lets exactly the shell through.
+# `--approval-mode` choices (0.61.0): default, auto_edit, yolo, plan. Headless, a tool
+# that would need approval is refused; what else a tier may use is said by a policy
+# file (`--policy`, the policy engine; `--allowed-tools` is deprecated in 0.61.0).
 _GEMINI_MODE = {
     "read-only": "plan",
     "read+shell": "default",
     "read+write": "auto_edit",
     "full": "yolo",
 }
+# Tool names of gemini-cli 0.61.0; its policy loader warns "Unrecognized tool name"
+# about any other (tests/test_clis.py checks).
+_GEMINI_SHELL = "run_shell_command"
+_GEMINI_WRITE = ("write_file", "replace")
+_GEMINI_WEB = ("web_fetch", "google_web_search")
+# --policy files load in the USER tier (2.x); 999 is that tier's highest priority,
+# so only an administrator's policy (tier 3) outranks gsd's rules.
+_GEMINI_PRIORITY = 999
 
 # Codex has no "shell without writes" switch: `codex exec` does not ask for command
 # or edit approvals (docs/exec.md), and its commands run inside the sandbox.
@@ -84,12 +102,15 @@ def check_model(model: str) -> str:
     return model
 
 
-def build_argv(agent: Agent, model: str | None) -> list[str]:
+def build_argv(agent: Agent, model: str | None, *, as_root: bool | None = None) -> list[str]:
     """The argv that runs `agent` (SPEC 5 table): never a shell, never the prompt.
 
     `model` is the model to ask for, None for no model flag; the caller chooses it
     (GSD_DEFAULT_MODEL, else the agent's `model`). Only claude has a turn limit
-    flag, from the agent's `max_turns`. The prompt goes to the program's stdin.
+    flag, from the agent's `max_turns` (gemini's is a setting: `runner_files`). The
+    prompt goes to the program's stdin. `as_root` (default: whether gsd runs as uid
+    0) picks claude's full-tier flags. Files a runner reads (gemini's policy) add
+    their own arguments: `runner_files(...).argv`.
     ValueError for a model name that could be read as an option or split.
     """
     if model is not None:
@@ -103,14 +124,16 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
             argv += ["--model", model]
         if agent.max_turns is not None:
             argv += ["--max-turns", str(agent.max_turns)]
-        argv += _claude_tier_flags(tier, _has_web(agent))
+        root = _is_root() if as_root is None else as_root
+        argv += _claude_tier_flags(tier, _has_web(agent), root)
     elif runner == "gemini":
-        argv = ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json"]
+        # --skip-trust: "Trust the current workspace for this session" (0.61.0). In a
+        # folder not trusted before, headless gemini exits 55, and an untrusted
+        # workspace turns plan/auto_edit/yolo into default; gsd's worktree is its own.
+        argv = ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", "--skip-trust"]
         if model is not None:
             argv += ["-m", model]
         argv += ["--approval-mode", _GEMINI_MODE[tier]]
-        if tier == "read+shell":
-            argv += ["--allowed-tools", "run_shell_command"]
     elif runner == "codex":
         # `codex exec --help`: "if `-` is used, instructions are read from stdin"
         argv = ["codex", "exec", "-", "--json"]
@@ -123,6 +146,96 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     else:  # runner: command; the Agent model insists on a non-empty `command`
         argv = list(agent.command or ())
     return argv
+
+
+class RunnerFiles(NamedTuple):
+    """What one spawn of a runner needs beside its argv: files gsd writes into the
+    spawn's run folder (.git/gsd/runs/{plan}-{task}/), variables and arguments added."""
+
+    files: dict[str, str]  # file name in the run folder -> its text
+    env: dict[str, str]
+    argv: list[str]  # appended to the runner's argv
+
+
+# gemini-cli 0.61.0 reads system settings from $GEMINI_CLI_SYSTEM_SETTINGS_PATH, else here
+GEMINI_SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
+
+
+def gemini_system_settings(environ: Mapping[str, str]) -> str:
+    """The system settings file gemini would read: the caller passes its text to
+    `runner_files`, so gsd's file keeps every setting an administrator made there."""
+    return environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or GEMINI_SYSTEM_SETTINGS
+
+
+def runner_files(
+    agent: Agent,
+    run_dir: Path,
+    *,
+    as_root: bool | None = None,
+    system_settings: str | None = None,
+) -> RunnerFiles:
+    """The files, variables and arguments a spawn of `agent` needs (pure: the caller
+    writes the files into `run_dir`, a folder only its owner can write).
+
+    gemini: a policy file for every tier but full (`--policy`: the shell allowed for
+    read+shell, writes denied below read+write, the web denied to agents without
+    web tools), and, for an agent's `max_turns`, `model.maxSessionTurns` in a system
+    settings file ($GEMINI_CLI_SYSTEM_SETTINGS_PATH; `system_settings` is the text
+    of the one it replaces, whose settings are kept). gemini-cli 0.61.0 reads a
+    system settings file only when it and every folder above it belong to root and
+    no one else may write them: as another user the turn limit cannot be given, and
+    none is written. Other runners need nothing.
+    """
+    if agent.runner != "gemini":
+        return RunnerFiles({}, {}, [])
+    files: dict[str, str] = {}
+    env: dict[str, str] = {}
+    argv: list[str] = []
+    policy = _gemini_policy(agent.tier, _has_web(agent))
+    if policy:
+        files["gemini-policy.toml"] = policy
+        argv += ["--policy", str(run_dir / "gemini-policy.toml")]
+    root = _is_root() if as_root is None else as_root
+    if agent.max_turns is not None and root:
+        files["gemini-settings.json"] = _gemini_settings(system_settings, agent.max_turns)
+        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(run_dir / "gemini-settings.json")
+    return RunnerFiles(files, env, argv)
+
+
+def _gemini_policy(tier: str, web: bool) -> str:
+    """Policy-engine TOML (gemini-cli 0.61.0 `[[rule]]`: toolName, decision, priority)."""
+    allow: list[str] = []
+    deny: list[str] = []
+    if tier == "full":
+        return ""
+    if tier == "read+shell":
+        allow.append(_GEMINI_SHELL)
+    else:
+        deny.append(_GEMINI_SHELL)
+    if tier in ("read-only", "read+shell"):
+        deny += _GEMINI_WRITE
+    if not web:
+        deny += _GEMINI_WEB
+    rules = []
+    for decision, names in (("allow", allow), ("deny", deny)):
+        if names:
+            quoted = ", ".join(json.dumps(name) for name in names)
+            rules.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
+                         f"priority = {_GEMINI_PRIORITY}\n")  # fmt: skip
+    return "# written by gsd for one run\n" + "\n".join(rules)
+
+
+def _gemini_settings(system_settings: str | None, max_turns: int) -> str:
+    settings = _loads(system_settings) if system_settings else None
+    if not isinstance(settings, dict):
+        settings = {}
+    model = settings.get("model")
+    settings["model"] = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+    return json.dumps(settings, indent=2) + "\n"
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def run_env(
@@ -160,19 +273,22 @@ def _has_web(agent: Agent) -> bool:
     return bool(WEB_TOOLS & set(agent.tools))
 
 
-def _claude_tier_flags(tier: str, web: bool) -> list[str]:
-    mode = ["--permission-mode", _CLAUDE_MODE[tier]]
+def _claude_tier_flags(tier: str, web: bool, root: bool) -> list[str]:
     if tier == "full":
-        return mode
+        if not root:
+            return ["--permission-mode", _CLAUDE_MODE[tier]]
+        tools = ",".join(_CLAUDE_FULL)
+        return ["--permission-mode", _CLAUDE_ROOT_FULL_MODE, "--allowedTools", tools]
     read = [*_CLAUDE_READ, *(_CLAUDE_WEB if web else ())]
     granted, denied = {
-        "read-only": (read, [*_CLAUDE_SHELL, *_CLAUDE_DENY_WRITE]),
-        "read+shell": ([*read, *_CLAUDE_SHELL], [*_CLAUDE_DENY_WRITE]),
+        "read-only": (read, [*_CLAUDE_SHELL, *_CLAUDE_WRITE]),
+        "read+shell": ([*read, *_CLAUDE_SHELL], [*_CLAUDE_WRITE]),
         "read+write": ([*read, *_CLAUDE_WRITE], [*_CLAUDE_SHELL]),
     }[tier]
     if not web:
         denied += _CLAUDE_WEB
     tools = ",".join(granted)
+    mode = ["--permission-mode", _CLAUDE_MODE[tier]]
     return [*mode, "--tools", tools, "--allowedTools", tools, "--disallowedTools", ",".join(denied)]
 
 
@@ -188,24 +304,36 @@ class RunnerOutput(NamedTuple):
     output_tokens: int | None
     cost_usd: float | None
     structured: bool  # the runner's JSON (or the command's result file) was found
+    # the runner's own structured error said rate or usage limit (HTTP 429 or 529)
+    rate_limited: bool = False
 
 
-def parse_output(runner: str, stdout: str, result_file_text: str | None = None) -> RunnerOutput:
+def parse_output(
+    runner: str, stdout: str, result_file_text: str | None = None, stderr: str = ""
+) -> RunnerOutput:
     """Read one run's output; never raises on bad input (structured=False, text=stdout).
 
-    claude  `--output-format json`: one object `{"type": "result", "subtype",
-            "is_error", "result", "total_cost_usd", "usage": {...}}`; the last line
-            that is such an object wins, so log lines before it do no harm. A
-            subtype other than `success` (`error_max_turns`, `error_during_execution`)
-            is an error even when `is_error` is false. Input tokens count the cache:
-            input_tokens + cache_creation_input_tokens + cache_read_input_tokens.
-    gemini  `--output-format json`: `{"response", "stats": {"models": {name:
-            {"tokens": {"prompt", "candidates", ...}}}}, "error"?}`; tokens are
-            summed over models (prompt -> input, candidates -> output); an `error`
-            object (`{"type", "message", "code"}`) is an error.
-    codex   `exec --json` JSONL: the text of the last `item.completed` agent_message;
-            usage summed over `turn.completed` events (input_tokens already holds
-            cached_input_tokens); `turn.failed` is an error, and so is an `error`
+    claude  `--output-format json` (claude-code 2.1.330): one object `{"type":
+            "result", "subtype", "is_error", "result", "errors"?, "api_error_status",
+            "total_cost_usd", "usage": {...}}`; the last line that is such an object
+            wins, so log lines before it do no harm. A subtype other than `success`
+            (`error_max_turns`, `error_during_execution`) is an error even when
+            `is_error` is false; an error result without `result` text says why in
+            `errors: [...]`; `api_error_status` 429 or 529 is a rate limit. Input
+            tokens count the cache: input_tokens + cache_creation_input_tokens +
+            cache_read_input_tokens.
+    gemini  `--output-format json` (gemini-cli 0.61.0): `{"response", "stats":
+            {"models": {name: {"tokens": {"prompt", "candidates", "thoughts",
+            "tool", "cached", ...}}}}, "error"?}` on stdout, but a failure's
+            `{"session_id", "error": {"type", "message", "code"}}` on stderr, read
+            when stdout has no such object. Tokens are summed over models: prompt
+            (which holds cached) + tool -> input, candidates + thoughts -> output.
+            An `error` object is an error; its code 429 a rate limit.
+    codex   `exec --json` JSONL (codex 0.169.0): the text of the last
+            `item.completed` agent_message; usage summed over `turn.completed`
+            events; its input_tokens and output_tokens are the Responses API's,
+            which already hold cached_input_tokens and reasoning_output_tokens
+            (their breakdowns); `turn.failed` is an error, and so is an `error`
             event not followed by a `turn.completed` (Codex reports its stream
             reconnects as `error` events and then finishes normally).
     command the optional JSON object the program writes to $GSD_RESULT_FILE:
@@ -214,7 +342,11 @@ def parse_output(runner: str, stdout: str, result_file_text: str | None = None) 
             `result` the text is stdout. No file, or no object in it: raw stdout.
     """
     try:
-        found = _PARSERS[runner](stdout, result_file_text) if runner in _PARSERS else None
+        found = None
+        if runner == "gemini":
+            found = _gemini(stdout, None) or _gemini(stderr, None)
+        elif runner in _PARSERS:
+            found = _PARSERS[runner](stdout, result_file_text)
     except (ValueError, TypeError, AttributeError, RecursionError):
         found = None
     return found or RunnerOutput(stdout, False, None, None, None, False)
@@ -271,14 +403,22 @@ def _claude(stdout: str, _result_file: str | None) -> RunnerOutput | None:
     subtype = result.get("subtype")
     is_error = result.get("is_error") is True or (isinstance(subtype, str) and subtype != "success")
     text = result.get("result")
+    text = text if isinstance(text, str) else ""
+    errors = result.get("errors")
+    if is_error and not text and isinstance(errors, list):
+        text = "; ".join(str(e) for e in errors if e)
+    status = _int(result.get("api_error_status"))
+    if is_error and not text and status is not None:
+        text = f"API error status {status}"
     cost = result.get("total_cost_usd", result.get("cost_usd"))  # cost_usd: old name
     return RunnerOutput(
-        text if isinstance(text, str) else "",
+        text,
         is_error,
         _total([base, *cache]) if base is not None else None,
         _int(usage.get("output_tokens")),
         _float(cost),
         True,
+        is_error and status in (429, 529),
     )
 
 
@@ -307,16 +447,18 @@ def _gemini(stdout: str, _result_file: str | None) -> RunnerOutput | None:
     text = response if isinstance(response, str) else ""
     if not text and isinstance(error, dict) and isinstance(error.get("message"), str):
         text = error["message"]
-    prompts: list[int | None] = []
-    candidates: list[int | None] = []
+    inputs: list[int | None] = []
+    outputs: list[int | None] = []
     stats = obj.get("stats")
     models = stats.get("models") if isinstance(stats, dict) else None
     for model_stats in models.values() if isinstance(models, dict) else ():
         tokens = model_stats.get("tokens") if isinstance(model_stats, dict) else None
         if isinstance(tokens, dict):
-            prompts.append(_int(tokens.get("prompt")))
-            candidates.append(_int(tokens.get("candidates")))
-    return RunnerOutput(text, bool(error), _total(prompts), _total(candidates), None, True)
+            inputs += [_int(tokens.get("prompt")), _int(tokens.get("tool"))]
+            outputs += [_int(tokens.get("candidates")), _int(tokens.get("thoughts"))]
+    code = error.get("code") if isinstance(error, dict) else None
+    limited = code == 429 or code == "RESOURCE_EXHAUSTED"
+    return RunnerOutput(text, bool(error), _total(inputs), _total(outputs), None, True, limited)
 
 
 def _codex(stdout: str, _result_file: str | None) -> RunnerOutput | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -24,6 +25,9 @@ from gsd.records import ANY_SIZE, read_private
 from gsd.sandbox import Confinement, Settings, landlock_abi
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
+STDERR_TAIL = 64 * 1024  # what of a runner's stderr is read (its error JSON, its last words)
+STDERR_LINES = 5  # a failure's details end with this many of the agent's stderr lines
+STDERR_CHARS = 600  # ... and no more characters than this
 
 
 class TaskOutcome(NamedTuple):
@@ -102,6 +106,9 @@ def run_task(
     if isinstance(found, TaskOutcome):  # interrupted before the agent started
         return found
     spawned, verdict, output, report, error_type, details, changed, deviations, commit = found
+    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if error_type is not None else ""
+    if error_type is not None:
+        details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
     if error_type is None:
         git.delete_checkpoint(checkpoint)
@@ -116,8 +123,8 @@ def run_task(
         error_type is None, error_type, details, commit, changed, deviations,
         spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
         output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
-        error_type is not None and result.rate_limited(verdict, output),
-        str(spawned.stdout_path),
+        error_type is not None and result.rate_limited(verdict, output, stderr),
+        str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
     )  # fmt: skip
     if error_type is not None and not (cancel is not None and cancel.is_set()):
         _log(error_log, plan, outcome, agent, checkpoint)  # an interruption is nobody's
@@ -184,7 +191,8 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
         if user is not None and kept is not None:
             userguard.release(user, kept)
     stdout = _tail(spawned.stdout_path)
-    output = runners.parse_output(agent.runner, stdout, result_text)
+    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
+    output = runners.parse_output(agent.runner, stdout, result_text, stderr)
     report = result.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
         report = result.parse_task_report(stdout)
@@ -261,6 +269,7 @@ def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
     prompt_file.write_text(job.prompt, encoding="utf-8")
+    extra = _write_runner_files(agent, prompt_file.parent, job.environ)
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)
         result_file = tmpdir / "result.json"
@@ -271,13 +280,14 @@ def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
                 result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
             ),
             **_private_tmp(tmpdir),
+            **extra.env,
         }  # fmt: skip
         confinement = None
         if job.sandbox is not None:
             confinement = job.sandbox.confine(tier=agent.tier, runner=agent.runner,
                                               worktree=git.root, tmpdir=tmpdir, environ=env)
         spawned = proc.supervise(
-            job.dispatch.argv,
+            [*job.dispatch.argv, *extra.argv],
             cwd=git.root,
             env=env,
             stdin_path=prompt_file,
@@ -291,6 +301,54 @@ def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
         )
         data = read_private(result_file, limit=ANY_SIZE)
     return spawned, None if data is None else data.decode("utf-8", "replace")
+
+
+def _write_runner_files(
+    agent: Agent, run_dir: Path, environ: Mapping[str, str]
+) -> runners.RunnerFiles:
+    """Write the files the runner reads (gemini's policy and settings) into the spawn's
+    run folder, which only gsd's user may write; the sandbox lets everyone read."""
+    system_settings = None
+    if agent.runner == "gemini" and agent.max_turns is not None:
+        # an administrator's file (often a link into configuration management): the
+        # settings gsd's copy must keep
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            system_settings = Path(runners.gemini_system_settings(environ)).read_text("utf-8")
+    extra = runners.runner_files(agent, run_dir, system_settings=system_settings)
+    for name, text in extra.files.items():
+        path = run_dir / name
+        path.unlink(missing_ok=True)  # never write through what an agent left there
+        path.write_text(text, encoding="utf-8")
+    return extra
+
+
+def _printed(path: Path) -> bool:
+    """Whether the agent printed anything: an attempt that printed nothing (a program
+    that never started) leaves the RESULT file of an earlier one as it was."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+# a frame of a backtrace (Rust `12: <unknown>`, `at src/x.rs:3`; Node `at file:///...`):
+# the lines that say what went wrong come before them
+_STACK_FRAME = re.compile(r"(?:\d+: (?:<unknown>|0x[0-9a-f]+|\S+::)|at [\w<(./]|at$)")
+
+
+def _with_stderr(details: str, stderr: str) -> str:
+    """`details` ending with the last lines of the agent's own stderr (bounded), so the
+    error log says what the program said, not only what gsd concluded."""
+    lines = [" ".join(line.split()) for line in stderr.splitlines()]
+    lines = [line for line in lines if line and not _STACK_FRAME.match(line)][-STDERR_LINES:]
+    if not lines:
+        return details
+    said = " | ".join(lines)
+    if len(said) > STDERR_CHARS:
+        said = "..." + said[-(STDERR_CHARS - 3) :]
+    if said in details:
+        return details
+    return f"{details}; stderr: {said}"
 
 
 def _private_tmp(folder: Path) -> dict[str, str]:

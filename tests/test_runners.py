@@ -19,7 +19,15 @@ from gsd.dispatch import Dispatcher, TaskDispatch
 from gsd.errors import UsageError
 from gsd.plan import parse
 from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.runners import GEMINI_INSTRUCTION, RunnerOutput, build_argv, parse_output, run_env
+from gsd.runners import (
+    GEMINI_INSTRUCTION,
+    RunnerFiles,
+    RunnerOutput,
+    build_argv,
+    parse_output,
+    run_env,
+    runner_files,
+)
 from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
@@ -60,7 +68,12 @@ def fixture(name: str) -> str:
 # --- argv per runner and tier -----------------------------------------------------
 
 CLAUDE = ["claude", "-p", "--output-format", "json"]
-DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
+# claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
+DENY_WRITE = "Write,Edit,NotebookEdit"
+FULL_AS_ROOT = (
+    "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite,"
+    "BashOutput,KillShell"
+)
 
 
 # --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
@@ -71,7 +84,7 @@ DENY_WRITE = "Write,Edit,MultiEdit,NotebookEdit"
                      f"Bash,{DENY_WRITE},WebSearch,WebFetch", id="read-only"),
         pytest.param("read-only", True, "plan", "Read,Glob,Grep,WebSearch,WebFetch",
                      f"Bash,{DENY_WRITE}", id="read-only-web"),
-        pytest.param("read+shell", False, "default", "Read,Glob,Grep,Bash",
+        pytest.param("read+shell", False, "dontAsk", "Read,Glob,Grep,Bash",
                      f"{DENY_WRITE},WebSearch,WebFetch", id="read+shell"),
         pytest.param("read+write", False, "acceptEdits", "Read,Glob,Grep,Write,Edit,NotebookEdit",
                      "Bash,WebSearch,WebFetch", id="read+write"),
@@ -88,23 +101,32 @@ def test_claude_argv(
     tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
     a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
-    assert build_argv(a, None) == CLAUDE + flags
+    assert build_argv(a, None, as_root=False) == CLAUDE + flags
+    if tier != "full":  # as root only the full tier differs
+        assert build_argv(a, None, as_root=True) == CLAUDE + flags
+
+
+def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
+    """claude-code 2.1.330 exits 1 on bypassPermissions as uid 0 (tests/test_clis.py
+    runs it): as root the full tier is acceptEdits with every built-in tool approved."""
+    argv = build_argv(agent("full", "claude"), None, as_root=True)
+    assert argv == CLAUDE + ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT]
 
 
 @pytest.mark.parametrize(
     ("tier", "tail"),
     [
         pytest.param("read-only", ["--approval-mode", "plan"], id="read-only"),
-        pytest.param("read+shell",
-                     ["--approval-mode", "default", "--allowed-tools", "run_shell_command"],
-                     id="read+shell"),
+        pytest.param("read+shell", ["--approval-mode", "default"], id="read+shell"),
         pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
         pytest.param("full", ["--approval-mode", "yolo"], id="full"),
     ],
 )  # fmt: skip
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
     argv = build_argv(agent(tier, "gemini"), None)
-    assert argv == ["gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", *tail]
+    assert argv == [
+        "gemini", "-p", GEMINI_INSTRUCTION, "--output-format", "json", "--skip-trust", *tail
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -166,7 +188,7 @@ def test_model_and_max_turns_flags(
     runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
     argv = build_argv(agent("read+write", runner, **agent_fields), model)
-    start = {"claude": 4, "gemini": 5, "codex": 4}[runner]
+    start = {"claude": 4, "gemini": 6, "codex": 4}[runner]
     assert argv[start : start + len(expected)] == expected
     if runner != "claude":
         assert "--max-turns" not in argv
@@ -268,8 +290,8 @@ REPORT_TAIL = "## TASK COMPLETE"
                      "", id="claude-error-max-turns"),
         pytest.param("claude", "claude_log_noise.txt", None, (False, 10, 5, 0.02, True),
                      "Done.\n\n## TASK COMPLETE", id="claude-log-noise"),
-        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 860, None, True), None,
-                     id="gemini-two-models"),
+        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 1234, None, True), None,
+                     id="gemini-two-models"),  # output: candidates + thoughts
         pytest.param("gemini", "gemini_error.json", None, (True, None, None, None, True),
                      "Please set an Auth method in your settings.json", id="gemini-error"),
         pytest.param("codex", "codex_success.jsonl", None, (False, 54763, 1022, None, True), None,
@@ -395,7 +417,7 @@ def test_claude_shapes(stdout: str, is_error: bool, text: str) -> None:
 def test_gemini_object_after_log_lines() -> None:
     stdout = "Loaded cached credentials.\n[WARN] slow disk\n" + fixture("gemini_success.json")
     out = parse_output("gemini", stdout)
-    assert (out.structured, out.input_tokens, out.output_tokens) == (True, 26439, 860)
+    assert (out.structured, out.input_tokens, out.output_tokens) == (True, 26439, 1234)
 
 
 def test_command_result_file_without_result_keeps_stdout() -> None:
@@ -706,6 +728,21 @@ def test_judge_reason_carries_the_agents_errors() -> None:
     ("Claude AI usage limit reached|1700000000", 1, True),
     ("[API Error: RESOURCE_EXHAUSTED: quota]", 1, True),  # gemini
     ("exceeded retry limit, last status: 429 Too Many Requests", 1, True),  # codex
+    # the packages' own strings: claude-code 2.1.330, gemini-cli 0.61.0, codex 0.169.0
+    ("API Error: Request rejected (429) · rate limited", 1, True),
+    ("You've hit your limit · resets 3pm (UTC)", 1, True),
+    ("You've hit your monthly spend limit · /usage-credits to raise it", 1, True),
+    ("Out of usage credits — buy more below to keep going.", 1, True),
+    ('API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}', 1, True),
+    ("You have exhausted your daily quota on this model.", 1, True),
+    ("You have exhausted your capacity on this model", 1, True),
+    ("[Rate limit exceeded] https://example.invalid", 1, True),
+    ("You've hit your usage limit. Upgrade to Plus to continue using Codex", 1, True),
+    ("Quota exceeded. Check your plan and billing details.", 1, True),
+    ("Usage limit reached. You've reached your usage limit.", 1, True),
+    ("Selected model is at capacity. Please try a different model.", 1, True),
+    ("stream error: server overloaded", 1, True),
+    ("def overloaded(x): pass  # a test failed", 1, False),
     ("ValueError: bad input", 1, False),
     ("done, nothing about limits", 0, False),  # exit 0 with changes: a success
 ])  # fmt: skip
@@ -777,3 +814,99 @@ def test_end_to_end_with_fake_programs(
         exit_code=done.returncode, timed_out=False, output=out, report=report, changed_files=False
     )
     assert verdict == Verdict(True, False, None, "Task Report: success")
+
+
+# --- real CLI output (tests/fixtures/runners/README.md says how each was captured) -----
+
+
+def test_claude_not_logged_in_as_the_real_cli_prints_it() -> None:
+    out = parse_output("claude", fixture("claude-2.1.330_not_logged_in.json"))
+    assert (out.structured, out.is_error, out.rate_limited) == (True, True, False)
+    assert out.text == "Not logged in \u00b7 Please run /login"
+    assert (out.input_tokens, out.output_tokens, out.cost_usd) == (0, 0, 0.0)
+
+
+def test_claude_api_error_result_reads_errors_and_api_error_status() -> None:
+    """An error result without `result`: the text is its `errors`; 429 is a rate limit."""
+    out = parse_output("claude", fixture("claude-2.1.330_api_error_429.json"))
+    assert out.is_error and out.rate_limited
+    assert out.text.startswith("API Error: Request rejected (429)")
+
+
+def test_gemini_error_json_on_stderr_is_read() -> None:
+    """gemini-cli 0.61.0 prints nothing on stdout and its error object on stderr."""
+    stdout = fixture("gemini-0.61.0_no_auth.stdout")
+    assert stdout == ""
+    out = parse_output("gemini", stdout, None, fixture("gemini-0.61.0_no_auth.stderr"))
+    assert (out.structured, out.is_error, out.rate_limited) == (True, True, False)
+    assert out.text.startswith("Please set an Auth method in your ")
+    assert parse_output("gemini", stdout).structured is False  # stdout alone says nothing
+
+
+def test_gemini_quota_error_on_stderr_is_a_rate_limit() -> None:
+    from gsd.result import rate_limited
+
+    out = parse_output("gemini", "", None, fixture("gemini-0.61.0_quota.stderr"))
+    assert out.is_error and out.rate_limited and "daily quota" in out.text
+    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
+    assert rate_limited(verdict, out)
+
+
+def test_codex_offline_stream_as_the_real_cli_prints_it() -> None:
+    """codex 0.169.0 without network: reconnect `error` events and no turn.completed."""
+    out = parse_output("codex", fixture("codex-0.169.0_offline.jsonl"))
+    assert out.structured and out.is_error
+    assert out.text.startswith("Reconnecting... 5/5 (stream disconnected before completion")
+
+
+def test_rate_limit_words_on_stderr_count() -> None:
+    from gsd.result import rate_limited
+
+    out = RunnerOutput("", False, None, None, None, False)
+    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
+    assert not rate_limited(verdict, out)
+    assert rate_limited(verdict, out, "ERROR: You've hit your usage limit. Try again later.")
+
+
+# --- files a runner reads ---------------------------------------------------------
+
+
+def test_only_gemini_needs_files() -> None:
+    for runner in ("claude", "codex", "command"):
+        files = runner_files(agent("read+shell", runner, max_turns=3), Path("/r"), as_root=True)
+        assert files == RunnerFiles({}, {}, [])
+
+
+@pytest.mark.parametrize(("tier", "allowed", "denied"), [
+    ("read-only", None,
+     '["run_shell_command", "write_file", "replace", "web_fetch", "google_web_search"]'),
+    ("read+shell", '["run_shell_command"]',
+     '["write_file", "replace", "web_fetch", "google_web_search"]'),
+    ("read+write", None, '["run_shell_command", "web_fetch", "google_web_search"]'),
+])  # fmt: skip
+def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False)
+    assert files.argv == ["--policy", "/r/run/gemini-policy.toml"] and files.env == {}
+    rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
+    found = {r["decision"]: json.dumps(r["toolName"]) for r in rules}
+    assert found == {"deny": denied, **({"allow": allowed} if allowed else {})}
+    assert {r["priority"] for r in rules} == {999}
+
+
+def test_gemini_full_tier_has_no_policy() -> None:
+    assert runner_files(agent("full", "gemini"), Path("/r"), as_root=False).argv == []
+
+
+def test_gemini_turn_limit_keeps_the_system_settings() -> None:
+    """As root: model.maxSessionTurns in a system settings file that keeps the rest."""
+    kept = '{"model": {"name": "gemini-2.5-pro"}, "security": {"auth": {"enforcedType": "x"}}}'
+    files = runner_files(agent("full", "gemini", max_turns=7), Path("/r/run"), as_root=True,
+                         system_settings=kept)  # fmt: skip
+    assert files.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "/r/run/gemini-settings.json"}
+    settings = json.loads(files.files["gemini-settings.json"])
+    assert settings == {"model": {"name": "gemini-2.5-pro", "maxSessionTurns": 7},
+                        "security": {"auth": {"enforcedType": "x"}}}  # fmt: skip
+    # gemini-cli 0.61.0 skips a system settings file a non-root user owns: none written
+    assert runner_files(agent("full", "gemini", max_turns=7), Path("/r"), as_root=False).env == {}

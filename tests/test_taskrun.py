@@ -7,6 +7,7 @@ Each test asserts what a user would check afterwards: the outcome, the JSONL lin
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 import uuid
@@ -254,6 +255,48 @@ def test_missing_runner_is_spawn_failed(repo, tmp_path: Path) -> None:
     assert (outcome.error_type, outcome.exit_code) == ("spawn-failed", 127)
     assert state(repo) == before
     assert logged(repo)[0]["error_type"] == "spawn-failed"
+    # the reason reaches the log; nothing was printed, so no RESULT file is replaced
+    assert "gsd-no-such-agent-program: not found on PATH" in logged(repo)[0]["details"]
+    assert outcome.output is None
+
+
+def test_a_failing_agents_own_stderr_reaches_details(repo, tmp_path: Path) -> None:
+    """The last lines of the agent's stderr (bounded, backtrace frames left out) end the
+    error log record's details; its stdout file is kept for the RESULT file."""
+    agent, token = agent_program(tmp_path, """
+        print("working on it")
+        for n in range(50):
+            print(f"noise line {n}", file=sys.stderr)
+        print("Error: the API key was refused", file=sys.stderr)
+        print("    at file:///x/bundle.js:1:2", file=sys.stderr)
+        print("  12: <unknown>", file=sys.stderr)
+        sys.exit(3)
+    """)  # fmt: skip
+    outcome = run(repo, agent, token)
+    assert outcome.error_type == "nonzero-exit"
+    details = logged(repo)[0]["details"]
+    assert details.startswith("exit 3 without a success Task Report; stderr: ")
+    assert details.endswith("noise line 49 | Error: the API key was refused")
+    assert "noise line 44" not in details and "<unknown>" not in details
+    assert outcome.output is not None and Path(outcome.output).read_text() == "working on it\n"
+
+
+def test_gemini_policy_is_written_into_the_run_folder(repo, tmp_path: Path) -> None:
+    """A gemini agent's policy file lands in .git/gsd/runs/{plan}-{task}/ and the runner
+    gets `--policy` with its path (a stand-in `gemini` on PATH prints its argv)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gemini").write_text(
+        f"#!{sys.executable}\nimport sys, pathlib\nargs = sys.argv[1:]\n"
+        "print(pathlib.Path(args[args.index('--policy') + 1]).read_text())\n"
+    )
+    (fake / "gemini").chmod(0o755)
+    agent = Agent(name="python-pro", tools=FULL[:3], runner="gemini")
+    environ = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    outcome = run(repo, agent, "unused-token", environ=environ)
+    policy = repo.root / ".git" / "gsd" / "runs" / "01-01-1" / "gemini-policy.toml"
+    assert policy.read_text() in Path(outcome.output or "").read_text()
+    assert 'decision = "deny"' in policy.read_text()
 
 
 def test_failed_verification_rolls_back_and_cleans_its_leftovers(repo, tmp_path: Path) -> None:

@@ -1,0 +1,316 @@
+"""Contract tests: every argv gsd builds, run by the real claude, gemini and codex CLIs.
+
+The CLIs are the versions pinned in tests/clis/pins.txt, installed by `make clis`
+(tests/clis/install.sh) into a cache folder outside the clone; without npm or the
+registry these tests skip and say why. Each run has an empty HOME, no credentials and
+the prompt on stdin: it must get past the argument parser as far as authentication
+(or the network, which this machine does not have), and the CLI's own failure message
+must come out of gsd's parser and, through `gsd execute-phase`, reach the error log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from gsd.agents import Agent
+from gsd.runners import build_argv, parse_output, runner_files
+from tests.conftest import REPO, git
+
+INSTALL = REPO / "tests" / "clis" / "install.sh"
+VERSIONS = {"claude": "2.1.330 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.169.0"}
+MODELS = {"claude": "sonnet", "gemini": "gemini-2.5-flash", "codex": "gpt-5-codex"}
+READ = ["read_file", "glob", "search_file_content"]
+TOOLS = {
+    "read-only": READ,
+    "read+shell": [*READ, "run_shell_command"],
+    "read+write": [*READ, "write_file", "replace"],
+    "full": [*READ, "run_shell_command", "write_file", "replace"],
+}
+# What each CLI's parser prints when it refuses an argument: commander (claude),
+# yargs (gemini), clap (codex).
+PARSE_ERROR = re.compile(
+    r"unknown option|error: option|Allowed choices|Unknown argument|Invalid values"
+    r"|Not enough non-option|unexpected argument|error: invalid value|^Usage: ",
+    re.MULTILINE,
+)
+# the user's HOME before conftest's isolated_home replaces it: the CLI cache lives there
+_REAL_HOME = os.environ.get("HOME", "")
+AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+class Ran(NamedTuple):
+    code: int | None  # None: gsd's test stopped it (it had got as far as the network)
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def cli_bin() -> Path:
+    """The folder holding the pinned CLIs (`make clis`), or a skip that says why not."""
+    if os.environ.get("GSD_SKIP_CLIS"):
+        pytest.skip("GSD_SKIP_CLIS is set: the real CLIs are not installed or run")
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm/node are not installed: `make clis` cannot install the real CLIs")
+    env = {**os.environ, "HOME": _REAL_HOME}
+    try:
+        done = subprocess.run(["sh", str(INSTALL)], capture_output=True, text=True,
+                              timeout=900, env=env)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.skip("`make clis` took over 15 minutes (is the npm registry reachable?)")
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        pytest.skip(f"`make clis` could not install the real CLIs: {reason}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def cli_env(cli_bin: Path, home: Path, **extra: str) -> dict[str, str]:
+    """An environment with no credentials: PATH (the CLIs and node), HOME, a locale."""
+    node = Path(shutil.which("node") or "/usr/bin/node").parent
+    env = {
+        "PATH": f"{cli_bin}{os.pathsep}{node}{os.pathsep}{os.defpath}",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TMPDIR": str(home),
+    }
+    return {**env, **extra}
+
+
+def run_cli(
+    cli_bin: Path,
+    argv: list[str],
+    cwd: Path,
+    home: Path,
+    *,
+    until: str | None = None,
+    timeout: float = 60,
+    **extra: str,
+) -> Ran:
+    """Run a CLI with the prompt on stdin; stop it (its whole group) once `until` shows
+    in its output (it got that far) or after `timeout` seconds."""
+    out, err = home / f"out-{uuid.uuid4().hex}", home / f"err-{uuid.uuid4().hex}"
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        child = subprocess.Popen(
+            [str(cli_bin / argv[0]), *argv[1:]], cwd=cwd, env=cli_env(cli_bin, home, **extra),
+            stdin=subprocess.PIPE, stdout=stdout, stderr=stderr, start_new_session=True,
+        )  # fmt: skip
+        assert child.stdin is not None
+        child.stdin.write(b"Say hello. Then print a Task Report.\n")
+        child.stdin.close()
+        deadline = time.monotonic() + timeout
+        code: int | None = None
+        while (code := child.poll()) is None and time.monotonic() < deadline:
+            if until and re.search(until, out.read_text("utf-8", "replace")
+                                   + err.read_text("utf-8", "replace")):  # fmt: skip
+                break
+            time.sleep(0.2)
+        if code is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    return Ran(code, out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace"))
+
+
+def combos(runner: str) -> list[tuple[str, str | None, int | None]]:
+    """(tier, model, max_turns): every tier, with and without model and turn limit."""
+    return [(tier, model, turns) for tier in TOOLS for model in (None, MODELS[runner])
+            for turns in (None, 3)]  # fmt: skip
+
+
+def contract_agent(tier: str, runner: str, turns: int | None) -> Agent:
+    return Agent(name="contract", tools=TOOLS[tier], runner=runner, max_turns=turns)  # type: ignore[arg-type]
+
+
+def write_files(agent: Agent, run_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """What taskrun adds for a spawn: the runner's files written, its argv and env."""
+    extra = runner_files(agent, run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in extra.files.items():
+        (run_dir / name).write_text(text)
+    return extra.argv, extra.env
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    git(root, "init", "-q")
+    return root
+
+
+@pytest.fixture
+def secure_dir(cli_bin: Path) -> Iterator[Path]:
+    """A folder under the CLI cache (in HOME, not /tmp): gemini reads a system settings
+    file only when no folder above it is writable by others."""
+    folder = cli_bin.parent.parent.parent / "contract-runs" / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("runner", list(VERSIONS))
+def test_the_pinned_version_is_installed(cli_bin: Path, runner: str, tmp_path: Path) -> None:
+    ran = run_cli(cli_bin, [runner, "--version"], tmp_path, tmp_path)
+    assert ran.code == 0 and VERSIONS[runner] in ran.stdout, ran
+
+
+# --- claude -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("tier", "model", "turns"), combos("claude"))
+def test_claude_accepts_every_argv_and_its_failure_reaches_gsd(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tier: str, model: str | None, turns: int | None
+) -> None:
+    """claude-code 2.1.330 without credentials: exit 1 and a JSON error result saying
+    "Not logged in"; as root (this machine) the full tier is not refused."""
+    argv = build_argv(contract_agent(tier, "claude", turns), model)
+    ran = run_cli(cli_bin, [*argv, "--debug"], workdir, tmp_path)
+    assert not PARSE_ERROR.search(ran.stderr), ran.stderr
+    assert "cannot be used with root" not in ran.stderr
+    assert ran.code == 1, ran
+    out = parse_output("claude", ran.stdout)
+    assert out.structured and out.is_error and "Not logged in" in out.text, ran
+    # no deny or allow rule names a tool this version does not know
+    debug = "".join(p.read_text() for p in (tmp_path / ".claude" / "debug").glob("*.txt"))
+    assert "matches no known tool" not in debug
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="claude's root check needs uid 0")
+def test_claude_refuses_bypass_permissions_as_root(cli_bin: Path, workdir: Path,
+                                                   tmp_path: Path) -> None:  # fmt: skip
+    """Why the full tier as root is acceptEdits with approved tools: the CLI's own check."""
+    argv = build_argv(contract_agent("full", "claude", None), None, as_root=False)
+    ran = run_cli(cli_bin, argv, workdir, tmp_path)
+    assert ran.code == 1
+    assert "cannot be used with root/sudo privileges" in ran.stderr
+
+
+# --- gemini -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("tier", "model", "turns"), combos("gemini"))
+def test_gemini_accepts_every_argv_and_its_stderr_error_reaches_gsd(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tier: str, model: str | None, turns: int | None
+) -> None:
+    """gemini-cli 0.61.0 without credentials: exit 41, its error JSON on stderr."""
+    agent = contract_agent(tier, "gemini", turns)
+    extra_argv, extra_env = write_files(agent, workdir / ".git" / "gsd" / "runs" / "01-01-1")
+    ran = run_cli(cli_bin, [*build_argv(agent, model), *extra_argv], workdir, tmp_path,
+                  **extra_env)  # fmt: skip
+    assert not PARSE_ERROR.search(ran.stderr), ran.stderr
+    assert ran.code == 41, ran
+    out = parse_output("gemini", ran.stdout, None, ran.stderr)
+    assert out.structured and out.is_error and "Please set an Auth method" in out.text
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+def test_gemini_trusts_the_worktree_and_reads_gsds_policy_and_settings(
+    cli_bin: Path, secure_dir: Path, tmp_path: Path, tier: str
+) -> None:
+    """With a (fake) key gemini gets past trust, policy and settings to the network:
+    no exit 55, no policy or settings warning, the turn limit's settings file read."""
+    repo = secure_dir / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    agent = contract_agent(tier, "gemini", 3)
+    extra_argv, extra_env = write_files(agent, repo / ".git" / "gsd" / "runs" / "01-01-1")
+    argv = [*build_argv(agent, MODELS["gemini"]), *extra_argv]
+    ran = run_cli(cli_bin, argv, repo, tmp_path, until=r"Attempt 1 failed|fetch failed",
+                  GEMINI_API_KEY="not-a-real-key", **extra_env)  # fmt: skip
+    assert ran.code != 55 and "not running in a trusted directory" not in ran.stderr, ran
+    assert "fetch failed" in ran.stderr, ran  # it got as far as the network
+    for complaint in ("Policy file", "Invalid configuration", "Security Warning", "Unrecognized"):
+        assert complaint not in ran.stderr, ran.stderr
+    if AS_ROOT:
+        assert "GEMINI_CLI_SYSTEM_SETTINGS_PATH" in extra_env
+
+
+def test_gemini_without_trust_exits_55(cli_bin: Path, workdir: Path, tmp_path: Path) -> None:
+    """Why gsd passes --skip-trust: an untrusted folder ends a headless run."""
+    argv = [a for a in build_argv(contract_agent("read-only", "gemini", None), None)
+            if a != "--skip-trust"]  # fmt: skip
+    ran = run_cli(cli_bin, argv, workdir, tmp_path, GEMINI_API_KEY="not-a-real-key")
+    assert ran.code == 55 and "not running in a trusted directory" in ran.stderr
+
+
+# --- codex --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("tier", "model"), sorted({(t, m) for t, m, _ in combos("codex")},
+                                                   key=str))  # fmt: skip
+def test_codex_accepts_every_argv(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tier: str, model: str | None
+) -> None:
+    """codex 0.169.0 has no turn limit; without credentials it goes to the network and
+    retries: stopped once its turn has started."""
+    argv = build_argv(contract_agent(tier, "codex", 3), model)
+    ran = run_cli(cli_bin, argv, workdir, tmp_path, until=r'"type":"turn\.started"', timeout=60)
+    assert not PARSE_ERROR.search(ran.stderr), ran.stderr
+    assert '"type":"thread.started"' in ran.stdout, ran
+    assert parse_output("codex", ran.stdout).structured
+
+
+# --- through gsd execute-phase -----------------------------------------------------
+
+AGENT_FILE = """\
+---
+name: contract
+description: "runs the real {runner} CLI"
+tools: [read_file, glob, search_file_content, run_shell_command, write_file, replace]
+timeout_mins: {minutes}
+runner: {runner}
+---
+Contract test persona.
+"""
+
+
+@pytest.mark.parametrize(
+    ("runner", "minutes", "said"),
+    [
+        pytest.param("claude", 2, "Not logged in", id="claude"),
+        pytest.param("gemini", 2, "Please set an Auth method", id="gemini"),
+        # codex retries the network until gsd's timeout ends it: its stderr says why
+        pytest.param("codex", 0.15, "failed to connect", id="codex"),
+    ],
+)
+def test_the_clis_own_message_reaches_the_error_log(
+    cli_bin: Path, git_project, gsd, monkeypatch: pytest.MonkeyPatch, runner: str,
+    minutes: float, said: str,
+) -> None:  # fmt: skip
+    root = git_project.root
+    # a user who has run the CLI once has its state folder; the sandbox lets it write
+    # there but creates none (gsd.sandbox.runner_state)
+    for state in (".claude", ".gemini", ".codex"):
+        (Path.home() / state).mkdir(exist_ok=True)
+    monkeypatch.setenv("PATH", cli_env(cli_bin, Path.home())["PATH"])
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    git_project.write("agents/contract.md", AGENT_FILE.format(runner=runner, minutes=minutes))
+    git_project.write(".planning/available_agents.md", "- **contract**: test\n")
+    git_project.write(".planning/config.json", json.dumps(
+        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
+    git_project.plan("01-01", tasks=(
+        '<task type="auto" specialist="contract">\n<name>Task 1</name>\n'
+        "<files>src/x.py</files>\n<action>Write it.</action>\n"
+        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+    ))  # fmt: skip
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plan")
+    result = gsd("execute-phase", "1")
+    assert result.code != 0
+    log = root / ".planning" / "specialist-errors.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [r for r in records if r["specialist"] == "contract"]
+    assert mine and said in mine[-1]["details"], (records, result.err)
+    assert "spawn-failed" not in mine[-1]["error_type"]
