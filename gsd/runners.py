@@ -125,7 +125,7 @@ def build_argv(agent: Agent, model: str | None, *, as_root: bool | None = None) 
         if agent.max_turns is not None:
             argv += ["--max-turns", str(agent.max_turns)]
         root = _is_root() if as_root is None else as_root
-        argv += _claude_tier_flags(tier, _has_web(agent), root)
+        argv += _claude_tier_flags(tier, agent.web, root, claude_deny_rules(agent))
     elif runner == "gemini":
         # --skip-trust: "Trust the current workspace for this session" (0.61.0). In a
         # folder not trusted before, headless gemini exits 55, and an untrusted
@@ -191,7 +191,7 @@ def runner_files(
     files: dict[str, str] = {}
     env: dict[str, str] = {}
     argv: list[str] = []
-    policy = _gemini_policy(agent.tier, _has_web(agent))
+    policy = _gemini_policy(agent.tier, agent.web)
     if policy:
         files["gemini-policy.toml"] = policy
         argv += ["--policy", str(run_dir / "gemini-policy.toml")]
@@ -267,18 +267,35 @@ def run_env(
     return env
 
 
-def _has_web(agent: Agent) -> bool:
-    from gsd.agents import WEB_TOOLS
+# Names in real agent files' `disallowedTools` that claude-code 2.1.330 no longer knows
+# (its debug log: `matches no known tool`); the tier already leaves out what they did.
+_CLAUDE_GONE = frozenset({"MultiEdit", "LS", "NotebookRead", "SlashCommand"})
+# A Claude Code permission rule: a tool name, optionally with a specifier in
+# parentheses (`Bash(git push:*)`, `Read(./.env)`), or an MCP tool (`mcp__srv__tool`).
+_CLAUDE_RULE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\([^(),\x00-\x1f]*\))?")
 
-    return bool(WEB_TOOLS & set(agent.tools))
+
+def claude_deny_rules(agent: Agent) -> list[str]:
+    """The agent file's own `disallowedTools` (Claude Code's), for claude's deny list:
+    rules claude parses, less the tools it no longer has. A rule of any other shape
+    is left out; its tool, when gsd knows it, is already out of the tier."""
+    return [
+        rule
+        for rule in agent.disallowed_tools
+        if _CLAUDE_RULE_RE.fullmatch(rule) and rule.split("(")[0] not in _CLAUDE_GONE
+    ]
 
 
-def _claude_tier_flags(tier: str, web: bool, root: bool) -> list[str]:
+def _claude_tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[str]:
+    """Permission mode, granted and denied tools per tier; the agent's own deny rules
+    (`disallowedTools`) are added to the deny list on every tier (deny rules hold even
+    under bypassPermissions)."""
+    own = ["--disallowedTools", ",".join(own_deny)] if own_deny else []
     if tier == "full":
         if not root:
-            return ["--permission-mode", _CLAUDE_MODE[tier]]
+            return ["--permission-mode", _CLAUDE_MODE[tier], *own]
         tools = ",".join(_CLAUDE_FULL)
-        return ["--permission-mode", _CLAUDE_ROOT_FULL_MODE, "--allowedTools", tools]
+        return ["--permission-mode", _CLAUDE_ROOT_FULL_MODE, "--allowedTools", tools, *own]
     read = [*_CLAUDE_READ, *(_CLAUDE_WEB if web else ())]
     granted, denied = {
         "read-only": (read, [*_CLAUDE_SHELL, *_CLAUDE_WRITE]),
@@ -287,6 +304,7 @@ def _claude_tier_flags(tier: str, web: bool, root: bool) -> list[str]:
     }[tier]
     if not web:
         denied += _CLAUDE_WEB
+    denied += [rule for rule in own_deny if rule not in denied]
     tools = ",".join(granted)
     mode = ["--permission-mode", _CLAUDE_MODE[tier]]
     return [*mode, "--tools", tools, "--allowedTools", tools, "--disallowedTools", ",".join(denied)]

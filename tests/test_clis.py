@@ -185,6 +185,28 @@ def test_claude_accepts_every_argv_and_its_failure_reaches_gsd(
     assert "matches no known tool" not in debug
 
 
+@pytest.mark.parametrize("tools", ["Read, Grep, Bash, Edit, Write", "Read, Grep"])
+def test_claude_takes_an_agent_files_own_deny_rules(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tools: str
+) -> None:
+    """A Claude Code agent file's `disallowedTools` (a Bash rule with a specifier, a tool
+    claude no longer has, a web tool) on the full and read-only tiers: claude parses
+    every rule gsd passes and knows every tool it names."""
+    from gsd.agents import parse_agent
+
+    text = (f"---\nname: shipper\ntools: {tools}\n"
+            "disallowedTools: Bash(git push:*), MultiEdit, WebFetch\n---\nShip it.\n")  # fmt: skip
+    argv = build_argv(parse_agent(text, "shipper.md"), None)
+    assert "Bash(git push:*)" in ",".join(argv) and "MultiEdit" not in ",".join(argv)
+    ran = run_cli(cli_bin, [*argv, "--debug"], workdir, tmp_path)
+    assert not PARSE_ERROR.search(ran.stderr), ran.stderr
+    assert ran.code == 1 and "Not logged in" in parse_output("claude", ran.stdout).text, ran
+    debug = "".join(p.read_text() for p in (tmp_path / ".claude" / "debug").glob("*.txt"))
+    assert "matches no known tool" not in debug, [
+        line for line in debug.splitlines() if "matches no known tool" in line
+    ]
+
+
 @pytest.mark.skipif(not AS_ROOT, reason="claude's root check needs uid 0")
 def test_claude_refuses_bypass_permissions_as_root(cli_bin: Path, workdir: Path,
                                                    tmp_path: Path) -> None:  # fmt: skip

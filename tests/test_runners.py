@@ -910,3 +910,26 @@ def test_gemini_turn_limit_keeps_the_system_settings() -> None:
                         "security": {"auth": {"enforcedType": "x"}}}  # fmt: skip
     # gemini-cli 0.61.0 skips a system settings file a non-root user owns: none written
     assert runner_files(agent("full", "gemini", max_turns=7), Path("/r"), as_root=False).env == {}
+
+
+def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
+    """Claude Code's `disallowedTools` reach claude's deny list on every tier, less the
+    tools claude-code 2.1.330 no longer has; a rule claude cannot parse is left out."""
+    from gsd.agents import parse_agent
+
+    text = (
+        "---\nname: shipper\ntools: Read, Grep, Bash, Edit, Write\n"
+        "disallowedTools: Bash(git push:*), MultiEdit, WebFetch, Read(a,b), Bash(\x01)\n---\nX\n"
+    )
+    agent = parse_agent(text, "shipper.md")
+    assert agent.tier == "full"
+    for root in (False, True):
+        argv = build_argv(agent, None, as_root=root)
+        deny = argv[argv.index("--disallowedTools") + 1]
+        assert deny == "Bash(git push:*),WebFetch"
+    narrowed = parse_agent(text.replace("Edit, Write", "Edit, Write\npermissionMode: plan"),
+                           "shipper.md")  # fmt: skip
+    argv = build_argv(narrowed, None)
+    deny = argv[argv.index("--disallowedTools") + 1].split(",")
+    assert {"Bash", "Write", "Edit", "Bash(git push:*)", "WebFetch"} <= set(deny)
+    assert "MultiEdit" not in deny
