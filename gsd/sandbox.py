@@ -8,6 +8,7 @@ what may be *written*: reading and executing stay allowed everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -96,7 +97,8 @@ def runner_state(runner: str, home: Path, environ: Mapping[str, str]) -> list[Pa
     `~/.claude.json` is a file, and a rule on a file gives only file rights: the runner
     may rewrite it in place (Claude Code truncates and writes it), not replace it by a
     rename, and not create it: run the runner once outside gsd so that it exists.
-    A state folder that does not exist is not created either (and so not writable).
+    A missing state folder is created by `make_state_folders` before the spawn (codex
+    0.169.0 exits 1 without a writable `~/.codex`, and would create it itself).
     """
     if runner == "claude":
         state = [home / ".claude", home / ".claude.json"]
@@ -111,6 +113,16 @@ def runner_state(runner: str, home: Path, environ: Mapping[str, str]) -> list[Pa
             state.append(Path(environ["CODEX_HOME"]))
         return state
     return []  # `command` agents and verify commands: nothing of their own
+
+
+def make_state_folders(runner: str, environ: Mapping[str, str]) -> None:
+    """Create the runner's missing state folders (private), as the runner itself would
+    on its first run: inside the sandbox it could not. Files are left alone."""
+    home = Path(environ.get("HOME") or Path.home())
+    for state in runner_state(runner, home, environ):
+        if state.suffix != ".json" and not os.path.lexists(state):
+            with contextlib.suppress(OSError):  # a read-only HOME: the runner will say so
+                state.mkdir(mode=0o700, parents=True)
 
 
 def confine(

@@ -22,7 +22,7 @@ from gsd.git import Checkpoint, Git, Observation
 from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
 from gsd.records import ANY_SIZE, read_private
-from gsd.sandbox import Confinement, Settings, landlock_abi
+from gsd.sandbox import Confinement, Settings, landlock_abi, make_state_folders
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
 STDERR_TAIL = 64 * 1024  # what of a runner's stderr is read (its error JSON, its last words)
@@ -284,6 +284,8 @@ def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
         }  # fmt: skip
         confinement = None
         if job.sandbox is not None:
+            if job.sandbox.enabled:
+                make_state_folders(agent.runner, env)
             confinement = job.sandbox.confine(tier=agent.tier, runner=agent.runner,
                                               worktree=git.root, tmpdir=tmpdir, environ=env)
         spawned = proc.supervise(

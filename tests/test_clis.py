@@ -310,10 +310,10 @@ def test_the_clis_own_message_reaches_the_error_log(
     minutes: float, said: str,
 ) -> None:  # fmt: skip
     root = git_project.root
-    # a user who has run the CLI once has its state folder; the sandbox lets it write
-    # there but creates none (gsd.sandbox.runner_state)
-    for state in (".claude", ".gemini", ".codex"):
-        (Path.home() / state).mkdir(exist_ok=True)
+    # a first-time user: no state folder yet; the sandbox would not let the CLI create
+    # it (codex 0.169.0 then exits 1, "Permission denied (os error 13)"): gsd does
+    state = Path.home() / f".{runner}"
+    assert not state.exists()
     monkeypatch.setenv("PATH", cli_env(cli_bin, Path.home())["PATH"])
     for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -336,3 +336,4 @@ def test_the_clis_own_message_reaches_the_error_log(
     mine = [r for r in records if r["specialist"] == "contract"]
     assert mine and said in mine[-1]["details"], (records, result.err)
     assert "spawn-failed" not in mine[-1]["error_type"]
+    assert state.is_dir() and state.stat().st_mode & 0o777 == 0o700

@@ -427,3 +427,20 @@ def test_each_abi_handles_the_write_rights_it_knows(abi: int, rights: int, attr_
     attr = launch.ruleset_attr(abi, rights)
     assert len(attr) == attr_size
     assert attr[16:] == (b"\x02" + b"\x00" * 7 if abi >= 6 else b"")  # LANDLOCK_SCOPE_SIGNAL
+
+
+def test_make_state_folders_creates_the_runners_missing_folders_only(tmp_path: Path) -> None:
+    """A first run of codex under the sandbox needs ~/.codex, which it cannot create
+    there; gsd creates missing state folders (private), never a state file."""
+    from gsd.sandbox import make_state_folders
+
+    env = {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "elsewhere" / "codex")}
+    make_state_folders("codex", env)
+    for folder in (tmp_path / ".codex", tmp_path / "elsewhere" / "codex"):
+        assert folder.is_dir() and folder.stat().st_mode & 0o777 == 0o700
+    make_state_folders("claude", env)
+    assert (tmp_path / ".claude").is_dir() and not (tmp_path / ".claude.json").exists()
+    (tmp_path / ".gemini").write_text("a file where a folder belongs: left alone")
+    make_state_folders("gemini", env)
+    assert (tmp_path / ".gemini").is_file()
+    make_state_folders("command", env)  # nothing of its own
