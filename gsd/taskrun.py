@@ -23,6 +23,7 @@ from gsd.models import Plan, Task
 from gsd.prompt import allowed_files, automated_commands
 from gsd.records import ANY_SIZE, read_private
 from gsd.sandbox import Confinement, Settings, landlock_abi, make_state_folders
+from gsd.words import plural
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
 STDERR_TAIL = 64 * 1024  # what of a runner's stderr is read (its error JSON, its last words)
@@ -382,7 +383,7 @@ def _verify(
         return None, "no automated verification"
     if env_flag("SKIP_VERIFICATION"):
         sys.stderr.write(
-            f"gsd: warning: SKIP_VERIFICATION=true: {len(commands)} <automated> check(s) "
+            f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
             f"of task {task.index} not run\n"
         )
         return None, "verification skipped (SKIP_VERIFICATION)"
@@ -432,7 +433,7 @@ def _checks(
             return "validation-failed", (
                 f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
             )
-    return None, f"{len(commands)} automated check(s) passed"
+    return None, f"{plural(len(commands), 'automated check')} passed"
 
 
 def _unconfined_user_checkout(git: Git, sandbox: Settings | None) -> Git | None:
@@ -472,7 +473,7 @@ def _restore_gitfile(root: Path, saved: bytes | None) -> list[str]:
 def _warn_survivors(spawned: proc.Spawned, what: str) -> None:
     if spawned.survivors:
         sys.stderr.write(
-            f"gsd: warning: {what}: {spawned.survivors} process(es) of group {spawned.pid} "
+            f"gsd: warning: {what}: {plural(spawned.survivors, 'process')} of group {spawned.pid} "
             "still alive after SIGKILL (stuck in the kernel?); gsd stopped waiting for them\n"
         )
 
