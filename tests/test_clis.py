@@ -27,17 +27,11 @@ import pytest
 from gsd.agents import Agent
 from gsd.runners import build_argv, parse_output, runner_files
 from tests.conftest import REPO, git
+from tests.test_runners import TOOLS  # the tools of each tier
 
 INSTALL = REPO / "tests" / "clis" / "install.sh"
 VERSIONS = {"claude": "2.1.330 (Claude Code)", "gemini": "0.61.0", "codex": "codex-cli 0.169.0"}
 MODELS = {"claude": "sonnet", "gemini": "gemini-2.5-flash", "codex": "gpt-5-codex"}
-READ = ["read_file", "glob", "search_file_content"]
-TOOLS = {
-    "read-only": READ,
-    "read+shell": [*READ, "run_shell_command"],
-    "read+write": [*READ, "write_file", "replace"],
-    "full": [*READ, "run_shell_command", "write_file", "replace"],
-}
 # What each CLI's parser prints when it refuses an argument: commander (claude),
 # yargs (gemini), clap (codex).
 PARSE_ERROR = re.compile(
