@@ -158,6 +158,18 @@ def test_the_pinned_version_is_installed(cli_bin: Path, runner: str, tmp_path: P
     assert ran.code == 0 and VERSIONS[runner] in ran.stdout, ran
 
 
+def test_doctor_finds_the_real_clis_and_their_versions(
+    cli_bin: Path, tmp_path: Path, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_doctor import run_doctor
+
+    monkeypatch.setenv("PATH", f"{cli_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    _, report = run_doctor(gsd)
+    for name, version in VERSIONS.items():
+        assert report["runners"][name]["version"] == version, report["runners"][name]
+
+
 # --- claude -------------------------------------------------------------------------
 
 
