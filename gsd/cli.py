@@ -107,6 +107,12 @@ def cli() -> None:
     type=click.IntRange(min=1),
     help="Processes for large trees (default: one per CPU; 1 for none).",
 )
+@click.option(
+    "--base",
+    metavar="REV",
+    help="Fail (exit 1) only on findings that were not there at REV, such as a pull "
+    "request's base; every finding is still reported.",
+)
 def validate(
     paths: tuple[str, ...],
     phase: str | None,
@@ -114,6 +120,7 @@ def validate(
     strict: bool,
     fmt: str,
     jobs: int | None,
+    base: str | None,
 ) -> int:
     """Check plan files and report each problem with its line.
 
@@ -124,7 +131,7 @@ def validate(
     """
     from gsd import lint
 
-    options = lint.Options(list(paths), phase, staged, strict, fmt, jobs)
+    options = lint.Options(list(paths), phase, staged, strict, fmt, jobs, base)
     return lint.run(options)
 
 

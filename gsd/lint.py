@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from gsd.words import plural
+
+if TYPE_CHECKING:
+    from gsd.models import Diagnostic
 
 # The output formats of `gsd validate`: the Click option, this parser and render's
 # table of renderers all read this tuple (it lives here, light, for the hook path).
@@ -26,10 +30,13 @@ class Options(NamedTuple):
     strict: bool = False
     fmt: str = "text"
     jobs: int | None = None
+    base: str | None = None  # a revision: only findings new since it fail the run
 
 
 _FLAGS = {"--staged": "staged", "--strict": "strict"}
-_VALUED = {"--phase": "phase", "--format": "fmt", "--jobs": "jobs", "-j": "jobs"}
+_VALUED = {
+    "--phase": "phase", "--format": "fmt", "--jobs": "jobs", "-j": "jobs", "--base": "base",
+}
 
 
 def parse(args: list[str]) -> Options | None:
@@ -104,8 +111,32 @@ def run(options: Options) -> int:
     report = validate(project, targets, strict=options.strict, jobs=options.jobs)
     sys.stdout.write(render.FORMATS[options.fmt](report))
     sys.stdout.flush()
+    fails = ("error", "warning") if options.strict else ("error",)
+    failing = [d for d in report.diagnostics if d.severity in fails]
+    if options.base is not None and failing:
+        failing = new_since(root, options.base, failing, staged=options.staged)
+        sys.stderr.write(f"gsd: {plural(len(failing), 'failing finding')} new since "
+                         f"{options.base} (the others were there already)\n")  # fmt: skip
     if options.fmt == "text":
         sys.stderr.write(render.summary(report) + "\n")
-    if report.errors or (options.strict and report.warnings):
-        return EXIT_FINDINGS
-    return EXIT_OK
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def new_since(
+    root: Path, base: str, found: list[Diagnostic], *, staged: bool = False
+) -> list[Diagnostic]:
+    """The findings of `found` that `gsd validate` did not report at revision `base`, as
+    `gsd diff` tells them apart: by code, path and message, never by line (an edit
+    above a problem moves it without making it new), a moved plan keeping its own.
+    A finding outside `.planning/` (a plan file named on the command line) has no
+    counterpart at `base` and is new."""
+    from gsd.diff import Side, compare
+    from gsd.project import PLANNING
+    from gsd.revisions import base_snapshot, load_snapshot
+    from gsd.sources import GitIndex, Source, WorkingTree
+
+    source: Source = GitIndex(root, [PLANNING]) if staged else WorkingTree(root)
+    head = load_snapshot(root, source, Side("head", None, False))
+    new = set(compare(base_snapshot(root, base), head).new_diagnostics)
+    known = set(head.diagnostics)
+    return [d for d in found if d in new or d not in known]

@@ -61,6 +61,12 @@ def _split_range(text: str) -> tuple[str, str, str]:
     return left, dots, right
 
 
+def base_snapshot(root: Path, revision: str) -> Snapshot:
+    """The plans at `revision` and what `gsd validate` says of them (UsageError when git
+    does not know the revision)."""
+    return _commit_snapshot(root, revision, sources.resolve_commit(root, revision))
+
+
 def _commit_snapshot(root: Path, label: str, commit: str | None) -> Snapshot:
     if commit is None:
         return Snapshot(Side(f"{label} (no commit yet)", None, False), {}, [])

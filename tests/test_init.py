@@ -15,7 +15,7 @@ from gsd.scaffold import template_dir
 from tests.conftest import REPO, git, snapshot_checkout
 
 TEMPLATE = REPO / ".planning-template"
-FILES = ["PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"]
+FILES = [".gitattributes", "PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"]
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def test_init_creates_every_template_file(empty: Path, gsd) -> None:
     result = gsd("init")
     assert result.code == 0, result.err
     assert result.out.splitlines() == [f"created  .planning/{name}" for name in FILES]
-    assert result.err == "gsd init: 4 created, 0 kept\n"
+    assert result.err == "gsd init: 5 created, 0 kept\n"
     for name in FILES:
         assert (empty / ".planning" / name).read_bytes() == (TEMPLATE / name).read_bytes()
 
@@ -59,12 +59,13 @@ def test_init_never_overwrites(empty: Path, gsd) -> None:
     result = gsd("init")
     assert result.code == 0
     assert result.out.splitlines() == [
+        "kept     .planning/.gitattributes",
         "kept     .planning/PROJECT.md",
         "created  .planning/ROADMAP.md",
         "kept     .planning/STATE.md",
         "kept     .planning/config.json",
     ]
-    assert result.err == "gsd init: 1 created, 3 kept\n"
+    assert result.err == "gsd init: 1 created, 4 kept\n"
     assert state_file.read_text() == "my own state\n"
 
 
@@ -166,3 +167,26 @@ def test_the_package_carries_the_template_as_package_data(tmp_path: Path) -> Non
     assert sorted(p.name for p in shipped.iterdir()) == FILES
     for name in FILES:
         assert (shipped / name).read_bytes() == (TEMPLATE / name).read_bytes()
+
+
+def test_the_logs_merge_line_by_line_after_init(empty: Path, gsd) -> None:
+    """Two branches that each appended a record to the same log merge with plain
+    `git merge` and keep both records (the .gitattributes `gsd init` writes)."""
+    git(empty, "init", "-q", "-b", "main")
+    gsd("init")
+    log = empty / ".planning" / "execution-log.jsonl"
+    log.write_text('{"event": "run-start"}\n')
+    git(empty, "add", "-A")
+    git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    for branch, line in (("a", '{"event": "a"}'), ("b", '{"event": "b"}')):
+        git(empty, "switch", "-q", "-c", branch, "main")
+        with log.open("a") as out:
+            out.write(line + "\n")
+        git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", branch)
+    git(empty, "switch", "-q", "main")
+    for branch in ("a", "b"):
+        git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-ff",
+            "-m", f"merge {branch}", branch)  # fmt: skip
+    assert log.read_text().splitlines() == [
+        '{"event": "run-start"}', '{"event": "a"}', '{"event": "b"}'
+    ]

@@ -131,9 +131,9 @@ def test_init_scaffolds_from_the_bundled_template(installed: Installed, tmp_path
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     done = installed.run(fresh, "init")
-    assert done.stdout.count("created ") == 4
+    assert done.stdout.count("created ") == 5
     template = REPO / ".planning-template"
-    for name in ("PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"):
+    for name in (".gitattributes", "PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"):
         assert (fresh / ".planning" / name).read_bytes() == (template / name).read_bytes()
 
 

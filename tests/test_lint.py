@@ -6,6 +6,7 @@ import pytest
 
 from gsd import lint
 from gsd.cli import run as run_click
+from tests.conftest import git
 
 
 @pytest.mark.parametrize(
@@ -20,6 +21,7 @@ from gsd.cli import run as run_click
         ),
         pytest.param(["--jobs=1", "--", "-odd.md"], lint.Options(paths=["-odd.md"], jobs=1),
                      id="double-dash"),
+        pytest.param(["--base", "main"], lint.Options(base="main"), id="base"),
         pytest.param(["--help"], None, id="help-goes-to-click"),
         pytest.param(["--format", "xml"], None, id="bad-format-goes-to-click"),
         pytest.param(["--jobs", "0"], None, id="bad-jobs-goes-to-click"),
@@ -40,9 +42,11 @@ def test_parse(args: list[str], expected: lint.Options | None) -> None:
         ["--strict", "--format", "github"],
         ["--phase", "1", "--format", "sarif"],
         [".planning/phases/01-alpha/01-02-PLAN.md", "--jobs", "1"],
+        ["--base", "HEAD", "--format", "github"],
     ],
 )
-def test_fast_path_and_click_agree(project, gsd, capsys, args: list[str]) -> None:
+def test_fast_path_and_click_agree(git_project, gsd, capsys, args: list[str]) -> None:
+    project = git_project
     project.plan("01-01")
     project.plan("01-02", text="---\nphase: x\n---\n<task type='odd'></task>\n")
     fast = gsd("validate", *args)
@@ -69,3 +73,30 @@ def test_phase_with_paths_is_a_usage_error_on_both_paths(project, gsd) -> None:
     )
     with pytest.raises(UsageError, match="^--phase and PATHS"):  # entry.main prints it
         run_click(args)
+
+
+BROKEN = "---\nphase: x\n---\n<task type='odd'></task>\n"
+
+
+def test_base_fails_only_on_what_the_change_introduces(git_project, gsd) -> None:
+    """A pull request's check: every finding annotated, exit 1 only for new errors
+    (compared as `gsd diff` compares them: by code, path and message, not line)."""
+    git_project.plan("01-01", text=BROKEN)
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "a broken plan on the base branch")
+    base = git(git_project.root, "rev-parse", "HEAD").strip()
+    git_project.plan("01-02")  # a good plan; the old problem moves down a line
+    path = git_project.root / ".planning/phases/01-alpha/01-01-PLAN.md"
+    path.write_text(BROKEN.replace("---\n<task", "---\nA line of prose.\n\n<task"))
+    result = gsd("validate", "--format", "github", "--base", base)
+    assert result.code == 0, result.err
+    assert result.out.count("::error") >= 1  # still annotated
+    assert "0 failing findings new since" in result.err
+    git_project.plan("01-03", text=BROKEN)  # a new broken plan
+    result = gsd("validate", "--format", "github", "--base", base)
+    assert result.code == 1
+    assert "01-03-PLAN.md" in result.out and "01-01-PLAN.md" in result.out
+    assert "new since" in result.err
+    assert gsd("validate", "--base", base, ".planning/phases/01-alpha/01-02-PLAN.md").code == 0
+    unknown = gsd("validate", "--base", "no-such-rev")
+    assert unknown.code == 2 and "no-such-rev" in unknown.err and "Traceback" not in unknown.err
