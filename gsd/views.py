@@ -78,12 +78,15 @@ def waves_view(phase: str, graph: PhaseGraph) -> dict[str, Any]:
 
 
 def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str:
-    """`{"include": [{"phase", "plan", "wave"}, ...]}` on one line, for `fromJSON()`."""
+    """`{"include": [{"phase", "plan", "plans", "wave"}, ...]}` on one line, for
+    `fromJSON()`: one job per overlap group (GSD044), whose plans share files and so run
+    one after another on one runner, in order (`plans`, space-separated; `plan` is the
+    first, which names the job). A plan that shares no file is a group of one."""
     include = [
-        {"phase": phase, "plan": pid, "wave": number}
+        {"phase": phase, "plan": group[0], "plans": " ".join(group), "wave": number}
         for number, plans in enumerate(graph.waves, 1)
         if wave is None or number == wave
-        for pid in plans
+        for group in graph.sequential_groups(plans)
     ]
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
