@@ -589,7 +589,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     found_phase = project.phase(split_plan_id(plan_id)[0])
     options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
     result = run_phase(project, found_phase, options)
-    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans, plan_id)
     click.echo(shown, nl=False)
     click.echo(f"gsd: {result.message}", err=True)
     return result.exit_code

@@ -234,10 +234,14 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
 
 
 def render_outcomes(
-    phase: str, outcomes: list[TaskOutcome], fmt: str, plans: dict[str, str] | None = None
+    phase: str,
+    outcomes: list[TaskOutcome],
+    fmt: str,
+    plans: dict[str, str] | None = None,
+    only_plan: str | None = None,
 ) -> str:
     """The final tables of a live run: each plan and how it ended, then every task
-    attempt and how it ended."""
+    attempt and how it ended (`only_plan`: the one plan `execute-plan` ran)."""
     plan_rows = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
     rows = [
         {
@@ -254,10 +258,12 @@ def render_outcomes(
         for o in outcomes
     ]
     if fmt == "json":
-        return json.dumps({"phase": phase, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
+        shown = {"phase": phase, **({"plan": only_plan} if only_plan else {})}
+        return json.dumps({**shown, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
+    title = f"Plan {only_plan} of phase {phase}" if only_plan else f"Phase {phase}"
     if not rows:
-        return f"Phase {phase}: nothing to run\n"
-    head = f"Phase {phase}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
+        return f"{title}: nothing to run\n"
+    head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
     return head + table(rows, False) + "\n"
 
 

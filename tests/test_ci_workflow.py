@@ -132,10 +132,11 @@ class Runner:
         gsd.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gsd "$@"\n')
         (self.bin / "python").symlink_to(sys.executable)
         gh = self.bin / "gh"  # records its argv; `pr list` answers from a file
+        log, listed = tmp / "gh.log", tmp / "gh-open"
         gh.write_text(textwrap.dedent(f"""\
             #!/bin/sh
-            printf '%s\\n' "$*" >> "{tmp / 'gh.log'}"
-            if [ "$1 $2" = "pr list" ] && [ -f "{tmp / 'gh-open'}" ]; then cat "{tmp / 'gh-open'}"; fi
+            printf '%s\\n' "$*" >> "{log}"
+            if [ "$1 $2" = "pr list" ] && [ -f "{listed}" ]; then cat "{listed}"; fi
             """))  # fmt: skip
         for program in (gsd, gh):
             program.chmod(0o755)
@@ -206,7 +207,8 @@ def merge(checkout: Path, branches: list[str]) -> list[str]:
         done = subprocess.run(["git", "merge", "-q", "--no-ff", "--no-edit", f"origin/{branch}"],
                               cwd=checkout, capture_output=True, text=True)  # fmt: skip
         if done.returncode != 0:
-            conflicted.append(f"{branch}: {git(checkout, 'diff', '--name-only', '--diff-filter=U')}")
+            unmerged = git(checkout, "diff", "--name-only", "--diff-filter=U").split()
+            conflicted.append(f"{branch}: {', '.join(unmerged)}")
             git(checkout, "merge", "--abort")
     return conflicted
 
@@ -234,8 +236,9 @@ def origin(tmp_path: Path) -> Path:
 
 
 def gsd_in(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "gsd", *args], cwd=checkout, text=True,
-                          capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+                          capture_output=True, env=env)  # fmt: skip
 
 
 # --- the whole phase ----------------------------------------------------------------------
@@ -245,7 +248,6 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     runner = Runner(tmp_path)
     shuffle = random.Random(12).shuffle  # fixed: a failure shows again as it was
     reviewer = runner.clone(origin, "reviewer")  # a person merging pull requests on main
-    conflicts: list[str] = []
 
     # wave 1: three jobs (01-02 and 01-04 share a file: one job runs both, in order)
     ended = runner.execute(origin, 1)
@@ -262,7 +264,7 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
 
     branches = [f"gsd/{p}" for p in PLANS[:4]]
     shuffle(branches)
-    conflicts += merge(reviewer, branches)
+    assert merge(reviewer, branches) == []  # no conflict, whatever the order
     git(reviewer, "push", "-q", "origin", "main")
 
     # wave 2: 01-07 pauses at its human checkpoint (exit 4), its task 1 pushed
@@ -274,7 +276,7 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
         [f"{p}-1" for p in PLANS[:4]] + ["01-07-1"])  # fmt: skip
     branches = ["gsd/01-05", "gsd/01-06"]
     shuffle(branches)
-    conflicts += merge(reviewer, branches)
+    assert merge(reviewer, branches) == []  # no conflict, whatever the order
     git(reviewer, "push", "-q", "origin", "main")
 
     # a person approves 01-07 on its branch and dispatches wave 2 again: 01-05 and 01-06
@@ -292,7 +294,7 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     assert "01-07 task 1: already committed, skipped" in again["01-07"][1]
     assert "checkpoint:human-verify approved" in again["01-07"][1]
     assert {b: git(origin, "rev-parse", b).strip() for b in before} == before
-    conflicts += merge(reviewer, ["gsd/01-07"])
+    assert merge(reviewer, ["gsd/01-07"]) == []
     git(reviewer, "push", "-q", "origin", "main")
 
     # wave 3
@@ -301,9 +303,8 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
         "01-08": 0, "01-09": 0, "01-10": 0}, ended  # fmt: skip
     branches = ["gsd/01-08", "gsd/01-09", "gsd/01-10"]
     shuffle(branches)
-    conflicts += merge(reviewer, branches)
+    assert merge(reviewer, branches) == []
 
-    assert conflicts == []
     assert task_trailers(reviewer) == EVERY_TASK  # every task committed once
     shared = (reviewer / "src/shared.txt").read_text()
     assert shared == "01-02 task 1\n01-04 task 1\n"  # the group ran in order
