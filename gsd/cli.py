@@ -251,7 +251,7 @@ def show(target: str, fmt: str) -> int:
 @cli.command()
 @click.argument("phase")
 @format_option(("text", "markdown", "json", "github-matrix"))
-@click.option("--wave", type=int, help="With github-matrix: only this wave's plans.")
+@click.option("--wave", type=int, help="With github-matrix: only this wave's plan groups.")
 def waves(phase: str, fmt: str, wave: int | None) -> int:
     """Show a phase's schedule: its waves and critical path.
 
@@ -575,9 +575,13 @@ def errors(
 )
 @format_option(("text", "json"))
 def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: str) -> int:
-    """Run one plan, once the plans it depends on are done.
+    """Run one plan, once the plans it waits for are done.
 
-    The unit a CI matrix fans out: one job per plan of a wave.
+    The unit a CI matrix fans out. It waits for its dependencies (in any
+    phase) and for the plans before it in its overlap group: refused with
+    exit 2 until their SUMMARY.md is there. Run on the plan's own branch
+    gsd/PLAN, it continues it: committed tasks are skipped, approvals
+    committed there are honoured, and its work ends up on that branch.
 
     Example: gsd execute-plan 01-02
     """
@@ -592,7 +596,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     found_phase = project.phase(split_plan_id(plan_id)[0])
     options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
     result = run_phase(project, found_phase, options)
-    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans, plan_id)
     click.echo(shown, nl=False)
     click.echo(f"gsd: {result.message}", err=True)
     return result.exit_code

@@ -125,13 +125,13 @@ def _execute(
         )
     graph = project.phase_graph(phase)
     if options.only_plan is not None:
-        _check_plan_ready(phase, graph.plans, options.only_plan)
+        _check_plan_ready(project, phase, graph, options.only_plan, alone=True)
     if options.only_wave is not None:
         if not 1 <= options.only_wave <= len(graph.waves):
             raise InputError(f"{phase.name} has {plural(len(graph.waves), 'wave')}; no wave "
                              f"{options.only_wave}")  # fmt: skip
         for plan_id in graph.waves[options.only_wave - 1]:
-            _check_plan_ready(phase, graph.plans, plan_id)
+            _check_plan_ready(project, phase, graph, plan_id, alone=False)
     run = _Run(project, git, phase, graph, options, environ, console, worktrees, stop)
     # what must hold before the first spawn: one line and exit 2, no agent started
     preflight.check_tree(git, in_place=in_place, allow_dirty=options.allow_dirty)
@@ -164,14 +164,16 @@ def _execute(
             run.books.session(message, end.plan.path)
             run.books.commit(f"docs({end.plan.id}): run stopped")
             return RunResult(code, run.sorted_outcomes(), message, run.ended)
+    # `execute-plan` ran one plan: what it says and records is about that plan
+    what = f"plan {options.only_plan}" if options.only_plan else f"phase {phase.name}"
     if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
         run.journal.discard()
-        return RunResult(EXIT_OK, run.outcomes, f"phase {phase.name}: already complete",
-                         run.ended)  # fmt: skip
+        return RunResult(EXIT_OK, run.outcomes, f"{what}: already complete", run.ended)
     run.journal.event("run-end", status="complete")
-    run.books.session(f"Completed phase {phase.name}", "None")
-    run.books.commit(f"docs({phase.number}): phase run complete")
-    return RunResult(EXIT_OK, run.sorted_outcomes(), f"phase {phase.name} complete", run.ended)
+    run.books.session(f"Completed {what}", "None")
+    scope = options.only_plan or phase.number
+    run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
+    return RunResult(EXIT_OK, run.sorted_outcomes(), f"{what} complete", run.ended)
 
 
 class _Run:
@@ -395,7 +397,20 @@ class _Run:
         self.worktrees.close(plan.id)
         if end.status != "complete" and self.worktrees.tip(plan.id) == start:
             self.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
+        elif end.status != "complete" and self.worktrees.on_checkout(plan.id):
+            self._keep_on_checkout(plan)
         return end
+
+    def _keep_on_checkout(self, plan: Plan) -> None:
+        """A plan paused or failed in a checkout of its own branch gsd/{plan} (a CI job):
+        its committed tasks go onto that branch (a fast-forward), which the job pushes and
+        the next run there continues. gsd/{plan}-run keeps them when that cannot be."""
+        run_branch = self.worktrees.branch(plan.id)
+        if self.git.fast_forward(run_branch):
+            self.worktrees.delete_branch(plan.id)
+        else:
+            self.say(f"warning: plan {plan.id}: its committed tasks stay on {run_branch}: "
+                     f"{self.worktrees.here} could not be fast-forwarded to it")
 
     def merge(self, end: PlanEnd) -> PlanEnd:
         """Merge a complete plan's branch back `--no-ff`, STATE.md and ROADMAP.md updated
@@ -675,18 +690,46 @@ def _first_line(details: str) -> str:
     return details.splitlines()[0] if details else details
 
 
-def _check_plan_ready(phase: Phase, plans: Mapping[str, Plan], plan_id: str) -> None:
-    """`execute-plan` runs one plan: it must exist and its dependencies must be done."""
-    if plan_id not in plans:
-        known = ", ".join(plans) or "none"
+def _check_plan_ready(
+    project: Project, phase: Phase, graph: PhaseGraph, plan_id: str, *, alone: bool
+) -> None:
+    """A plan runs once what it waits for is done (its SUMMARY.md is there): every plan
+    it depends on, in whichever phase, and, when it runs `alone` (`execute-plan`), the
+    plans before it in its overlap group, which modify the same files and run first."""
+    plan = graph.plans.get(plan_id)
+    if plan is None:
+        known = ", ".join(graph.plans) or "none"
         raise GsdError(f"no plan {plan_id} in {phase.name} (plans: {known})")
-    waiting = [d for d in plans[plan_id].depends_on
-               if d in plans and not summary.exists(phase.path, d)]  # fmt: skip
+    folders = [p.path for p in project.phases()]
+    waiting = [d for d in dict.fromkeys(plan.depends_on)
+               if not any(summary.exists(folder, d) for folder in folders)]  # fmt: skip
     if waiting:
         raise GsdError(
             f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",
             hint=f"run those first, or `gsd execute-phase {phase.number}`",
         )
+    if not alone:
+        return
+    before = _group_before(graph, plan_id)
+    first = next((p for p in before if not summary.exists(phase.path, p)), None)
+    if first is not None:
+        shared = sorted(set(graph.plans[first].files_modified) & set(plan.files_modified))
+        raise GsdError(
+            f"plan {plan_id} waits for {first}, not done yet: it runs after {first} in "
+            f"their overlap group (both modify {', '.join(shared[:3]) or 'the same files'})",
+            hint=f"run {first} first: `gsd execute-plan {first}`",
+        )
+
+
+def _group_before(graph: PhaseGraph, plan_id: str) -> list[str]:
+    """The plans before `plan_id` in its wave's overlap group (GSD044), in order."""
+    wave = graph.wave_of.get(plan_id)
+    if wave is None:
+        return []
+    for group in graph.sequential_groups(graph.waves[wave - 1]):
+        if plan_id in group:
+            return group[: group.index(plan_id)]
+    return []
 
 
 def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:

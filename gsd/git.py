@@ -1138,6 +1138,18 @@ class Git:
     def abort_merge(self) -> None:
         self._run("merge", "--abort", ok=(0, 128))
 
+    def fast_forward(self, branch: str) -> bool:
+        """Move the checked-out branch up to `branch` (`git merge --ff-only`): False, with
+        nothing changed, when that is not a fast-forward or would overwrite a file."""
+        done = self._run("merge", "--ff-only", "-q", f"refs/heads/{branch}",
+                         ok=(0, 1, 2, 128))  # fmt: skip
+        if done.status != 0:
+            return False
+        sha = self._head_from_files() or self.head()
+        if sha:
+            self._note_head(sha)
+        return True
+
     # -- running git -------------------------------------------------------------------
 
     def _run(

@@ -78,12 +78,15 @@ def waves_view(phase: str, graph: PhaseGraph) -> dict[str, Any]:
 
 
 def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str:
-    """`{"include": [{"phase", "plan", "wave"}, ...]}` on one line, for `fromJSON()`."""
+    """`{"include": [{"phase", "plan", "plans", "wave"}, ...]}` on one line, for
+    `fromJSON()`: one job per overlap group (GSD044), whose plans share files and so run
+    one after another on one runner, in order (`plans`, space-separated; `plan` is the
+    first, which names the job). A plan that shares no file is a group of one."""
     include = [
-        {"phase": phase, "plan": pid, "wave": number}
+        {"phase": phase, "plan": group[0], "plans": " ".join(group), "wave": number}
         for number, plans in enumerate(graph.waves, 1)
         if wave is None or number == wave
-        for pid in plans
+        for group in graph.sequential_groups(plans)
     ]
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
@@ -231,10 +234,14 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
 
 
 def render_outcomes(
-    phase: str, outcomes: list[TaskOutcome], fmt: str, plans: dict[str, str] | None = None
+    phase: str,
+    outcomes: list[TaskOutcome],
+    fmt: str,
+    plans: dict[str, str] | None = None,
+    only_plan: str | None = None,
 ) -> str:
     """The final tables of a live run: each plan and how it ended, then every task
-    attempt and how it ended."""
+    attempt and how it ended (`only_plan`: the one plan `execute-plan` ran)."""
     plan_rows = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
     rows = [
         {
@@ -251,10 +258,12 @@ def render_outcomes(
         for o in outcomes
     ]
     if fmt == "json":
-        return json.dumps({"phase": phase, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
+        shown = {"phase": phase, **({"plan": only_plan} if only_plan else {})}
+        return json.dumps({**shown, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
+    title = f"Plan {only_plan} of phase {phase}" if only_plan else f"Phase {phase}"
     if not rows:
-        return f"Phase {phase}: nothing to run\n"
-    head = f"Phase {phase}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
+        return f"{title}: nothing to run\n"
+    head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
     return head + table(rows, False) + "\n"
 
 

@@ -37,6 +37,11 @@ class Worktrees:
         name = branch_of(plan_id)
         return f"{name}-run" if name == self.here else name
 
+    def on_checkout(self, plan_id: str) -> bool:
+        """Whether the checkout is on the plan's own branch (a CI job running the plan,
+        or continuing it): then the plan's work ends up on that branch, paused or not."""
+        return self.here == branch_of(plan_id)
+
     def path(self, plan_id: str) -> Path:
         """Where the plan's worktree is (or would be)."""
         return self._folder_of(self.branch(plan_id))

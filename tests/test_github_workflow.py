@@ -44,8 +44,9 @@ def uses(job: dict[str, Any]) -> list[str]:
 def test_triggers_and_jobs(workflow) -> None:
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert set(triggers) == {"pull_request", "workflow_dispatch"}
-    assert set(triggers["workflow_dispatch"]["inputs"]) == {"phase", "wave"}
-    assert set(workflow["jobs"]) == {"validate", "sarif", "plan-diff", "schedule", "execute"}
+    assert set(triggers["workflow_dispatch"]["inputs"]) == {"phase", "wave", "collect"}
+    assert set(workflow["jobs"]) == {"validate", "sarif", "plan-diff", "schedule", "execute",
+                                     "collect"}  # fmt: skip
 
 
 def test_permissions_are_explicit_and_minimal(workflow) -> None:
@@ -56,6 +57,7 @@ def test_permissions_are_explicit_and_minimal(workflow) -> None:
         "plan-diff": {"contents": "read", "pull-requests": "write"},
         "schedule": {"contents": "read"},
         "execute": {"contents": "write"},
+        "collect": {"contents": "write", "pull-requests": "write"},
     }
     assert {name: job["permissions"] for name, job in workflow["jobs"].items()} == wanted
 
@@ -141,12 +143,12 @@ def test_matrix_json_has_the_shape_the_workflow_reads(workflow, phase_project, g
     assert result.out.count("\n") == 1  # one `name=value` line for $GITHUB_OUTPUT
     matrix = json.loads(result.out)
     assert set(matrix) == {"include"}  # any other top-level key would be a matrix axis
-    assert [entry["plan"] for entry in matrix["include"]] == ["01-01", "01-02"]
+    assert [entry["plans"] for entry in matrix["include"]] == ["01-01", "01-02"]
     keys = set(MATRIX_KEY_RE.findall(TEXT))
-    assert keys >= {"plan"}
+    assert keys >= {"plans"}
     for entry in matrix["include"]:
         assert keys <= set(entry), (keys, entry)
-        assert is_plan_id(entry["plan"])  # what `gsd execute-plan` accepts
+        assert all(is_plan_id(p) for p in entry["plans"].split())  # what execute-plan takes
     # every other read of that output (the job's `if:` guard) finds what it looks for
     reads = [m for m in FROM_JSON_RE.finditer(TEXT) if m.group(3)]
     assert reads
@@ -167,8 +169,36 @@ def test_an_empty_wave_makes_the_guard_skip_the_matrix_job(workflow, phase_proje
 def test_each_plan_runs_on_its_own_branch(workflow) -> None:
     execute = workflow["jobs"]["execute"]
     (step,) = [s for s in steps(execute) if "gsd execute-plan" in s.get("run", "")]
-    assert step["env"]["PLAN"] == "${{ matrix.plan }}"
-    assert 'git switch -c "gsd/${PLAN}"' in step["run"]
-    assert 'gsd execute-plan "$PLAN"' in step["run"]
-    assert 'git push origin "HEAD:refs/heads/gsd/${PLAN}"' in step["run"]
+    assert step["env"]["PLANS"] == "${{ matrix.plans }}"
+    assert 'git switch -q -C "gsd/${plan}" "refs/remotes/origin/gsd/${plan}"' in step["run"]
+    assert 'git switch -q -c "gsd/${plan}"' in step["run"]
+    assert 'gsd execute-plan "$plan"' in step["run"]
+    assert 'git push -q origin "HEAD:refs/heads/gsd/${plan}"' in step["run"]
     assert execute["strategy"]["fail-fast"] is False
+
+
+def test_an_overlap_group_is_one_matrix_entry_whose_plans_run_in_order(project, gsd) -> None:
+    project.plan("01-01", files_modified="[src/shared.py]")
+    project.plan("01-02", files_modified="[src/b.py]")
+    project.plan("01-03", files_modified="[src/shared.py, src/c.py]")
+    project.plan("01-04", depends_on='["01-01"]', wave=2, files_modified="[src/d.py]")
+    result = gsd("waves", "1", "--format", "github-matrix")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["include"] == [
+        {"phase": "01", "plan": "01-01", "plans": "01-01 01-03", "wave": 1},
+        {"phase": "01", "plan": "01-02", "plans": "01-02", "wave": 1},
+        {"phase": "01", "plan": "01-04", "plans": "01-04", "wave": 2},
+    ]
+
+
+def test_the_collect_job_reads_untrusted_values_from_the_environment(workflow) -> None:
+    collect = workflow["jobs"]["collect"]
+    assert set(collect["needs"]) == {"schedule", "execute"}
+    assert "!cancelled()" in collect["if"] and "inputs.collect" in collect["if"]
+    (merge,) = [s for s in steps(collect) if s.get("id") == "collect"]
+    assert merge["env"] == {"PHASE": "${{ inputs.phase }}", "WAVE": "${{ inputs.wave }}"}
+    assert 'git merge -q --no-ff --no-edit "$ref"' in merge["run"]
+    assert "gsd sync" in merge["run"] and "gsd report --all --format markdown" in merge["run"]
+    (pull,) = [s for s in steps(collect) if "gh pr create" in s.get("run", "")]
+    assert pull["env"]["BRANCH"] == "${{ steps.collect.outputs.branch }}"
+    assert "gh pr edit" in pull["run"]
