@@ -414,3 +414,29 @@ def test_a_paused_plan_continues_on_its_own_branch(checkout) -> None:
     assert resumed.stderr.splitlines()[-1] == "gsd: plan 01-07 complete"
     assert git(checkout, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-07"
     assert task_trailers(checkout) == ["01-03-1", "01-07-1", "01-07-3"]
+
+
+def test_the_validate_job_fails_a_pull_request_only_on_errors_it_introduces(tmp_path) -> None:
+    """The validate job's own script on a pull request's checkout: an error already on
+    the base branch is annotated and does not fail the check; a new one does."""
+    repo = tmp_path / "repo"
+    phase = repo / ".planning" / "phases" / "01-alpha"
+    phase.mkdir(parents=True)
+    git_in = ("git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t")
+    subprocess.run([*git_in[:3], "init", "-q", "-b", "main"], check=True)
+    broken = "---\nphase: 01-alpha\n---\n<task type='odd'></task>\n"
+    (phase / "01-01-PLAN.md").write_text(broken)
+    subprocess.run([*git_in, "add", "-A"], check=True)
+    subprocess.run([*git_in, "commit", "-qm", "base: one broken plan"], check=True)
+    base = subprocess.run([*git_in, "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()  # fmt: skip
+    runner = Runner(tmp_path)
+    script = step("validate", containing="gsd validate")
+    (phase / "01-01-PLAN.md").write_text(broken.replace("---\n<task", "---\nWords.\n<task"))
+    code, out, _ = runner.run(script, repo, BASE_SHA=base)
+    assert code == 0, out
+    assert "::error file=.planning/phases/01-alpha/01-01-PLAN.md" in out
+    (phase / "01-02-PLAN.md").write_text(broken)
+    code, out, _ = runner.run(script, repo, BASE_SHA=base)
+    assert code == 1, out
+    assert "::error file=.planning/phases/01-alpha/01-02-PLAN.md" in out

@@ -70,7 +70,7 @@ def test_every_job_installs_gsd_with_pip(workflow) -> None:
 
 def test_pull_request_jobs(workflow) -> None:
     jobs = workflow["jobs"]
-    assert "gsd validate --format github" in runs(jobs["validate"])
+    assert 'gsd validate --format github --base "$BASE_SHA"' in runs(jobs["validate"])
     sarif = jobs["sarif"]
     assert "gsd validate --format sarif > gsd.sarif" in runs(sarif)
     (upload,) = [s for s in steps(sarif) if s.get("uses", "").startswith("github/codeql-action/")]
