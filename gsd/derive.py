@@ -142,8 +142,8 @@ def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[st
 def _blocker(project: Project, plan: Plan, events: list[dict[str, Any]],
              errors: list[ErrorRecord]) -> Blocker | None:  # fmt: skip
     """The failure or unanswered pause the plan's records end on, if any."""
-    moved = [e for e in events if e.get("event") in _PROGRESS]
-    last_move = max(moved, key=_moment) if moved else None
+    moved = [(_moment(e), n, e) for n, e in enumerate(events) if e.get("event") in _PROGRESS]
+    last_move = max(moved, key=lambda m: m[:2])[2] if moved else None  # ties: file order
     failure = max(errors, key=lambda r: (r.moment, _position(r, events)), default=None)
     if failure is not None:
         at = _position(failure, events)
@@ -385,11 +385,11 @@ OWNED = (state.STATE_FILE, roadmap.ROADMAP_FILE)
 
 def sync(
     project: Project, only: Phase | None = None, *, write: bool = True,
-    files: tuple[str, ...] = OWNED,
+    files: tuple[str, ...] = OWNED, facts: Facts | None = None,
 ) -> list[Change]:  # fmt: skip
     """Derive STATE.md and ROADMAP.md (those of `files` that exist) and, with `write`,
     save the ones that changed; either way return what differs. Commits nothing."""
-    facts = gather(project)
+    facts = facts or gather(project)
     changes = []
     for name in files:
         path = project.planning / name
