@@ -236,4 +236,3 @@ def _read_own(path: Path) -> bytes | None:
     if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
         return None
     return read_private(path, limit=ANY_SIZE)
-

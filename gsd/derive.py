@@ -163,6 +163,7 @@ def _blocker(project: Project, plan: Plan, events: list[dict[str, Any]],
 def _position(record: ErrorRecord, events: list[dict[str, Any]]) -> datetime:
     """When a failure happened, as exactly as the logs know: its attempt's `result` event
     (or a merge's) is timed to the millisecond, the error record only to the second."""
+
     def same(event: dict[str, Any]) -> bool:
         if record.task == "-":
             return event.get("event") == "merge" and event.get("status") != "merged"

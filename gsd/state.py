@@ -487,9 +487,7 @@ def _phase_order(cell: str) -> object:
     return phase_key(cell.strip())
 
 
-def record_phase_metric(
-    text: str, *, phase: str, plans: int, total: str, average: str
-) -> str:
+def record_phase_metric(text: str, *, phase: str, plans: int, total: str, average: str) -> str:
     """Write `| 01 | 3 | 12min | 4min |` into the By Phase table (`| Phase | Plans | Total
     | Avg/Plan |`) of Performance Metrics: the phase's row replaced, else inserted in phase
     order. No such table: the text is unchanged."""

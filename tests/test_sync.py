@@ -15,16 +15,13 @@ from pathlib import Path
 import pytest
 
 from gsd import derive, state
+from tests import test_worktrees
 from tests.conftest import git
-from tests.test_worktrees import (  # noqa: F401  (fixtures)
-    commit_all,
-    control,
-    repo,
-    run_gsd,
-    start_gsd,
-    steer,
-    wait_for,
-)
+from tests.test_worktrees import commit_all, run_gsd, start_gsd, steer, wait_for
+
+# the worktree tests' phase and the folder that steers its agents, as fixtures here too
+repo = test_worktrees.repo
+control = test_worktrees.control
 
 # GSD's template, as a project keeps it: counters, the By Phase table, a per-plan table
 STATE = """\
