@@ -380,7 +380,8 @@ class _Run:
         its branch, and STATE.md and ROADMAP.md wait for the merge (`merge`)."""
         try:
             place, recovered = self.worktrees.open(plan.id, start)
-        except GsdError as exc:
+        except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
+            self.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
             return PlanEnd(plan, "failed", f"plan {plan.id}: {exc}", "unknown", str(exc))
         for tag in recovered:
             self.say(f"rolled back {tag}, left open by an interrupted run")
@@ -433,6 +434,8 @@ class _Run:
         try:
             sha = self._commit_merge(end, branch, message)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
+            self.journal.event("merge", plan=plan.id, branch=branch, status="failed")
+            self.journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
             return end._replace(status="failed", error_type="unknown", details=logged(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
         self.worktrees.delete_branch(plan.id)  # merged: nothing left on it
