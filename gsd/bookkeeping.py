@@ -1,5 +1,5 @@
 """gsd's own records of a run (SPEC 7 steps 7 to 9): the journal of log lines, STATE.md
-and ROADMAP.md when a plan completes or stops, and the `docs(...)` commits."""
+and ROADMAP.md derived when a plan is merged or a run stops, and the `docs(...)` commits."""
 
 from __future__ import annotations
 
@@ -7,15 +7,13 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
-from gsd import errorlog, execlog, roadmap, state, summary
+from gsd import derive, errorlog, execlog, state
 from gsd.approvals import APPROVALS
 from gsd.files import append_line, write_atomic
 from gsd.git import Git
 from gsd.models import split_plan_id
-from gsd.phases import Phase
 from gsd.project import Project
 from gsd.records import ANY_SIZE, read_private
 
@@ -23,7 +21,7 @@ from gsd.records import ANY_SIZE, read_private
 # before each docs commit: the tracked tree stays clean between tasks (so checkpoints
 # see only the agent's work) and a rollback can never take log lines back.
 JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
-OWNED = ("STATE.md", "ROADMAP.md")  # the files gsd edits when a plan completes
+OWNED = derive.OWNED  # STATE.md and ROADMAP.md: derived, never counted up
 # the only whole files the journal keeps: a phase's NN-MM-RESULT.txt (SPEC 1)
 _RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
 RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
@@ -149,6 +147,7 @@ class Books:
         self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
         self._left: set[str] = set()  # files left alone (warned about once)
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
+        self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's
         if self.commit_docs and git.dirty_among([APPROVALS]):
             self.written.add(APPROVALS)
@@ -179,62 +178,27 @@ class Books:
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.project.root).as_posix()
 
-    def block(self, plan_id: str, kind: str, details: str) -> None:
-        """A `- [plan] error_type: ...` line under STATE.md's Blockers (the file is
-        created when the project has none: it is where a person looks first)."""
-        path = self.project.planning / "STATE.md"
-        if not self._editable(self._rel(path)):
+    def derive(self, *, flush: bool = True) -> None:
+        """STATE.md and ROADMAP.md derived from the files in the checkout, by the code of
+        `gsd sync` (SPEC 0): never counted up, the same bytes a sync after merging the
+        plans' branches writes. `flush` first puts the journal's log lines in place (the
+        failures the blockers come from). Nothing on a plan's own branch (`on_plan_branch`,
+        a CI job's `execute-plan`): those files are the user's branch's, derived there."""
+        if flush:
+            self.written.update(self.journal.flush(self._editable))
+        if self.on_plan_branch:
             return
-        before = state.load(path) if path.exists() else None
-        line = state.blocker_line(plan_id, kind, details, 300)
-        state.save(path, state.add_blocker(before or "# Project State\n", line), old=before)
-        self.written.add(self._rel(path))
-
-    def plan_done(self, phase: Phase, plan_ids: list[str], plan_id: str, *, seconds: float,
-                  tasks: int, files: int) -> None:  # fmt: skip
-        """STATE.md's Current Position, Performance Metrics and Blockers; ROADMAP.md's
-        checkbox and progress row (SPEC 7). The plan counts as done, SUMMARY.md or not."""
-        total = len(plan_ids)
-        done = sum(pid == plan_id or summary.exists(phase.path, pid) for pid in plan_ids)
-        complete = done >= total
-        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        path = self.project.planning / "STATE.md"
-        if path.exists() and self._editable(self._rel(path)):
-            before = state.load(path)
-            text = state.remove_blockers(before, plan_id)
-            text = state.set_position(
-                text,
-                plan=f"{done} of {total} in current phase",
-                status="Phase complete" if complete else "In progress",
-                last_activity=f"{today} - Completed {plan_id}-PLAN.md",
-                progress=done / total if total else 1.0,
-            )
-            minutes = max(1, round(seconds / 60))
-            text = state.record_metric(text, plan_id=plan_id, duration=f"{minutes}min",
-                                       tasks=tasks, files=files)  # fmt: skip
-            state.save(path, text, old=before)
-            self.written.add(self._rel(path))
-        road = self.project.planning / "ROADMAP.md"
-        if road.exists() and self._editable(self._rel(road)):
-            before = roadmap.load(road)
-            text = roadmap.check_plan(before, plan_id, True)
-            status = "Complete" if complete else "In Progress"
-            text = roadmap.set_progress(text, phase.number, done, total, status,
-                                        today if complete else None)  # fmt: skip
-            roadmap.save(road, text, old=before)
-            self.written.add(self._rel(road))
-
-    def session(self, stopped_at: str, resume_file: str) -> None:
-        """STATE.md's Session Continuity: when this run ended, where, what to resume."""
-        path = self.project.planning / "STATE.md"
-        if path.exists() and self._editable(self._rel(path)):
-            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            before = state.load(path)
-            text = state.set_session(before, last_session=now,
-                                     stopped_at=_one_line(stopped_at)[:160],
-                                     resume_file=resume_file)  # fmt: skip
-            state.save(path, text, old=before)
-            self.written.add(self._rel(path))
+        planning = self.project.planning
+        state_path = planning / state.STATE_FILE
+        facts = derive.gather(self.project)
+        if not state_path.exists() and any(p.blocker for ph in facts.phases for p in ph.plans):
+            if self._editable(self._rel(state_path)):  # where a person looks first
+                state.save(state_path, "# Project State\n")
+                self.written.add(self._rel(state_path))
+        present = [planning / name for name in OWNED if (planning / name).is_file()]
+        names = tuple(path.name for path in present if self._editable(self._rel(path)))
+        for change in derive.sync(self.project, files=names, facts=facts):
+            self.written.add(self._rel(change.path))
 
     def pending(self) -> list[str]:
         """Flush the journal into the files it may append to, and return every path gsd
@@ -272,7 +236,3 @@ def _read_own(path: Path) -> bytes | None:
     if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
         return None
     return read_private(path, limit=ANY_SIZE)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]

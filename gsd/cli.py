@@ -651,6 +651,50 @@ def status(fmt: str) -> int:
 
 
 @cli.command()
+@click.argument("phase", required=False)
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 when a file is stale.")
+@format_option()
+def sync(phase: str | None, check: bool, fmt: str) -> int:
+    """Derive STATE.md and ROADMAP.md from the committed files.
+
+    Plans done (their SUMMARY.md), counters, progress bar, metrics rows,
+    ticks, progress rows, blockers (failures in the plan logs, checkpoints
+    nobody approved) and Session Continuity, computed afresh: the same
+    commits give the same bytes, whichever order branches were merged in.
+    Only gsd's lines change. PHASE limits the per-phase rows, ticks and
+    blockers to one phase (position and counters are always the project's).
+    Never commits: commit the files yourself (execute-phase commits them
+    with its docs). With --check, writes nothing and prints each stale line;
+    exit 1 when a file is stale, 0 when both are fresh (for CI).
+
+    Example: gsd sync --check || (gsd sync && git commit -am "docs: sync state")
+    """
+    import json
+
+    from gsd import derive
+
+    project = _planned_project()
+    only = project.phase(phase) if phase is not None else None
+    changes = derive.sync(project, only, write=not check)
+    stale = [
+        {"file": change.path.relative_to(project.root).as_posix(), "line": line}
+        for change in changes
+        for line in change.lines
+    ]
+    if fmt == "json":
+        click.echo(json.dumps({"stale" if check else "written": stale}, indent=2))
+    elif fmt == "markdown":
+        click.echo("\n".join(f"- `{s['file']}` {s['line']}" for s in stale) or "- up to date")
+    else:
+        for row in stale:
+            click.echo(f"{row['file']}: {row['line']}")
+        files = plural(len(changes), "file")
+        click.echo(f"gsd: {files} {'stale' if check else 'written'}" if changes
+                   else "gsd: STATE.md and ROADMAP.md are up to date", err=True)  # fmt: skip
+    return EXIT_FINDINGS if check and changes else EXIT_OK
+
+
+@cli.command()
 @click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
 @format_option()
 def report(every_run: bool, fmt: str) -> int:

@@ -37,7 +37,7 @@ from gsd.signals import Interruption
 from gsd.taskrun import TaskOutcome, run_task, running_registry
 from gsd.validate import validate
 from gsd.words import plural
-from gsd.worktree import Worktrees
+from gsd.worktree import Worktrees, branch_of
 
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
@@ -161,7 +161,7 @@ def _execute(
         if stopped is not None:
             code, message, end = stopped
             run.journal.event("run-end", status="stopped")
-            run.books.session(message, end.plan.path)
+            run.books.derive()  # the failure or pause is in the logs now: a blocker
             run.books.commit(f"docs({end.plan.id}): run stopped")
             return RunResult(code, run.sorted_outcomes(), message, run.ended)
     # `execute-plan` ran one plan: what it says and records is about that plan
@@ -170,7 +170,7 @@ def _execute(
         run.journal.discard()
         return RunResult(EXIT_OK, run.outcomes, f"{what}: already complete", run.ended)
     run.journal.event("run-end", status="complete")
-    run.books.session(f"Completed {what}", "None")
+    run.books.derive()
     scope = options.only_plan or phase.number
     run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
     return RunResult(EXIT_OK, run.sorted_outcomes(), f"{what} complete", run.ended)
@@ -205,6 +205,9 @@ class _Run:
         self.journal = bookkeeping.Journal(git)
         self.books = bookkeeping.Books(project, git, self.journal,
                                        lambda line: self.say(f"warning: {line}"))  # fmt: skip
+        # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
+        # derived on the branch it is merged into, never on this one (they would conflict)
+        self.books.on_plan_branch = worktrees.here in {branch_of(p) for p in graph.plans}
         self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
         scope = project.config.get("specialists.scope")
         if scope not in ("warn", "fail"):
@@ -252,7 +255,7 @@ class _Run:
         stopped in STATE.md, commit the logs, and stop (exit 128 + the signal)."""
         name = Interrupted(self.stop.signum or 2).name
         self.journal.event("run-end", status="interrupted", signal=name)
-        self.books.session(f"Interrupted by {name} {where}; run again to resume", "None")
+        self.books.derive()  # Session Continuity: where it stopped, what resumes it
         self.books.commit(f"docs({self.phase.number}): run interrupted")
         self.stop.check(where)
 
@@ -347,8 +350,6 @@ class _Run:
         """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4).
         An interruption is nobody's failure: no Blockers line (`interrupted` says it)."""
         stopped = [e for e in ends if e.status not in ("complete", "interrupted")]
-        for end in stopped:
-            self.books.block(end.plan.id, end.error_type or "unknown", end.details)
         failed = [e for e in stopped if e.status == "failed"]
         if failed:
             others = len(failed) - 1
@@ -365,13 +366,13 @@ class _Run:
         opt-in), its bookkeeping committed when it ends."""
         end = self.tasks(plan, wave, self.git, self.committed)
         if end.status == "complete":
-            # 7. STATE.md and ROADMAP.md first, SUMMARY.md last: a run killed in between
-            # finds no SUMMARY, so it completes the plan again (every edit is idempotent)
-            self._plan_done(end)
+            # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
+            # when its SUMMARY is there), all in one docs commit
             summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", self._summary(end))
             written = self.phase.path / f"{plan.id}-SUMMARY.md"
             self.books.written.add(written.relative_to(self.project.root).as_posix())
             self.journal.event("plan-complete", plan=plan.id)
+            self.books.derive()
             self.books.commit(f"docs({plan.id}): complete plan")
             self.say(f"plan {plan.id}: complete")
         return end
@@ -381,7 +382,8 @@ class _Run:
         its branch, and STATE.md and ROADMAP.md wait for the merge (`merge`)."""
         try:
             place, recovered = self.worktrees.open(plan.id, start)
-        except GsdError as exc:
+        except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
+            self.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
             return PlanEnd(plan, "failed", f"plan {plan.id}: {exc}", "unknown", str(exc))
         for tag in recovered:
             self.say(f"rolled back {tag}, left open by an interrupted run")
@@ -447,10 +449,10 @@ class _Run:
         try:
             sha = self._commit_merge(end, branch, message)
         except GsdError as exc:  # a failing pre-commit hook, no identity, ...
+            self.journal.event("merge", plan=plan.id, branch=branch, status="failed")
+            self.journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
             return end._replace(status="failed", error_type="unknown", details=logged(exc),
                                 message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
-        if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
-            summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", end.summary)
         self.worktrees.delete_branch(plan.id)  # merged: nothing left on it
         self.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
         return end
@@ -461,15 +463,21 @@ class _Run:
         that is not gsd's to handle), the merge is undone first: the user's checkout is
         never left half merged, and the plan's branch still holds its work."""
         plan = end.plan
+        unmerged = self.phase.path / f"{plan.id}-SUMMARY.md"
         try:
-            self._plan_done(end)
             self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
             self.journal.event("plan-complete", plan=plan.id)
             # what changed is known: no `git status` over the tree for it
-            pending = self.books.pending()
+            self.books.pending()  # the log lines, flushed once (`unflush` takes them back)
+            if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
+                summary.write(unmerged, end.summary)
+            self.books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
+            pending = sorted(self.books.written)
             paths = pending if self.commit_docs else []
             sha = self.git.finish_merge(message, paths)
         except BaseException:
+            if not self.commit_docs:
+                unmerged.unlink(missing_ok=True)  # not merged: the plan is not done here
             self.git.abort_merge()  # which also undoes the log lines flushed for it
             self.journal.unflush()
             self.books.undo(self.git)
@@ -652,15 +660,6 @@ class _Run:
             outcomes=list(end.attempts), task_names={t.index: t.name for t in plan.tasks},
             started=end.started or datetime.now(timezone.utc),
             finished=end.finished or datetime.now(timezone.utc),
-        )  # fmt: skip
-
-    def _plan_done(self, end: PlanEnd) -> None:
-        took = end.finished - end.started if end.finished and end.started else None
-        files = {f for o in end.attempts if o.success for f in o.changed}
-        self.books.plan_done(
-            self.phase, list(self.graph.plans), end.plan.id,
-            seconds=took.total_seconds() if took else 0.0, tasks=len(end.plan.tasks),
-            files=len(files),
         )  # fmt: skip
 
     def sorted_outcomes(self) -> list[TaskOutcome]:

@@ -17,8 +17,11 @@ from gsd.state import load, same_plan, save
 
 __all__ = [
     "ROADMAP_FILE",
+    "check_phase",
     "check_plan",
     "load",
+    "phase_checked",
+    "phase_title",
     "plan_checked",
     "progress_row",
     "save",
@@ -62,6 +65,59 @@ def plan_checked(text: str, plan_id: str) -> bool | None:
     """Whether the plan's checkbox is ticked; None when the roadmap lists no such plan."""
     for _, box in _checkboxes(Lines(text), plan_id):
         return box.group("mark") != " "
+    return None
+
+
+# `- [ ] **Phase 1: Foundation** - ...`, `- [x] Phase 2.1: Hotfix`: a phase's own line.
+_PHASE_REF_RE = re.compile(
+    r"^\][ \t]+(?:\*\*)?Phase[ \t]+(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)"
+    r"(?=[.:\s*]|$)",
+    re.I,
+)
+# `### Phase 1: Foundation`, `**Phase 1: Foundation**`: where a phase's name is written.
+_PHASE_TITLE_RE = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+\[[ xX]\][ \t]+)?(?:\*\*)?Phase[ \t]+"
+    r"(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)[ \t]*:[ \t]*(?P<name>[^*]+?)"
+    r"[ \t]*(?:\*\*.*)?$",
+    re.I,
+)
+
+
+def _phase_boxes(lines: Lines, phase: str) -> Iterator[tuple[int, re.Match[str]]]:
+    wanted = phase_key(phase.strip())
+    for index in lines.plain(frontmatter=False):
+        box = _CHECKBOX_RE.match(lines.body(index))
+        ref = _PHASE_REF_RE.match(box.group("rest")) if box else None
+        if box and ref and wanted is not None and phase_key(ref.group("number")) == wanted:
+            yield index, box
+
+
+def check_phase(text: str, phase: str, done: bool = True) -> str:
+    """Tick (or untick) the phase's own line, `- [ ] **Phase 1: Foundation** - ...`."""
+    lines = Lines(text)
+    for index, box in _phase_boxes(lines, phase):
+        if (box.group("mark") != " ") != done:
+            lines.set(index, box.group("lead") + ("x" if done else " ") + box.group("rest"))
+    return lines.result(text)
+
+
+def phase_checked(text: str, phase: str) -> bool | None:
+    """Whether the phase's line is ticked; None when the roadmap has no such line."""
+    for _, box in _phase_boxes(Lines(text), phase):
+        return box.group("mark") != " "
+    return None
+
+
+def phase_title(text: str, phase: str) -> str | None:
+    """The phase's name as the roadmap writes it (`### Phase 1: Foundation`), or None."""
+    wanted = phase_key(phase.strip())
+    lines = Lines(text)
+    for index in lines.plain(frontmatter=False):
+        title = _PHASE_TITLE_RE.match(lines.body(index))
+        if title and wanted is not None and phase_key(title.group("number")) == wanted:
+            name = title.group("name").strip()
+            if name and not name.startswith("["):  # the template's `[Name]`
+                return name
     return None
 
 

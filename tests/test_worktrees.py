@@ -177,7 +177,7 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     for row in ("| Phase 01 P01 |", "| Phase 01 P02 |", "| Phase 01 P03 |"):
         assert row in state
     assert "| 2 tasks | 2 files |" in state.split("P01 |")[1].splitlines()[0]
-    assert "Stopped at: Completed phase 01-alpha" in state and "Last session: never" not in state
+    assert "Stopped at: Phase 1 complete" in state and "Last session: never" not in state
     events = [json.loads(line)["event"] for line in
               (repo / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
     assert events.count("merge") == 3 and events.count("plan-complete") == 3
