@@ -1071,7 +1071,7 @@ class Git:
         out = self._run("diff-tree", "-r", "--no-commit-id", "--name-status", "-z",
                         "--no-renames", "--root", sha).out  # fmt: skip
         fields = [f for f in out.split("\0") if f]
-        pairs = list(zip(fields[0::2], fields[1::2]))
+        pairs = list(zip(fields[0::2], fields[1::2], strict=False))
         return TaskCommit(task, sha, agent, tuple(p for s, p in pairs if s == "A"),
                           tuple(p for _, p in pairs))  # fmt: skip
 
