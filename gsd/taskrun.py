@@ -77,11 +77,12 @@ def run_task(
     With `sandbox`, the agent and everything it starts write only what its confinement
     allows (Landlock, where the kernel has it): see `gsd.sandbox`.
 
-    A failure is appended to `error_log` (default: the plan's .planning/logs/{plan}.jsonl;
-    the orchestrator passes its journal, so the work tree stays clean between tasks).
+    A failure is appended to `error_log` (default: the legacy shared
+    .planning/specialist-errors.jsonl, for callers of this function alone; the
+    orchestrator passes the plan's journal, so the work tree stays clean between tasks).
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
-    error_log = error_log or errorlog.plan_log_path(git.root / ".planning", plan.id)
+    error_log = error_log or errorlog.log_path(git.root)
     root = git.root
     gitfile = _read_gitfile(root)
     # without Landlock, the user's checkout beside a plan's worktree is within an agent's
