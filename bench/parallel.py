@@ -13,7 +13,7 @@ time.perf_counter around `subprocess.run` of the installed `gsd execute-phase 1`
          ceil(N / 3) x 1 s.
 
 Reported: median and minimum of each, and two ratios against the floor: the wave's own
-wall time (its `wave-start` to `wave-end` events in the run's execution-log.jsonl:
+wall time (its `wave-start` to `wave-end` events in the run's .planning/logs/phase-01.jsonl:
 worktrees, spawns, task commits, SUMMARY.md, the merges with STATE.md and ROADMAP.md;
 the target for N = 3 is <= 1.3x), and the whole command's (adding gsd's start-up,
 validation and final docs commit, about half a second, mostly Python importing
@@ -33,6 +33,8 @@ from datetime import datetime
 from pathlib import Path
 
 from task import GIT_ENV, REPORT, TaskFailed, git, git_environment
+
+from gsd import execlog
 
 REPO = Path(__file__).resolve().parent.parent
 GSD = REPO / ".venv" / "bin" / "gsd"
@@ -110,8 +112,7 @@ def run_gsd(root: Path) -> tuple[float, float]:
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise TaskFailed(f"gsd execute-phase: {done.stderr.decode(errors='replace')[-500:]}")
-    events = [json.loads(line) for line in
-              (root / ".planning" / "execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    events, _ = execlog.read_all(root / ".planning")  # the phase log holds the waves
     start = next(e["ts"] for e in events if e["event"] == "wave-start")
     end = next(e["ts"] for e in events if e["event"] == "wave-end")
     return wall, _parse(end) - _parse(start)

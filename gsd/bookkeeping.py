@@ -19,25 +19,49 @@ from gsd.records import ANY_SIZE, read_private
 
 # Logs written during a run go to a journal inside .git first and reach .planning/ just
 # before each docs commit: the tracked tree stays clean between tasks (so checkpoints
-# see only the agent's work) and a rollback can never take log lines back.
-JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")
+# see only the agent's work) and a rollback can never take log lines back. A plan's own
+# lines reach its log `.planning/logs/{plan}.jsonl` where its task commits are (its
+# branch); the lines of the branch the run merges into reach `side` (gsd.execlog).
+JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")  # legacy
 OWNED = derive.OWNED  # STATE.md and ROADMAP.md: derived, never counted up
 # the only whole files the journal keeps: a phase's NN-MM-RESULT.txt (SPEC 1)
 _RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
 RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
+_PLANS = "plans"  # journal/plans/{plan}.jsonl: a plan's own lines, until its docs commit
+_SIDE = "side.jsonl"  # journal/side.jsonl: the lines of the branch merged into
+
+
+def side_log(planning_rel: str, phase_number: str, branch: str | None,
+             plan_id: str | None) -> str:  # fmt: skip
+    """Where a run's own lines go (run and wave events, merges, plans that stopped in
+    their worktree): the phase log on the user's branch; the plan's log when the branch
+    is the plan's own (`gsd/{plan}`, a CI job's), which no other plan ever writes."""
+    if plan_id is not None and branch == f"gsd/{plan_id}":
+        return f"{planning_rel}/{execlog.LOGS}/{plan_id}.jsonl"
+    return f"{planning_rel}/{execlog.LOGS}/{execlog.PHASE_PREFIX}{phase_number}.jsonl"
 
 
 class Journal:
-    """The run's log lines, kept in .git/gsd/journal until the next docs commit."""
+    """The run's log lines, kept in .git/gsd/journal until the next docs commit.
 
-    def __init__(self, git: Git) -> None:
+    `side` is the repository path the lines of the branch the run merges into go to
+    (`side_log`); `in_place`: plans run in the user's checkout, so their own logs are
+    written there too. Phase events (run-start, waves, run-end) are not written when
+    `side` is a plan's log: no plan's branch carries them."""
+
+    def __init__(self, git: Git, side: str = "", *, in_place: bool = False,
+                 planning_rel: str = ".planning") -> None:  # fmt: skip
         self.git = git
         self.folder = git.git_dir / "gsd" / "journal"
+        self.side = side or f"{planning_rel}/{execlog.LOGS}/{execlog.PHASE_PREFIX}run.jsonl"
+        self.planning_rel = planning_rel
+        self.in_place = in_place
+        self.phase_events = Path(self.side).name.startswith(execlog.PHASE_PREFIX)
         self.flushed: dict[str, bytes] = {}  # what the last flush appended, by target
         self.replaced: list[str] = []  # the whole files it put in place
 
-    def path(self, target: str) -> Path:
-        return self._own(self.folder / Path(target).name)
+    def path(self, name: str) -> Path:
+        return self._own(self.folder / name)
 
     def _own(self, path: Path) -> Path:
         """`path`, safe to write: every folder from .git/gsd down to it a real folder and
@@ -54,16 +78,31 @@ class Journal:
             path.unlink()
         return path
 
+    def plan_log(self, plan_id: str) -> str:
+        """The repository path of a plan's log."""
+        return f"{self.planning_rel}/{execlog.LOGS}/{plan_id}.jsonl"
+
+    def plan_errors(self, plan_id: str) -> Path:
+        """Where a plan's failures are appended (taskrun's `error_log`)."""
+        return self.path(f"{_PLANS}/{plan_id}.jsonl")
+
     @property
     def errors(self) -> Path:
-        """Where failures are appended (taskrun's `error_log`)."""
-        return self.path(JOURNALED[1])
+        """Where failures of the run itself are appended."""
+        return self.path(_SIDE)
 
     def event(self, kind: str, **fields: object) -> None:
-        execlog.append(self.path(JOURNALED[0]), execlog.event(kind, **fields))
+        """An event of the run (not of one plan's tasks): to `side`."""
+        if kind in execlog.PHASE_EVENTS and not self.phase_events:
+            return  # a plan's branch: no plan owns these
+        execlog.append(self.path(_SIDE), execlog.event(kind, **fields))
+
+    def plan_event(self, plan_id: str, kind: str, **fields: object) -> None:
+        """An event of one plan's run: to its log, with its task commits."""
+        execlog.append(self.plan_errors(plan_id), execlog.event(kind, plan=plan_id, **fields))
 
     def error(self, phase: str, plan_id: str, kind: str, details: str, where: str) -> None:
-        """A failure that is no task's attempt (a merge) in the error log."""
+        """A failure that is no task's attempt (a merge), in the run's side log."""
         errorlog.append(
             self.errors,
             errorlog.ErrorRecord(phase=phase, plan=split_plan_id(plan_id)[1], task="-",
@@ -89,45 +128,99 @@ class Journal:
             return []
         return sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
 
+    def _plans(self) -> list[str]:
+        """The plans whose own lines the journal holds."""
+        folder = self.folder / _PLANS
+        if not folder.is_dir() or folder.is_symlink():
+            return []
+        return sorted(p.stem for p in folder.glob("*.jsonl"))
+
+    def targets(self) -> list[str]:
+        """Every log the next `flush` may append to."""
+        plans = [self.plan_log(p) for p in self._plans()] if self.in_place else []
+        return [self.side, *plans]
+
     def discard(self) -> None:
-        for target in JOURNALED:
-            self.path(target).unlink(missing_ok=True)
+        self.path(_SIDE).unlink(missing_ok=True)
+        shutil.rmtree(self.folder / _PLANS, ignore_errors=True)
         shutil.rmtree(self.folder / "files", ignore_errors=True)
 
+    def hand_over(self, plan_id: str) -> None:
+        """A plan stopped in its worktree: its lines go to `side` with the run's own (its
+        branch carries none of them; a later run that completes it carries its own)."""
+        source = self.plan_errors(plan_id)
+        data = _whole_lines(_read_own(source))
+        if data and self.side != self.plan_log(plan_id):
+            append_line(self.path(_SIDE), data)
+        elif data:
+            return  # the side is this plan's own log: flushed from here
+        source.unlink(missing_ok=True)
+
+    def flush_plan(self, plan_id: str, root: Path, carry: Callable[[str], bool]) -> list[str]:
+        """Append a plan's own lines to its log in the checkout at `root` (its worktree,
+        or the user's checkout in place), and put its RESULT file there; return the paths
+        written. A target `carry` refuses (its branch would conflict on it) stays for the
+        run's side: the lines handed over, the RESULT file kept for the next flush."""
+        written = []
+        target = self.plan_log(plan_id)
+        source = self.plan_errors(plan_id)
+        data = _whole_lines(_read_own(source))
+        if data and carry(target):
+            append_line(root / target, data)
+            source.unlink(missing_ok=True)
+            written.append(target)
+        elif data:
+            self.hand_over(plan_id)
+        for kept in self.kept_targets():
+            if kept.endswith(f"/{plan_id}-RESULT.txt") and carry(kept):
+                written += self._replace(kept, root)
+        return written
+
+    def _replace(self, target: str, root: Path) -> list[str]:
+        source = self.folder / "files" / target
+        if not _RESULT_FILE.fullmatch(target) or self.folder.is_symlink():
+            return []  # not a file gsd keeps here: never written anywhere
+        data = _read_own(source)
+        if data is None:
+            return []
+        write_atomic(root / target, data.decode("utf-8", "replace"))
+        source.unlink()
+        return [target]
+
     def flush(self, may_write: Callable[[str], bool] = lambda _: True) -> list[str]:
-        """Append what the journal holds to the files in .planning/, and put the whole
+        """Append what the journal holds for the user's checkout (the side log; the plans'
+        own logs when they run in place) to the files in .planning/, and put the whole
         files it keeps in place; return the paths written. A target `may_write` refuses
         (the user changed it and has not committed) keeps its lines here for later."""
         self.flushed, self.replaced = {}, []
-        for target in JOURNALED:
-            source = self.path(target)
+        if not self.in_place:
+            for plan_id in self._plans():  # a killed run's leftovers: not on any branch
+                self.hand_over(plan_id)
+        sources = [(self.side, self.path(_SIDE))]
+        for plan_id in self._plans():  # in place (or the side is the plan's own log)
+            sources.append((self.plan_log(plan_id), self.plan_errors(plan_id)))
+        for target, source in sources:
             if not may_write(target):
                 continue
-            data = _read_own(source)
-            if data:
-                if not data.endswith(b"\n"):
-                    data = data[: data.rfind(b"\n") + 1]  # a torn line from a crash
-                if data:  # the same locked append as every log line (files.append_line)
-                    append_line(self.git.root / target, data)
-                    self.flushed[target] = data
+            data = _whole_lines(_read_own(source))
+            if data:  # the same locked append as every log line (files.append_line)
+                append_line(self.git.root / target, data)
+                self.flushed[target] = self.flushed.get(target, b"") + data
             source.unlink(missing_ok=True)
         kept = self.folder / "files"
         ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
         for source in sorted(kept.rglob("*")) if ours else []:
             target = source.relative_to(kept).as_posix()
-            if not _RESULT_FILE.fullmatch(target):
-                continue  # not a file gsd keeps here: never written anywhere
-            data = _read_own(source) if may_write(target) else None
-            if data is not None:  # whole files (RESULT.txt): replaced, not appended
-                write_atomic(self.git.root / target, data.decode("utf-8", "replace"))
-                source.unlink()
-                self.replaced.append(target)
+            if may_write(target):
+                self.replaced += self._replace(target, self.git.root)
         return [*self.flushed, *self.replaced]
 
     def unflush(self) -> None:
         """Take back the last flush into the journal (its commit failed and was undone)."""
         for target, data in self.flushed.items():
-            append_line(self.path(target), data)
+            plan_id = Path(target).stem
+            own = target == self.plan_log(plan_id) and target != self.side
+            append_line(self.plan_errors(plan_id) if own else self.path(_SIDE), data)
         self.flushed = {}
 
 
@@ -167,7 +260,7 @@ class Books:
     def candidates(self) -> list[str]:
         """Every file of the checkout the next bookkeeping step may write."""
         planning = self._rel(self.project.planning)
-        return [f"{planning}/STATE.md", f"{planning}/ROADMAP.md", *JOURNALED,
+        return [f"{planning}/STATE.md", f"{planning}/ROADMAP.md", *self.journal.targets(),
                 *self.journal.kept_targets()]  # fmt: skip
 
     def seen(self, dirty: set[str] | None) -> None:
@@ -236,3 +329,14 @@ def _read_own(path: Path) -> bytes | None:
     if any(p.is_symlink() for p in (path.parent, path.parent.parent)):
         return None
     return read_private(path, limit=ANY_SIZE)
+
+
+def _whole_lines(data: bytes | None) -> bytes:
+    """Journal bytes up to the last newline: a torn line from a crash is dropped."""
+    if not data:
+        return b""
+    return data if data.endswith(b"\n") else data[: data.rfind(b"\n") + 1]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]

@@ -539,7 +539,8 @@ def errors(
 ) -> int:
     """Show the failed task attempts of past runs.
 
-    From .planning/specialist-errors.jsonl: one line per failed attempt.
+    From the logs in .planning/logs/ (and an older
+    .planning/specialist-errors.jsonl): one line per failed attempt.
 
     Example: gsd errors --type timeout --since 2d --format json
     """
@@ -551,7 +552,7 @@ def errors(
         from gsd.phases import resolve_phase
 
         resolve_phase(root / ".planning", phase)
-    records, warnings = errorlog.read(errorlog.log_path(root))
+    records, warnings = errorlog.read_all(root / ".planning")
     _warn(warnings)
     kept = errorlog.filter_records(
         records,
@@ -709,7 +710,7 @@ def report(every_run: bool, fmt: str) -> int:
     from gsd import report as run_report
     from gsd.project import find_root
 
-    events, warnings = execlog.read(execlog.log_path(find_root(Path.cwd())))
+    events, warnings = execlog.read_all(find_root(Path.cwd()) / ".planning")
     _warn(warnings)
     built = run_report.build(events, last_run_only=not every_run)
     click.echo(run_report.render(built, fmt), nl=False)

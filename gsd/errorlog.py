@@ -1,4 +1,8 @@
-"""`.planning/specialist-errors.jsonl`: one JSON object per failure, appended under a lock."""
+"""Error records: one JSON object per failure, in the plan's log `.planning/logs/{plan}.jsonl`.
+
+The records share the per-plan logs with the events (gsd.execlog says where each log is);
+`.planning/specialist-errors.jsonl`, the shared log of older versions, is still read.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +15,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gsd import execlog
 from gsd.errors import ERROR_TYPES, UsageError
 from gsd.files import append_line, jsonl_objects, read_lines_file
 from gsd.utc import as_utc, utc_stamp
 
-LOG_NAME = "specialist-errors.jsonl"
+LOG_NAME = "specialist-errors.jsonl"  # the legacy shared log: read, no longer written
 
 DETAILS_WIDTH = 60  # text tables only; Markdown and JSON keep the whole text
 
 
 def log_path(root: Path) -> Path:
-    """Where a project keeps its error log."""
+    """Where older versions kept the shared error log (read only, for history)."""
     return root / ".planning" / LOG_NAME
+
+
+def plan_log_path(planning: Path, plan_id: str) -> Path:
+    """`.planning/logs/{plan_id}.jsonl`: the plan's error records and its events."""
+    return execlog.plan_log_path(planning, plan_id)
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -124,6 +134,23 @@ def read(path: Path) -> tuple[list[ErrorRecord], list[str]]:
     """The log at `path`, as `parse` sees it; a missing file is an empty log."""
     text = read_lines_file(path, "error log")
     return ([], []) if text is None else parse(text, path.name)
+
+
+def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
+    """Every error record of every log: the legacy `specialist-errors.jsonl` and each
+    log in `.planning/logs/`, in timestamp order; and a warning per bad line (a line
+    that is an event is no error record, and no warning either)."""
+    records, warnings = read(planning / LOG_NAME)
+    for path in execlog.log_files(planning):
+        _, raw, bad = execlog.read_split(path)
+        warnings += bad
+        name = f"{execlog.LOGS}/{path.name}"
+        for data in raw:
+            try:
+                records.append(ErrorRecord.model_validate(data))
+            except ValidationError as error:
+                warnings.append(f"{name}: skipped: {_why(error)}")
+    return sorted(records, key=lambda r: r.moment), warnings
 
 
 def append(path: Path, record: ErrorRecord) -> None:

@@ -1,4 +1,14 @@
-"""`.planning/execution-log.jsonl`: one JSON object per event of a run, appended under a lock."""
+"""The run logs: one JSON object per event, per plan in `.planning/logs/`, appended under a lock.
+
+Layout (SPEC 6): `.planning/logs/{plan_id}.jsonl` holds one plan's events and its error
+records (gsd.errorlog), in order, and is written only where that plan's task commits are
+made (its branch, or the checkout a plan runs in place in): two plan branches never touch
+the same log line, so merging them never conflicts. `.planning/logs/phase-{NN}.jsonl`
+holds what happened on the branch `gsd execute-phase` merges into (the run and wave
+events, merges, and the lines of plan runs that stopped in their worktree); it is never
+written on a plan's branch. `.planning/execution-log.jsonl` and
+`.planning/specialist-errors.jsonl` are the shared logs of older versions: still read.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,9 @@ from typing import Any
 from gsd.files import append_line, jsonl_objects, read_lines_file
 from gsd.utc import utc_stamp
 
-LOG_NAME = "execution-log.jsonl"
+LOG_NAME = "execution-log.jsonl"  # the legacy shared log: read, no longer written
+LOGS = "logs"  # the folder of per-plan logs, under .planning/
+PHASE_PREFIX = "phase-"  # `phase-{NN}.jsonl`: a phase's events no plan owns
 
 EVENTS = (
     "run-start",
@@ -29,9 +41,32 @@ EVENTS = (
 )
 
 
+# kinds of event that belong to no plan: never written on a plan's branch
+PHASE_EVENTS = frozenset({"run-start", "wave-start", "wave-end", "run-end"})
+
+
 def log_path(root: Path) -> Path:
-    """Where a project keeps its execution log."""
+    """Where older versions kept the shared execution log (read only, for history)."""
     return root / ".planning" / LOG_NAME
+
+
+def plan_log_path(planning: Path, plan_id: str) -> Path:
+    """`.planning/logs/{plan_id}.jsonl`: one plan's events and error records."""
+    return planning / LOGS / f"{plan_id}.jsonl"
+
+
+def phase_log_path(planning: Path, phase_number: str) -> Path:
+    """`.planning/logs/phase-{NN}.jsonl`: what a local `execute-phase` logged on the
+    branch it merges into (never on a plan's branch)."""
+    return planning / LOGS / f"{PHASE_PREFIX}{phase_number}.jsonl"
+
+
+def log_files(planning: Path) -> list[Path]:
+    """Every per-plan and phase log in `.planning/logs/`, by name."""
+    folder = planning / LOGS
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
 
 
 def utc_now() -> str:
@@ -93,3 +128,49 @@ def read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The log at `path`, as `parse` sees it; a missing file is an empty log."""
     text = read_lines_file(path, "execution log")
     return ([], []) if text is None else parse(text, path.name)
+
+
+def split_log(
+    text: str, name: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """A per-plan log's lines: (events, error records as raw objects, warnings). A line
+    is an event when it has an "event" name, an error record when it has "error_type"."""
+    events: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+
+    def sort(data: dict[str, Any]) -> str | None:
+        if isinstance(data.get("event"), str):
+            events.append(data)
+        elif "error_type" in data:
+            errors.append(data)
+        else:
+            return 'neither an event (no "event" name) nor an error record (no "error_type")'
+        return None
+
+    _, warnings = jsonl_objects(text, name, sort)
+    return events, errors, warnings
+
+
+def read_split(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """`split_log` of the file at `path` (warnings name it from .planning/); missing: empty."""
+    text = read_lines_file(path, "run log")
+    name = f"{LOGS}/{path.name}" if path.parent.name == LOGS else path.name
+    return ([], [], []) if text is None else split_log(text, name)
+
+
+def read_all(planning: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every event of every log (the legacy `execution-log.jsonl` first, then
+    `.planning/logs/`), in time order (lines of one time keep their file order); and a
+    warning per line that is not one."""
+    events, warnings = read(planning / LOG_NAME)
+    for path in log_files(planning):
+        found, _, bad = read_split(path)
+        events += found
+        warnings += bad
+    return sorted(events, key=lambda e: str(e.get("ts", ""))), warnings
+
+
+def plan_events(planning: Path, plan_id: str) -> list[dict[str, Any]]:
+    """Every event of one plan in every log, in time order (its SUMMARY's history)."""
+    events, _ = read_all(planning)
+    return [e for e in events if e.get("plan") == plan_id]

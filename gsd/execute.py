@@ -202,7 +202,11 @@ class _Run:
             self.say(f"warning: {warning}")
         self.agents = self.dispatcher.agents
         self.templates = prompt.Templates.load(project.root)
-        self.journal = bookkeeping.Journal(git)
+        planning_rel = project.planning.relative_to(project.root).as_posix()
+        side = bookkeeping.side_log(planning_rel, phase.number, worktrees.here, options.only_plan)
+        in_place = not project.config.flag("workflow.use_worktrees")
+        self.journal = bookkeeping.Journal(git, side, in_place=in_place,
+                                           planning_rel=planning_rel)  # fmt: skip
         self.books = bookkeeping.Books(project, git, self.journal,
                                        lambda line: self.say(f"warning: {line}"))  # fmt: skip
         # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
@@ -368,10 +372,11 @@ class _Run:
         if end.status == "complete":
             # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
             # when its SUMMARY is there), all in one docs commit
-            summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", self._summary(end))
+            text = self._summary(end, self.git)
+            summary.write(self.phase.path / f"{plan.id}-SUMMARY.md", text)
             written = self.phase.path / f"{plan.id}-SUMMARY.md"
             self.books.written.add(written.relative_to(self.project.root).as_posix())
-            self.journal.event("plan-complete", plan=plan.id)
+            self.journal.plan_event(plan.id, "plan-complete")
             self.books.derive()
             self.books.commit(f"docs({plan.id}): complete plan")
             self.say(f"plan {plan.id}: complete")
@@ -389,12 +394,11 @@ class _Run:
             self.say(f"rolled back {tag}, left open by an interrupted run")
         end = self.tasks(plan, wave, place, place.committed_tasks())
         if end.status == "complete":
-            end = end._replace(summary=self._summary(end))
+            end = end._replace(summary=self._summary(end, place))
             if self.commit_docs:  # else it is written after the merge (`merge`)
-                written = self._summary_folder(place.root) / f"{plan.id}-SUMMARY.md"
-                summary.write(written, end.summary)
-                place.commit_docs(f"docs({plan.id}): plan summary",
-                                  [written.relative_to(place.root).as_posix()])  # fmt: skip
+                self._commit_plan_docs(end, place)
+        else:  # its lines are the run's to commit: its branch carries none of them
+            self.journal.hand_over(plan.id)
         # the branch keeps the work; the folder goes now, while other plans still run
         self.worktrees.close(plan.id)
         if end.status != "complete" and self.worktrees.tip(plan.id) == start:
@@ -466,7 +470,6 @@ class _Run:
         unmerged = self.phase.path / f"{plan.id}-SUMMARY.md"
         try:
             self.journal.event("merge", plan=plan.id, branch=branch, status="merged")
-            self.journal.event("plan-complete", plan=plan.id)
             # what changed is known: no `git status` over the tree for it
             self.books.pending()  # the log lines, flushed once (`unflush` takes them back)
             if not self.commit_docs:  # the SUMMARY.md no commit on the branch carried
@@ -545,7 +548,7 @@ class _Run:
                         f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
                         f"(then `gsd approve {plan.id}`)"
                     )
-                    self.journal.event("checkpoint-paused", plan=plan.id, task=task.index)
+                    self.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
                     self.say(message)
                     return PlanEnd(plan, "paused", message, "checkpoint-paused", message,
                                    tuple(attempts), started)  # fmt: skip
@@ -595,29 +598,30 @@ class _Run:
             agent = self.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
             text = prompt.build_prompt(agent, plan, task, context, self.templates)
             say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
-            journal.event("spawn", plan=plan.id, task=task.index, agent=agent.name,
-                          attempt=attempt)  # fmt: skip
+            journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name,
+                               attempt=attempt)  # fmt: skip
             with self.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
                 outcome = run_task(
                     git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
                     prompt=text, attempt=attempt, allow_dirty=self.allow_dirty,
                     scope=self.scope, environ=self.environ,
-                    error_log=journal.errors, cancel=self.cancel, sandbox=self.sandbox,
+                    error_log=journal.plan_errors(plan.id), cancel=self.cancel,
+                    sandbox=self.sandbox,
                 )  # fmt: skip
             tried.append(outcome)
             if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
                 result_file = self.phase.path / f"{plan.id}-RESULT.txt"
                 journal.keep_output(result_file.relative_to(self.project.root).as_posix(),
                                     Path(outcome.output))  # fmt: skip
-            journal.event(
-                "result", plan=plan.id, task=task.index, agent=agent.name, attempt=attempt,
+            journal.plan_event(
+                plan.id, "result", task=task.index, agent=agent.name, attempt=attempt,
                 success=outcome.success, soft_success=outcome.soft_success,
                 error_type=outcome.error_type, duration_s=outcome.duration_s,
                 input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
                 cost_usd=outcome.cost_usd,
             )  # fmt: skip
             if outcome.success:
-                journal.event("commit", plan=plan.id, task=task.index, commit=outcome.commit)
+                journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
                 commit = outcome.commit
                 say(f"{label}: " + (f"committed {commit[:7]}" if commit else
                                     "done, nothing to commit"))  # fmt: skip
@@ -627,17 +631,17 @@ class _Run:
             else:
                 say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
             if outcome.checkpoint:  # run_task put the tree back to it
-                journal.event("rollback", plan=plan.id, task=task.index,
-                              checkpoint=outcome.checkpoint)  # fmt: skip
+                journal.plan_event(plan.id, "rollback", task=task.index,
+                                   checkpoint=outcome.checkpoint)  # fmt: skip
             if self.cancel.is_set():
                 return outcome
             transient = outcome.error_type in TRANSIENT or outcome.rate_limited
             if transient and attempt <= retries:
-                journal.event("retry", plan=plan.id, task=task.index)
+                journal.plan_event(plan.id, "retry", task=task.index)
                 continue
             final = outcome.error_type in ("validation-failed", "policy-violation")
             if self.fallback and not final and agent.name != EXECUTOR:  # (always installed)
-                journal.event("fallback", plan=plan.id, task=task.index, agent=EXECUTOR)
+                journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
                 dispatch = self.dispatcher.task(
                     wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
                 )
@@ -652,14 +656,40 @@ class _Run:
         """The phase folder in a checkout at `root` (the repository or a worktree)."""
         return root / self.phase.path.relative_to(self.project.root)
 
-    def _summary(self, end: PlanEnd) -> str:
-        """The SUMMARY.md of a complete plan."""
+    def _commit_plan_docs(self, end: PlanEnd, place: Git) -> None:
+        """The plan's docs commit on its branch: its SUMMARY.md, its RESULT file and its
+        own log lines, nothing else (a file the user's branch changed since the plan's
+        branch left it stays for the merge: both changing it would conflict)."""
         plan = end.plan
+        self.journal.plan_event(plan.id, "plan-complete")
+        tip = place.head() or "HEAD"
+        changed = self.git.changed_since_fork(tip, [
+            self.journal.plan_log(plan.id),
+            *(t for t in self.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
+        ])  # fmt: skip
+        paths = self.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
+        written = self._summary_folder(place.root) / f"{plan.id}-SUMMARY.md"
+        summary.write(written, end.summary)
+        place.commit_docs(f"docs({plan.id}): plan summary",
+                          [written.relative_to(place.root).as_posix(), *paths])  # fmt: skip
+
+    def _summary(self, end: PlanEnd, place: Git) -> str:
+        """The SUMMARY.md of a complete plan, from its whole history: the attempts of
+        earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
+        plan = end.plan
+        planning_rel = self.project.planning.relative_to(self.project.root)
+        earlier = summary.logged_attempts(plan.id, dict.fromkeys(
+            [self.project.planning, place.root / planning_rel]))  # fmt: skip
+        outcomes, created = summary.with_commits(
+            plan.id, [*earlier, *end.attempts], place.plan_task_commits(plan.id))
+        now = datetime.now(timezone.utc)
+        started, finished = end.started or now, end.finished or now
+        before = sum(o.duration_s for o in earlier)  # agent time of earlier runs
         return summary.render(
             phase_dir=self.phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
-            outcomes=list(end.attempts), task_names={t.index: t.name for t in plan.tasks},
-            started=end.started or datetime.now(timezone.utc),
-            finished=end.finished or datetime.now(timezone.utc),
+            outcomes=outcomes, task_names={t.index: t.name for t in plan.tasks},
+            started=started, finished=finished, created=created,
+            seconds=(finished - started).total_seconds() + before,
         )  # fmt: skip
 
     def sorted_outcomes(self) -> list[TaskOutcome]:

@@ -63,8 +63,8 @@ _KEPT_GIT_VARS = (
 # while another plan's git command is already reading the config (a check before each
 # command cannot close that window).
 _NEVER = ("-c", "core.fsmonitor=false")
-_READ_ONLY = {"status", "diff", "ls-files", "for-each-ref", "rev-parse", "log", "merge-base",
-              "cat-file", "rev-list"}  # fmt: skip
+_READ_ONLY = {"status", "diff", "diff-tree", "ls-files", "for-each-ref", "rev-parse", "log",
+              "merge-base", "cat-file", "rev-list"}  # fmt: skip
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
 LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.lock
 _PROTECTED_SCAN = (
@@ -88,6 +88,16 @@ def git_env(*, read_only: bool = False) -> dict[str, str]:
         env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
+
+
+class TaskCommit(NamedTuple):
+    """A task's commit on a plan's branch (its `Gsd-Task` trailer), and what it changed."""
+
+    task: int
+    sha: str
+    agent: str  # its `Gsd-Specialist` trailer
+    added: tuple[str, ...]  # files the commit created
+    changed: tuple[str, ...]  # every file it added, modified or deleted
 
 class Kept(NamedTuple):
     """What a checkpoint keeps byte for byte in this process only (never in its record)."""
@@ -1036,6 +1046,44 @@ class Git:
                 if value.strip():
                     tasks.setdefault(value.strip(), sha)
         return tasks
+
+    def plan_task_commits(self, plan_id: str) -> dict[int, TaskCommit]:
+        """The plan's task commits reachable from HEAD, by task (the newest carrying each
+        `Gsd-Task` trailer), each with its agent and the files it added and changed."""
+        if self.head() is None:
+            return {}
+        out = self._run("log", "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
+                        "%x00%(trailers:key=Gsd-Specialist,valueonly,unfold)%x1e",
+                        "--fixed-strings", f"--grep=Gsd-Task: {plan_id}-", "HEAD").out  # fmt: skip
+        found: dict[int, TaskCommit] = {}
+        for record in out.split("\x1e"):
+            sha, _, rest = record.strip().partition("\0")
+            values, _, agent = rest.partition("\0")
+            for value in values.splitlines():
+                head, dash, number = value.strip().rpartition("-")
+                if head != plan_id or not dash or not number.isdigit():
+                    continue
+                if int(number) not in found:
+                    found[int(number)] = self._task_commit(int(number), sha, agent.strip())
+        return dict(sorted(found.items()))
+
+    def _task_commit(self, task: int, sha: str, agent: str) -> TaskCommit:
+        out = self._run("diff-tree", "-r", "--no-commit-id", "--name-status", "-z",
+                        "--no-renames", "--root", sha).out  # fmt: skip
+        fields = [f for f in out.split("\0") if f]
+        pairs = list(zip(fields[0::2], fields[1::2], strict=False))
+        return TaskCommit(task, sha, agent, tuple(p for s, p in pairs if s == "A"),
+                          tuple(p for _, p in pairs))  # fmt: skip
+
+    def changed_since_fork(self, tip: str, paths: list[str]) -> set[str]:
+        """Those of `paths` HEAD changed since it and `tip` parted (a branch at `tip` that
+        changes one too would conflict with HEAD when merged)."""
+        base = self._run("merge-base", "HEAD", tip, ok=(0, 1)).out.strip()
+        if not base or not paths:
+            return set(paths) if not base else set()
+        out = self._run("diff", "--name-only", "-z", "--no-renames", base, "HEAD", "--",
+                        *(_literal(p) for p in paths)).out  # fmt: skip
+        return set(_split(out))
 
     # -- worktrees and merges (parallel plans, SPEC 7 step 4) ---------------------------
 

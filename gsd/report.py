@@ -1,5 +1,5 @@
-"""`gsd report`: a run's timeline and its totals per agent and per plan, from
-.planning/execution-log.jsonl."""
+"""`gsd report`: a run's timeline and its totals per agent and per plan, from the logs
+in .planning/logs/ (and an older .planning/execution-log.jsonl)."""
 
 from __future__ import annotations
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gsd import frontmatter
+from gsd import errorlog, execlog, frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
+from gsd.git import TaskCommit
 from gsd.models import split_plan_id
 from gsd.taskrun import TaskOutcome
 from gsd.utc import as_utc, utc_stamp
@@ -39,24 +41,29 @@ def render(
     task_names: Mapping[int, str],
     started: datetime,
     finished: datetime,
-    created: Iterable[str] = (),
+    created: Iterable[str] | None = None,
+    seconds: float | None = None,
 ) -> str:
     """The SUMMARY.md of a completed plan, from every attempt at its tasks.
 
     `outcomes` holds all attempts, failed ones included: the last successful attempt
     of a task is its result, the rest are issues. A changed file counts as created when
-    it is in `created` (what git saw added) or in the Task Report's "Files created".
+    it is in `created` (what git saw the task commits add: `with_commits`); without it,
+    when a Task Report lists it under "Files created". `seconds`: how long the plan
+    took in all its runs (default: from `started` to `finished`).
     """
     phase_number, plan_number = split_plan_id(plan_id)
     phase_number = phase_number or phase_dir
     done = _final_outcomes(outcomes)
     numbers = sorted(set(task_names) | set(done))
-    new_files = set(created)
-    for outcome in done.values():
+    new_files = set(created or ())
+    for outcome in done.values() if created is None else ():
         if outcome.report is not None:
             new_files.update(outcome.report.files_created)
     files = _files(done)
-    seconds = max(0.0, (as_utc(finished) - as_utc(started)).total_seconds())
+    if seconds is None:
+        seconds = (as_utc(finished) - as_utc(started)).total_seconds()
+    seconds = max(0.0, seconds)
     completed = as_utc(finished).strftime("%Y-%m-%d")
 
     front = _frontmatter_text(
@@ -195,6 +202,88 @@ def find(phase_dir_path: Path | str, plan_id: str) -> Path | None:
 
 def _glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+# --- the plan's whole history ------------------------------------------------------
+
+
+def logged_attempts(plan_id: str, plannings: Iterable[Path]) -> list[TaskOutcome]:
+    """Every attempt at the plan's tasks that its logs in these `.planning/` folders
+    record (a line two checkouts both hold counts once), in time order: the `result`
+    events, with the details and exit code of the matching error record."""
+    events: dict[str, dict[str, Any]] = {}
+    records: dict[str, errorlog.ErrorRecord] = {}
+    for planning in plannings:
+        found, _ = execlog.read_all(planning)
+        for event in found:
+            if event.get("plan") == plan_id and event.get("event") == "result":
+                events.setdefault(json.dumps(event, sort_keys=True), event)
+        errors, _ = errorlog.read_all(planning)
+        for record in errorlog.filter_records(errors, plan=plan_id):
+            records.setdefault(errorlog.to_line(record), record)
+    failures = {(r.task, r.attempt, r.specialist, r.error_type): r for r in records.values()}
+    ordered = sorted(events.values(), key=lambda e: str(e.get("ts", "")))
+    return [_attempt(plan_id, event, failures) for event in ordered]
+
+
+def _attempt(
+    plan_id: str, event: dict[str, Any], failures: Mapping[tuple[str, int, str, str], Any]
+) -> TaskOutcome:
+    task, attempt = _int(event.get("task")), _int(event.get("attempt")) or 1
+    agent, error_type = str(event.get("agent") or "?"), event.get("error_type")
+    record = failures.get((str(task), attempt, agent, str(error_type)))
+    return TaskOutcome(
+        plan=plan_id, task=task, agent=agent, success=bool(event.get("success")),
+        soft_success=bool(event.get("soft_success")),
+        error_type=str(error_type) if error_type else None,
+        details=record.details if record else "", commit=None, changed=[], deviations=[],
+        exit_code=record.exit_code if record else None,
+        duration_s=float(event.get("duration_s") or 0), input_tokens=_count(event, "input_tokens"),
+        output_tokens=_count(event, "output_tokens"), cost_usd=_cost(event), attempt=attempt,
+        checkpoint=None, report=None,
+    )  # fmt: skip
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _count(event: Mapping[str, Any], key: str) -> int | None:
+    value = event.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cost(event: Mapping[str, Any]) -> float | None:
+    value = event.get("cost_usd")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def with_commits(
+    plan_id: str, outcomes: list[TaskOutcome], commits: Mapping[int, TaskCommit]
+) -> tuple[list[TaskOutcome], list[str]]:
+    """The attempts with what git says of each committed task (`Gsd-Task` trailers): the
+    task's last successful attempt gets its commit and the files it changed; a task
+    committed with no attempt on record (its log lost) gets one from the commit. Also the
+    files the task commits created."""
+    result = list(outcomes)
+    for number, commit in commits.items():
+        last = max((i for i, o in enumerate(result) if o.task == number and o.success),
+                   default=None)  # fmt: skip
+        if last is None:
+            result.append(TaskOutcome(
+                plan=plan_id, task=number, agent=commit.agent or "?", success=True,
+                soft_success=False, error_type=None, details="", commit=commit.sha,
+                changed=list(commit.changed), deviations=[], exit_code=None, duration_s=0.0,
+                input_tokens=None, output_tokens=None, cost_usd=None, attempt=1,
+                checkpoint=None, report=None,
+            ))  # fmt: skip
+        else:
+            result[last] = result[last]._replace(commit=commit.sha, changed=list(commit.changed))
+    created = sorted({path for commit in commits.values() for path in commit.added})
+    return result, created
 
 
 # --- what happened ---------------------------------------------------------------

@@ -77,8 +77,9 @@ def run_task(
     With `sandbox`, the agent and everything it starts write only what its confinement
     allows (Landlock, where the kernel has it): see `gsd.sandbox`.
 
-    A failure is appended to `error_log` (default: .planning/specialist-errors.jsonl;
-    the orchestrator passes its journal, so the work tree stays clean between tasks).
+    A failure is appended to `error_log` (default: the legacy shared
+    .planning/specialist-errors.jsonl, for callers of this function alone; the
+    orchestrator passes the plan's journal, so the work tree stays clean between tasks).
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or errorlog.log_path(git.root)

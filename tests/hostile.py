@@ -160,7 +160,7 @@ def journal_symlink():
     for folder in dirs():
         journal = os.path.join(folder, "gsd", "journal")
         for rel in ("files/src/leak.txt", "files/.planning/leak.md",
-                    "execution-log.jsonl", "specialist-errors.jsonl"):
+                    "side.jsonl", "plans/01-01.jsonl", "plans/01-02.jsonl"):
             path = os.path.join(journal, rel)
             def plant(path=path):
                 os.makedirs(os.path.dirname(path), exist_ok=True)

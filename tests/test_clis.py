@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import pytest
 
+from gsd import errorlog
 from gsd.agents import Agent
 from gsd.runners import build_argv, parse_output, runner_files
 from tests.conftest import REPO, git
@@ -337,8 +338,7 @@ def test_the_clis_own_message_reaches_the_error_log(
     git(root, "commit", "-q", "-m", "plan")
     result = gsd("execute-phase", "1")
     assert result.code != 0
-    log = root / ".planning" / "specialist-errors.jsonl"
-    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records = [r.model_dump() for r in errorlog.read_all(root / ".planning")[0]]
     mine = [r for r in records if r["specialist"] == "contract"]
     assert mine and said in mine[-1]["details"], (records, result.err)
     assert "spawn-failed" not in mine[-1]["error_type"]

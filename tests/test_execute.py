@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from gsd import errorlog, execlog
 from tests.conftest import git, plan_text
 
 REPORT = (
@@ -105,6 +106,19 @@ def message_of(root, task_id: str) -> str:
     return git(root, "log", "-1", "--format=%B", sha)
 
 
+def logged_events(root) -> list[dict]:
+    """Every event of every log in the checkout, in time order."""
+    events, warnings = execlog.read_all(root / ".planning")
+    assert warnings == []
+    return events
+
+
+def logged_errors(root) -> list[errorlog.ErrorRecord]:
+    records, warnings = errorlog.read_all(root / ".planning")
+    assert warnings == []
+    return records
+
+
 def fail(tmp_path, plan: str, n: int, mode: str = "exit") -> None:
     (tmp_path / "markers" / f"fail-{plan}-{n}").write_text(mode)
 
@@ -145,10 +159,8 @@ def test_failure_stops_the_phase_and_a_rerun_resumes(phase, gsd, tmp_path) -> No
     assert task_commits(root) == ["01-01-1"]
     state = (root / ".planning/STATE.md").read_text()
     assert "- [01-01] nonzero-exit:" in state
-    errors = (root / ".planning/specialist-errors.jsonl").read_text().splitlines()
-    assert json.loads(errors[-1])["error_type"] == "nonzero-exit"
-    events = [json.loads(line) for line in
-              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    assert logged_errors(root)[-1].error_type == "nonzero-exit"
+    events = logged_events(root)
     rolled = [(e["plan"], e["task"]) for e in events if e["event"] == "rollback"]
     failed = [e for e in events if e["event"] == "result" and not e["success"]]
     assert set(rolled) == {("01-01", 2)} and len(rolled) == len(failed)  # every failed attempt
@@ -180,8 +192,7 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
     result = gsd("execute-phase", "1", "--timeout", "1")
     assert result.code == 0, result.err
     assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
-    events = [json.loads(line)["event"] for line in
-              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    events = [e["event"] for e in logged_events(root)]
     assert "retry" in events and "fallback" in events
     assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor takes over: worker " \
         "failed: timeout" in result.err
@@ -368,11 +379,9 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     assert "Gsd-Specialist: worker" in message_of(root, "01-02-1")  # no fallback
-    events = [json.loads(line)["event"] for line in
-              (root / ".planning/execution-log.jsonl").read_text().splitlines()]  # fmt: skip
+    events = [e["event"] for e in logged_events(root)]
     assert "retry" in events and "fallback" not in events
-    error = json.loads((root / ".planning/specialist-errors.jsonl").read_text().splitlines()[-1])
-    assert error["error_type"] == "nonzero-exit"  # SPEC 6's types; no new one
+    assert logged_errors(root)[-1].error_type == "nonzero-exit"  # SPEC 6's types; no new one
 
 
 @pytest.mark.parametrize("command", [

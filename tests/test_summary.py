@@ -190,7 +190,7 @@ def test_files_created_and_modified() -> None:
         outcome(1, changed=["src/new.py", "src/old.py"], report=report),
         outcome(2, changed=["src/old.py", "docs/x.md"]),
     ]
-    text = render(outcomes, created=["docs/x.md"])
+    text = render(outcomes, created=["docs/x.md", "src/new.py"])  # what git saw added
     assert section(text, "Files Created/Modified").splitlines() == [
         "- `docs/x.md` - created (Task 2)",
         "- `src/new.py` - created (Task 1)",
@@ -200,6 +200,12 @@ def test_files_created_and_modified() -> None:
         "created": ["docs/x.md", "src/new.py"],
         "modified": ["src/old.py"],
     }
+    # without git's word, the Task Report's "Files created" is all there is
+    assert summary.parse(render(outcomes))["key-files"]["created"] == ["src/new.py"]
+    # with it, git decides: a file the report calls created but git saw modified is modified
+    assert summary.parse(render(outcomes, created=["docs/x.md"]))["key-files"] == {
+        "created": ["docs/x.md"], "modified": ["src/new.py", "src/old.py"],
+    }  # fmt: skip
 
 
 def test_deviations_are_listed_per_task() -> None:
