@@ -18,9 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gsd import approvals, roadmap, state, summary
+from gsd import approvals, errorlog, execlog, roadmap, state, summary
 from gsd.errorlog import ErrorRecord, parse_timestamp
-from gsd.files import jsonl_objects, read_lines_file
 from gsd.models import Plan
 from gsd.phases import Phase, phase_key
 from gsd.project import Project
@@ -189,31 +188,11 @@ def _same(record: ErrorRecord, plan_id: str) -> bool:
 
 
 def _read_logs(planning: Path) -> tuple[list[dict[str, Any]], list[ErrorRecord], list[str]]:
-    """Events and error records of every plan log (`.planning/logs/*.jsonl`) and of the
-    older shared logs. A private reader until errorlog's own reader of per-plan logs
-    exists: lines with an `event` are events, lines with an `error_type` error records."""
-    from pydantic import ValidationError
-
-    paths = sorted((planning / "logs").glob("*.jsonl")) if (planning / "logs").is_dir() else []
-    paths += [planning / "execution-log.jsonl", planning / "specialist-errors.jsonl"]
-    events: list[dict[str, Any]] = []
-    errors: list[ErrorRecord] = []
-    warnings: list[str] = []
-    for path in paths:
-        text = read_lines_file(path, "log")
-        if text is None:
-            continue
-        objects, skipped = jsonl_objects(text, path.name)
-        warnings += skipped
-        for data in objects:
-            if isinstance(data.get("event"), str):
-                events.append(data)
-            elif "error_type" in data:
-                try:
-                    errors.append(ErrorRecord.model_validate(data))
-                except ValidationError:
-                    warnings.append(f"{path.name}: skipped an error record that does not read")
-    return events, errors, warnings
+    """Events and error records of every log (`.planning/logs/*.jsonl` and the older
+    shared logs), each in time order, and the warnings of lines that do not read."""
+    events, event_warnings = execlog.read_all(planning)
+    errors, error_warnings = errorlog.read_all(planning)
+    return events, errors, list(dict.fromkeys([*event_warnings, *error_warnings]))
 
 
 def _day(value: object) -> str | None:

@@ -103,11 +103,9 @@ Plans:
 @pytest.fixture
 def books(repo: Path) -> Path:
     """The worktree tests' 3-plan phase (wave 1: 01-01, 01-02; wave 2: 01-03), with
-    GSD's STATE.md and ROADMAP.md; per-plan logs merge by lines (.gitattributes)."""
+    GSD's STATE.md and ROADMAP.md (no .gitattributes: per-plan logs cannot conflict)."""
     (repo / ".planning/STATE.md").write_text(STATE)
     (repo / ".planning/ROADMAP.md").write_text(ROADMAP)
-    # the shared logs of today's layout would conflict when two plan branches add them
-    (repo / ".gitattributes").write_text(".planning/*.jsonl merge=union\n")
     commit_all(repo, "state files")
     return repo
 
