@@ -82,6 +82,7 @@ class Facts:
     phases: tuple[PhaseFacts, ...]
     last_day: str | None  # the latest date any of the files records
     warnings: tuple[str, ...] = field(default=())
+    phase_count: int = 0  # phases there are: folders, and the roadmap's not planned yet
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def gather(project: Project) -> Facts:
         title = roadmap.phase_title(road_text, phase.number) or _title(phase)
         phases.append(PhaseFacts(phase, title, tuple(plans)))
     last = max((d for d in days if d), default=None)
-    return Facts(tuple(phases), last, tuple(warnings))
+    listed = roadmap.listed_phases(road_text) | {str(phase_key(p.phase.number)) for p in phases}
+    return Facts(tuple(phases), last, tuple(warnings), len(listed))
 
 
 def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[str, Any]],
@@ -299,7 +301,8 @@ def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
     latest = _latest(facts)
     text = state.set_position(
         text,
-        phase=f"{_number(current.phase)} of {len(facts.phases)} ({current.title})",
+        phase=f"{_number(current.phase)} of {max(facts.phase_count, len(facts.phases))} "
+        f"({current.title})",
         plan=f"{current.done} of {total} in current phase",
         status=_status(current),
         last_activity=f"{latest[0]} - {latest[1]}" if latest else None,

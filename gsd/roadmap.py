@@ -108,6 +108,19 @@ def phase_checked(text: str, phase: str) -> bool | None:
     return None
 
 
+def listed_phases(text: str) -> set[str]:
+    """The phases the roadmap names (`### Phase 2: ...`, `- [ ] **Phase 2: ...**`), by
+    phase key: planned or not yet, they count in STATE.md's `Phase: 1 of N`."""
+    lines = Lines(text)
+    found = set()
+    for index in lines.plain(frontmatter=False):
+        title = _PHASE_TITLE_RE.match(lines.body(index))
+        key = phase_key(title.group("number")) if title else None
+        if key is not None:
+            found.add(str(key))
+    return found
+
+
 def phase_title(text: str, phase: str) -> str | None:
     """The phase's name as the roadmap writes it (`### Phase 1: Foundation`), or None."""
     wanted = phase_key(phase.strip())

@@ -122,7 +122,7 @@ def test_a_local_run_derives_counters_bar_rows_and_ticks(books: Path, gsd) -> No
     (day,) = completed_days(books)
     text = (books / ".planning/STATE.md").read_text()
     for line in (
-        "Phase: 1 of 1 (Alpha)",
+        "Phase: 1 of 2 (Alpha)",
         "Plan: 3 of 3 in current phase",
         "Status: Phase complete",
         f"Last activity: {day} - Completed 01-03-PLAN.md",
@@ -188,7 +188,7 @@ def test_sync_of_one_phase_and_of_a_fresh_project(books: Path, gsd) -> None:
     # nothing ran yet: the position is phase 1's, nothing else of the user's moves
     assert gsd("sync", "1").code == 0
     text = (books / ".planning/STATE.md").read_text()
-    assert "Phase: 1 of 1 (Alpha)\nPlan: 0 of 3 in current phase\nStatus: Ready to execute\n" \
+    assert "Phase: 1 of 2 (Alpha)\nPlan: 0 of 3 in current phase\nStatus: Ready to execute\n" \
         "Last activity: 2026-01-01 - Project initialized\n" in text  # fmt: skip
     assert "Last session: 2026-01-01\nStopped at: Project initialized\n" in text
     assert "| - | - | - | - |" in text  # no plan done: no rows
@@ -329,3 +329,22 @@ def test_derived_rows_do_not_depend_on_the_order_plans_completed_in() -> None:
 )
 def test_durations_as_summaries_write_them(text: str, seconds: float | None) -> None:
     assert derive._seconds(text) == seconds
+
+
+def test_phases_the_roadmap_lists_count_before_they_are_planned(tmp_path: Path) -> None:
+    """`Phase: 1 of N` counts the roadmap's phases, as GSD's own STATE.md does: phase 2
+    has no folder yet but is a phase of the project."""
+    from gsd.derive import gather, state_text
+    from gsd.project import Project
+
+    root = tmp_path / "p"
+    (root / ".planning/phases/01-alpha").mkdir(parents=True)
+    (root / ".planning/ROADMAP.md").write_text(ROADMAP)
+    (root / ".planning/phases/01-alpha/01-01-PLAN.md").write_text(
+        "---\nphase: 01-alpha\nplan: 01\nwave: 1\n---\n<tasks><task type=\"auto\"><name>T"
+        "</name><files>a</files><action>a</action><verify>v</verify><done>d</done></task>"
+        "</tasks>\n"
+    )
+    facts = gather(Project(root))
+    assert facts.phase_count == 2
+    assert "Phase: 1 of 2 (Alpha)" in state_text(STATE, facts)
