@@ -129,7 +129,7 @@ def test_the_installed_package_scaffolds_from_its_package_data(
         timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("created ") == 4
+    assert done.stdout.count("created ") == 5
     template = REPO / ".planning-template"
-    for name in ("PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"):
+    for name in (".gitattributes", "PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"):
         assert (where / ".planning" / name).read_bytes() == (template / name).read_bytes()
