@@ -35,26 +35,28 @@ if plan in ("01-02", "01-04"):
         shared.write(f"{{plan}} task {{task}}\\n")
 print("{REPORT}")
 """
-# phase 1: wave 1 = 01-01 .. 01-04 (01-02 then 01-04: one group), wave 2 = 01-05 .. 01-07
-# (01-07 stops at a human checkpoint, task 2), wave 3 = 01-08 .. 01-10
-DEPENDS = {"01-05": "01-01", "01-06": "01-02", "01-07": "01-03", "01-08": "01-05",
-           "01-09": "01-06", "01-10": "01-07"}  # fmt: skip
-PLANS = [f"01-{n:02d}" for n in range(1, 11)]
-CHECKPOINT_PLAN = "01-07"
+# phase 1: three waves of ten plans, as the issue measured them (27 of 30 merges then
+# conflicted): wave 1 = 01-01 .. 01-10 (01-02 then 01-04: one overlap group); plan n of
+# waves 2 and 3 depends on plan n - 10; 01-17 stops at a human checkpoint (its task 2)
+PER_WAVE = 10
+PLANS = [f"01-{n:02d}" for n in range(1, 3 * PER_WAVE + 1)]
+DEPENDS = {f"01-{n:02d}": f"01-{n - PER_WAVE:02d}" for n in range(PER_WAVE + 1, 3 * PER_WAVE + 1)}
+WAVES = [PLANS[i : i + PER_WAVE] for i in range(0, len(PLANS), PER_WAVE)]
+CHECKPOINT_PLAN = "01-17"
 EVERY_TASK = sorted([f"{p}-1" for p in PLANS] + [f"{CHECKPOINT_PLAN}-3"])
 ROADMAP = """\
 # Roadmap: Demo
 
 ## Phases
 
-- [ ] **Phase 1: Alpha** - Ten plans in three waves
+- [ ] **Phase 1: Alpha** - Thirty plans in three waves
 
 ## Phase Details
 
 ### Phase 1: Alpha
 **Goal**: Everything
 **Depends on**: none
-**Plans**: 10 plans
+**Plans**: 30 plans
 
 Plans:
 {plans}
@@ -63,7 +65,7 @@ Plans:
 
 | Phase | Plans Complete | Status | Completed |
 |-------|----------------|--------|-----------|
-| 1. Alpha | 0/10 | Not started | - |
+| 1. Alpha | 0/30 | Not started | - |
 """
 
 
@@ -83,7 +85,7 @@ def files_of(plan: str) -> str:
 
 
 def write_phase(root: Path, agent: Path) -> None:
-    """The whole project: agents, config, STATE.md, ROADMAP.md and the ten plans."""
+    """The whole project: agents, config, STATE.md, ROADMAP.md and the thirty plans."""
     def write(rel: str, text: str) -> None:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -248,60 +250,59 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     runner = Runner(tmp_path)
     shuffle = random.Random(12).shuffle  # fixed: a failure shows again as it was
     reviewer = runner.clone(origin, "reviewer")  # a person merging pull requests on main
+    one_each = {p: 0 for p in WAVES[0] if p not in ("01-02", "01-04")}
 
-    # wave 1: three jobs (01-02 and 01-04 share a file: one job runs both, in order)
+    # wave 1: nine jobs (01-02 and 01-04 share a file: one job runs both, in order)
     ended = runner.execute(origin, 1)
     assert {plans: code for plans, (code, _) in ended.items()} == {
-        "01-01": 0, "01-02 01-04": 0, "01-03": 0}, ended  # fmt: skip
-    assert remote_branches(origin) == {"gsd/01-01", "gsd/01-02", "gsd/01-03", "gsd/01-04"}
+        **one_each, "01-02 01-04": 0}, ended  # fmt: skip
+    assert remote_branches(origin) == {f"gsd/{p}" for p in WAVES[0]}
 
     # wave 2 dispatched too early: every plan is refused (exit 2), no branch is pushed
     early = runner.execute(origin, 2)
-    assert {plans: code for plans, (code, _) in early.items()} == {
-        "01-05": 2, "01-06": 2, "01-07": 2}, early  # fmt: skip
-    assert "plan 01-05 depends on 01-01, not done yet" in early["01-05"][1]
-    assert remote_branches(origin) == {"gsd/01-01", "gsd/01-02", "gsd/01-03", "gsd/01-04"}
+    assert {plans: code for plans, (code, _) in early.items()} == dict.fromkeys(WAVES[1], 2)
+    assert "plan 01-11 depends on 01-01, not done yet" in early["01-11"][1]
+    assert remote_branches(origin) == {f"gsd/{p}" for p in WAVES[0]}
 
-    branches = [f"gsd/{p}" for p in PLANS[:4]]
+    branches = [f"gsd/{p}" for p in WAVES[0]]
     shuffle(branches)
     assert merge(reviewer, branches) == []  # no conflict, whatever the order
     git(reviewer, "push", "-q", "origin", "main")
 
-    # wave 2: 01-07 pauses at its human checkpoint (exit 4), its task 1 pushed
+    # wave 2: 01-17 pauses at its human checkpoint (exit 4), its task 1 pushed
     ended = runner.execute(origin, 2)
     assert {plans: code for plans, (code, _) in ended.items()} == {
-        "01-05": 0, "01-06": 0, "01-07": 4}, ended  # fmt: skip
-    assert "plan 01-05 complete" in ended["01-05"][1]
-    assert task_trailers(origin, "gsd/01-07") == sorted(
-        [f"{p}-1" for p in PLANS[:4]] + ["01-07-1"])  # fmt: skip
-    branches = ["gsd/01-05", "gsd/01-06"]
+        **dict.fromkeys(WAVES[1], 0), CHECKPOINT_PLAN: 4}, ended  # fmt: skip
+    assert "plan 01-11 complete" in ended["01-11"][1]
+    assert task_trailers(origin, f"gsd/{CHECKPOINT_PLAN}") == sorted(
+        [f"{p}-1" for p in WAVES[0]] + [f"{CHECKPOINT_PLAN}-1"])  # fmt: skip
+    branches = [f"gsd/{p}" for p in WAVES[1] if p != CHECKPOINT_PLAN]
     shuffle(branches)
     assert merge(reviewer, branches) == []  # no conflict, whatever the order
     git(reviewer, "push", "-q", "origin", "main")
 
-    # a person approves 01-07 on its branch and dispatches wave 2 again: 01-05 and 01-06
-    # are done (nothing run, nothing pushed), 01-07 continues after its task 1
+    # a person approves 01-17 on its branch and dispatches wave 2 again: the others are
+    # done (nothing run, nothing pushed), 01-17 continues after its task 1
     person = runner.clone(origin, "person")
-    git(person, "switch", "-q", "gsd/01-07")
+    git(person, "switch", "-q", f"gsd/{CHECKPOINT_PLAN}")
     assert gsd_in(person, "approve", CHECKPOINT_PLAN).returncode == 0
     git(person, "add", ".planning/approvals.jsonl")
-    git(person, "commit", "-q", "-m", "approve 01-07")
-    git(person, "push", "-q", "origin", "gsd/01-07")
-    before = {b: git(origin, "rev-parse", b).strip() for b in ("gsd/01-05", "gsd/01-06")}
+    git(person, "commit", "-q", "-m", f"approve {CHECKPOINT_PLAN}")
+    git(person, "push", "-q", "origin", f"gsd/{CHECKPOINT_PLAN}")
+    before = {f"gsd/{p}": git(origin, "rev-parse", f"gsd/{p}").strip()
+              for p in WAVES[1] if p != CHECKPOINT_PLAN}  # fmt: skip
     again = runner.execute(origin, 2)
-    assert {plans: code for plans, (code, _) in again.items()} == {
-        "01-05": 0, "01-06": 0, "01-07": 0}, again  # fmt: skip
-    assert "01-07 task 1: already committed, skipped" in again["01-07"][1]
-    assert "checkpoint:human-verify approved" in again["01-07"][1]
+    assert {plans: code for plans, (code, _) in again.items()} == dict.fromkeys(WAVES[1], 0)
+    assert f"{CHECKPOINT_PLAN} task 1: already committed, skipped" in again[CHECKPOINT_PLAN][1]
+    assert "checkpoint:human-verify approved" in again[CHECKPOINT_PLAN][1]
     assert {b: git(origin, "rev-parse", b).strip() for b in before} == before
-    assert merge(reviewer, ["gsd/01-07"]) == []
+    assert merge(reviewer, [f"gsd/{CHECKPOINT_PLAN}"]) == []
     git(reviewer, "push", "-q", "origin", "main")
 
     # wave 3
     ended = runner.execute(origin, 3)
-    assert {plans: code for plans, (code, _) in ended.items()} == {
-        "01-08": 0, "01-09": 0, "01-10": 0}, ended  # fmt: skip
-    branches = ["gsd/01-08", "gsd/01-09", "gsd/01-10"]
+    assert {plans: code for plans, (code, _) in ended.items()} == dict.fromkeys(WAVES[2], 0)
+    branches = [f"gsd/{p}" for p in WAVES[2]]
     shuffle(branches)
     assert merge(reviewer, branches) == []
 
@@ -318,7 +319,7 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     git(local, "reset", "-q", "--hard", git(local, "rev-list", "--max-parents=0", "HEAD").strip())
     assert gsd_in(local, "approve", CHECKPOINT_PLAN).returncode == 0
     git(local, "add", ".planning/approvals.jsonl")
-    git(local, "commit", "-q", "-m", "approve 01-07")
+    git(local, "commit", "-q", "-m", f"approve {CHECKPOINT_PLAN}")
     ran = gsd_in(local, "execute-phase", "1")
     assert ran.returncode == 0, ran.stderr
     assert task_trailers(local) == EVERY_TASK
@@ -338,8 +339,8 @@ def test_collect_merges_a_waves_complete_plans_into_one_pull_request(origin, tmp
     code, out, output = runner.run(merge_step, collect, PHASE="1", WAVE="1")
     assert code == 0, out
     assert output.splitlines() == ["branch=gsd/wave-01-1", "title=gsd: phase 01, wave 1"]
-    assert "01-01 01-02 01-03 01-04 complete and merged here" in (collect / "wave.md").read_text()
-    assert task_trailers(origin, "gsd/wave-01-1") == sorted(f"{p}-1" for p in PLANS[:4])
+    assert f"{' '.join(WAVES[0])} complete and merged here" in (collect / "wave.md").read_text()
+    assert task_trailers(origin, "gsd/wave-01-1") == sorted(f"{p}-1" for p in WAVES[0])
     pull = step("collect", containing="gh pr create")
     values = {"BRANCH": "gsd/wave-01-1", "TITLE": "gsd: phase 01, wave 1", "BASE": "main"}
     assert runner.run(pull, collect, **values)[0] == 0
@@ -397,23 +398,22 @@ def test_execute_plan_waits_for_a_dependency_in_an_earlier_phase(checkout) -> No
 
 
 def test_a_paused_plan_continues_on_its_own_branch(checkout) -> None:
-    for plan in ("01-03",):
-        assert gsd_in(checkout, "execute-plan", plan).returncode == 0
-    git(checkout, "switch", "-q", "-c", "gsd/01-07")
-    paused = gsd_in(checkout, "execute-plan", "01-07")
+    assert gsd_in(checkout, "execute-plan", "01-07").returncode == 0  # what 01-17 needs
+    git(checkout, "switch", "-q", "-c", "gsd/01-17")
+    paused = gsd_in(checkout, "execute-plan", "01-17")
     assert paused.returncode == 4, paused.stderr
     # the task committed before the checkpoint is on the job's branch, not left behind
-    assert "01-07-1" in task_trailers(checkout)
-    assert git(checkout, "branch", "--list", "gsd/01-07-run") == ""
-    assert gsd_in(checkout, "approve", "01-07").returncode == 0
+    assert "01-17-1" in task_trailers(checkout)
+    assert git(checkout, "branch", "--list", "gsd/01-17-run") == ""
+    assert gsd_in(checkout, "approve", "01-17").returncode == 0
     git(checkout, "add", ".planning/approvals.jsonl")
     git(checkout, "commit", "-q", "-m", "approve")
-    resumed = gsd_in(checkout, "execute-plan", "01-07")
+    resumed = gsd_in(checkout, "execute-plan", "01-17")
     assert resumed.returncode == 0, resumed.stderr
-    assert "plan 01-07 task 1: already committed, skipped" in resumed.stderr
-    assert resumed.stderr.splitlines()[-1] == "gsd: plan 01-07 complete"
-    assert git(checkout, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-07"
-    assert task_trailers(checkout) == ["01-03-1", "01-07-1", "01-07-3"]
+    assert "plan 01-17 task 1: already committed, skipped" in resumed.stderr
+    assert resumed.stderr.splitlines()[-1] == "gsd: plan 01-17 complete"
+    assert git(checkout, "rev-parse", "--abbrev-ref", "HEAD").strip() == "gsd/01-17"
+    assert task_trailers(checkout) == ["01-07-1", "01-17-1", "01-17-3"]
 
 
 def test_the_validate_job_fails_a_pull_request_only_on_errors_it_introduces(tmp_path) -> None:
