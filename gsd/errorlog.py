@@ -161,8 +161,8 @@ def append(path: Path, record: ErrorRecord) -> None:
 
 def _plan_filter(text: str) -> tuple[str | None, str]:
     """("10", "02") for the plan id "10-02"; (None, "02") for the plan number "02"."""
-    phase, dash, number = text.strip().rpartition("-")
-    return (phase if dash else None), number
+    phase, number = ids.split_plan_id(text.strip())
+    return (phase if "-" in text else None), number
 
 
 def _same_number(a: str, b: str) -> bool:
