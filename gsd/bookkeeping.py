@@ -13,7 +13,7 @@ from gsd import derive, errorlog, execlog, state
 from gsd.approvals import APPROVALS
 from gsd.files import append_line, write_atomic
 from gsd.git import Git
-from gsd.models import split_plan_id
+from gsd.ids import split_plan_id
 from gsd.project import Project
 from gsd.records import ANY_SIZE, read_private
 

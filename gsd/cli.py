@@ -19,8 +19,8 @@ from gsd.errors import (
     INTERRUPTED,
     UsageError,
 )
+from gsd.ids import is_plan_id, split_plan_id
 from gsd.lint import FORMATS as VALIDATE_FORMATS
-from gsd.models import is_plan_id, split_plan_id
 from gsd.words import plural
 
 if TYPE_CHECKING:

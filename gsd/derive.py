@@ -20,8 +20,9 @@ from typing import Any
 
 from gsd import approvals, errorlog, execlog, roadmap, state, summary
 from gsd.errorlog import ErrorRecord, parse_timestamp
+from gsd.ids import phase_key, same_phase, same_plan, short_phase_number, split_plan_id
 from gsd.models import Plan
-from gsd.phases import Phase, phase_key
+from gsd.phases import Phase
 from gsd.project import Project
 
 PAUSED = "checkpoint-paused"
@@ -183,8 +184,8 @@ def _moment(event: dict[str, Any]) -> datetime:
 
 
 def _same(record: ErrorRecord, plan_id: str) -> bool:
-    phase, _, number = plan_id.rpartition("-")
-    return phase_key(record.phase) == phase_key(phase) and state.same_plan(
+    phase, _ = split_plan_id(plan_id)
+    return same_phase(record.phase, phase) and same_plan(
         f"{phase}-{record.plan}" if "-" not in record.plan else record.plan, plan_id
     )
 
@@ -231,7 +232,7 @@ def _current(facts: Facts) -> PhaseFacts | None:
 
 def _number(phase: Phase) -> str:
     """`01` as `1`, `02.1` as `2.1`, as STATE.md says `Phase: 2.1 of 5`."""
-    return re.sub(r"(?<![\d.])0+(?=\d)", "", phase.number)
+    return short_phase_number(phase.number)
 
 
 def _minutes(value: float) -> str:

@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from gsd.ids import plan_sort_key
 from gsd.models import Diagnostic, Plan, Task
-from gsd.phases import plan_sort_key
 
 SIMILAR = 0.5  # difflib ratio above which a changed task is the same task, renamed
 

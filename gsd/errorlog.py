@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gsd import execlog
+from gsd import execlog, ids
 from gsd.errors import ERROR_TYPES, UsageError
 from gsd.files import append_line, jsonl_objects, read_lines_file
 from gsd.utc import as_utc, utc_stamp
@@ -159,19 +159,26 @@ def append(path: Path, record: ErrorRecord) -> None:
     append_line(path, line)
 
 
-def _phase_key(text: str) -> str:
-    """Phases "01", "1" and "01-foundation" are the same; "02.1" is "2.1"."""
-    match = re.match(r"\s*(\d+)((?:\.\d+)*)", text)
-    if not match:
-        return text.strip().casefold()
-    return str(int(match.group(1))) + match.group(2)
+def _plan_filter(text: str) -> tuple[str | None, str]:
+    """("10", "02") for the plan id "10-02"; (None, "02") for the plan number "02"."""
+    phase, number = ids.split_plan_id(text.strip())
+    return (phase if "-" in text else None), number
 
 
-def _plan_key(text: str) -> tuple[str | None, str]:
-    """("10", "2") for the plan id "10-02"; (None, "2") for the plan number "02"."""
-    phase, dash, number = text.strip().rpartition("-")
-    number = (number.lstrip("0") or "0") if number.isdigit() else number.casefold()
-    return (_phase_key(phase) if dash else None), number
+def _same_number(a: str, b: str) -> bool:
+    """Plan numbers `02` and `2` are one; anything else is compared as text."""
+    if ids.PLAN_NUMBER_RE.fullmatch(a) and ids.PLAN_NUMBER_RE.fullmatch(b):
+        return int(a) == int(b)
+    return a.casefold() == b.casefold()
+
+
+def _is_plan(record: ErrorRecord, wanted: str) -> bool:
+    """Whether the record is of plan `wanted` ("02", or the id "10-02", "12A-03")."""
+    want_phase, want_number = _plan_filter(wanted)
+    have_phase, have_number = _plan_filter(record.plan)  # older logs wrote the whole id
+    if not _same_number(want_number, have_number):
+        return False
+    return want_phase is None or ids.same_phase(want_phase, have_phase or record.phase)
 
 
 def filter_records(
@@ -183,22 +190,16 @@ def filter_records(
     error_type: str | None = None,
     since: datetime | None = None,
 ) -> list[ErrorRecord]:
-    """The records that match every filter given; `plan` takes "02" or the plan id "10-02"."""
-    want_phase = _phase_key(phase) if phase is not None else None
-    want_plan = _plan_key(plan) if plan is not None else None
+    """The records that match every filter given; `phase` takes any spelling of a phase
+    (`1`, `01`, `1.0`, `01-setup`: gsd.ids.same_phase), `plan` "02" or the id "10-02"."""
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=timezone.utc)
     kept: list[ErrorRecord] = []
     for record in records:
-        if want_phase is not None and _phase_key(record.phase) != want_phase:
+        if phase is not None and not ids.same_phase(phase, record.phase):
             continue
-        if want_plan is not None:
-            plan_phase, number = want_plan
-            have_phase, have_number = _plan_key(record.plan)
-            if number != have_number:
-                continue
-            if plan_phase is not None and plan_phase != (have_phase or _phase_key(record.phase)):
-                continue
+        if plan is not None and not _is_plan(record, plan):
+            continue
         if specialist is not None and record.specialist.casefold() != specialist.casefold():
             continue
         if error_type is not None and record.error_type != error_type:

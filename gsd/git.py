@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from gsd import gitguard, records
 from gsd.enforce import PROTECTED_PATTERNS
 from gsd.errors import GsdError, InputError
-from gsd.models import is_plan_id
+from gsd.ids import is_plan_id
 
 try:
     import git

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import posixpath
 
+from gsd.ids import plan_sort_key
 from gsd.models import Plan
-from gsd.phases import plan_sort_key
 
 
 class PhaseGraph:

@@ -9,8 +9,15 @@ validating a plan (see docs/PERFORMANCE.md).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, Literal, NamedTuple
+
+# The plan-id grammar is gsd.ids's (tests and older callers import these names from here).
+from gsd.ids import (
+    is_plan_id,
+    normalize_plan_ref,
+    plan_id_from_filename,
+    split_plan_id,
+)
 
 Severity = Literal["error", "warning"]
 SpecialistForm = Literal["attribute", "inline", "frontmatter"]
@@ -30,22 +37,6 @@ REQUIRED_FIELDS = (
 # The runners an agent or a task's `runner=` may name (gsd.agents.Runner, which needs
 # pydantic; this copy keeps `gsd validate` light and a test keeps the two equal).
 RUNNERS = ("claude", "gemini", "codex", "command")
-
-# A plan id (SPEC section 1): phase number (02, 02.1, 12A, 12A.1), a dash, plan number.
-# ASCII only: ids become file names, tag and branch names and environment values.
-PLAN_ID_RE = re.compile(r"([0-9]+[A-Za-z]?(?:\.[0-9]+)*)-([0-9]+)")
-
-
-def is_plan_id(text: str) -> bool:
-    """`01-02`, `02.1-01`, `12A-03`: the whole text is a plan id, nothing else."""
-    return PLAN_ID_RE.fullmatch(text) is not None
-
-
-def split_plan_id(plan_id: str) -> tuple[str, str]:
-    """`02.1-03` -> (`02.1`, `03`): the phase and the plan's number within it."""
-    phase, _, number = plan_id.rpartition("-")
-    return phase, number
-
 
 class Diagnostic(NamedTuple):
     """One finding: `path:line:col: severity CODE message`."""
@@ -233,17 +224,3 @@ class Plan:
         if isinstance(value, str):
             return {"true": True, "false": False}.get(value.strip().lower())
         return None
-
-
-@lru_cache(maxsize=1 << 16)
-def plan_id_from_filename(path: str) -> str | None:
-    """The first two numeric tokens of the file name: `02.1-01-x-PLAN.md` -> `02.1-01`."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    match = PLAN_ID_RE.search(name)
-    return f"{match.group(1)}-{match.group(2)}" if match else None
-
-
-def normalize_plan_ref(ref: str) -> str:
-    """`"01-01"`, `01-01-PLAN.md` and `01-foundation/01-01` all name plan `01-01`."""
-    ref = ref.strip().strip("\"'")
-    return plan_id_from_filename(ref) or ref

@@ -1,18 +1,15 @@
-"""Phase directories: their numbers, sort order, and resolving `1`, `01`, `2.1`, `12A`."""
+"""Phase directories: listing them in order, and resolving `1`, `01`, `2.1`, `12A` to one."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import NamedTuple
 
 from gsd.errors import UsageError
+from gsd.ids import PhaseKey, is_phase_number, parse_phase_name, phase_key, plan_sort_key
 
-# `01-foundation`, `02.1-hotfix`, `12A-x`, `12A.1-x`, `CK-01-x` (a project-code prefix)
-_PHASE_DIR_RE = re.compile(r"^(?:([A-Za-z]+)-)?(\d+)([A-Za-z]?)((?:\.\d+)*)(?:-(.*))?$")
-_PHASE_SPEC_RE = re.compile(r"^(\d+)([A-Za-z]?)((?:\.\d+)*)$")
+__all__ = ["Phase", "PhaseKey", "list_phases", "phase_key", "plan_sort_key", "resolve_phase"]
 
-PhaseKey = tuple[int, str, tuple[int, ...]]
 _LISTED = 12  # phases an error names before `and N more`
 
 
@@ -30,25 +27,9 @@ class Phase(NamedTuple):
     @property
     def number(self) -> str:
         """The phase as plan ids spell it: `01`, `02.1`, `12A`."""
-        match = _PHASE_DIR_RE.match(self.path.name)
-        assert match is not None  # a Phase is only built from a matching name
-        return match.group(2) + match.group(3) + match.group(4)
-
-
-def phase_key(text: str) -> PhaseKey | None:
-    """Sort key of a phase name or number: 2 < 2.1 < 2.2 < 3, 12 < 12A < 12A.1.
-
-    Trailing `.0` parts are dropped so that `1`, `01` and `1.0` are one phase.
-    """
-    match = _PHASE_DIR_RE.match(text) or _PHASE_SPEC_RE.match(text)
-    if match is None:
-        return None
-    groups = match.groups()
-    number, letter, decimals = groups[1:4] if len(groups) == 5 else groups[0:3]
-    parts = [int(p) for p in decimals.split(".") if p]
-    while parts and parts[-1] == 0:
-        parts.pop()
-    return int(number), letter.upper(), tuple(parts)
+        parsed = parse_phase_name(self.path.name)
+        assert parsed is not None  # a Phase is only built from a matching name
+        return parsed.number
 
 
 def list_phases(planning: Path) -> list[Phase]:
@@ -58,11 +39,11 @@ def list_phases(planning: Path) -> list[Phase]:
         return []
     phases = []
     for entry in phases_dir.iterdir():
-        match = _PHASE_DIR_RE.match(entry.name)
-        if match and entry.is_dir():
+        parsed = parse_phase_name(entry.name)
+        if parsed and entry.is_dir():
             key = phase_key(entry.name)
             assert key is not None
-            phases.append(Phase(entry, key, match.group(5) or ""))
+            phases.append(Phase(entry, key, parsed.slug or ""))
     return sorted(phases, key=lambda p: (p.key, p.name))
 
 
@@ -90,14 +71,14 @@ def resolve_phase(planning: Path, spec: str) -> Phase:
 def _names_number(spec: str, phase: Phase) -> bool:
     """Whether `spec` is `phase` spelled by its number (`1`, `02.1`, `12a`, `CK-3`), or by
     its number spelled another way and its own slug (`1-setup` for `01-setup`)."""
-    if _PHASE_SPEC_RE.match(spec):
+    if is_phase_number(spec):
         return phase_key(spec) == phase.key
-    given, own = _PHASE_DIR_RE.match(spec), _PHASE_DIR_RE.match(phase.name)
+    given, own = parse_phase_name(spec), parse_phase_name(phase.name)
     if given is None or own is None or phase_key(spec) != phase.key:
         return False
-    if given.group(5) is not None:  # a slug names one directory: `01-nope` is not 01-setup
-        return given.group(5) == own.group(5) and given.group(1) == own.group(1)
-    return given.group(1) is not None and given.group(1).upper() == (own.group(1) or "").upper()
+    if given.slug is not None:  # a slug names one directory: `01-nope` is not 01-setup
+        return given.slug == own.slug and given.code == own.code
+    return given.code is not None and given.code.upper() == (own.code or "").upper()
 
 
 def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError:
@@ -116,9 +97,3 @@ def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError
         hint=f"name a phase by its number ({example.number}) or its folder ({example.name})",
     )
 
-
-def plan_sort_key(plan_id: str) -> tuple[PhaseKey, int, str]:
-    """Plans sort by phase, then by plan number: 02-09 < 02-10 < 02.1-01."""
-    phase, _, number = plan_id.rpartition("-")
-    key = phase_key(phase) or (1 << 30, "", ())
-    return key, int(number) if number.isdigit() else 1 << 30, plan_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsd import state, summary
+from gsd.ids import same_plan
 from gsd.project import Project
 from gsd.words import plural
 
@@ -23,7 +24,7 @@ def project_status(project: Project) -> dict[str, Any]:
         plans = []
         for plan_id, plan in graph.plans.items():
             done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
-            mine = [kind for tag, kind in failures if state.same_plan(tag, plan_id)]
+            mine = [kind for tag, kind in failures if same_plan(tag, plan_id)]
             if summary.exists(phase.path, plan_id):
                 status = "done"
             elif "checkpoint-paused" in mine:

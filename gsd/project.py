@@ -13,7 +13,8 @@ from gsd import plan as plan_format
 from gsd import roster
 from gsd.errors import UsageError
 from gsd.graph import PhaseGraph, build
-from gsd.models import Plan, is_plan_id, plan_id_from_filename, split_plan_id
+from gsd.ids import is_plan_id, plan_id_from_filename, split_plan_id
+from gsd.models import Plan
 from gsd.phases import Phase, list_phases, resolve_phase
 from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gsd.ids import PHASE_REF, PLAN_NUMBER, phase_key, same_plan
 from gsd.lines import SEPARATOR_RE, Lines
-from gsd.phases import phase_key
-from gsd.state import load, same_plan, save
+from gsd.state import load, save
 
 __all__ = [
     "ROADMAP_FILE",
@@ -34,11 +34,11 @@ _CHECKBOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+][ \t]+\[)(?P<mark>[ xX])(?P<res
 # After the box: `01-02-PLAN.md`, `01-02: name`, `**01-02**`, `02.1-01-slug-PLAN.md`.
 _PLAN_REF_RE = re.compile(
     r"^\][ \t]+(?:\*\*|`)?(?:Plan[ \t]+)?"
-    r"(?P<id>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*-\d+)(?=[-:\s*`)]|$)"
+    rf"(?P<id>{PHASE_REF}-{PLAN_NUMBER})(?=[-:\s*`)]|$)"
 )
 # The phase cell: `1. Foundation`, `07.1. Name`, `2.1 Name`, `Phase 3: Name`, `12A`.
 _PHASE_CELL_RE = re.compile(
-    r"^(?:Phase[ \t]+)?(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)(?=[.:\s]|$)"
+    rf"^(?:Phase[ \t]+)?(?P<number>{PHASE_REF})(?=[.:\s]|$)"
 )
 
 
@@ -70,14 +70,14 @@ def plan_checked(text: str, plan_id: str) -> bool | None:
 
 # `- [ ] **Phase 1: Foundation** - ...`, `- [x] Phase 2.1: Hotfix`: a phase's own line.
 _PHASE_REF_RE = re.compile(
-    r"^\][ \t]+(?:\*\*)?Phase[ \t]+(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)"
+    rf"^\][ \t]+(?:\*\*)?Phase[ \t]+(?P<number>{PHASE_REF})"
     r"(?=[.:\s*]|$)",
     re.I,
 )
 # `### Phase 1: Foundation`, `**Phase 1: Foundation**`: where a phase's name is written.
 _PHASE_TITLE_RE = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+\[[ xX]\][ \t]+)?(?:\*\*)?Phase[ \t]+"
-    r"(?P<number>(?:[A-Za-z]+-)?\d+[A-Za-z]?(?:\.\d+)*)[ \t]*:[ \t]*(?P<name>[^*]+?)"
+    rf"(?P<number>{PHASE_REF})[ \t]*:[ \t]*(?P<name>[^*]+?)"
     r"[ \t]*(?:\*\*.*)?$",
     re.I,
 )

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from gsd.errors import ERROR_TYPES, InputError
 from gsd.files import write_atomic
+from gsd.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
 from gsd.lines import SEPARATOR_RE, Lines
-from gsd.phases import phase_key
 
 STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
@@ -42,7 +42,7 @@ _PLACEHOLDER_RE = re.compile(
 # `[██████░░░░] 60%`, `[====..] 87%`: the bar and the number gsd redraws; the rest stays.
 _BAR_RE = re.compile(r"^\[(?P<bar>[^\]]*)\][ \t]*(?P<pct>\d+(?:\.\d+)?)[ \t]*%")
 _BAR_EMPTY = "░▒ .-_·"
-_METRIC_LABEL_RE = re.compile(r"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>\d+)$", re.I)
+_METRIC_LABEL_RE = re.compile(rf"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>{PLAN_NUMBER})$", re.I)
 
 # (keyword, label) in the order the GSD template writes them.
 _POSITION_FIELDS = (
@@ -61,21 +61,6 @@ _SESSION_FIELDS = (
 def _one_line(value: str) -> str:
     """A value as one line: a newline inside it would hand a line gsd does not own."""
     return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
-
-
-def same_plan(a: str, b: str) -> bool:
-    """`01-02`, `1-2` and `01-2` are one plan; `02.1-01` is not `02-01`."""
-    a, b = a.strip(), b.strip()
-    if a.lower() == b.lower():
-        return True
-    keys = []
-    for text in (a, b):
-        phase, _, number = text.rpartition("-")
-        key = phase_key(phase) if phase else None
-        if key is None or not number.isdigit():
-            return False
-        keys.append((key, int(number)))
-    return keys[0] == keys[1]
 
 
 # ------------------------------------------------------------------- fields (shared)
@@ -385,7 +370,7 @@ def _is_row(body: str) -> bool:
 
 
 def _metric_label(plan_id: str) -> str:
-    phase, _, number = plan_id.rpartition("-")
+    phase, number = split_plan_id(plan_id)
     return f"Phase {phase} P{number}" if phase else plan_id
 
 
@@ -463,9 +448,7 @@ def _plan_order(cell: str) -> tuple[object, ...] | None:
     """Where a `Phase 01 P02` (or `01-02`) row sorts among gsd's rows; None: not one."""
     label = _METRIC_LABEL_RE.match(cell.strip())
     plan_id = f"{label.group('phase')}-{label.group('plan')}" if label else cell.strip()
-    phase, _, number = plan_id.rpartition("-")
-    key = phase_key(phase) if phase else None
-    return None if key is None or not number.isdigit() else (key, int(number))
+    return plan_key(plan_id)
 
 
 def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: int) -> str:

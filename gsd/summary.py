@@ -13,7 +13,7 @@ from gsd import errorlog, execlog, frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
 from gsd.git import TaskCommit
-from gsd.models import split_plan_id
+from gsd.ids import split_plan_id
 from gsd.taskrun import TaskOutcome
 from gsd.utc import as_utc, utc_stamp
 from gsd.words import plural

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gsd.graph import PhaseGraph
-from gsd.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Severity, Task, split_plan_id
-from gsd.phases import phase_key
+from gsd.ids import PLAN_NUMBER_RE, phase_key, split_plan_id
+from gsd.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Severity, Task
 from gsd.project import Project
 from gsd.roster import classify
 
@@ -246,15 +246,12 @@ def _field_types(plan: Plan) -> Iterator[Diagnostic]:
         yield from (wrong("must_haves", m) for m in _must_haves_problems(fm["must_haves"]))
 
 
-_PLAN_NUMBER_RE = re.compile(r"[0-9]+")
-
-
 def _plan_number(plan: Plan, wrong: Callable[[str, str], Diagnostic]) -> Iterator[Diagnostic]:
     """`plan` is a number ("01"); with no id in the file name, `phase` must give one too."""
     phase, number = plan.frontmatter.get("phase"), plan.frontmatter.get("plan")
     if not isinstance(number, str) or not number.strip():
         return  # missing or not a string: reported above
-    if not _PLAN_NUMBER_RE.fullmatch(number):
+    if not PLAN_NUMBER_RE.fullmatch(number):
         yield wrong("plan", f'is {number!r}; it must be the plan number as a string, e.g. "01"')
     elif not plan.id and isinstance(phase, str) and phase.strip():
         yield wrong(

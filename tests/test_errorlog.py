@@ -217,6 +217,10 @@ LOGGED = [
             id="combined-since",
         ),
         pytest.param({"phase": "3"}, [], id="no-match"),
+        pytest.param({"phase": "1.0"}, ["1-01-1", "1-02-2"], id="phase-trailing-zero"),
+        pytest.param({"phase": "2.1"}, ["2.1-1-1"], id="decimal-phase-number"),
+        pytest.param({"phase": "10A"}, [], id="letter-phase-is-not-its-number"),
+        pytest.param({"plan": "10A-02"}, [], id="plan-id-letter-phase"),
     ],
 )
 def test_filter_records(filters: dict[str, Any], tasks: list[str]) -> None:
