@@ -93,5 +93,6 @@ def _testcase(parent: etree._Element, case: Case) -> None:
 
 
 def _text(value: str) -> str:
-    """`value` with what XML cannot hold written out as `\\xNN` (a plan may contain it)."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    """`value` with what XML cannot hold written out as Python would (`\\x01`, `\\ufffe`):
+    a plan or an agent's output may contain it."""
+    return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], value)
