@@ -196,21 +196,23 @@ def jsonl_objects(
     # the same messages wherever gsd runs
     reader = jsonlines.Reader(lines, loads=json.loads)
     for number in range(1, len(lines) + 1):  # one read() a line: `number` is its line
-        reason = _refusal(reader, accept, records)
+        reason = _refusal(reader, jsonlines.InvalidLineError, accept, records)
         if reason is not None and number < len(lines):
             warnings.append(f"{name}:{number}: skipped: {reason}")
     return records, warnings
 
 
 def _refusal(
-    reader: Any, accept: Callable[[dict[str, Any]], str | None], into: list[dict[str, Any]]
+    reader: Any,
+    invalid: type[Any],
+    accept: Callable[[dict[str, Any]], str | None],
+    into: list[dict[str, Any]],
 ) -> str | None:
-    """Read the next line: add its object to `into`, or say why not (None for a blank line)."""
-    import jsonlines
-
+    """Read the next line: add its object to `into`, or say why not (None for a blank line).
+    `invalid` is jsonlines.InvalidLineError, which jsonlines raises for a line it cannot read."""
     try:
         data = reader.read(allow_none=True)
-    except jsonlines.InvalidLineError as error:
+    except invalid as error:
         if not error.line.strip():
             return None
         return f"not valid JSON ({error.__cause__ or error})"
