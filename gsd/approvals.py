@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gsd.errors import UsageError
-from gsd.files import append_line, jsonl_objects, read_lines_file
+from gsd.files import append_line, json_line, jsonl_objects, read_lines_file
 from gsd.models import Plan, Task
 from gsd.project import Project
 from gsd.utc import utc_stamp
@@ -25,7 +25,7 @@ def record(project: Project, plan_id: str, task: int, option: str | None) -> Non
         "task": task,
         "option": option,
     }
-    append_line(project.root / APPROVALS, (json.dumps(line) + "\n").encode())
+    append_line(project.root / APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
 
 
 def read(project: Project) -> list[dict[str, object]]:

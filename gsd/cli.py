@@ -697,12 +697,14 @@ def sync(phase: str | None, check: bool, fmt: str) -> int:
 
 @cli.command()
 @click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
-@format_option()
+@format_option((*LIST_FORMATS, "junit"))
 def report(every_run: bool, fmt: str) -> int:
     """Show the last run: its timeline, tokens and cost.
 
     The timeline of spawns, results, retries and commits, then attempts, seconds,
-    tokens and cost per agent and per plan.
+    tokens and cost per agent and per plan. With --format junit, a test case per
+    task of the plans the run took up: failed by its last attempt, skipped when
+    it did not run.
 
     Example: gsd report --format markdown
     """
@@ -710,11 +712,33 @@ def report(every_run: bool, fmt: str) -> int:
     from gsd import report as run_report
     from gsd.project import find_root
 
-    events, warnings = execlog.read_all(find_root(Path.cwd()) / ".planning")
+    root = find_root(Path.cwd())
+    events, warnings = execlog.read_all(root / ".planning")
     _warn(warnings)
+    if fmt == "junit":
+        from gsd.project import Project
+
+        cases = run_report.task_cases(events, _planned_tasks(Project(root)), not every_run)
+        click.echo(run_report.junit(cases), nl=False)
+        return EXIT_OK
     built = run_report.build(events, last_run_only=not every_run)
     click.echo(run_report.render(built, fmt), nl=False)
     return EXIT_OK
+
+
+def _planned_tasks(project: Project) -> Callable[[str], list[Any]]:
+    """The tasks of a plan as its file has them; none for a plan gone or unreadable."""
+    from gsd.errors import GsdError
+    from gsd.report import PlannedTask
+
+    def tasks_of(plan_id: str) -> list[PlannedTask]:
+        try:
+            plan = project.find_plan(plan_id)
+        except GsdError:
+            return []
+        return [PlannedTask(t.index, t.name, t.is_checkpoint) for t in plan.tasks]
+
+    return tasks_of
 
 
 @cli.group()

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gsd import execlog, ids
 from gsd.errors import ERROR_TYPES, UsageError
-from gsd.files import append_line, jsonl_objects, read_lines_file
+from gsd.files import append_line, json_line, jsonl_objects, read_lines_file
 from gsd.utc import as_utc, utc_stamp
 
 LOG_NAME = "specialist-errors.jsonl"  # the legacy shared log: read, no longer written
@@ -155,8 +155,7 @@ def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
 
 def append(path: Path, record: ErrorRecord) -> None:
     """Add `record` as one line at the end of the log (locked; never rewrites)."""
-    line = (to_line(record) + "\n").encode("utf-8")
-    append_line(path, line)
+    append_line(path, json_line(record.model_dump(mode="json")))  # the bytes of to_line
 
 
 def _plan_filter(text: str) -> tuple[str | None, str]:

@@ -17,7 +17,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path, PurePath
 from typing import Any
 
-from gsd.files import append_line, jsonl_objects, read_lines_file
+from gsd.files import append_line, json_line, jsonl_objects, read_lines_file
 from gsd.utc import utc_stamp
 
 LOG_NAME = "execution-log.jsonl"  # the legacy shared log: read, no longer written
@@ -106,7 +106,7 @@ def _jsonable(value: Any) -> Any:
 
 def append(path: Path, record: dict[str, Any]) -> None:
     """Add `record` as one line at the end of the log (locked; never rewrites)."""
-    line = (to_line(record) + "\n").encode("utf-8")  # TypeError before the file is touched
+    line = json_line(record, to_line)  # TypeError before the file is touched
     append_line(path, line)
 
 

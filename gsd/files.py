@@ -1,4 +1,4 @@
-"""Safe file writes: atomic replacement, and locked appends of whole lines."""
+"""Safe file writes (atomic replacement, locked line appends) and JSON Lines logs read back."""
 
 from __future__ import annotations
 
@@ -155,38 +155,73 @@ def read_lines_file(path: Path, what: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def json_line(value: Any, dumps: Callable[[Any], str] | None = None) -> bytes:
+    """`value` as one JSON Lines line, newline included, as jsonlines writes it (with
+    `dumps` when given, else the standard library's, non-ASCII kept as UTF-8).
+
+    The bytes, not a write: `append_line` puts them out in one locked `os.write`, which
+    jsonlines' Writer cannot do (it writes the text and the newline separately, and knows
+    no lock), so parallel appends stay whole and a refused write is taken back.
+    """
+    import io
+
+    import jsonlines
+
+    out = io.BytesIO()
+    writer = jsonlines.Writer(out, dumps=dumps) if dumps else jsonlines.Writer(out)
+    writer.write(value)
+    return out.getvalue()
+
+
 def jsonl_objects(
     text: str, name: str, accept: Callable[[dict[str, Any]], str | None] = lambda _: None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The JSON objects of a line log, and a warning (`name:LINE: skipped: why`) per line
     that is not valid JSON, not an object, or refused by `accept` (which returns why).
 
-    A last line without its newline is a write cut short by a crash: skipped silently.
-    (Once a later append has closed it, it is a bad line like any other.)
+    jsonlines reads the lines; the rules stay gsd's: a blank line is skipped, and a last
+    line without its newline is a write cut short by a crash: skipped silently. (Once a
+    later append has closed it, it is a bad line like any other.)
     """
+    if not text.strip():
+        return [], []  # no log: jsonlines is not even imported
     import json
+
+    import jsonlines
 
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
     lines = text.split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        reason: str | None = None
-        try:
-            data = json.loads(line)
-        except ValueError as error:
-            reason = f"not valid JSON ({error})"
-        else:
-            if not isinstance(data, dict):
-                reason = f"not a JSON object but {type(data).__name__}"
-            else:
-                reason = accept(data)
-                if reason is None:
-                    records.append(data)
+    # json.loads, not jsonlines' default (orjson where installed): the same values and
+    # the same messages wherever gsd runs
+    reader = jsonlines.Reader(lines, loads=json.loads)
+    for number in range(1, len(lines) + 1):  # one read() a line: `number` is its line
+        reason = _refusal(reader, jsonlines.InvalidLineError, accept, records)
         if reason is not None and number < len(lines):
             warnings.append(f"{name}:{number}: skipped: {reason}")
     return records, warnings
+
+
+def _refusal(
+    reader: Any,
+    invalid: type[Any],
+    accept: Callable[[dict[str, Any]], str | None],
+    into: list[dict[str, Any]],
+) -> str | None:
+    """Read the next line: add its object to `into`, or say why not (None for a blank line).
+    `invalid` is jsonlines.InvalidLineError, which jsonlines raises for a line it cannot read."""
+    try:
+        data = reader.read(allow_none=True)
+    except invalid as error:
+        if not error.line.strip():
+            return None
+        return f"not valid JSON ({error.__cause__ or error})"
+    if not isinstance(data, dict):
+        return f"not a JSON object but {type(data).__name__}"
+    reason = accept(data)
+    if reason is None:
+        into.append(data)
+    return reason
 
 
 def bundled_dir(name: str, checkout_name: str | None = None) -> Path:

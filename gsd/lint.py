@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # The output formats of `gsd validate`: the Click option, this parser and render's
 # table of renderers all read this tuple (it lives here, light, for the hook path).
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 class Options(NamedTuple):

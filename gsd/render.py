@@ -1,4 +1,4 @@
-"""Diagnostics as text, JSON, GitHub annotations and SARIF 2.1.0."""
+"""Diagnostics as text, JSON, GitHub annotations, SARIF 2.1.0 and JUnit XML."""
 
 from __future__ import annotations
 
@@ -119,8 +119,34 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
     }
 
 
+def junit(report: Report) -> str:
+    """JUnit XML, a test case per plan file checked: failed with its errors (the first as
+    the message, all of them as the text), its warnings as its output. lxml is imported
+    here, never on the hook's own path."""
+    from gsd.junit import Case, Failure, Suite, document
+
+    found: dict[str, list[Diagnostic]] = {path: [] for path in sorted(report.paths)}
+    for d in report.diagnostics:
+        found.setdefault(d.path, []).append(d)
+    cases = []
+    for path, diagnostics in found.items():
+        errors = [d for d in diagnostics if d.severity == "error"]
+        warnings = [d for d in diagnostics if d.severity != "error"]
+        failure = None
+        if errors:
+            more = f" (and {plural(len(errors) - 1, 'more error')})" if len(errors) > 1 else ""
+            message = f"{errors[0].code} {errors[0].message}{more}"
+            failure = Failure(message, errors[0].code, _lines(errors))
+        cases.append(Case(path, "gsd validate", failure, output=_lines(warnings)))
+    return document("gsd validate", [Suite("gsd validate", cases)])
+
+
+def _lines(diagnostics: list[Diagnostic]) -> str:
+    return "".join(diagnostic_line(d) + "\n" for d in diagnostics)
+
+
 # A renderer for each of lint.FORMATS, in its order (zip(strict=True): none left out).
-FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif), strict=True))
+FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif, junit), strict=True))
 
 
 def rules_table() -> list[dict[str, str]]:

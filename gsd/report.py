@@ -1,10 +1,10 @@
-"""`gsd report`: a run's timeline and its totals per agent and per plan, from the logs
-in .planning/logs/ (and an older .planning/execution-log.jsonl)."""
+"""`gsd report`: a run's timeline, its totals per agent and per plan, and its tasks as
+test cases, from the logs in .planning/logs/ (and an older .planning/execution-log.jsonl)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset({
@@ -15,10 +15,7 @@ TIMELINE = frozenset({
 
 def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
     """Timeline rows and totals; by default only the events of the last run."""
-    events = list(events)
-    if last_run_only:
-        starts = [i for i, e in enumerate(events) if e.get("event") == "run-start"]
-        events = events[starts[-1] :] if starts else events
+    events = _selected(events, last_run_only)
     timeline = []
     agents: dict[str, dict[str, Any]] = {}
     plans: dict[str, dict[str, Any]] = {}
@@ -46,6 +43,15 @@ def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[
         "per_agent": [{"agent": k, **v} for k, v in agents.items()],
         "per_plan": [{"plan": k, **v} for k, v in plans.items()],
     }
+
+
+def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dict[str, Any]]:
+    """The events of the last run (from its `run-start`), or all of them."""
+    events = list(events)
+    if last_run_only:
+        starts = [i for i, e in enumerate(events) if e.get("event") == "run-start"]
+        events = events[starts[-1] :] if starts else events
+    return events
 
 
 def _empty() -> dict[str, Any]:
@@ -91,3 +97,109 @@ def render(report: dict[str, Any], fmt: str) -> str:
             heading.format("Per plan"), "", table(report["per_plan"]),
         ]
     )  # fmt: skip
+
+
+class PlannedTask(NamedTuple):
+    """A task as its plan file has it: how a task the run never reached is still listed."""
+
+    number: int
+    name: str
+    checkpoint: bool
+
+
+class TaskCase(NamedTuple):
+    """One task of the run and how it ended: "passed", "failed" (`why`: the last
+    attempt's error type) or "skipped" (`why`: why it did not run)."""
+
+    plan: str
+    task: str
+    name: str
+    outcome: str
+    why: str
+    attempts: tuple[dict[str, Any], ...]  # its `result` events, in order
+    seconds: float
+
+
+PAUSED = "checkpoint-paused"
+
+
+def task_cases(
+    events: Iterable[dict[str, Any]],
+    tasks_of: Callable[[str], list[PlannedTask]] = lambda _: [],
+    last_run_only: bool = True,
+) -> list[TaskCase]:
+    """A case per task of every plan the run took up (its waves' plans and every plan an
+    event names), in plan order: the plan file's tasks (`tasks_of`), then any task only
+    the log knows. A task passes or fails by its last attempt; one with no attempt was
+    skipped."""
+    plans: dict[str, None] = {}
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in _selected(events, last_run_only):
+        if e.get("event") == "wave-start":
+            plans.update(dict.fromkeys(str(p) for p in e.get("plans") or []))
+        if e.get("plan") is None:
+            continue
+        plans.setdefault(str(e["plan"]))
+        if e.get("task") is not None:
+            seen.setdefault((str(e["plan"]), str(e["task"])), []).append(e)
+    cases = []
+    for plan in plans:
+        planned = {str(t.number): t for t in tasks_of(plan)}
+        logged = [task for (p, task) in seen if p == plan and task not in planned]
+        for task in [*planned, *logged]:
+            cases.append(_case(plan, task, seen.get((plan, task), []), planned.get(task)))
+    return cases
+
+
+def _case(
+    plan: str, task: str, events: list[dict[str, Any]], planned: PlannedTask | None
+) -> TaskCase:
+    attempts = tuple(e for e in events if e.get("event") == "result")
+    seconds = round(sum(float(e.get("duration_s") or 0) for e in attempts), 1)
+    kinds = {e.get("event") for e in events}
+    if attempts and attempts[-1].get("success"):
+        outcome, why = "passed", ""
+    elif attempts:
+        outcome, why = "failed", str(attempts[-1].get("error_type") or "failed")
+    elif PAUSED in kinds:
+        outcome, why = "skipped", "paused at a human checkpoint: answer it with gsd approve"
+    elif "spawn" in kinds:
+        outcome, why = "skipped", "started, but the run stopped before its result"
+    elif planned is not None and planned.checkpoint:
+        outcome, why = "skipped", "a human checkpoint: no agent runs it"
+    else:
+        outcome, why = "skipped", "not run"
+    name = planned.name if planned else ""
+    return TaskCase(plan, task, name, outcome, why, attempts, seconds)
+
+
+def junit(cases: list[TaskCase]) -> str:
+    """`gsd report --format junit`: a test suite per plan, a test case per task; each
+    attempt is a line of its output, a failed task's last attempt is its failure."""
+    from gsd.junit import Case, Failure, Suite, document
+
+    suites: dict[str, list[Case]] = {}
+    for case in cases:
+        title = f"task {case.task}" + (f": {case.name}" if case.name else "")
+        lines = "".join(_attempt_line(e) + "\n" for e in case.attempts)
+        failure = None
+        if case.outcome == "failed":
+            last = case.attempts[-1]
+            message = f"{case.why} (attempt {last.get('attempt', len(case.attempts))})"
+            failure = Failure(message, case.why, lines)
+        skipped = case.why if case.outcome == "skipped" else None
+        seconds = case.seconds if case.attempts else None
+        suites.setdefault(case.plan, []).append(
+            Case(title, f"plan {case.plan}", failure, skipped, lines, seconds)
+        )
+    return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
+
+
+def _attempt_line(e: dict[str, Any]) -> str:
+    """`attempt 2: gsd-executor: timeout (12.5 s)`."""
+    how = "ok" if e.get("success") else str(e.get("error_type"))
+    if e.get("success") and e.get("soft_success"):
+        how = "soft success"
+    seconds = e.get("duration_s")
+    took = f" ({seconds} s)" if isinstance(seconds, (int, float)) else ""
+    return f"attempt {e.get('attempt', '?')}: {e.get('agent', '?')}: {how}{took}"

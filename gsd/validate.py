@@ -6,7 +6,7 @@ import gc
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -80,11 +80,14 @@ GATES = ("blocking", "blocking-human")
 class Report:
     """What one run of the rules found."""
 
-    __slots__ = ("files", "diagnostics")
+    __slots__ = ("files", "diagnostics", "paths")
 
-    def __init__(self, files: int, diagnostics: list[Diagnostic]) -> None:
+    def __init__(
+        self, files: int, diagnostics: list[Diagnostic], paths: Sequence[str] = ()
+    ) -> None:
         self.files = files
         self.diagnostics = diagnostics
+        self.paths = paths  # the plan files checked, findings or not (JUnit lists each)
 
     @property
     def errors(self) -> int:
@@ -129,7 +132,7 @@ def validate(
     else:
         found = _check_folders(project, list(folders.values()))
     diagnostics = sorted(set(_escalate(found, strict)), key=Diagnostic.sort_key)
-    return Report(len(requested), diagnostics)
+    return Report(len(requested), diagnostics, list(requested))
 
 
 def _check_folders(project: Project, folders: list[list[str]]) -> list[Diagnostic]:

@@ -216,7 +216,7 @@ def test_markdown_cell_is_one_line() -> None:
         pytest.param(
             ["validate", "--format", "xml"],
             "gsd: error: Invalid value for '--format': 'xml' is not one of 'text', 'json', "
-            "'github', 'sarif'. (see gsd validate --help)",
+            "'github', 'sarif', 'junit'. (see gsd validate --help)",
             id="bad-choice",
         ),
         pytest.param(

@@ -55,7 +55,7 @@ def bash_complete(words: str, cword: int, *args: str) -> list[str]:
         pytest.param(
             "gsd validate --format ",
             3,
-            ["plain,text", "plain,json", "plain,github", "plain,sarif"],
+            ["plain,text", "plain,json", "plain,github", "plain,sarif", "plain,junit"],
             id="choice",
         ),  # fmt: skip
     ],

@@ -401,3 +401,28 @@ def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) ->
     separators = [r for r in rows if set(r.replace(" ", "")) <= set("|-:")]
     assert rows and separators, result.out  # at least one Markdown table
     assert json.loads(gsd(*command, "--format", "json").out) is not None
+
+
+def test_report_junit_after_a_failed_run(phase, gsd, tmp_path) -> None:
+    from lxml import etree
+
+    from tests.conftest import REPO
+
+    fail(tmp_path, "01-01", 1)
+    assert gsd("execute-phase", "1").code == 1
+    result = gsd("report", "--format", "junit")
+    assert result.code == 0, result.err
+    root = etree.fromstring(result.out.encode())
+    etree.XMLSchema(etree.parse(str(REPO / "tests/data/junit.xsd"))).assertValid(root)
+    suite = root.find("testsuite")
+    assert suite.get("name") == "plan 01-01"  # 01-02's wave never started
+    first, second = suite.findall("testcase")
+    assert (first.get("name"), second.get("name")) == ("task 1: Task 1", "task 2: Task 2")
+    assert first.find("failure").get("type") == "nonzero-exit"
+    assert "attempt 1: worker: nonzero-exit" in first.findtext("system-out")
+    assert second.find("skipped").get("message") == "not run"
+    (tmp_path / "markers/fail-01-01-1").unlink()
+    assert gsd("execute-phase", "1").code == 0
+    root = etree.fromstring(gsd("report", "--format", "junit").out.encode())
+    assert (root.get("tests"), root.get("failures")) == ("3", "0")
+    assert [c.find("skipped") for c in root.iter("testcase")] == [None, None, None]

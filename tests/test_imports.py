@@ -34,3 +34,15 @@ def test_validate_loads_no_heavy_dependency_and_not_click() -> None:
 def test_validate_help_still_goes_through_click() -> None:
     code = "from gsd.entry import main\nmain(['validate', '--help'])"
     assert loaded_after(code, str(REPO), ("click",)) == ["click"]
+
+
+def test_validate_text_loads_neither_lxml_nor_jsonlines() -> None:
+    code = "from gsd.entry import main\nmain(['validate'])"
+    modules = ("lxml", "jsonlines", "attr")
+    assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == []
+
+
+def test_validate_junit_loads_lxml_and_still_not_click() -> None:
+    code = "from gsd.entry import main\nmain(['validate', '--format', 'junit'])"
+    modules = ("lxml", "jsonlines", "click", "pydantic", "git")
+    assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == ["lxml"]
