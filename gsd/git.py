@@ -17,6 +17,7 @@ from gsd import gitguard, records
 from gsd.enforce import PROTECTED_PATTERNS
 from gsd.errors import GsdError, InputError
 from gsd.models import is_plan_id
+from gsd.outcomes import TaskCommit
 
 try:
     import git
@@ -88,16 +89,6 @@ def git_env(*, read_only: bool = False) -> dict[str, str]:
         env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
-
-
-class TaskCommit(NamedTuple):
-    """A task's commit on a plan's branch (its `Gsd-Task` trailer), and what it changed."""
-
-    task: int
-    sha: str
-    agent: str  # its `Gsd-Specialist` trailer
-    added: tuple[str, ...]  # files the commit created
-    changed: tuple[str, ...]  # every file it added, modified or deleted
 
 class Kept(NamedTuple):
     """What a checkpoint keeps byte for byte in this process only (never in its record)."""

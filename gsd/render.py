@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from gsd import __version__, lint
+from typing import TYPE_CHECKING
+
+from gsd import __version__
 from gsd.models import Diagnostic
-from gsd.validate import RULES, Report
 from gsd.words import plural
+
+if TYPE_CHECKING:
+    from gsd.validate import Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -73,6 +77,8 @@ def _gh_property(value: str) -> str:
 def sarif(report: Report) -> str:
     import json
 
+    from gsd.validate import RULES
+
     rules = [
         {
             "id": code,
@@ -119,9 +125,12 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, object]:
     }
 
 
-# A renderer for each of lint.FORMATS, in its order (zip(strict=True): none left out).
-FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif), strict=True))
+# `gsd validate --format`'s choices, in order: the Click option and the hook path's own
+# parser (gsd.lint) read them here, so this module stays light (rules load when used).
+FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
 
 
 def rules_table() -> list[dict[str, str]]:
+    from gsd.validate import RULES
+
     return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.agentscan import FileReport, Scan
     from gsd.dispatch import TaskDispatch
-    from gsd.taskrun import TaskOutcome
+    from gsd.outcomes import TaskOutcome
 
 
 Resolver = Callable[[Plan, Task], tuple[str, "str | None"]]  # -> (agent, fallback reason)
