@@ -215,24 +215,9 @@ class Git:
         done = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
         return done.out.strip() or None
 
-    def dirty_paths(self) -> list[str]:
-        """Tracked paths with staged or unstaged changes (untracked files are not dirt, as
-        for git's own rebase: a checkpoint records them and a rollback leaves them be)."""
-        out = self._run(
-            "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
-        ).out
-        return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
-
     def untracked_files(self) -> set[str]:
         """Untracked, non-ignored files (a nested repository shows as "dir/")."""
         return set(self._untracked())
-
-    def remove_untracked(self, paths: Iterable[str]) -> list[str]:
-        """Delete those of `paths` that are untracked and not ignored; returns them.
-
-        Tracked and ignored files are never touched; emptied directories go too.
-        """
-        return self._delete(sorted(set(paths) & self.untracked_files()))
 
     def remove_new_untracked(self, keep: Iterable[str]) -> list[str]:
         """Delete every untracked, non-ignored file not in `keep` (the untracked files
