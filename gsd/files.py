@@ -1,4 +1,4 @@
-"""Safe file writes: atomic replacement, and locked appends of whole lines."""
+"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checkpoints, exact rollback and task commits, with the checks that hold without a sandbox."""
+"""One repository as gsd drives it: checkpoints, rollback, task commits, worktrees, merges."""
 
 from __future__ import annotations
 

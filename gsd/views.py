@@ -1,4 +1,4 @@
-"""What `gsd show` and `gsd waves` print: plain data first, then text or Markdown."""
+"""Tables and views the commands print: plain data first, then text, Markdown or JSON."""
 
 from __future__ import annotations
 
