@@ -10,16 +10,13 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gsd import frontmatter
 from gsd.files import bundled_dir
 from gsd.roster import NAME_RE
-
-if TYPE_CHECKING:  # gsd.agentscan imports this module
-    from gsd.agentscan import AgentSet
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
 Runner = Literal["claude", "gemini", "codex", "command"]
@@ -377,12 +374,3 @@ def extra_folder(root: Path, entry: str) -> Path:
     shell would, a relative path taken from the project root."""
     path = os.path.expandvars(os.path.expanduser(entry))
     return Path(path) if os.path.isabs(path) else (root / path).resolve()
-
-
-def discover(folders: Iterable[Path | tuple[Path, str]]) -> tuple[AgentSet, list[str]]:
-    """Every agent in the folders (an `AgentSet`) and one summary warning per folder
-    that had trouble; `gsd.agentscan.scan` keeps the details."""
-    from gsd.agentscan import scan
-
-    found = scan(folders)
-    return found.agents, found.warnings()

@@ -562,7 +562,9 @@ def errors(
         error_type=error_type,
         since=errorlog.parse_since(since) if since else None,
     )
-    click.echo(errorlog.render(kept, fmt), nl=False)
+    from gsd.views import render_errors
+
+    click.echo(render_errors(kept, fmt), nl=False)
     return EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""`.planning/config.json`: the keys gsd reads, their defaults, and environment overrides."""
+"""`.planning/config.json`: the keys gsd reads and their defaults; yes/no environment flags."""
 
 from __future__ import annotations
 

@@ -253,15 +253,3 @@ def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, 
             }
         )
     return out
-
-
-def render(records: list[ErrorRecord], fmt: str) -> str:
-    """`gsd errors` output: a table for text and markdown, whole records for json."""
-    if fmt == "json":
-        body = {"errors": [record.model_dump(mode="json") for record in records]}
-        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-    if not records:
-        return "No errors recorded.\n"
-    from gsd.views import render_rows
-
-    return render_rows(rows(records, short=fmt == "text"), fmt, "errors")

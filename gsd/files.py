@@ -1,4 +1,4 @@
-"""Safe file writes (atomic replacement, locked line appends) and JSON Lines logs read back."""
+"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data."""
 
 from __future__ import annotations
 

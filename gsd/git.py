@@ -1,4 +1,4 @@
-"""Checkpoints, exact rollback and task commits, with the checks that hold without a sandbox."""
+"""One repository as gsd drives it: checkpoints, rollback, task commits, worktrees, merges."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 from gsd import gitguard, records
 from gsd.enforce import PROTECTED_PATTERNS
 from gsd.errors import GsdError, InputError
+from gsd.gitread import NEVER, git_env, parse_task_log, task_log_args
 from gsd.ids import is_plan_id
+from gsd.outcomes import TaskCommit
 
 try:
     import git
@@ -26,8 +28,9 @@ except ImportError as exc:  # GitPython refuses to import when it finds no git e
         f"cannot use git: {_first}", hint="install git, or point GIT_PYTHON_GIT_EXECUTABLE at it"
     ) from exc
 
-# GitPython found git (honouring GIT_PYTHON_GIT_EXECUTABLE); gsd starts it directly, so it
-# can drop the GIT_* variables a parent git exports (GitPython's launcher only adds to them).
+# GitPython found git (honouring GIT_PYTHON_GIT_EXECUTABLE) and checked that it runs; gsd
+# starts it directly, so it can drop the GIT_* variables a parent git exports (GitPython's
+# launcher only adds to them). gsd.gitread names the same program without the check.
 GIT = str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
 
 CHECKPOINT_PREFIX = "refs/tags/checkpoint/"
@@ -47,22 +50,8 @@ _OPERATIONS = {
 _NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
 _SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
-# The environment of every git command: a parent git's GIT_DIR, GIT_INDEX_FILE, ... (gsd
-# run from a hook) would point gsd's commands elsewhere. Identity, transport, global config
-# choices and tracing are the user's and stay (pre-commit's no_git_env keeps the same kind).
-_KEPT_GIT_VARS = (
-    "GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_SSH",
-    "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_PYTHON_", "GIT_TRACE", "GIT_SSL_", "GIT_HTTP_",
-    "GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT",
-)  # fmt: skip
 # Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
 # index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
-# Config no git command of gsd's follows, whoever set it: an fsmonitor is a program git
-# runs on every status, add and commit, and an agent without a sandbox can plant one
-# while another plan's git command is already reading the config (a check before each
-# command cannot close that window).
-_NEVER = ("-c", "core.fsmonitor=false")
 _READ_ONLY = {"status", "diff", "diff-tree", "ls-files", "for-each-ref", "rev-parse", "log",
               "merge-base", "cat-file", "rev-list"}  # fmt: skip
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
@@ -73,31 +62,6 @@ _PROTECTED_SCAN = (
 )  # fmt: skip
 _STASH_LOG = "logs/refs/stash"
 
-
-def git_env(*, read_only: bool = False) -> dict[str, str]:
-    """os.environ without the GIT_* variables that redirect git, in the C locale (gsd
-    reads git's messages); with GIT_OPTIONAL_LOCKS=0 for commands that only read."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("GIT_") or name.startswith(_KEPT_GIT_VARS)
-    }
-    env["LANGUAGE"] = "C"
-    env["LC_ALL"] = "C"
-    if read_only:
-        env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
-
-
-
-class TaskCommit(NamedTuple):
-    """A task's commit on a plan's branch (its `Gsd-Task` trailer), and what it changed."""
-
-    task: int
-    sha: str
-    agent: str  # its `Gsd-Specialist` trailer
-    added: tuple[str, ...]  # files the commit created
-    changed: tuple[str, ...]  # every file it added, modified or deleted
 
 class Kept(NamedTuple):
     """What a checkpoint keeps byte for byte in this process only (never in its record)."""
@@ -251,24 +215,9 @@ class Git:
         done = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
         return done.out.strip() or None
 
-    def dirty_paths(self) -> list[str]:
-        """Tracked paths with staged or unstaged changes (untracked files are not dirt, as
-        for git's own rebase: a checkpoint records them and a rollback leaves them be)."""
-        out = self._run(
-            "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
-        ).out
-        return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
-
     def untracked_files(self) -> set[str]:
         """Untracked, non-ignored files (a nested repository shows as "dir/")."""
         return set(self._untracked())
-
-    def remove_untracked(self, paths: Iterable[str]) -> list[str]:
-        """Delete those of `paths` that are untracked and not ignored; returns them.
-
-        Tracked and ignored files are never touched; emptied directories go too.
-        """
-        return self._delete(sorted(set(paths) & self.untracked_files()))
 
     def remove_new_untracked(self, keep: Iterable[str]) -> list[str]:
         """Delete every untracked, non-ignored file not in `keep` (the untracked files
@@ -1033,19 +982,8 @@ class Git:
         (and, with `plan_branches`, from the `gsd/*` branches of plans not merged yet)."""
         if self.head() is None:
             return {}
-        revs = [f"{since}..HEAD" if since else "HEAD"]
-        if plan_branches:
-            revs.append("--branches=gsd/*")
-        out = self._run(
-            "log", "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e", *revs
-        ).out
-        tasks: dict[str, str] = {}
-        for record in out.split("\x1e"):
-            sha, _, values = record.strip().partition("\0")
-            for value in values.splitlines():
-                if value.strip():
-                    tasks.setdefault(value.strip(), sha)
-        return tasks
+        out = self._run("log", *task_log_args(since, plan_branches=plan_branches)).out
+        return parse_task_log(out)
 
     def plan_task_commits(self, plan_id: str) -> dict[int, TaskCommit]:
         """The plan's task commits reachable from HEAD, by task (the newest carrying each
@@ -1215,7 +1153,7 @@ class Git:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
         try:
             return subprocess.Popen(
-                [GIT, *_NEVER, command, *args], cwd=self._root,
+                [GIT, *NEVER, command, *args], cwd=self._root,
                 env=git_env(read_only=command in _READ_ONLY),
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from gsd import render
 from gsd.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from gsd.words import plural
 
 if TYPE_CHECKING:
     from gsd.models import Diagnostic
 
-# The output formats of `gsd validate`: the Click option, this parser and render's
-# table of renderers all read this tuple (it lives here, light, for the hook path).
-FORMATS = ("text", "json", "github", "sarif", "junit")
+# The output formats of `gsd validate`, one per renderer (the Click option reads them here).
+FORMATS = tuple(render.FORMATS)
 
 
 class Options(NamedTuple):
@@ -87,7 +87,6 @@ def _root(options: Options) -> Path:
 
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
-    from gsd import render
     from gsd.phases import resolve_phase
     from gsd.project import PLANNING, Project
     from gsd.sources import relative_to_root

@@ -53,7 +53,6 @@ class RunLock:
         # where supervised process groups are recorded (those a dead run left are reaped)
         self.registry = registry_path(common_dir) if registry is None else registry
         self._fd: int | None = None
-        self.reaped: list[int] = []  # process groups of a dead run, ended on takeover
 
     def acquire(self) -> RunLock:
         for _ in range(10):
@@ -81,7 +80,7 @@ class RunLock:
                 continue
             try:
                 if _read(fd):  # a dead run's lock: end what it left running
-                    self.reaped = proc.reap(self.registry)
+                    proc.reap(self.registry)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, json.dumps(_holder()).encode() + b"\n", 0)
             except BaseException as error:

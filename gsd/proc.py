@@ -1,4 +1,4 @@
-"""The one way gsd starts a program: argv lists only, never a shell."""
+"""Starting programs from argv lists, never a shell: short commands and supervised agents."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsd import state, summary
+from gsd.gitread import committed_tasks
 from gsd.ids import same_plan
 from gsd.project import Project
 from gsd.words import plural
@@ -13,7 +14,7 @@ from gsd.words import plural
 def project_status(project: Project) -> dict[str, Any]:
     """Per phase: each plan's status (done, paused, failed, in progress, pending), its
     committed tasks, and the open blockers of STATE.md."""
-    committed = _committed_tasks(project)
+    committed = committed_tasks(project.root, plan_branches=True)  # {} without git
     state_path = project.planning / "STATE.md"
     text = state.load(state_path) if state_path.exists() else ""
     blockers = state.blockers(text)
@@ -45,17 +46,6 @@ def project_status(project: Project) -> dict[str, Any]:
             "plans": plans,
         })  # fmt: skip
     return {"phases": phases, "blockers": blockers}
-
-
-def _committed_tasks(project: Project) -> dict[str, str]:
-    from gsd.errors import GsdError
-
-    try:
-        from gsd.git import Git
-
-        return Git(project.root).committed_tasks(plan_branches=True)
-    except GsdError:  # not a git repository yet: nothing is committed
-        return {}
 
 
 def render(status: dict[str, Any], fmt: str) -> str:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from gsd import __version__, lint
+from typing import TYPE_CHECKING
+
+from gsd import __version__
 from gsd.models import Diagnostic
-from gsd.validate import RULES, Report
 from gsd.words import plural
+
+if TYPE_CHECKING:
+    from gsd.validate import Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -72,6 +76,8 @@ def _gh_property(value: str) -> str:
 
 def sarif(report: Report) -> str:
     import json
+
+    from gsd.validate import RULES
 
     rules = [
         {
@@ -145,9 +151,13 @@ def _lines(diagnostics: list[Diagnostic]) -> str:
     return "".join(diagnostic_line(d) + "\n" for d in diagnostics)
 
 
-# A renderer for each of lint.FORMATS, in its order (zip(strict=True): none left out).
-FORMATS = dict(zip(lint.FORMATS, (text, as_json, github, sarif, junit), strict=True))
+# `gsd validate --format`'s choices, in order: the Click option and the hook path's own
+# parser (gsd.lint) read them here, so this module stays light (rules load when used;
+# lxml only inside `junit`).
+FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif, "junit": junit}
 
 
 def rules_table() -> list[dict[str, str]]:
+    from gsd.validate import RULES
+
     return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

@@ -22,8 +22,6 @@ __all__ = [
     "load",
     "phase_checked",
     "phase_title",
-    "plan_checked",
-    "progress_row",
     "save",
     "set_progress",
 ]
@@ -59,13 +57,6 @@ def check_plan(text: str, plan_id: str, done: bool = True) -> str:
             mark = "x" if done else " "
             lines.set(index, box.group("lead") + mark + box.group("rest"))
     return lines.result(text)
-
-
-def plan_checked(text: str, plan_id: str) -> bool | None:
-    """Whether the plan's checkbox is ticked; None when the roadmap lists no such plan."""
-    for _, box in _checkboxes(Lines(text), plan_id):
-        return box.group("mark") != " "
-    return None
 
 
 # `- [ ] **Phase 1: Foundation** - ...`, `- [x] Phase 2.1: Hotfix`: a phase's own line.
@@ -224,14 +215,3 @@ def set_progress(
             cells[column] = f" {value} "
     lines.set(index, _join_row(lead, cells, trail))
     return lines.result(text)
-
-
-def progress_row(text: str, phase: str) -> dict[str, str] | None:
-    """The phase's `plans`, `status` and `completed` cells as written, or None."""
-    lines = Lines(text)
-    rows = list(_progress_rows(lines, phase))
-    if not rows:
-        return None
-    index, columns = rows[-1]
-    cells = [cell.strip() for cell in _split_row(lines.body(index))[1]]
-    return {name: cells[column] if column < len(cells) else "" for name, column in columns.items()}

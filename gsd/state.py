@@ -213,17 +213,6 @@ def set_position(
     return _set_fields(text, _POSITION_RE, "## Current Position", labels, edits, "Progress")
 
 
-def position(text: str) -> dict[str, str]:
-    """The Current Position values present, by `set_position` keyword (progress raw)."""
-    return _fields(text, _POSITION_RE, (*_POSITION_FIELDS, ("progress", "Progress")))
-
-
-def progress_percent(text: str) -> int | None:
-    """The percentage of the Current Position progress bar, if it has one."""
-    bar = _BAR_RE.match(position(text).get("progress", ""))
-    return round(float(bar.group("pct"))) if bar else None
-
-
 # ------------------------------------------------------------------ session continuity
 
 
@@ -244,11 +233,6 @@ def set_session(
     }
     labels = tuple(label for _, label in _SESSION_FIELDS)
     return _set_fields(text, _SESSION_RE, "## Session Continuity", labels, edits)
-
-
-def session(text: str) -> dict[str, str]:
-    """The Session Continuity values present, by `set_session` keyword."""
-    return _fields(text, _SESSION_RE, _SESSION_FIELDS)
 
 
 # ------------------------------------------------------------------------- blockers

@@ -7,16 +7,18 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gsd import errorlog, execlog, frontmatter
+from gsd import execlog, frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
-from gsd.git import TaskCommit
 from gsd.ids import split_plan_id
-from gsd.taskrun import TaskOutcome
+from gsd.outcomes import TaskCommit, TaskOutcome
 from gsd.utc import as_utc, utc_stamp
 from gsd.words import plural
+
+if TYPE_CHECKING:
+    from gsd.errorlog import ErrorRecord
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -211,8 +213,10 @@ def logged_attempts(plan_id: str, plannings: Iterable[Path]) -> list[TaskOutcome
     """Every attempt at the plan's tasks that its logs in these `.planning/` folders
     record (a line two checkouts both hold counts once), in time order: the `result`
     events, with the details and exit code of the matching error record."""
+    from gsd import errorlog  # pydantic models: `gsd status` reads summaries without them
+
     events: dict[str, dict[str, Any]] = {}
-    records: dict[str, errorlog.ErrorRecord] = {}
+    records: dict[str, ErrorRecord] = {}
     for planning in plannings:
         found, _ = execlog.read_all(planning)
         for event in found:

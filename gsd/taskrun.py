@@ -20,6 +20,7 @@ from gsd.dispatch import TaskDispatch, run_files
 from gsd.errors import GsdError, logged
 from gsd.git import Checkpoint, Git, Observation
 from gsd.models import Plan, Task
+from gsd.outcomes import TaskOutcome
 from gsd.prompt import allowed_files, automated_commands
 from gsd.records import ANY_SIZE, read_private
 from gsd.sandbox import Confinement, Settings, landlock_abi, make_state_folders
@@ -29,31 +30,6 @@ OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of th
 STDERR_TAIL = 64 * 1024  # what of a runner's stderr is read (its error JSON, its last words)
 STDERR_LINES = 5  # a failure's details end with this many of the agent's stderr lines
 STDERR_CHARS = 600  # ... and no more characters than this
-
-
-class TaskOutcome(NamedTuple):
-    """What happened to one attempt at a task."""
-
-    plan: str
-    task: int
-    agent: str
-    success: bool
-    soft_success: bool
-    error_type: str | None
-    details: str
-    commit: str | None
-    changed: list[str]
-    deviations: list[str]
-    exit_code: int | None
-    duration_s: float
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    attempt: int
-    checkpoint: str | None
-    report: result.TaskReport | None
-    rate_limited: bool = False  # a failure the runner blamed on a rate limit (retried)
-    output: str | None = None  # the file that holds the agent's stdout (under .git)
 
 
 def run_task(

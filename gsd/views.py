@@ -1,4 +1,4 @@
-"""What `gsd show` and `gsd waves` print: plain data first, then text or Markdown."""
+"""Tables and views the commands print: plain data first, then text, Markdown or JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from gsd.agents import Agent
     from gsd.agentscan import FileReport, Scan
     from gsd.dispatch import TaskDispatch
-    from gsd.taskrun import TaskOutcome
+    from gsd.errorlog import ErrorRecord
+    from gsd.outcomes import TaskOutcome
 
 
 Resolver = Callable[[Plan, Task], tuple[str, "str | None"]]  # -> (agent, fallback reason)
@@ -201,6 +202,18 @@ def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
     if fmt == "json":
         return json.dumps({key: rows}, indent=2) + "\n"
     return table(rows, fmt == "markdown") + "\n"
+
+
+def render_errors(records: list[ErrorRecord], fmt: str) -> str:
+    """`gsd errors` output: a table for text and markdown, whole records for json."""
+    if fmt == "json":
+        body = {"errors": [record.model_dump(mode="json") for record in records]}
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    if not records:
+        return "No errors recorded.\n"
+    from gsd.errorlog import rows  # the records exist: errorlog is loaded already
+
+    return render_rows(rows(records, short=fmt == "text"), fmt, "errors")
 
 
 def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.agents import Agent, AgentError, bundled_agents_dir, discover, parse_agent, tier_of
+from gsd.agents import Agent, AgentError, bundled_agents_dir, parse_agent, tier_of
+from gsd.agentscan import scan
 from gsd.roster import parse as parse_roster
 from tests.conftest import CORPUS, requires_corpus
 
@@ -91,7 +92,8 @@ def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
     (first / "README.md").write_text("not an agent")
     (second / "x.md").write_text(agent_file(tools="read_file, write_file"))
     (second / "broken.md").write_text(agent_file(name="broken", runner="nope"))
-    agents, warnings = discover([first, second, tmp_path / "missing"])
+    found = scan([first, second, tmp_path / "missing"])
+    agents, warnings = found.agents, found.warnings()
     assert sorted(agents) == ["team:python-pro", "x"]
     assert agents["x"].tier == "read+write"  # the later folder wins
     assert agents["x"].overrides == str(first / "x.md")
@@ -101,7 +103,8 @@ def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
 
 
 def test_every_bundled_agent_is_valid_and_real() -> None:
-    agents, warnings = discover([bundled_agents_dir()])
+    found = scan([bundled_agents_dir()])
+    agents, warnings = found.agents, found.warnings()
     assert warnings == []
     maestro = {
         "architect": "read-only", "api-designer": "read-only", "code-reviewer": "read-only",

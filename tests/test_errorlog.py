@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from gsd import errorlog
 from gsd.errorlog import ERROR_TYPES, ErrorRecord
 from gsd.errors import InputError, UsageError
+from gsd.views import render_errors
 
 FIELDS = [
     "timestamp",
@@ -279,14 +280,14 @@ def test_rows_shorten_details_only_when_asked() -> None:
 
 def test_render_formats() -> None:
     records = [record(details="a | b " + "z" * 80)]
-    text = errorlog.render(records, "text")
+    text = render_errors(records, "text")
     assert "python-pro" in text and "…" in text and "z" * 80 not in text
-    markdown = errorlog.render(records, "markdown")
+    markdown = render_errors(records, "markdown")
     assert "a \\| b " + "z" * 80 in markdown and markdown.startswith("| time")
-    as_json = json.loads(errorlog.render(records, "json"))
+    as_json = json.loads(render_errors(records, "json"))
     assert as_json == {"errors": [records[0].model_dump()]}
-    assert errorlog.render([], "text") == "No errors recorded.\n"
-    assert json.loads(errorlog.render([], "json")) == {"errors": []}
+    assert render_errors([], "text") == "No errors recorded.\n"
+    assert json.loads(render_errors([], "json")) == {"errors": []}
 
 
 def test_unreadable_log_is_an_input_error(log: Path) -> None:

@@ -92,7 +92,7 @@ def test_root_and_git_dirs_in_a_worktree(repo: Project, tmp_path: Path) -> None:
     assert Git(repo.root / "sub").root == main.root
 
 
-def test_remove_untracked_touches_only_untracked_files(repo: Project) -> None:
+def test_remove_new_untracked_touches_only_new_untracked_files(repo: Project) -> None:
     g = Git(repo.root)
     repo.write("pre.txt", "predates\n")
     before = g.untracked_files()
@@ -100,31 +100,11 @@ def test_remove_untracked_touches_only_untracked_files(repo: Project) -> None:
     repo.write("report.log", "ignored\n")
     repo.write("a.txt", "tracked, changed\n")
     assert g.untracked_files() - before == {"cache/deep/x.pyc"}
-    removed = g.remove_untracked({"cache/deep/x.pyc", "report.log", "a.txt", "missing.txt"})
-    assert removed == ["cache/deep/x.pyc"]
-    assert not (repo.root / "cache").exists()
+    git(repo.root, "init", "-q", "nested/repo")
+    assert g.remove_new_untracked(before) == ["cache/deep/x.pyc", "nested/repo/"]
+    assert not (repo.root / "cache").exists() and not (repo.root / "nested").exists()
     assert (repo.root / "report.log").exists() and (repo.root / "a.txt").exists()
     assert g.untracked_files() == {"pre.txt"}
-    repo.write("cache/again.pyc", "junk\n")
-    git(repo.root, "init", "-q", "nested/repo")
-    assert g.remove_new_untracked(before) == ["cache/again.pyc", "nested/repo/"]
-    assert not (repo.root / "cache").exists() and not (repo.root / "nested").exists()
-    assert (repo.root / "report.log").exists() and g.untracked_files() == {"pre.txt"}
-
-
-def test_dirty_paths_are_tracked_changes_only(repo: Project) -> None:
-    g = Git(repo.root)
-    assert g.dirty_paths() == []
-    repo.write("keep.log", "ignored\n")
-    repo.write("new/file.txt", "untracked: recorded by checkpoints, not dirt\n")
-    assert g.dirty_paths() == [] and g.untracked_files() == {"new/file.txt"}
-    repo.write("a.txt", "changed\n")
-    repo.write("b.txt", "staged\n")
-    git(repo.root, "add", "b.txt")
-    assert g.dirty_paths() == ["a.txt", "b.txt"]
-
-
-# -- checkpoints ---------------------------------------------------------------------
 
 
 def test_two_checkpoints_in_the_same_second_differ(

@@ -1,13 +1,17 @@
-"""The validate hook path imports only what it uses."""
+"""gsd's modules import one another without a cycle, and commands load only what they use."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
-from tests.conftest import REPO
+import pytest
+
+from tests.conftest import REPO, Project, git
 
 HEAVY = ("git", "pydantic", "lxml", "tabulate")
+PACKAGE = REPO / "gsd"
 
 
 def loaded_after(code: str, cwd: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
@@ -46,3 +50,175 @@ def test_validate_junit_loads_lxml_and_still_not_click() -> None:
     code = "from gsd.entry import main\nmain(['validate', '--format', 'junit'])"
     modules = ("lxml", "jsonlines", "click", "pydantic", "git")
     assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == ["lxml"]
+
+
+@pytest.mark.parametrize("command", ["status", "validate"])
+def test_read_only_commands_load_neither_gitpython_nor_pydantic(
+    git_project: Project, command: str
+) -> None:
+    """`gsd status` took 212 ms instead of 12 when summary imported taskrun (issue 13)."""
+    git_project.plan("01-01")
+    git_project.write(".planning/phases/01-alpha/01-01-SUMMARY.md", "done\n")
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "a plan", "-m", "Gsd-Task: 01-01-1")
+    code = f"from gsd.entry import main\nassert main([{command!r}]) == 0"
+    assert loaded_after(code, str(git_project.root), ("git", "pydantic")) == []
+
+
+# The graph: which gsd module imports which ------------------------------------------------
+
+
+def module_names() -> list[str]:
+    return sorted(path.stem for path in PACKAGE.glob("*.py"))
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    """`if TYPE_CHECKING:` blocks are left out: they never run, so they cannot cycle."""
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported(node: ast.AST, known: set[str]) -> set[str]:
+    """The gsd modules one statement imports: `import gsd.x`, `from gsd import x`,
+    `from gsd.x import y`, `from . import x`, `from .x import y`."""
+    found: set[str] = set()
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            parts = alias.name.split(".")
+            if parts[0] == "gsd" and len(parts) > 1:
+                found.add(parts[1])
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        parts = node.module.split(".")
+        if parts[0] == "gsd" and len(parts) > 1:
+            found.add(parts[1])
+        elif node.module == "gsd":
+            found.update(alias.name for alias in node.names if alias.name in known)
+    elif isinstance(node, ast.ImportFrom) and node.level > 0:
+        if node.module:
+            found.add(node.module.split(".")[0])
+        else:
+            found.update(alias.name for alias in node.names if alias.name in known)
+    return found & known
+
+
+def imports_in(source: str, known: set[str]) -> set[str]:
+    """Every gsd module the source imports, at module level or inside a function."""
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(source)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            pending.extend(node.orelse)
+            continue
+        found |= _imported(node, known)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the gsd modules it imports (`gsd/__init__.py` is `__init__`)."""
+    known = set(module_names())
+    return {
+        module: imports_in((PACKAGE / f"{module}.py").read_text(encoding="utf-8"), known) - {module}
+        for module in sorted(known)
+    }
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [_one_cycle(graph, set(component)) for component in components]
+
+
+def _one_cycle(graph: dict[str, set[str]], members: set[str]) -> list[str]:
+    """A shortest path from the component's first module back to itself, for the message."""
+    start = min(members)
+    paths: dict[str, list[str]] = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for nxt in sorted(graph[node] & members):
+                if nxt == start:
+                    return [*paths[node], start]
+                if nxt not in paths:
+                    paths[nxt] = [*paths[node], nxt]
+                    following.append(nxt)
+        frontier = following
+    raise AssertionError(f"no cycle through {start}")
+
+
+def test_no_import_cycle_among_gsd_modules() -> None:
+    cycles = [" -> ".join(cycle) for cycle in find_cycles(import_graph())]
+    assert cycles == [], "import cycles: " + "; ".join(cycles)
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        pytest.param({"a": {"b"}, "b": set()}, [], id="none"),
+        pytest.param({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]], id="two"),
+        pytest.param(
+            {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c", "a"]], id="three"
+        ),
+    ],
+)
+def test_find_cycles_names_the_cycle(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert find_cycles(graph) == expected
+
+
+def test_the_reader_sees_every_form_of_import_but_type_checking_ones() -> None:
+    source = (
+        "from __future__ import annotations\n"
+        "import typing\n"
+        "from typing import TYPE_CHECKING\n"
+        "import gsd.a\n"
+        "from gsd import b, not_a_module\n"
+        "from gsd.c import thing\n"
+        "from . import d\n"
+        "from .e import thing\n"
+        "if TYPE_CHECKING:\n    from gsd.hint import Hint\n"
+        "if typing.TYPE_CHECKING:\n    import gsd.hint2\n"
+        "else:\n    import gsd.f\n"
+        "def late() -> None:\n    from gsd.g import thing\n"
+        "class Late:\n    def method(self) -> None:\n        import gsd.h as h\n"
+    )
+    known = {"a", "b", "c", "d", "e", "f", "g", "h", "hint", "hint2"}
+    assert imports_in(source, known) == known - {"hint", "hint2"}
+
+
+def test_the_graph_holds_every_module() -> None:
+    graph = import_graph()
+    assert {"cli", "entry", "git", "summary", "__init__"} <= set(graph)
+    assert "errors" in graph["entry"] and "entry" not in graph["entry"]

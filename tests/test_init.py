@@ -13,6 +13,8 @@ import pytest
 from gsd import config, roadmap, state
 from gsd.scaffold import template_dir
 from tests.conftest import REPO, git, snapshot_checkout
+from tests.test_roadmap import plan_checked, progress_row
+from tests.test_state import position, progress_percent
 
 TEMPLATE = REPO / ".planning-template"
 FILES = [".gitattributes", "PROJECT.md", "ROADMAP.md", "STATE.md", "config.json"]
@@ -97,8 +99,8 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
             assert loaded.number(key) == default
 
     text = state.load(planning / "STATE.md")
-    assert state.position(text)["status"] == "Ready to plan"
-    assert state.progress_percent(text) == 0
+    assert position(text)["status"] == "Ready to plan"
+    assert progress_percent(text) == 0
     assert state.blockers(text) == []
     edited = state.add_blocker(
         state.set_position(
@@ -107,16 +109,16 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
         ),
         "- [01-02] timeout: no output",
     )  # fmt: skip
-    assert state.progress_percent(edited) == 33
+    assert progress_percent(edited) == 33
     assert state.blockers(edited) == ["- [01-02] timeout: no output"]
 
     plans = roadmap.load(planning / "ROADMAP.md")
-    assert roadmap.plan_checked(plans, "01-01") is False
+    assert plan_checked(plans, "01-01") is False
     ticked = roadmap.set_progress(
         roadmap.check_plan(plans, "01-01"), "1", 1, 2, "In progress", None
     )
-    assert roadmap.plan_checked(ticked, "01-01") is True
-    assert roadmap.progress_row(ticked, "1") == {
+    assert plan_checked(ticked, "01-01") is True
+    assert progress_row(ticked, "1") == {
         "plans": "1/2", "status": "In progress", "completed": "-",
     }  # fmt: skip
 

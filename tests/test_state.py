@@ -44,6 +44,25 @@ METRIC_ROW = re.compile(
 )
 
 
+# gsd writes these lines and never reads them back (derive computes them afresh); the
+# tests read them back, through state's own field reader, to check what was written.
+def position(text: str) -> dict[str, str]:
+    """The Current Position values present, by `set_position` keyword (progress raw)."""
+    fields = (*state._POSITION_FIELDS, ("progress", "Progress"))
+    return state._fields(text, state._POSITION_RE, fields)
+
+
+def progress_percent(text: str) -> int | None:
+    """The percentage of the Current Position progress bar, if it has one."""
+    bar = state._BAR_RE.match(position(text).get("progress", ""))
+    return round(float(bar.group("pct"))) if bar else None
+
+
+def session(text: str) -> dict[str, str]:
+    """The Session Continuity values present, by `set_session` keyword."""
+    return state._fields(text, state._SESSION_RE, state._SESSION_FIELDS)
+
+
 def set_all_position(text: str) -> str:
     return state.set_position(text, **NEW_POSITION, progress=0.42)
 
@@ -88,13 +107,13 @@ def changes(old: str, new: str) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_values_already_there_change_nothing(path: Path) -> None:
     text = state.load(path)
-    values = state.position(text)
-    percent = state.progress_percent(text)
+    values = position(text)
+    percent = progress_percent(text)
     fields = {k: v for k, v in values.items() if k != "progress"}
     progress = None if percent is None else percent / 100
     assert state.set_position(text, **fields, progress=progress) is text
     assert state.set_position(text) is text
-    assert state.set_session(text, **state.session(text)) is text
+    assert state.set_session(text, **session(text)) is text
     for line in state.blockers(text):
         if line.startswith("- "):
             assert state.add_blocker(text, line) is text
@@ -127,7 +146,7 @@ def test_the_corpus_has_the_shapes_we_support() -> None:
     texts = {path.relative_to(CORPUS).parts[0]: state.load(path) for path in CORPUS_FILES}
     assert len(texts) >= 8
     assert any("\r\n" in text for text in texts.values())
-    assert any(state.progress_percent(text) is None for text in texts.values())
+    assert any(progress_percent(text) is None for text in texts.values())
     assert any(METRIC_ROW.match(line) for t in texts.values() for line in t.split("\n"))
 
 
@@ -694,15 +713,15 @@ def test_demo_after_a_plan() -> None:
 
 def test_template_reads_back() -> None:
     text = state.load(TEMPLATE)
-    assert state.position(text) == {
+    assert position(text) == {
         "phase": "1 of [N] ([Phase name])",
         "plan": "0 of [M] in current phase",
         "status": "Ready to plan",
         "last_activity": "[date] - Project initialized",
         "progress": "[░░░░░░░░░░] 0%",
     }
-    assert state.progress_percent(text) == 0
-    assert state.session(text)["resume_file"] == "None"
+    assert progress_percent(text) == 0
+    assert session(text)["resume_file"] == "None"
     assert state.blockers(text) == []
     assert record_metric(text) is text  # the template has no per-plan table
 
