@@ -236,7 +236,7 @@ class Books:
 
     def __init__(self, project: Project, git: Git, journal: Journal, warn: Callable[[str], None]):
         self.project, self.git, self.journal, self.warn = project, git, journal, warn
-        self.commit_docs = project.config.flag("git.commit_docs")
+        self.commit_docs = project.config.git.commit_docs
         self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
         self._left: set[str] = set()  # files left alone (warned about once)
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step

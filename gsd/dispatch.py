@@ -9,11 +9,11 @@ from typing import Any, NamedTuple
 
 from gsd import runners
 from gsd.agents import EXECUTOR, Agent
-from gsd.config import Config
 from gsd.errors import InputError, UsageError
 from gsd.graph import PhaseGraph
 from gsd.models import RUNNERS, Plan, Task
 from gsd.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
+from gsd.settings import Settings
 
 
 class TaskDispatch(NamedTuple):
@@ -46,15 +46,15 @@ class TaskDispatch(NamedTuple):
 
 def task_timeout(
     agent: Agent | None,
-    config: Config,
+    config: Settings,
     *,
     cli_timeout: float | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> tuple[float, str]:
     """`--timeout` > SPECIALIST_TIMEOUT > agent timeout_mins > config (SPEC 5).
 
-    The config value defaults to 300 s (config.DEFAULTS); a `null` there is an
-    InputError, like any other value that is not a number.
+    The config value defaults to 300 s; a `null` there is an InputError when config.json
+    is loaded, like any other value that is not a number (`gsd.settings`).
     """
     if cli_timeout is not None:
         return cli_timeout, "--timeout"
@@ -69,7 +69,7 @@ def task_timeout(
         return seconds, "SPECIALIST_TIMEOUT"
     if agent is not None and agent.timeout_mins is not None:
         return agent.timeout_mins * 60, f"{agent.name} timeout_mins"
-    return config.number("specialists.timeout_seconds"), "specialists.timeout_seconds"
+    return config.specialists.timeout_seconds, "specialists.timeout_seconds"
 
 
 def run_files(git_dir: Path, plan_id: str, task: int) -> tuple[Path, Path]:
@@ -85,7 +85,7 @@ class Dispatcher:
         self,
         agents: Mapping[str, Agent],
         roster: Mapping[str, str] | None,
-        config: Config,
+        config: Settings,
         *,
         cli_timeout: float | None = None,
         environ: Mapping[str, str] = os.environ,
@@ -101,8 +101,8 @@ class Dispatcher:
         self.cli_timeout = cli_timeout
         self.environ = environ
         self.disabled = disabled_agents(environ)
-        self.use_specialists = config.flag("workflow.use_specialists")
-        self.grace = config.number("specialists.kill_grace_seconds")
+        self.use_specialists = config.workflow.use_specialists
+        self.grace = config.specialists.kill_grace_seconds
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(

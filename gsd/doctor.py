@@ -230,27 +230,17 @@ def project_findings(
 
 def config_findings(project: Project) -> list[Finding]:
     """Each setting gsd reads, of the type it must have (a run refuses any other)."""
-    from gsd.config import DEFAULTS
+    from gsd.config import CONFIG_FILE
+    from gsd.settings import InvalidSettings
 
     try:
-        config = project.config
+        project.config  # noqa: B018 (loading is the check)
+    except InvalidSettings as exc:
+        return [Finding(PROBLEM, "config", problem) for problem in exc.problems]
     except GsdError as exc:
         return [Finding(PROBLEM, "config", str(exc))]
-    problems: list[Finding] = []
-    for key, default in DEFAULTS.items():
-        try:
-            if isinstance(default, bool):
-                config.flag(key)
-            elif isinstance(default, (int, float)):
-                config.number(key)
-        except GsdError as exc:
-            problems.append(Finding(PROBLEM, "config", str(exc)))
-    try:
-        project.sandbox()
-    except GsdError as exc:
-        problems.append(Finding(PROBLEM, "config", str(exc)))
-    return problems or [Finding(OK, "config", f"{_shown(project, Path(config.source))}: "
-                                              "every setting gsd reads is usable")]  # fmt: skip
+    shown = _shown(project, project.planning / CONFIG_FILE)
+    return [Finding(OK, "config", f"{shown}: every setting gsd reads is usable")]
 
 
 def warning_findings(warnings: list[str]) -> list[Finding]:
@@ -289,7 +279,7 @@ def fallback_findings(
     from gsd.agents import EXECUTOR
 
     executor = agents.get(EXECUTOR)
-    if executor is None or not runs or not project.config.flag("voltagent.fallback_on_error"):
+    if executor is None or not runs or not project.config.voltagent.fallback_on_error:
         return []
     own = [t for t in runs if t.runner_source != "plan"]  # runner= carries over to it
     name = agent_program(executor)

@@ -102,7 +102,7 @@ def _execute(
     stop: Interruption,
 ) -> RunResult:
     say = console.say
-    in_place = not project.config.flag("workflow.use_worktrees")
+    in_place = not project.config.workflow.use_worktrees
     # A run killed during a spawn left a checkpoint open. In the user's checkout (the
     # in-place opt-in) nothing is reset: what changed since may be the user's, and a
     # one-line error says what to do; plan worktrees are gsd's and are rolled back.
@@ -204,7 +204,7 @@ class _Run:
         self.templates = prompt.Templates.load(project.root)
         planning_rel = project.planning.relative_to(project.root).as_posix()
         side = bookkeeping.side_log(planning_rel, phase.number, worktrees.here, options.only_plan)
-        in_place = not project.config.flag("workflow.use_worktrees")
+        in_place = not project.config.workflow.use_worktrees
         self.journal = bookkeeping.Journal(git, side, in_place=in_place,
                                            planning_rel=planning_rel)  # fmt: skip
         self.books = bookkeeping.Books(project, git, self.journal,
@@ -213,18 +213,16 @@ class _Run:
         # derived on the branch it is merged into, never on this one (they would conflict)
         self.books.on_plan_branch = worktrees.here in {branch_of(p) for p in graph.plans}
         self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
-        scope = project.config.get("specialists.scope")
-        if scope not in ("warn", "fail"):
-            raise GsdError(f"config.json: `specialists.scope` is {scope!r}; use warn or fail")
-        self.scope = str(scope)
-        self.retries = int(project.config.number("specialists.max_retries"))
-        self.fallback = project.config.flag("voltagent.fallback_on_error")
-        self.auto = options.auto or project.config.get("mode") == "yolo"  # SPEC 7 step 6
+        settings = project.config
+        self.scope = settings.specialists.scope
+        self.retries = settings.specialists.max_retries
+        self.fallback = settings.voltagent.fallback_on_error
+        self.auto = options.auto or settings.mode == "yolo"  # SPEC 7 step 6
         # with `git.commit_docs` false, gsd's own edits stay uncommitted in .planning/:
         # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
-        self.commit_docs = project.config.flag("git.commit_docs")
+        self.commit_docs = settings.git.commit_docs
         self.allow_dirty = options.allow_dirty or not self.commit_docs
-        self.in_place = not project.config.flag("workflow.use_worktrees")  # the opt-in
+        self.in_place = not settings.workflow.use_worktrees  # the opt-in
         self.parallel = _max_parallel(project, options)
         self.sandbox = project.sandbox()
         self.stop = stop
@@ -700,18 +698,12 @@ class _Run:
 
 def _max_parallel(project: Project, options: RunOptions) -> int:
     """How many plans of a wave may run at once, each in its worktree (SPEC 7 step 4)."""
-    config = project.config
-    if not config.flag("parallelization.enabled"):
+    parallelization = project.config.parallelization
+    if not parallelization.enabled:
         return 1
     if options.max_parallel is not None:
         return max(1, options.max_parallel)
-    wanted = config.number("parallelization.max_concurrent_agents")
-    if wanted < 1 or wanted != int(wanted):
-        raise GsdError(
-            f"config.json: `parallelization.max_concurrent_agents` is {wanted:g}; "
-            "use a whole number of 1 or more"
-        )
-    return int(wanted)
+    return parallelization.max_concurrent_agents
 
 
 def _first_line(details: str) -> str:

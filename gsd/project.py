@@ -20,9 +20,9 @@ from gsd.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, Wor
 
 if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on the hook path
     from gsd.agentscan import AgentSet, Scan
-    from gsd.config import Config
     from gsd.dispatch import Dispatcher
     from gsd.sandbox import Settings as SandboxSettings
+    from gsd.settings import Settings
 
 PLANNING = ".planning"
 
@@ -150,8 +150,9 @@ class Project:
         return roster.parse(data.decode("utf-8", "replace"))
 
     @cached_property
-    def config(self) -> Config:
-        from gsd.config import load
+    def config(self) -> Settings:
+        """config.json's settings, validated once, here (an InputError names key and line)."""
+        from gsd.settings import load
 
         return load(self.planning)
 
@@ -169,10 +170,7 @@ class Project:
         return scan(search_folders(self.root, self._agent_paths()))
 
     def _agent_paths(self) -> list[str]:
-        extra = self.config.get("specialists.agent_paths") or []
-        if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
-            raise UsageError("config.json: `specialists.agent_paths` must be a list of paths")
-        return extra
+        return self.config.specialists.agent_paths
 
     def missing_agent_paths(self) -> list[str]:
         from gsd.agents import extra_folder
@@ -189,12 +187,9 @@ class Project:
         `workflow.use_worktrees: false`."""
         from gsd.sandbox import Settings
 
-        writable = self.config.get("sandbox.writable")
-        if not isinstance(writable, list) or not all(isinstance(p, str) for p in writable):
-            raise UsageError('config.json: `sandbox.writable` must be a list of paths, e.g. '
-                             '["~/.cache"]')  # fmt: skip
-        in_place = not self.config.flag("workflow.use_worktrees")
-        return Settings(self.config.flag("sandbox.enabled"), tuple(writable), self.root, in_place)
+        settings = self.config
+        return Settings(settings.sandbox.enabled, tuple(settings.sandbox.writable), self.root,
+                        not settings.workflow.use_worktrees)  # fmt: skip
 
     def dispatcher(
         self, *, cli_timeout: float | None = None, environ: Mapping[str, str] = os.environ

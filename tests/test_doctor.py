@@ -214,3 +214,17 @@ def test_a_task_runner_the_agent_cannot_take_is_a_problem(planned, bin_dir: Path
     (problem,) = messages(report, "problem")
     assert problem.startswith("phase 01-alpha: .planning/phases/01-alpha/01-01-PLAN.md:")
     assert 'runner="command" but agent gsd-executor runs on claude' in problem
+
+
+def test_every_bad_setting_is_one_problem_with_its_line(planned, bin_dir: Path, gsd) -> None:
+    fake_runner_programs(bin_dir)
+    planned.write(".planning/config.json",
+                  '{\n  "depth": "standard",\n  "specialists": {"max_retries": -1},\n'
+                  '  "sandbox": {"writable": "~/.cache"}\n}\n')  # fmt: skip
+    code, report = run_doctor(gsd)
+    assert code == 1
+    path = planned.root / ".planning" / "config.json"
+    assert [m for m in messages(report, "problem") if "config.json" in m] == [
+        f"{path}:3: `specialists.max_retries` must be a whole number >= 0, not -1",
+        f'{path}:4: `sandbox.writable` must be a list of paths, e.g. ["~/.cache"], not "~/.cache"',
+    ]

@@ -12,8 +12,8 @@ import pytest
 
 from gsd import proc
 from gsd.agents import Agent
-from gsd.config import Config
 from gsd.dispatch import task_timeout
+from gsd.settings import Settings
 from tests.conftest import auto_task, git
 
 HOSTILE = ["x; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a b", "../../bin/sh"]
@@ -159,7 +159,9 @@ def test_debug_resolves_only_the_tasks_an_agent_runs(
 )  # fmt: skip
 def test_timeout_precedence(cli, env, agent_mins, config, expected) -> None:
     agent = Agent(name="x", timeout_mins=agent_mins)
-    settings = Config({} if config is None else {"specialists": {"timeout_seconds": config}})
+    settings = Settings.model_validate(
+        {} if config is None else {"specialists": {"timeout_seconds": config}}
+    )
     assert task_timeout(agent, settings, cli_timeout=cli, environ=env) == expected
 
 
@@ -168,9 +170,9 @@ def test_null_timeout_in_config_is_a_one_line_error(phase, gsd) -> None:
     phase.write("agents/python-pro.md", "---\nname: python-pro\n---\nNo timeout_mins.\n")
     result = gsd("execute-phase", "1", "--dry-run")
     assert result.code == 2
-    assert result.err.splitlines() == [
-        f"gsd: error: {phase.root / '.planning' / 'config.json'}: "
-        "`specialists.timeout_seconds` must be a number >= 0, not None"
+    assert result.err.splitlines() == [  # the line, and the value as JSON spells it
+        f"gsd: error: {phase.root / '.planning' / 'config.json'}:1: "
+        "`specialists.timeout_seconds` must be a number >= 0, not null"
     ]
 
 

@@ -6,11 +6,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gsd import config, roadmap, state
+from gsd import roadmap, settings, state
 from gsd.scaffold import template_dir
 from tests.conftest import REPO, git, snapshot_checkout
 from tests.test_roadmap import plan_checked, progress_row
@@ -27,16 +26,6 @@ def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(root)
     git(root, "init", "-q", "-b", "main")
     return root
-
-
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def test_the_checkout_template_is_the_one_used() -> None:
@@ -84,19 +73,14 @@ def test_init_keeps_a_symlink_or_a_folder_in_the_way(empty: Path, gsd) -> None:
 
 def test_config_holds_every_key_gsd_reads_with_its_default() -> None:
     data = json.loads((TEMPLATE / "config.json").read_text())
-    assert flatten(data) == config.DEFAULTS
+    assert settings.flatten(data) == settings.DEFAULTS
+    assert settings.parse(json.dumps(data)) == settings.Settings()
 
 
 def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
     gsd("init")
     planning = empty / ".planning"
-    loaded = config.load(planning)
-    for key, default in config.DEFAULTS.items():
-        assert loaded.get(key) == default
-        if isinstance(default, bool):
-            assert loaded.flag(key) is default
-        elif isinstance(default, int):
-            assert loaded.number(key) == default
+    assert settings.load(planning) == settings.Settings()
 
     text = state.load(planning / "STATE.md")
     assert position(text)["status"] == "Ready to plan"

@@ -14,7 +14,6 @@ import pytest
 
 from gsd import proc
 from gsd.agents import EXECUTOR, Agent
-from gsd.config import Config
 from gsd.dispatch import Dispatcher, TaskDispatch
 from gsd.errors import UsageError
 from gsd.plan import parse
@@ -28,6 +27,7 @@ from gsd.runners import (
     run_env,
     runner_files,
 )
+from gsd.settings import Settings
 from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
@@ -205,7 +205,7 @@ def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
     plan = parse(plan_text(tasks=auto_task(attrs=f' specialist="{a.name}"')), "01-01-PLAN.md")
     executor = Agent(name=EXECUTOR, tools=TOOLS["full"])
     dispatcher = Dispatcher(
-        {EXECUTOR: executor, a.name: a}, {a.name: ""}, Config(),
+        {EXECUTOR: executor, a.name: a}, {a.name: ""}, Settings(),
         environ=environ,
     )  # fmt: skip
     return dispatcher.task(1, plan, plan.tasks[0])

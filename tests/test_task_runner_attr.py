@@ -252,9 +252,9 @@ def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_proj
     """gsd-executor takes a failed task over on the task's runner= (a user with only
     gemini has no claude for it); `runner="command"` names a command only its agent has."""
     from gsd.agents import parse_agent
-    from gsd.config import Config
     from gsd.dispatch import Dispatcher
     from gsd.plan import parse
+    from gsd.settings import Settings
 
     agents = {
         "gsd-executor": parse_agent("---\nname: gsd-executor\n---\nX\n", "executor.md"),
@@ -265,7 +265,7 @@ def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_proj
         auto_task("Task 1", attrs=' specialist="local" runner="gemini"'),
         auto_task("Task 2", attrs=' specialist="local" runner="command"'),
     ])).read_text(), "01-01-PLAN.md")  # fmt: skip
-    dispatcher = Dispatcher(agents, {"local": ""}, Config(), environ={})
+    dispatcher = Dispatcher(agents, {"local": ""}, Settings(), environ={})
     on_gemini, on_command = plan.tasks
     assert dispatcher.task(1, plan, on_gemini).argv[0] == "gemini"
     assert dispatcher.task(1, plan, on_command).argv == ["python3", "a.py"]
