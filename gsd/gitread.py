@@ -88,7 +88,7 @@ def git_timeout() -> float:
         seconds = 0.0
     if not 0 < seconds < float("inf"):
         raise UsageError(f"{TIMEOUT_VAR}={given!r} is not a number of seconds",
-                         hint=f"set it to e.g. 900, or unset it for {DEFAULT_TIMEOUT_S:g}")  # fmt: skip
+                         hint=f"set e.g. 900, or unset it for {DEFAULT_TIMEOUT_S:g}")  # fmt: skip
     return seconds
 
 
