@@ -202,17 +202,19 @@ def text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def hook_index(git_dirs: Sequence[Path]) -> Path | None:
+def hook_index(root: Path) -> Path | None:
     """The index a git hook was handed (GIT_INDEX_FILE: `git commit -a` and `git commit
-    PATH` build a temporary one), when it lies in one of `git_dirs` (the repository gsd
-    acts on); None otherwise: a hook of another repository names that one's index."""
+    PATH` build a temporary one) when it is the index of the repository at `root`; None
+    otherwise, and outside hooks: a hook of another repository names that one's index."""
     given = os.environ.get("GIT_INDEX_FILE")
     if not given:
         return None
     index = Path(os.path.abspath(given))  # relative to the hook's directory, the top level
-    for git_dir in git_dirs:
-        if index.parent == Path(os.path.abspath(git_dir)) and index.is_file():
-            return index
+    done = run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root,
+               read_only=True)  # fmt: skip
+    dirs = {Path(os.path.abspath(root / line)) for line in done.stdout.splitlines()}
+    if done.status == 0 and index.parent in dirs and index.is_file():
+        return index
     return None
 
 
