@@ -210,6 +210,8 @@ def hook_index(root: Path) -> Path | None:
     if not given:
         return None
     index = Path(os.path.abspath(given))  # relative to the hook's directory, the top level
+    if index.parent == Path(os.path.abspath(root / ".git")) and index.is_file():
+        return index  # the common case, without asking git: `root` is the top level
     done = run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root,
                read_only=True)  # fmt: skip
     dirs = {Path(os.path.abspath(root / line)) for line in done.stdout.splitlines()}
