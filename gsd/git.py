@@ -13,25 +13,26 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gsd import gitguard, records
+from gsd import gitguard, gitread, records
 from gsd.enforce import PROTECTED_PATTERNS
 from gsd.errors import GsdError, InputError
-from gsd.gitread import NEVER, git_env, parse_task_log, task_log_args
+from gsd.gitread import parse_task_log, task_log_args
 from gsd.ids import is_plan_id
 from gsd.outcomes import TaskCommit
 
 try:
-    import git
+    import git  # noqa: F401 - its import is the check that git runs (see below)
 except ImportError as exc:  # GitPython refuses to import when it finds no git executable
-    _first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    _said = str(exc).strip()
     raise GsdError(
-        f"cannot use git: {_first}", hint="install git, or point GIT_PYTHON_GIT_EXECUTABLE at it"
+        f"cannot use git: {_said.splitlines()[0] if _said else type(exc).__name__}",
+        hint="install git, or point GIT_PYTHON_GIT_EXECUTABLE at it", details=_said,
     ) from exc
 
-# GitPython found git (honouring GIT_PYTHON_GIT_EXECUTABLE) and checked that it runs; gsd
-# starts it directly, so it can drop the GIT_* variables a parent git exports (GitPython's
-# launcher only adds to them). gsd.gitread names the same program without the check.
-GIT = str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+# GitPython's import found git (honouring GIT_PYTHON_GIT_EXECUTABLE) and checked that it
+# runs; every command is then started by gsd.gitread (the same program), which drops the
+# GIT_* variables a parent git exports and ends a command that outlives its timeout
+# (GitPython's launcher only adds to the environment and waits for ever).
 
 CHECKPOINT_PREFIX = "refs/tags/checkpoint/"
 PLAN_BRANCH_PREFIX = "refs/heads/gsd/"
@@ -166,19 +167,15 @@ class Git:
 
     def __init__(self, root: Path) -> None:
         where = Path(root)
-        try:
-            done = subprocess.run(
-                [GIT, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
-                 "--git-common-dir", "--show-toplevel"],
-                cwd=where, env=git_env(read_only=True), stdin=subprocess.DEVNULL,
-                capture_output=True,
-            )  # fmt: skip
-        except (FileNotFoundError, NotADirectoryError) as exc:
+        asked = ["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir",
+                 "--show-toplevel"]  # fmt: skip
+        done = gitread.run(asked, cwd=where, read_only=True)
+        if done.status == gitread.EXIT_NOT_FOUND and not done.out:
             if where.is_dir():
-                raise GsdError("git is not installed or not on PATH", hint="install git") from exc
-            raise InputError(f"not a git repository: {where}", hint="run git init") from exc
-        lines = _text(done.stdout).splitlines()
-        if done.returncode != 0 or len(lines) != 4:
+                raise GsdError("git is not installed or not on PATH", hint="install git")
+            raise InputError(f"not a git repository: {where}", hint="run git init")
+        lines = done.stdout.splitlines()
+        if done.status != 0 or len(lines) != 4:
             if lines[:1] == ["true"]:
                 raise InputError(
                     f"bare git repository: {where}", hint="run gsd in a clone with a working tree"
@@ -1101,7 +1098,7 @@ class Git:
             if done.status == 2:
                 raise GsdError(f"git merge {branch} failed in {self._root}: "
                                f"{_reason(done.err) or 'exit status 2'}",
-                               details=_details(("git", *argv), done))  # fmt: skip
+                               details=_details(argv, done))  # fmt: skip
             if "Unable to write index" not in done.err:
                 break
             # Another git took index.lock under the merge, which then stopped half set
@@ -1152,15 +1149,8 @@ class Git:
         if guard is not None:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
         try:
-            return subprocess.Popen(
-                [GIT, *NEVER, command, *args], cwd=self._root,
-                env=git_env(read_only=command in _READ_ONLY),
-                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                # its own session: a Ctrl-C at the terminal is gsd's to handle (end the
-                # agents, roll back), not a signal that kills a commit half way
-                start_new_session=True,
-            )  # fmt: skip
+            return gitread.start((command, *args), cwd=self._root, stdin=input is not None,
+                                 read_only=command in _READ_ONLY)  # fmt: skip
         except OSError as exc:
             raise GsdError("git is not installed or not on PATH", hint="install git") from exc
 
@@ -1172,8 +1162,7 @@ class Git:
         input: str | None = None,
     ) -> _Result:
         data = input.encode() if input is not None else None
-        out, err = process.communicate(data)
-        result = _Result(process.returncode, _text(out), _text(err))
+        result = self._wait(process, argv, data)
         waited, delay = 0.0, 0.05
         while result.status != 0 and _LOCKED.search(result.err):
             if waited >= LOCK_WAIT_S:
@@ -1181,12 +1170,18 @@ class Git:
             time.sleep(delay)
             waited += delay
             delay = min(delay * 2, max(LOCK_WAIT_S - waited, 0.01))
-            again = self._start(*argv, input=input)
-            out, err = again.communicate(data)
-            result = _Result(again.returncode, _text(out), _text(err))
+            result = self._wait(self._start(*argv, input=input), argv, data)
         if result.status not in ok:
             raise self._error(argv, result)
         return result
+
+    def _wait(
+        self, process: subprocess.Popen[bytes], argv: tuple[str, ...], data: bytes | None
+    ) -> _Result:
+        """A started command's result; past `gitread.git_timeout()` (a hung hook) git and
+        its hooks are ended and a one-line GsdError names the command."""
+        done = gitread.finish(process, argv, cwd=self._root, input=data)
+        return _Result(done.status, done.stdout, done.stderr)
 
     def _error(self, argv: tuple[str, ...], result: _Result) -> GsdError:
         command, args = argv[0], argv[1:]
@@ -1505,10 +1500,6 @@ def _write_back(path: Path, saved: gitguard.Saved) -> None:
         path.chmod(saved.mode)
 
 
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
-
-
 def _split(out: str) -> list[str]:
     """NUL-separated git output (`-z`) as a list, without empty entries."""
     return [item.strip("\n") for item in out.split("\0") if item.strip("\n")]
@@ -1544,21 +1535,8 @@ def _overwritten(stderr: str) -> list[str]:
     return paths
 
 
-def _reason(stderr: str) -> str:
-    """The first line of git's stderr that says what went wrong."""
-    for line in stderr.splitlines():
-        line = line.strip()
-        if line and not line.startswith("hint:"):
-            for prefix in ("fatal: ", "error: "):
-                line = line.removeprefix(prefix)
-            return line
-    return ""
-
-
-def _details(argv: tuple[str, ...], result: _Result) -> str:
-    """A failed command and everything it said, for logs (GsdError.details)."""
-    shown = " ".join(_one_line(a if len(a) < 200 else a[:200] + "...") for a in argv)
-    return f"git {shown} (exit {result.status})\n{result.err.strip()}"
+_reason = gitread.first_reason
+_details = gitread.details
 
 
 def _some(paths: Iterable[str], limit: int = 3) -> str:

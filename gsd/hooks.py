@@ -183,14 +183,15 @@ def uninstall(cwd: Path) -> Report:
 
 def _repo(cwd: Path) -> _Repo:
     """The hooks folder git runs hooks from (core.hooksPath, worktrees) and the top level."""
-    from gsd import proc
+    from gsd import gitread
 
-    done = proc.run(["git", "rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd)
-    if done.returncode != 0:
+    done = gitread.run(["rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd,
+                       read_only=True)  # fmt: skip
+    if done.status != 0:
         reason = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise UsageError(
-            f"gsd hooks needs a git work tree: {reason}", hint="run it inside a git repository"
-        )
+        raise UsageError(f"gsd hooks needs a git work tree: {reason}",
+                         hint="run it inside a git repository",
+                         details=gitread.details(done.args, done))  # fmt: skip
     top, hooks = done.stdout.rstrip("\n").split("\n")[:2]
     # `--git-path` answers relative to cwd unless the path is absolute
     return _Repo(Path(os.path.normpath(cwd / hooks)), Path(top))

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from gsd import proc
+from gsd import gitread, proc
 from gsd.errors import GsdError, InputError
 from gsd.files import cannot_write
 from gsd.utc import utc_stamp
@@ -31,10 +31,11 @@ def registry_path(common_dir: Path) -> Path:
 
 def common_git_dir(root: Path) -> Path:
     """The git directory shared by all worktrees of the repository `root` is in."""
-    done = proc.run(["git", "rev-parse", "--git-common-dir"], cwd=root)
-    if done.returncode != 0:
+    done = gitread.run(["rev-parse", "--git-common-dir"], cwd=root, read_only=True)
+    if done.status != 0:
         detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise InputError(f"not a git repository: {root} ({detail})", hint="run git init")
+        raise InputError(f"not a git repository: {root} ({detail})", hint="run git init",
+                         details=gitread.details(done.args, done))  # fmt: skip
     return (root / done.stdout.strip()).resolve()  # git may answer relative to `root`
 
 

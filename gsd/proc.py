@@ -36,7 +36,7 @@ class CompletedBytes(NamedTuple):
 def run_bytes(
     argv: list[str], *, cwd: Path | None = None, input: bytes | None = None
 ) -> CompletedBytes:
-    """Run a short helper command (git plumbing) to completion, capturing bytes.
+    """Run a short command to completion, capturing bytes (git goes through gsd.gitread).
 
     A missing program is a result with status 127, not an exception.
     """

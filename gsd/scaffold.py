@@ -43,10 +43,10 @@ def init(directory: Path) -> list[Scaffolded]:
 
 def in_git_work_tree(directory: Path) -> bool:
     """Whether `directory` is inside a git work tree (False when git is missing too)."""
-    from gsd import proc
+    from gsd import gitread
 
-    done = proc.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=directory)
-    return done.returncode == 0 and done.stdout.strip() == "true"
+    done = gitread.run(["rev-parse", "--is-inside-work-tree"], cwd=directory, read_only=True)
+    return done.status == 0 and done.stdout.strip() == "true"
 
 
 def _create(target: Path, data: bytes) -> bool:

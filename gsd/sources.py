@@ -7,9 +7,12 @@ import posixpath
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gsd.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from gsd.gitread import GitRun
 
 PLAN_SUFFIX = "-PLAN.md"
 
@@ -139,19 +142,14 @@ class GitBlobs:
         wanted = [p for p in paths if p in self._entries and p not in self._blobs]
         if not wanted:
             return
-        from gsd import proc
+        from gsd import gitread
 
         shas = [self._entries[p][1] for p in wanted]
-        result = proc.run_bytes(
-            ["git", "cat-file", "--batch"],
-            cwd=self.root,
-            input="".join(s + "\n" for s in shas).encode(),
-        )
-        if result.returncode != 0:
-            raise InputError(
-                f"git cat-file failed: {result.stderr.decode(errors='replace').strip()}"
-            )
-        out = result.stdout
+        done = gitread.run(["cat-file", "--batch"], cwd=self.root, read_only=True,
+                           input="".join(s + "\n" for s in shas).encode())  # fmt: skip
+        if done.status != 0:
+            raise gitread.failure(done, self.root, error=InputError)
+        out = done.out
         pos = 0
         for path in wanted:
             header_end = out.index(b"\n", pos)
@@ -189,19 +187,20 @@ class GitIndex(GitBlobs):
     missing_hint = " (stage it with git add)"
 
     def __init__(self, root: Path, paths: Sequence[str] | None = None) -> None:
-        from gsd import proc  # subprocess is not needed when reading the working tree
+        from gsd import gitread  # subprocess is not needed when reading the working tree
 
-        argv = ["git", "ls-files", "--stage", "-z"]
+        args = ["ls-files", "--stage", "-z"]
         specs = None if paths is None else _pathspecs(paths)
         if specs is not None:
-            argv += ["--", *specs]
-        result = proc.run(argv, cwd=root)
-        if result.returncode != 0:
-            raise UsageError(
-                f"--staged needs a git repository: {result.stderr.strip() or 'git failed'}"
-            )
+            args += ["--", *specs]
+        # in a pre-commit hook: the index this commit is built from (`git commit -a`)
+        index = gitread.hook_index(root)
+        done = gitread.run(args, cwd=root, read_only=True, index_file=index)
+        if done.status != 0:
+            raise gitread.failure(done, root, what="--staged needs a git repository",
+                                  error=UsageError)  # fmt: skip
         # `MODE SHA STAGE\tPATH`
-        entries = {path: (meta[0], meta[1]) for meta, path in _listing(result.stdout)}
+        entries = {path: (meta[0], meta[1]) for meta, path in _listing(done.out)}
         super().__init__(root, entries)
 
 
@@ -213,15 +212,16 @@ class GitTree(GitBlobs):
     """
 
     def __init__(self, root: Path, commit: str, under: str) -> None:
-        from gsd import proc
+        from gsd import gitread
 
         self.where = f"commit {commit[:12]}"
-        result = proc.run(["git", "ls-tree", "-r", "-z", commit, "--", under], cwd=root)
-        if result.returncode != 0:
-            raise InputError(f"git ls-tree {commit[:12]} failed: {_first_line(result.stderr)}")
+        done = gitread.run(["ls-tree", "-r", "-z", commit, "--", under], cwd=root, read_only=True)
+        if done.status != 0:
+            raise gitread.failure(done, root, what=f"git ls-tree {commit[:12]} failed",
+                                  error=InputError)  # fmt: skip
         # `MODE TYPE SHA\tPATH`; submodules (type commit) are not files
         entries = {
-            path: (meta[0], meta[2]) for meta, path in _listing(result.stdout) if meta[1] == "blob"
+            path: (meta[0], meta[2]) for meta, path in _listing(done.out) if meta[1] == "blob"
         }
         super().__init__(root, entries)
 
@@ -244,10 +244,10 @@ def _glob_escape(text: str) -> str:
     return "".join(f"\\{c}" if c in "*?[\\" else c for c in text)
 
 
-def _listing(out: str) -> list[tuple[list[str], str]]:
+def _listing(out: bytes) -> list[tuple[list[str], str]]:
     """`git ls-files --stage -z` / `git ls-tree -z` records: (space-split fields, path)."""
     records = []
-    for record in out.split("\0"):
+    for record in out.decode("utf-8", "replace").split("\0"):
         if record:
             meta, _, path = record.partition("\t")
             records.append((meta.split(" "), path))
@@ -256,12 +256,10 @@ def _listing(out: str) -> list[tuple[list[str], str]]:
 
 def resolve_commit(root: Path, rev: str) -> str:
     """The full sha of the commit `rev` names, or one clear UsageError."""
-    from gsd import proc
-
     if not rev or rev.startswith("-"):
         raise UsageError(f"{rev!r} is not a revision", hint="name a branch, tag or commit")
-    done = proc.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
-    if done.returncode == 0:
+    done = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if done.status == 0:
         return done.stdout.strip()
     _require_repository(root)
     raise UsageError(
@@ -272,10 +270,8 @@ def resolve_commit(root: Path, rev: str) -> str:
 
 def head_commit(root: Path) -> str | None:
     """The commit HEAD names, or None on a branch with no commit yet."""
-    from gsd import proc
-
-    done = proc.run(["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=root)
-    if done.returncode == 0:
+    done = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if done.status == 0:
         return done.stdout.strip()
     _require_repository(root)
     return None
@@ -283,10 +279,8 @@ def head_commit(root: Path) -> str | None:
 
 def merge_base(root: Path, one: str, other: str) -> str:
     """The best common ancestor of two commits (what `git diff A...B` compares from)."""
-    from gsd import proc
-
-    done = proc.run(["git", "merge-base", one, other], cwd=root)
-    if done.returncode != 0:
+    done = _git(root, "merge-base", one, other)
+    if done.status != 0:
         raise UsageError(
             f"no merge base between {one[:12]} and {other[:12]}",
             hint="the two revisions share no history; name BASE and HEAD instead",
@@ -295,16 +289,15 @@ def merge_base(root: Path, one: str, other: str) -> str:
 
 
 def _require_repository(root: Path) -> None:
-    from gsd import proc
-
-    done = proc.run(["git", "rev-parse", "--git-dir"], cwd=root)
-    if done.returncode != 0:
+    if _git(root, "rev-parse", "--git-dir").status != 0:
         raise UsageError(f"not a git repository: {root}", hint="run gsd diff inside a git clone")
 
 
-def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] if lines else "git failed"
+def _git(root: Path, *args: str) -> GitRun:
+    """A git command that only reads, in `root`, through the one git runner."""
+    from gsd import gitread
+
+    return gitread.run(args, cwd=root, read_only=True)
 
 
 def _walk_into(name: str) -> bool:

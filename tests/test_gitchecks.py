@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import gsd.git
+import gsd.gitread
 from gsd import enforce
 from gsd.errors import GsdError
 from gsd.git import CHECKPOINT_PREFIX, Git
@@ -561,8 +562,8 @@ def test_a_parent_gits_environment_does_not_redirect_gsd(
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     g = Git(repo.root)
     assert g.root == repo.root.resolve() and g.head() is not None
-    assert gsd.git.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
-    env = gsd.git.git_env()
+    assert gsd.gitread.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
+    env = gsd.gitread.git_env()
     assert "GIT_DIR" not in env and "GIT_OPTIONAL_LOCKS" not in env
     assert env["GIT_AUTHOR_NAME"] == "Test Author" and env["GIT_CONFIG_NOSYSTEM"] == "1"
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 import gsd.git
 import gsd.gitread
+from gsd.errors import GsdError, UsageError, logged
 from gsd.gitread import committed_tasks
-from tests.conftest import Project, git
+from tests.conftest import REPO, Project, git, plan_text
 
 
 def commit(root: Path, message: str, *trailers: str) -> str:
@@ -20,7 +25,9 @@ def commit(root: Path, message: str, *trailers: str) -> str:
 
 
 def test_same_program_as_gitpython_finds() -> None:
-    assert gsd.gitread.GIT == gsd.git.GIT
+    import git  # GitPython: its import is gsd.git's check that this program runs
+
+    assert gsd.gitread.GIT == str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
 
 
 def test_newest_commit_per_task_from_head_and_plan_branches(
@@ -57,3 +64,111 @@ def test_nothing_committed_when_git_cannot_run(git_project: Project) -> None:
         check=True,
     )  # fmt: skip
     assert done.stdout == "{}\n"
+
+
+# The one git runner: scrubbed environment, whole stderr, timeout --------------------------
+
+
+def hook(root: Path, body: str) -> None:
+    """A pre-commit hook for the repository at `root` (the common one for its worktrees)."""
+    path = Path(git(root, "rev-parse", "--git-common-dir").strip())
+    path = (root / path if not path.is_absolute() else path) / "hooks" / "pre-commit"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_gsd_in_a_hook_of_another_repository_acts_on_its_own(
+    git_project: Project, tmp_path: Path
+) -> None:
+    """git exports GIT_DIR (linked worktree) and GIT_INDEX_FILE (`commit -a`) into the
+    hooks of the repository it commits in; gsd started there on another one reads that."""
+    project = git_project.root
+    plan = ".planning/phases/01-alpha/01-01-PLAN.md"
+    git_project.write(plan, plan_text().replace("type: execute", "type: bogus"))
+    git(project, "add", plan)
+    git_project.write(plan, plan_text())  # fixed on disk: only the index is broken
+    tag = "checkpoint/01-01/1-20250101T000000Z-abc"
+    git(project, "tag", tag)
+    host, other, out = tmp_path / "host", tmp_path / "other", tmp_path / "out"
+    out.mkdir()
+    git(tmp_path, "init", "-q", "-b", "main", str(host))
+    (host / "a.txt").write_text("one\n")
+    git(host, "add", "a.txt")
+    git(host, "commit", "-q", "-m", "one")
+    git(host, "worktree", "add", "-q", str(other))
+    gsd = f"PYTHONPATH={shlex.quote(str(REPO))} {shlex.quote(sys.executable)} -m gsd"
+    hook(host, f"env | grep '^GIT_' > {out}/env\ncd {shlex.quote(str(project))} || exit 9\n"
+               f"{gsd} validate --staged > {out}/validate 2>&1; echo $? >> {out}/validate\n"
+               f"{gsd} checkpoints list > {out}/list 2>&1; echo $? >> {out}/list\n")  # fmt: skip
+    (other / "a.txt").write_text("two\n")
+    done = subprocess.run(["git", "commit", "-q", "-a", "-m", "two"], cwd=other,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    exported = (out / "env").read_text()
+    assert "GIT_DIR=" in exported and "GIT_INDEX_FILE=" in exported  # what makes it a test
+    validated = (out / "validate").read_text()
+    assert f"{plan}:4:1: error GSD003" in validated and validated.endswith("\n1\n"), validated
+    listed = (out / "list").read_text()
+    assert tag in listed and listed.endswith("\n0\n"), listed
+
+
+def test_a_failing_git_commands_whole_stderr_reaches_the_error(git_project: Project) -> None:
+    root = git_project.root
+    hook(root, "echo 'lint: first problem' >&2\necho '  second line' >&2\n"
+               "echo 'third: fix and retry' >&2\nexit 1\n")  # fmt: skip
+    done = gsd.gitread.run(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
+    error = gsd.gitread.failure(done, root)
+    assert str(error) == f"git commit failed in {root}: lint: first problem"
+    assert error.details.splitlines() == [
+        "git commit --allow-empty -q -m x (exit 1)",
+        "lint: first problem", "  second line", "third: fix and retry",
+    ]  # fmt: skip
+    assert "third: fix and retry" in logged(error)
+
+
+def test_a_hook_that_hangs_ends_as_a_one_line_error(
+    git_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = git_project.root
+    pid_file = tmp_path / "sleep.pid"
+    hook(root, f"sleep 120 &\necho $! > {pid_file}\nwait\n")
+    monkeypatch.setenv(gsd.gitread.TIMEOUT_VAR, "1")
+    git_project.write("a.txt", "work\n")
+    started = time.monotonic()
+    with pytest.raises(GsdError) as caught:
+        gsd.git.Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+    assert time.monotonic() - started < 60  # 1 s, then at most 2 x 5 s of grace
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"git commit gave no answer in 1 s in {root}; gsd ended it")
+    assert gsd.gitread.TIMEOUT_VAR in message
+    assert not (root / ".git" / "index.lock").exists()  # git's SIGTERM cleanup ran
+    assert not alive(int(pid_file.read_text()))  # the hook's own child was ended too
+    assert git(root, "log", "-1", "--format=%s").strip() == "initial"
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("given", ["soon", "0", "-5", "inf"])
+def test_a_bad_timeout_setting_is_one_usage_error(
+    git_project: Project, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.setenv(gsd.gitread.TIMEOUT_VAR, given)
+    with pytest.raises(UsageError) as caught:
+        gsd.gitread.run(["status"], cwd=git_project.root)
+    assert str(caught.value).startswith(f"{gsd.gitread.TIMEOUT_VAR}={given!r} is not a number")
+
+
+def test_a_missing_git_is_a_result_not_an_exception(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gsd.gitread, "GIT", str(tmp_path / "no-such-git"))
+    done = gsd.gitread.run(["status"], cwd=tmp_path)
+    assert done.status == gsd.gitread.EXIT_NOT_FOUND and "no-such-git" in done.stderr
