@@ -63,7 +63,6 @@ def render(
         seconds = (as_utc(finished) - as_utc(started)).total_seconds()
     seconds = max(0.0, seconds)
     completed = as_utc(finished).strftime("%Y-%m-%d")
-
     front = _frontmatter_text(
         phase=phase_dir,
         plan=plan_number,
