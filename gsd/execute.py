@@ -194,7 +194,8 @@ def _run_wave(run: _Run, number: int, wave: list[str]) -> RunResult | None:
     run.journal.event("run-end", status="stopped")
     run.books.derive()  # the failure or pause is in the logs now: a blocker
     run.books.commit(f"docs({end.plan.id}): run stopped")
-    return RunResult(code, run.sorted_outcomes(), message, run.ended)
+    return RunResult(exit_code=code, outcomes=run.sorted_outcomes(), message=message,
+                     plans=run.ended)  # fmt: skip
 
 
 def _finish(run: _Run) -> RunResult:
@@ -205,12 +206,14 @@ def _finish(run: _Run) -> RunResult:
     what = f"plan {options.only_plan}" if options.only_plan else f"phase {phase.name}"
     if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
         run.journal.discard()
-        return RunResult(EXIT_OK, run.outcomes, f"{what}: already complete", run.ended)
+        return RunResult(exit_code=EXIT_OK, outcomes=run.outcomes,
+                         message=f"{what}: already complete", plans=run.ended)  # fmt: skip
     run.journal.event("run-end", status="complete")
     run.books.derive()
     scope = options.only_plan or phase.number
     run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
-    return RunResult(EXIT_OK, run.sorted_outcomes(), f"{what} complete", run.ended)
+    return RunResult(exit_code=EXIT_OK, outcomes=run.sorted_outcomes(),
+                     message=f"{what} complete", plans=run.ended)  # fmt: skip
 
 
 class _Run:
@@ -426,7 +429,8 @@ class _Run:
             place, recovered = self.worktrees.open(plan.id, start)
         except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
             self.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
-            return PlanEnd(plan, "failed", f"plan {plan.id}: {exc}", "unknown", str(exc))
+            return PlanEnd(plan=plan, status="failed", message=f"plan {plan.id}: {exc}",
+                           error_type="unknown", details=str(exc))  # fmt: skip
         for tag in recovered:
             self.say(f"rolled back {tag}, left open by an interrupted run")
         end = self.tasks(plan, wave, place, place.committed_tasks())
@@ -570,8 +574,7 @@ class _Run:
                 f"phase {phase.number} wave {wave}/{self.waves} plan {plan.id} task {task.index}"
             )
             if self.cancel.is_set():  # a signal: no new attempt starts
-                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
-                               tuple(attempts), started)  # fmt: skip
+                return _interrupted(plan, label, attempts, started)
             if f"{plan.id}-{task.index}" in committed:
                 self.say(f"{label}: already committed, skipped")
                 earlier.append((task.index, None))
@@ -587,8 +590,9 @@ class _Run:
                     )
                     self.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
                     self.say(message)
-                    return PlanEnd(plan, "paused", message, "checkpoint-paused", message,
-                                   tuple(attempts), started)  # fmt: skip
+                    return PlanEnd(plan=plan, status="paused", message=message,
+                                   error_type="checkpoint-paused", details=message,
+                                   attempts=tuple(attempts), started=started)  # fmt: skip
                 self.say(f"{label}: {task.type} approved ({answer})")
                 earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
                 continue
@@ -599,16 +603,18 @@ class _Run:
             outcome = self.attempts(wave, plan, task, context, label, attempts, place)
             self.outcomes.append(outcome)
             if not outcome.success and self.cancel.is_set():  # rolled back; nobody's failure
-                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
-                               tuple(attempts), started)  # fmt: skip
+                return _interrupted(plan, label, attempts, started)
             if not outcome.success:
                 message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
-                return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
-                               outcome.details, tuple(attempts), started)  # fmt: skip
+                return PlanEnd(plan=plan, status="failed", message=message,
+                               error_type=outcome.error_type or "unknown",
+                               details=outcome.details, attempts=tuple(attempts),
+                               started=started)  # fmt: skip
             report = outcome.report
             earlier.append((task.index, report.downstream if report else None))
-        return PlanEnd(plan, "complete", f"plan {plan.id}: complete", None, "",
-                       tuple(attempts), started, datetime.now(timezone.utc))  # fmt: skip
+        return PlanEnd(plan=plan, status="complete", message=f"plan {plan.id}: complete",
+                       attempts=tuple(attempts), started=started,
+                       finished=datetime.now(timezone.utc))  # fmt: skip
 
     def attempts(
         self,
@@ -769,6 +775,14 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
             "use a whole number of 1 or more"
         )
     return int(wanted)
+
+
+def _interrupted(
+    plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime
+) -> PlanEnd:
+    """A plan a signal stopped at `label`: its attempt rolled back, nobody's failure."""
+    return PlanEnd(plan=plan, status="interrupted", message=f"{label}: interrupted",
+                   attempts=tuple(attempts), started=started)  # fmt: skip
 
 
 def _first_line(details: str) -> str:

@@ -199,7 +199,9 @@ def _watch(
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
         failure = _read_status(status)
-    return _Ended(code, timed_out, killed, leftovers, survivors), failure
+    ended = _Ended(code=code, timed_out=timed_out, killed=killed, leftovers=leftovers,
+                   survivors=survivors)  # fmt: skip
+    return ended, failure
 
 
 def _never_ran(

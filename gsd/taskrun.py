@@ -63,7 +63,8 @@ def run_task(
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or errorlog.log_path(git.root)
-    job = _Job(git, plan, task, agent, dispatch, prompt, attempt, environ, cancel, sandbox)
+    job = _Job(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=prompt,
+               attempt=attempt, environ=environ, cancel=cancel, sandbox=sandbox)  # fmt: skip
     guards = _prepare(job, allow_dirty)
     if isinstance(guards, TaskOutcome):  # no checkpoint: nothing ran, nothing to undo
         _record(error_log, job, guards, None)
@@ -143,7 +144,7 @@ def _prepare(job: _Job, allow_dirty: bool) -> _Guards | TaskOutcome:
                                            allow_dirty=allow_dirty, confined=confined)  # fmt: skip
     except GsdError as exc:
         return _failed(job, error_type="checkpoint-failed", details=logged(exc))
-    return _Guards(checkpoint, gitfile, user)
+    return _Guards(checkpoint=checkpoint, gitfile=gitfile, user=user)
 
 
 @contextlib.contextmanager
@@ -172,7 +173,8 @@ def _spawn(job: _Job, guards: _Guards) -> _Spawned:
     finally:
         if user is not None and kept is not None:
             userguard.release(user, kept)
-    return _Spawned(spawned, result_text, gitfile_changed, in_user_checkout)
+    return _Spawned(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
+                    in_user_checkout=in_user_checkout)  # fmt: skip
 
 
 def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _Assessed:
@@ -203,8 +205,9 @@ def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
-    return _Assessed(spawned, verdict, output, report, error_type, details or "", seen.changed,
-                     [v.detail for v in violations if not v.fatal])  # fmt: skip
+    return _Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
+                     error_type=error_type, details=details or "", changed=seen.changed,
+                     deviations=[v.detail for v in violations if not v.fatal])  # fmt: skip
 
 
 def _read_output(
