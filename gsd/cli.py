@@ -132,7 +132,8 @@ def validate(
     """
     from gsd import lint
 
-    options = lint.Options(list(paths), phase, staged, strict, fmt, jobs, base)
+    options = lint.Options(paths=list(paths), phase=phase, staged=staged, strict=strict, fmt=fmt,
+                           jobs=jobs, base=base)  # fmt: skip
     return lint.run(options)
 
 
