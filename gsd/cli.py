@@ -26,6 +26,7 @@ from gsd.words import plural
 if TYPE_CHECKING:
     from gsd.dispatch import TaskDispatch
     from gsd.models import Plan, Task
+    from gsd.phases import Phase
     from gsd.project import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -131,7 +132,8 @@ def validate(
     """
     from gsd import lint
 
-    options = lint.Options(list(paths), phase, staged, strict, fmt, jobs, base)
+    options = lint.Options(paths=list(paths), phase=phase, staged=staged, strict=strict, fmt=fmt,
+                           jobs=jobs, base=base)  # fmt: skip
     return lint.run(options)
 
 
@@ -491,13 +493,24 @@ def execute_phase(
         from gsd.execute import RunOptions
         from gsd.execute import execute_phase as run_phase
 
-        options = RunOptions(timeout, allow_dirty, auto, only_plan=plan_id,
-                             max_parallel=max_parallel, only_wave=wave)  # fmt: skip
+        options = RunOptions(timeout=timeout, allow_dirty=allow_dirty, auto=auto,
+                             only_plan=plan_id, max_parallel=max_parallel,
+                             only_wave=wave)  # fmt: skip
         result = run_phase(project, found_phase, options)
         shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
         click.echo(shown, nl=False)
         click.echo(f"gsd: {result.message}", err=True)
         return result.exit_code
+    return _dry_run(project, found_phase, wave=wave, plan_id=plan_id, timeout=timeout, fmt=fmt)
+
+
+def _dry_run(
+    project: Project, found_phase: Phase, *, wave: int | None, plan_id: str | None,
+    timeout: float | None, fmt: str,
+) -> int:
+    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
+    like a live run when a runner program is missing, warned when the phase is invalid."""
+    from gsd import views
     from gsd.validate import validate as run_rules
 
     folder = found_phase.path.relative_to(project.root).as_posix()

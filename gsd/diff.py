@@ -121,7 +121,8 @@ def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
     head_keys = [(d.code, d.path, d.message) for d in head.diagnostics]
     new_diagnostics = _without(head.diagnostics, head_keys, base_keys)
     fixed = _without(base.diagnostics, base_keys, head_keys)
-    return PlanChanges(base.side, head.side, diffs, new_diagnostics, fixed)
+    return PlanChanges(base=base.side, head=head.side, plans=diffs,
+                       new_diagnostics=new_diagnostics, fixed_diagnostics=fixed)  # fmt: skip
 
 
 def match_plans(
@@ -156,10 +157,12 @@ def diff_plan(
     them, then tasks); None when nothing this diff looks at changed."""
     if old is None and new is not None:
         tasks = [_whole_task("added", t) for t in new.tasks]
-        return PlanDiff("added", new.id, new.path, None, [], tasks)
+        return PlanDiff(status="added", id=new.id, path=new.path, base_path=None, changes=[],
+                        tasks=tasks)  # fmt: skip
     if new is None and old is not None:
         tasks = [_whole_task("removed", t) for t in old.tasks]
-        return PlanDiff("removed", old.id, old.path, old.path, [], tasks)
+        return PlanDiff(status="removed", id=old.id, path=old.path, base_path=old.path,
+                        changes=[], tasks=tasks)  # fmt: skip
     assert old is not None and new is not None
     changes = []
     if old.path != new.path:
@@ -172,7 +175,8 @@ def diff_plan(
     if not changes and not tasks:
         return None
     base_path = old.path if old.path != new.path else None
-    return PlanDiff("changed", new.id, new.path, base_path, changes, tasks)
+    return PlanDiff(status="changed", id=new.id, path=new.path, base_path=base_path,
+                    changes=changes, tasks=tasks)  # fmt: skip
 
 
 def plan_fields(plan: Plan) -> dict[str, Any]:
@@ -248,14 +252,14 @@ def _text(text: str | None) -> str | None:
 def _whole_task(status: str, task: Task) -> TaskDiff:
     added = status == "added"
     return TaskDiff(
-        status,
-        None if added else task.index,
-        task.index if added else None,
-        task.name,
-        None,
-        task.type,
-        task.specialist,
-        [],
+        status=status,
+        base_index=None if added else task.index,
+        head_index=task.index if added else None,
+        name=task.name,
+        base_name=None,
+        type=task.type,
+        specialist=task.specialist,
+        changes=[],
     )
 
 
@@ -271,14 +275,14 @@ def diff_task(old: Task | None, new: Task | None, moved: bool = False) -> TaskDi
         return None
     renamed = old.name != new.name
     return TaskDiff(
-        "renamed" if renamed else "changed",
-        old.index,
-        new.index,
-        new.name,
-        old.name if renamed else None,
-        new.type,
-        new.specialist,
-        changes,
+        status="renamed" if renamed else "changed",
+        base_index=old.index,
+        head_index=new.index,
+        name=new.name,
+        base_name=old.name if renamed else None,
+        type=new.type,
+        specialist=new.specialist,
+        changes=changes,
     )
 
 

@@ -84,9 +84,11 @@ def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
     project = find_project(start)
     if project is None:
         findings += [runner_finding(p, None) for p in found.values()]
-        return Diagnosis(None, git, abi, reason, found, findings)
+        return Diagnosis(project=None, git=git, landlock_abi=abi, landlock_reason=reason,
+                         runners=found, findings=findings)  # fmt: skip
     findings += project_findings(project, found, environ)
-    return Diagnosis(project.root, git, abi, reason, found, findings)
+    return Diagnosis(project=project.root, git=git, landlock_abi=abi, landlock_reason=reason,
+                     runners=found, findings=findings)  # fmt: skip
 
 
 def find_project(start: Path) -> Project | None:

@@ -8,14 +8,14 @@ or in a plan's own worktree); the merges and STATE.md are the main thread's alon
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
 from gsd import approvals, bookkeeping, preflight, prompt, render, sandbox, summary
-from gsd.agents import EXECUTOR
+from gsd.agents import EXECUTOR, Agent
 from gsd.dispatch import TaskDispatch
 from gsd.errors import (
     EXIT_FINDINGS,
@@ -101,8 +101,26 @@ def _execute(
     console: Console,
     stop: Interruption,
 ) -> RunResult:
-    say = console.say
-    in_place = not project.config.workflow.use_worktrees
+    """SPEC 7's run once the lock is held: recover, validate, check, the waves, the books."""
+    worktrees = _recover(git, console.say)
+    # 2. config, roster, plans; refuse to run on validation errors
+    graph = _validated_graph(project, phase, options, console)
+    run = _Run(project, git, phase, graph, options, environ, console, worktrees, stop)
+    _preflight(run, environ)
+    stop.check("before the run started")
+    run.journal.event("run-start", phase=phase.name)
+    for number, wave in enumerate(graph.waves, 1):
+        # 4. waves in order
+        if options.only_wave not in (None, number):
+            continue
+        stopped = _run_wave(run, number, wave)
+        if stopped is not None:
+            return stopped
+    return _finish(run)
+
+
+def _recover(git: Git, say: Callable[[str], None]) -> Worktrees:
+    """Roll back what a killed run left open, tidy the plan worktrees; returns them."""
     # A run killed during a spawn left a checkpoint open. In the user's checkout (the
     # in-place opt-in) nothing is reset: what changed since may be the user's, and a
     # one-line error says what to do; plan worktrees are gsd's and are rolled back.
@@ -114,7 +132,14 @@ def _execute(
     worktrees = Worktrees(git)
     for line in worktrees.tidy():
         say(line)
-    # 2. config, roster, plans; refuse to run on validation errors
+    return worktrees
+
+
+def _validated_graph(
+    project: Project, phase: Phase, options: RunOptions, console: Console
+) -> PhaseGraph:
+    """The phase's plan graph, once the phase validates and the plan or wave asked for
+    is ready to run; a validation error stops the run before anything starts."""
     folder = phase.path.relative_to(project.root).as_posix()
     report = validate(project, [folder])
     if report.errors:
@@ -132,48 +157,63 @@ def _execute(
                              f"{options.only_wave}")  # fmt: skip
         for plan_id in graph.waves[options.only_wave - 1]:
             _check_plan_ready(project, phase, graph, plan_id, alone=False)
-    run = _Run(project, git, phase, graph, options, environ, console, worktrees, stop)
-    # what must hold before the first spawn: one line and exit 2, no agent started
-    preflight.check_tree(git, in_place=in_place, allow_dirty=options.allow_dirty)
+    return graph
+
+
+def _preflight(run: _Run, environ: Mapping[str, str]) -> None:
+    """What must hold before the first spawn: one line and exit 2, no agent started;
+    a run without a sandbox is warned about."""
+    git, options, say = run.git, run.options, run.console.say
+    preflight.check_tree(git, in_place=run.in_place, allow_dirty=options.allow_dirty)
     preflight.check_index_lock(git)
-    preflight.check_runners(run.to_spawn(), project.root, environ)
+    preflight.check_runners(run.to_spawn(), run.project.root, environ)
     if not run.sandbox.enabled:
         say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")
     elif sandbox.landlock_abi() == 0:
         say(f"warning: no sandbox: {sandbox.unavailable_reason()}; agents are held by gsd's "
             "git checks only")  # fmt: skip
-    stop.check("before the run started")
-    run.journal.event("run-start", phase=phase.name)
-    for number, wave in enumerate(graph.waves, 1):
-        # 4. waves in order
-        if options.only_wave not in (None, number):
+
+
+def _run_wave(run: _Run, number: int, wave: list[str]) -> RunResult | None:
+    """One wave's plans not done yet (3. a SUMMARY.md says done); the run's result when
+    the wave stopped it (a failure or a pause), else None."""
+    say, phase, graph = run.console.say, run.phase, run.graph
+    pending = []
+    for plan_id in run.pending(wave):
+        if summary.exists(phase.path, plan_id):  # 3. what is already done
+            say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
+            run.ended[plan_id] = "done before"
             continue
-        pending = []
-        for plan_id in run.pending(wave):
-            if summary.exists(phase.path, plan_id):  # 3. what is already done
-                say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
-                run.ended[plan_id] = "done before"
-                continue
-            pending.append(graph.plans[plan_id])
-        stopped = run.wave(number, pending) if pending else None
-        if stop.requested:
-            run.interrupted(f"in wave {number}")
-        if stopped is not None:
-            code, message, end = stopped
-            run.journal.event("run-end", status="stopped")
-            run.books.derive()  # the failure or pause is in the logs now: a blocker
-            run.books.commit(f"docs({end.plan.id}): run stopped")
-            return RunResult(code, run.sorted_outcomes(), message, run.ended)
+        pending.append(graph.plans[plan_id])
+    stopped = run.wave(number, pending) if pending else None
+    if run.stop.requested:
+        run.interrupted(f"in wave {number}")
+    if stopped is None:
+        return None
+    code, message, end = stopped
+    run.journal.event("run-end", status="stopped")
+    run.books.derive()  # the failure or pause is in the logs now: a blocker
+    run.books.commit(f"docs({end.plan.id}): run stopped")
+    return RunResult(exit_code=code, outcomes=run.sorted_outcomes(), message=message,
+                     plans=run.ended)  # fmt: skip
+
+
+def _finish(run: _Run) -> RunResult:
+    """The run's end once every wave is through: the books derived and committed, or,
+    when nothing happened at all, the journal discarded."""
+    options, phase = run.options, run.phase
     # `execute-plan` ran one plan: what it says and records is about that plan
     what = f"plan {options.only_plan}" if options.only_plan else f"phase {phase.name}"
     if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
         run.journal.discard()
-        return RunResult(EXIT_OK, run.outcomes, f"{what}: already complete", run.ended)
+        return RunResult(exit_code=EXIT_OK, outcomes=run.outcomes,
+                         message=f"{what}: already complete", plans=run.ended)  # fmt: skip
     run.journal.event("run-end", status="complete")
     run.books.derive()
     scope = options.only_plan or phase.number
     run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
-    return RunResult(EXIT_OK, run.sorted_outcomes(), f"{what} complete", run.ended)
+    return RunResult(exit_code=EXIT_OK, outcomes=run.sorted_outcomes(),
+                     message=f"{what} complete", plans=run.ended)  # fmt: skip
 
 
 class _Run:
@@ -387,7 +427,8 @@ class _Run:
             place, recovered = self.worktrees.open(plan.id, start)
         except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
             self.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
-            return PlanEnd(plan, "failed", f"plan {plan.id}: {exc}", "unknown", str(exc))
+            return PlanEnd(plan=plan, status="failed", message=f"plan {plan.id}: {exc}",
+                           error_type="unknown", details=str(exc))  # fmt: skip
         for tag in recovered:
             self.say(f"rolled back {tag}, left open by an interrupted run")
         end = self.tasks(plan, wave, place, place.committed_tasks())
@@ -531,8 +572,7 @@ class _Run:
                 f"phase {phase.number} wave {wave}/{self.waves} plan {plan.id} task {task.index}"
             )
             if self.cancel.is_set():  # a signal: no new attempt starts
-                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
-                               tuple(attempts), started)  # fmt: skip
+                return _interrupted(plan, label, attempts, started)
             if f"{plan.id}-{task.index}" in committed:
                 self.say(f"{label}: already committed, skipped")
                 earlier.append((task.index, None))
@@ -548,8 +588,9 @@ class _Run:
                     )
                     self.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
                     self.say(message)
-                    return PlanEnd(plan, "paused", message, "checkpoint-paused", message,
-                                   tuple(attempts), started)  # fmt: skip
+                    return PlanEnd(plan=plan, status="paused", message=message,
+                                   error_type="checkpoint-paused", details=message,
+                                   attempts=tuple(attempts), started=started)  # fmt: skip
                 self.say(f"{label}: {task.type} approved ({answer})")
                 earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
                 continue
@@ -560,16 +601,18 @@ class _Run:
             outcome = self.attempts(wave, plan, task, context, label, attempts, place)
             self.outcomes.append(outcome)
             if not outcome.success and self.cancel.is_set():  # rolled back; nobody's failure
-                return PlanEnd(plan, "interrupted", f"{label}: interrupted", None, "",
-                               tuple(attempts), started)  # fmt: skip
+                return _interrupted(plan, label, attempts, started)
             if not outcome.success:
                 message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
-                return PlanEnd(plan, "failed", message, outcome.error_type or "unknown",
-                               outcome.details, tuple(attempts), started)  # fmt: skip
+                return PlanEnd(plan=plan, status="failed", message=message,
+                               error_type=outcome.error_type or "unknown",
+                               details=outcome.details, attempts=tuple(attempts),
+                               started=started)  # fmt: skip
             report = outcome.report
             earlier.append((task.index, report.downstream if report else None))
-        return PlanEnd(plan, "complete", f"plan {plan.id}: complete", None, "",
-                       tuple(attempts), started, datetime.now(timezone.utc))  # fmt: skip
+        return PlanEnd(plan=plan, status="complete", message=f"plan {plan.id}: complete",
+                       attempts=tuple(attempts), started=started,
+                       finished=datetime.now(timezone.utc))  # fmt: skip
 
     def attempts(
         self,
@@ -584,69 +627,89 @@ class _Run:
         """The retry ladder: transient failures retried up to `specialists.max_retries`,
         then one fallback to gsd-executor when `voltagent.fallback_on_error`; validation
         failures and policy violations are final."""
-        journal, say = self.journal, self.say
         dispatch = self.dispatcher.task(wave, plan, task)
         if dispatch.fallback_reason:  # SPEC 3: every fallback to gsd-executor is a warning
-            say(f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
-                f"{dispatch.fallback_reason}")  # fmt: skip
+            self.say(f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
+                     f"{dispatch.fallback_reason}")  # fmt: skip
         retries = self.retries
         attempt = 0
         while True:
             attempt += 1
-            agent = self.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
-            text = prompt.build_prompt(agent, plan, task, context, self.templates)
-            say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
-            journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name,
-                               attempt=attempt)  # fmt: skip
-            with self.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
-                outcome = run_task(
-                    git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
-                    prompt=text, attempt=attempt, allow_dirty=self.allow_dirty,
-                    scope=self.scope, environ=self.environ,
-                    error_log=journal.plan_errors(plan.id), cancel=self.cancel,
-                    sandbox=self.sandbox,
-                )  # fmt: skip
+            agent, outcome = self._attempt(plan, task, context, label, dispatch, attempt, place)
             tried.append(outcome)
-            if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
-                result_file = self.phase.path / f"{plan.id}-RESULT.txt"
-                journal.keep_output(result_file.relative_to(self.project.root).as_posix(),
-                                    Path(outcome.output))  # fmt: skip
-            journal.plan_event(
-                plan.id, "result", task=task.index, agent=agent.name, attempt=attempt,
-                success=outcome.success, soft_success=outcome.soft_success,
-                error_type=outcome.error_type, duration_s=outcome.duration_s,
-                input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-                cost_usd=outcome.cost_usd,
-            )  # fmt: skip
-            if outcome.success:
-                journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
-                commit = outcome.commit
-                say(f"{label}: " + (f"committed {commit[:7]}" if commit else
-                                    "done, nothing to commit"))  # fmt: skip
-                return outcome
-            if self.cancel.is_set():
-                say(f"{label}: interrupted; the attempt is rolled back")
-            else:
-                say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
-            if outcome.checkpoint:  # run_task put the tree back to it
-                journal.plan_event(plan.id, "rollback", task=task.index,
-                                   checkpoint=outcome.checkpoint)  # fmt: skip
-            if self.cancel.is_set():
+            self._report(plan, task, label, agent.name, outcome)
+            if outcome.success or self.cancel.is_set():
                 return outcome
             transient = outcome.error_type in TRANSIENT or outcome.rate_limited
             if transient and attempt <= retries:
-                journal.plan_event(plan.id, "retry", task=task.index)
+                self.journal.plan_event(plan.id, "retry", task=task.index)
                 continue
             final = outcome.error_type in ("validation-failed", "policy-violation")
             if self.fallback and not final and agent.name != EXECUTOR:  # (always installed)
-                journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
+                self.journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
                 dispatch = self.dispatcher.task(
                     wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
                 )
-                say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
+                self.say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
                 retries = attempt  # the fallback gets exactly one attempt
                 continue
             return outcome
+
+    def _attempt(
+        self,
+        plan: Plan,
+        task: Task,
+        context: prompt.PromptContext,
+        label: str,
+        dispatch: TaskDispatch,
+        attempt: int,
+        place: Git,
+    ) -> tuple[Agent, TaskOutcome]:
+        """One rung of the ladder: the prompt built for the agent `dispatch` names, the
+        spawn journalled, the task run in `place`; the agent and what became of it."""
+        agent = self.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
+        text = prompt.build_prompt(agent, plan, task, context, self.templates)
+        self.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+        self.journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name,
+                                attempt=attempt)  # fmt: skip
+        with self.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
+            outcome = run_task(
+                git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
+                prompt=text, attempt=attempt, allow_dirty=self.allow_dirty,
+                scope=self.scope, environ=self.environ,
+                error_log=self.journal.plan_errors(plan.id), cancel=self.cancel,
+                sandbox=self.sandbox,
+            )  # fmt: skip
+        return agent, outcome
+
+    def _report(self, plan: Plan, task: Task, label: str, agent: str, outcome: TaskOutcome) -> None:
+        """An attempt's output kept (SPEC 1's RESULT file), its result journalled and
+        said: the commit of a success, the error and the rollback of a failure."""
+        journal, say = self.journal, self.say
+        if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
+            result_file = self.phase.path / f"{plan.id}-RESULT.txt"
+            journal.keep_output(result_file.relative_to(self.project.root).as_posix(),
+                                Path(outcome.output))  # fmt: skip
+        journal.plan_event(
+            plan.id, "result", task=task.index, agent=agent, attempt=outcome.attempt,
+            success=outcome.success, soft_success=outcome.soft_success,
+            error_type=outcome.error_type, duration_s=outcome.duration_s,
+            input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+            cost_usd=outcome.cost_usd,
+        )  # fmt: skip
+        if outcome.success:
+            journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
+            commit = outcome.commit
+            say(f"{label}: " + (f"committed {commit[:7]}" if commit else
+                                "done, nothing to commit"))  # fmt: skip
+            return
+        if self.cancel.is_set():
+            say(f"{label}: interrupted; the attempt is rolled back")
+        else:
+            say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
+        if outcome.checkpoint:  # run_task put the tree back to it
+            journal.plan_event(plan.id, "rollback", task=task.index,
+                               checkpoint=outcome.checkpoint)  # fmt: skip
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -704,6 +767,14 @@ def _max_parallel(project: Project, options: RunOptions) -> int:
     if options.max_parallel is not None:
         return max(1, options.max_parallel)
     return parallelization.max_concurrent_agents
+
+
+def _interrupted(
+    plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime
+) -> PlanEnd:
+    """A plan a signal stopped at `label`: its attempt rolled back, nobody's failure."""
+    return PlanEnd(plan=plan, status="interrupted", message=f"{label}: interrupted",
+                   attempts=tuple(attempts), started=started)  # fmt: skip
 
 
 def _first_line(details: str) -> str:

@@ -133,11 +133,46 @@ def supervise(
     started = time.monotonic()
     started_child = _start(argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement)
     if isinstance(started_child, str):
-        return Spawned(
-            tuple(argv), EXIT_NOT_FOUND, False, False, time.monotonic() - started,
-            stdout_path, stderr_path, None, started_child, 0, 0,
-        )  # fmt: skip
+        return _never_ran(argv, EXIT_NOT_FOUND, started_child, time.monotonic() - started,
+                          stdout_path, stderr_path)  # fmt: skip
     child, status = started_child
+    ended, failure = _watch(child, status, argv, timeout_s, grace_s, registry, cancel)
+    if failure is not None:  # the launcher said why the program never ran
+        return _never_ran(argv, ended.code, failure, time.monotonic() - started,
+                          stdout_path, stderr_path)  # fmt: skip
+    code = ended.code
+    if not ended.timed_out and code < 0:
+        code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
+    return Spawned(
+        argv=tuple(argv), exit_code=code, timed_out=ended.timed_out, killed=ended.killed,
+        duration_s=time.monotonic() - started, stdout_path=stdout_path,
+        stderr_path=stderr_path, pid=child.pid, error=None, leftovers=ended.leftovers,
+        survivors=ended.survivors,
+    )  # fmt: skip
+
+
+class _Ended(NamedTuple):
+    """How a supervised group ended: its status and what was left of it."""
+
+    code: int
+    timed_out: bool
+    killed: bool
+    leftovers: int
+    survivors: int
+
+
+def _watch(
+    child: subprocess.Popen[bytes],
+    status: int,
+    argv: list[str],
+    timeout_s: float,
+    grace_s: float,
+    registry: Path | None,
+    cancel: threading.Event | None,
+) -> tuple[_Ended, str | None]:
+    """Wait for a started program, ending its group on timeout, on `cancel` or when it
+    leaves processes behind; returns how it ended and the launcher's reason it never
+    ran (None when it ran). Whatever happens, nothing of the group runs on unsupervised."""
     record = None
     timed_out = killed = False
     leftovers = survivors = 0
@@ -164,16 +199,20 @@ def supervise(
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
         failure = _read_status(status)
-    if failure is not None:  # the launcher said why the program never ran
-        return Spawned(
-            tuple(argv), code, False, False, time.monotonic() - started,
-            stdout_path, stderr_path, None, failure, 0, 0,
-        )  # fmt: skip
-    if not timed_out and code < 0:
-        code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
+    ended = _Ended(code=code, timed_out=timed_out, killed=killed, leftovers=leftovers,
+                   survivors=survivors)  # fmt: skip
+    return ended, failure
+
+
+def _never_ran(
+    argv: list[str], code: int, error: str, duration_s: float, stdout_path: Path,
+    stderr_path: Path,
+) -> Spawned:
+    """A program that could not be started, or that its launcher could not run."""
     return Spawned(
-        tuple(argv), code, timed_out, killed, time.monotonic() - started,
-        stdout_path, stderr_path, child.pid, None, leftovers, survivors,
+        argv=tuple(argv), exit_code=code, timed_out=False, killed=False,
+        duration_s=duration_s, stdout_path=stdout_path, stderr_path=stderr_path, pid=None,
+        error=error, leftovers=0, survivors=0,
     )  # fmt: skip
 
 

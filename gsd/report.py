@@ -170,7 +170,8 @@ def _case(
     else:
         outcome, why = "skipped", "not run"
     name = planned.name if planned else ""
-    return TaskCase(plan, task, name, outcome, why, attempts, seconds)
+    return TaskCase(plan=plan, task=task, name=name, outcome=outcome, why=why,
+                    attempts=attempts, seconds=seconds)  # fmt: skip
 
 
 def junit(cases: list[TaskCase]) -> str:
@@ -190,7 +191,8 @@ def junit(cases: list[TaskCase]) -> str:
         skipped = case.why if case.outcome == "skipped" else None
         seconds = case.seconds if case.attempts else None
         suites.setdefault(case.plan, []).append(
-            Case(title, f"plan {case.plan}", failure, skipped, lines, seconds)
+            Case(name=title, classname=f"plan {case.plan}", failure=failure, skipped=skipped,
+                 output=lines, seconds=seconds)  # fmt: skip
         )
     return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
 

@@ -307,85 +307,113 @@ def judge(
        output but no report, marker or change is `unknown`; exit 0 with nothing
        usable at all is `result-unparsable`.
     """
-    runner_error = output.structured and output.is_error
-    success_report = report is not None and report.status == "success"
     found = markers(output.text)
-    last = found[-1] if found else None
-    failing = "nonzero-exit" if exit_code != 0 else "unknown"
+    return (
+        _by_timeout(exit_code, timed_out, output, report)
+        or _by_spawn_failure(exit_code, output, report, found)
+        or _by_runner_error(exit_code, output)
+        or _by_report(exit_code, report)
+        or _by_marker(exit_code, found[-1] if found else None)
+        or _by_evidence(exit_code, output, changed_files)
+    )
 
-    if timed_out or exit_code in (EXIT_TIMEOUT, EXIT_KILLED):
-        if success_report and report is not None and report.complete and not runner_error:
-            return Verdict(
-                True, True, None, "timed out after printing a complete success Task Report"
-            )
-        kind = "timeout-kill" if exit_code == EXIT_KILLED else "timeout"
-        return Verdict(
-            False,
-            False,
-            kind,
-            f"timed out (exit {exit_code}) without a complete success Task Report",
-        )
+
+def _succeeded(reason: str, *, soft: bool = False) -> Verdict:
+    return Verdict(success=True, soft_success=soft, error_type=None, reason=reason)
+
+
+def _failed(error_type: str, reason: str) -> Verdict:
+    return Verdict(success=False, soft_success=False, error_type=error_type, reason=reason)
+
+
+def _failing(exit_code: int) -> str:
+    """A failure's error_type when no rule names one: it exited 0 or it did not."""
+    return "nonzero-exit" if exit_code != 0 else "unknown"
+
+
+def _by_timeout(
+    exit_code: int, timed_out: bool, output: RunnerOutput, report: TaskReport | None
+) -> Verdict | None:
+    """Rule 1: a run that timed out is a soft success only after a complete success
+    Task Report and no runner error; else `timeout` or `timeout-kill`."""
+    if not (timed_out or exit_code in (EXIT_TIMEOUT, EXIT_KILLED)):
+        return None
+    runner_error = output.structured and output.is_error
+    if report is not None and report.status == "success" and report.complete and not runner_error:
+        return _succeeded("timed out after printing a complete success Task Report", soft=True)
+    kind = "timeout-kill" if exit_code == EXIT_KILLED else "timeout"
+    return _failed(kind, f"timed out (exit {exit_code}) without a complete success Task Report")
+
+
+def _by_spawn_failure(
+    exit_code: int, output: RunnerOutput, report: TaskReport | None, found: list[str]
+) -> Verdict | None:
+    """Rule 2: exit 127 / 126 with nothing printed: the program never ran."""
     if (
         exit_code in (EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE)
         and not output.structured
         and report is None
         and not found
     ):
-        return Verdict(
-            False, False, "spawn-failed", f"the runner could not be started (exit {exit_code})"
-        )
-    if runner_error:
-        return Verdict(
-            False,
-            False,
-            failing,
-            f"the runner reported an error (exit {exit_code}): {_snippet(output.text)}",
-        )
-    if report is not None:
-        if success_report:
-            if exit_code == 0:
-                return Verdict(True, False, None, "Task Report: success")
-            if report.complete:
-                return Verdict(
-                    True,
-                    False,
-                    None,
-                    f"exit {exit_code} after a complete success Task Report (the run had finished)",
-                )
-            return Verdict(
-                False,
-                False,
-                "nonzero-exit",
-                f"exit {exit_code} and the success Task Report is incomplete",
+        return _failed("spawn-failed", f"the runner could not be started (exit {exit_code})")
+    return None
+
+
+def _by_runner_error(exit_code: int, output: RunnerOutput) -> Verdict | None:
+    """Rule 3 (tier 1): the runner's structured output said is_error."""
+    if not (output.structured and output.is_error):
+        return None
+    return _failed(
+        _failing(exit_code),
+        f"the runner reported an error (exit {exit_code}): {_snippet(output.text)}",
+    )
+
+
+def _by_report(exit_code: int, report: TaskReport | None) -> Verdict | None:
+    """Rule 4 (tier 2): the Task Report's Status, with the exit status and whether the
+    report is complete."""
+    if report is None:
+        return None
+    if report.status == "success":
+        if exit_code == 0:
+            return _succeeded("Task Report: success")
+        if report.complete:
+            return _succeeded(
+                f"exit {exit_code} after a complete success Task Report (the run had finished)"
             )
-        detail = f"; errors: {report.errors}" if report.errors else ""
-        return Verdict(
-            False, False, failing, f"Task Report status: {report.status or 'missing'}{detail}"
+        return _failed(
+            "nonzero-exit", f"exit {exit_code} and the success Task Report is incomplete"
         )
-    if last is not None:
-        if last in ("## TASK COMPLETE", "## PLAN COMPLETE"):
-            if exit_code == 0:
-                return Verdict(True, False, None, f"marker {last}")
-            return Verdict(False, False, "nonzero-exit", f"exit {exit_code} after {last}")
-        return Verdict(False, False, failing, f"marker {last}")
+    detail = f"; errors: {report.errors}" if report.errors else ""
+    return _failed(
+        _failing(exit_code), f"Task Report status: {report.status or 'missing'}{detail}"
+    )
+
+
+def _by_marker(exit_code: int, last: str | None) -> Verdict | None:
+    """Rule 5 (tier 3): the last GSD marker the agent printed."""
+    if last is None:
+        return None
+    if last in ("## TASK COMPLETE", "## PLAN COMPLETE"):
+        if exit_code == 0:
+            return _succeeded(f"marker {last}")
+        return _failed("nonzero-exit", f"exit {exit_code} after {last}")
+    return _failed(_failing(exit_code), f"marker {last}")
+
+
+def _by_evidence(exit_code: int, output: RunnerOutput, changed_files: bool) -> Verdict:
+    """Rules 6 and 7 (tier 4 and the rest): exit 0 and a non-empty diff is a success;
+    anything else a failure that says what was missing."""
     if exit_code != 0:
-        return Verdict(
-            False, False, "nonzero-exit", f"exit {exit_code} without a success Task Report"
-        )
+        return _failed("nonzero-exit", f"exit {exit_code} without a success Task Report")
     if changed_files:
-        return Verdict(True, False, None, "exit 0 and the task changed files")
+        return _succeeded("exit 0 and the task changed files")
     if output.structured:
-        return Verdict(
-            False,
-            False,
-            "unknown",
-            "the runner finished without a Task Report, a GSD marker or any change",
+        return _failed(
+            "unknown", "the runner finished without a Task Report, a GSD marker or any change"
         )
-    return Verdict(
-        False,
-        False,
-        "result-unparsable",
-        "exit 0 but no structured output, Task Report, GSD marker or change",
+    return _failed(
+        "result-unparsable", "exit 0 but no structured output, Task Report, GSD marker or change"
     )
 
 

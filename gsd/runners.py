@@ -187,7 +187,7 @@ def runner_files(
     none is written. Other runners need nothing.
     """
     if agent.runner != "gemini":
-        return RunnerFiles({}, {}, [])
+        return RunnerFiles(files={}, env={}, argv=[])
     files: dict[str, str] = {}
     env: dict[str, str] = {}
     argv: list[str] = []
@@ -199,7 +199,7 @@ def runner_files(
     if agent.max_turns is not None and root:
         files["gemini-settings.json"] = _gemini_settings(system_settings, agent.max_turns)
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(run_dir / "gemini-settings.json")
-    return RunnerFiles(files, env, argv)
+    return RunnerFiles(files=files, env=env, argv=argv)
 
 
 def _gemini_policy(tier: str, web: bool) -> str:
@@ -360,7 +360,8 @@ def parse_output(
             found = _PARSERS[runner](stdout, result_file_text)
     except (ValueError, TypeError, AttributeError, RecursionError):
         found = None
-    return found or RunnerOutput(stdout, False, None, None, None, False)
+    return found or RunnerOutput(text=stdout, is_error=False, input_tokens=None,
+                                 output_tokens=None, cost_usd=None, structured=False)  # fmt: skip
 
 
 def _loads(text: str) -> Any:
@@ -423,13 +424,13 @@ def _claude(stdout: str, _result_file: str | None) -> RunnerOutput | None:
         text = f"API error status {status}"
     cost = result.get("total_cost_usd", result.get("cost_usd"))  # cost_usd: old name
     return RunnerOutput(
-        text,
-        is_error,
-        _total([base, *cache]) if base is not None else None,
-        _int(usage.get("output_tokens")),
-        _float(cost),
-        True,
-        is_error and status in (429, 529),
+        text=text,
+        is_error=is_error,
+        input_tokens=_total([base, *cache]) if base is not None else None,
+        output_tokens=_int(usage.get("output_tokens")),
+        cost_usd=_float(cost),
+        structured=True,
+        rate_limited=is_error and status in (429, 529),
     )
 
 
@@ -469,7 +470,9 @@ def _gemini(stdout: str, _result_file: str | None) -> RunnerOutput | None:
             outputs += [_int(tokens.get("candidates")), _int(tokens.get("thoughts"))]
     code = error.get("code") if isinstance(error, dict) else None
     limited = code == 429 or code == "RESOURCE_EXHAUSTED"
-    return RunnerOutput(text, bool(error), _total(inputs), _total(outputs), None, True, limited)
+    return RunnerOutput(text=text, is_error=bool(error), input_tokens=_total(inputs),
+                        output_tokens=_total(outputs), cost_usd=None, structured=True,
+                        rate_limited=limited)  # fmt: skip
 
 
 def _codex(stdout: str, _result_file: str | None) -> RunnerOutput | None:
@@ -504,7 +507,8 @@ def _codex(stdout: str, _result_file: str | None) -> RunnerOutput | None:
         return None
     is_error = failed or pending_error is not None
     text = message if message is not None else (failure or pending_error or "")
-    return RunnerOutput(text, is_error, _total(inputs), _total(outputs), None, True)
+    return RunnerOutput(text=text, is_error=is_error, input_tokens=_total(inputs),
+                        output_tokens=_total(outputs), cost_usd=None, structured=True)  # fmt: skip
 
 
 def _command(stdout: str, result_file: str | None) -> RunnerOutput | None:
@@ -513,12 +517,12 @@ def _command(stdout: str, result_file: str | None) -> RunnerOutput | None:
         return None
     result = data.get("result")
     return RunnerOutput(
-        result if isinstance(result, str) else stdout,
-        data.get("is_error") is True,
-        _int(data.get("input_tokens")),
-        _int(data.get("output_tokens")),
-        _float(data.get("cost_usd")),
-        True,
+        text=result if isinstance(result, str) else stdout,
+        is_error=data.get("is_error") is True,
+        input_tokens=_int(data.get("input_tokens")),
+        output_tokens=_int(data.get("output_tokens")),
+        cost_usd=_float(data.get("cost_usd")),
+        structured=True,
     )
 
 

@@ -55,19 +55,14 @@ def render(
     took in all its runs (default: from `started` to `finished`).
     """
     phase_number, plan_number = split_plan_id(plan_id)
-    phase_number = phase_number or phase_dir
     done = _final_outcomes(outcomes)
     numbers = sorted(set(task_names) | set(done))
-    new_files = set(created or ())
-    for outcome in done.values() if created is None else ():
-        if outcome.report is not None:
-            new_files.update(outcome.report.files_created)
+    new_files = _new_files(done, created)
     files = _files(done)
     if seconds is None:
         seconds = (as_utc(finished) - as_utc(started)).total_seconds()
     seconds = max(0.0, seconds)
     completed = as_utc(finished).strftime("%Y-%m-%d")
-
     front = _frontmatter_text(
         phase=phase_dir,
         plan=plan_number,
@@ -78,15 +73,8 @@ def render(
         completed=completed,
         usage=_specialist_usage(done),
     )
-    committed = sum(1 for o in done.values() if o.commit)
-    agents = list(_specialist_usage(done))
     lines = [
-        f"# Phase {phase_number} Plan {plan_number}: Summary",
-        "",
-        f"**{len(done)} of {plural(len(numbers), 'task')} done in {plural(committed, 'commit')}, "
-        f"{plural(len(files), 'file')} changed"
-        + (f"; agents: {', '.join(agents)}**" if agents else "**"),
-        "",
+        *_headline(phase_number or phase_dir, plan_number, done, numbers, files),
         "## Performance",
         "",
         f"- **Duration:** {_long_duration(seconds)}",
@@ -95,32 +83,52 @@ def render(
         f"- **Tasks:** {len(numbers)}",
         f"- **Files modified:** {len(files)}",
         "",
-        "## Task Commits",
-        "",
-        *_task_commit_lines(numbers, task_names, done),
-        "",
-        "## Files Created/Modified",
-        "",
-        *_file_lines(files, new_files, done),
-        "",
-        "## Deviations from Plan",
-        "",
-        *_deviation_lines(numbers, done),
-        "",
-        "## Issues Encountered",
-        "",
-        *_issue_lines(outcomes),
-        "",
-        "## Tokens and Cost",
-        "",
-        *_token_lines(outcomes),
-        "",
+        *_section("Task Commits", _task_commit_lines(numbers, task_names, done)),
+        *_section("Files Created/Modified", _file_lines(files, new_files, done)),
+        *_section("Deviations from Plan", _deviation_lines(numbers, done)),
+        *_section("Issues Encountered", _issue_lines(outcomes)),
+        *_section("Tokens and Cost", _token_lines(outcomes)),
         "---",
         f"*Phase: {phase_dir}*",
         f"*Completed: {completed}*",
         "",
     ]
     return f"---\n{front}---\n\n" + "\n".join(lines)
+
+
+def _new_files(done: Mapping[int, TaskOutcome], created: Iterable[str] | None) -> set[str]:
+    """The files the plan created: what git saw its commits add (`created`) or, without
+    that, what the Task Reports list under "Files created"."""
+    new_files = set(created or ())
+    for outcome in done.values() if created is None else ():
+        if outcome.report is not None:
+            new_files.update(outcome.report.files_created)
+    return new_files
+
+
+def _headline(
+    phase_number: str,
+    plan_number: str,
+    done: Mapping[int, TaskOutcome],
+    numbers: list[int],
+    files: list[str],
+) -> list[str]:
+    """The title and the one-line account under it: tasks done, commits, files, agents."""
+    committed = sum(1 for o in done.values() if o.commit)
+    agents = list(_specialist_usage(done))
+    return [
+        f"# Phase {phase_number} Plan {plan_number}: Summary",
+        "",
+        f"**{len(done)} of {plural(len(numbers), 'task')} done in {plural(committed, 'commit')}, "
+        f"{plural(len(files), 'file')} changed"
+        + (f"; agents: {', '.join(agents)}**" if agents else "**"),
+        "",
+    ]
+
+
+def _section(title: str, body: Iterable[str]) -> list[str]:
+    """A `##` section: its heading, a blank line, its lines and a blank line."""
+    return [f"## {title}", "", *body, ""]
 
 
 def parse(text: str, name: str = "SUMMARY.md", *, strict: bool = False) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -50,6 +50,10 @@ def run_task(
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
+    Its steps: prepare (the checkpoint), spawn (the agent), assess (verdict, checks,
+    policy), settle (commit, or roll back to the checkpoint) and record (a failure's
+    line in the error log).
+
     With `sandbox`, the agent and everything it starts write only what its confinement
     allows (Landlock, where the kernel has it): see `gsd.sandbox`.
 
@@ -59,70 +63,25 @@ def run_task(
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or errorlog.log_path(git.root)
-    root = git.root
-    gitfile = _read_gitfile(root)
-    # without Landlock, the user's checkout beside a plan's worktree is within an agent's
-    # reach: its state is kept for the spawn and put back after (gsd.userguard)
-    user = _unconfined_user_checkout(git, sandbox)
-    confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
-    try:
-        checkpoint = git.create_checkpoint(plan.id, task.index, allow_dirty=allow_dirty,
-                                           confined=confined)  # fmt: skip
-    except GsdError as exc:
-        outcome = _outcome(plan, task, agent, attempt, error_type="checkpoint-failed",
-                           details=logged(exc))  # fmt: skip
-        _log(error_log, plan, outcome, agent, None)
-        return outcome
-
-    job = _Job(git, plan, task, agent, dispatch, prompt, attempt, environ, cancel, sandbox)
-    try:
-        found = _attempt(job, _Guards(checkpoint, gitfile, user), scope)
-    except BaseException:  # a full disk, a read-only folder, ...: the tree goes back first
-        with contextlib.suppress(GsdError, OSError):
-            git.rollback(checkpoint)
-        raise
-    if isinstance(found, TaskOutcome):  # interrupted before the agent started
-        return found
-    spawned, verdict, output, report, error_type, details, changed, deviations, commit = found
-    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if error_type is not None else ""
-    if error_type is not None:
-        details = _with_stderr(details, stderr)
-    rollback_failed: GsdError | None = None
-    if error_type is None:
-        git.delete_checkpoint(checkpoint)
-    else:
-        try:
-            git.rollback(checkpoint)
-        except GsdError as exc:  # the tree is not restored: log the failure, then stop
-            rollback_failed = exc
-            details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
-    outcome = TaskOutcome(
-        plan.id, task.index, agent.name, error_type is None, verdict.soft_success and
-        error_type is None, error_type, details, commit, changed, deviations,
-        spawned.exit_code, round(spawned.duration_s, 1), output.input_tokens,
-        output.output_tokens, output.cost_usd, attempt, checkpoint.tag, report,
-        error_type is not None and result.rate_limited(verdict, output, stderr),
-        str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
-    )  # fmt: skip
-    if error_type is not None and not (cancel is not None and cancel.is_set()):
-        _log(error_log, plan, outcome, agent, checkpoint)  # an interruption is nobody's
+    job = _Job(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=prompt,
+               attempt=attempt, environ=environ, cancel=cancel, sandbox=sandbox)  # fmt: skip
+    guards = _prepare(job, allow_dirty)
+    if isinstance(guards, TaskOutcome):  # no checkpoint: nothing ran, nothing to undo
+        _record(error_log, job, guards, None)
+        return guards
+    with _rolled_back_on_crash(git, guards.checkpoint):
+        if cancel is not None and cancel.is_set():  # interrupted before the spawn
+            git.delete_checkpoint(guards.checkpoint)
+            return _failed(job, error_type="unknown",
+                           details="interrupted before the agent started")  # fmt: skip
+        spawn = _spawn(job, guards)
+        assessed = _assess(job, guards.checkpoint, spawn, scope)
+    outcome, rollback_failed = _settle(job, guards.checkpoint, assessed)
+    if not outcome.success and not (cancel is not None and cancel.is_set()):
+        _record(error_log, job, outcome, guards.checkpoint)  # an interruption is nobody's
     if rollback_failed is not None:
         raise rollback_failed
     return outcome
-
-
-class _Done(NamedTuple):
-    """What an attempt came to, before the checkpoint is settled (deleted or rolled back)."""
-
-    spawned: proc.Spawned
-    verdict: result.Verdict
-    output: runners.RunnerOutput
-    report: result.TaskReport | None
-    error_type: str | None
-    details: str
-    changed: list[str]
-    deviations: list[str]
-    commit: str | None
 
 
 class _Job(NamedTuple):
@@ -148,19 +107,65 @@ class _Guards(NamedTuple):
     user: Git | None  # the user's checkout, when no sandbox keeps the agent out of it
 
 
-def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
-    """Spawn, read the result, verify, observe, enforce and (if all is well) commit: every
-    step between taking the checkpoint and settling it."""
-    git, plan, task, agent = job.git, job.plan, job.task, job.agent
-    if job.cancel is not None and job.cancel.is_set():  # interrupted before the spawn
-        git.delete_checkpoint(guards.checkpoint)
-        return _outcome(plan, task, agent, job.attempt, error_type="unknown",
-                        details="interrupted before the agent started")  # fmt: skip
-    user = guards.user
+class _Spawned(NamedTuple):
+    """What the spawn step left: the supervised run, and what had to be put back."""
+
+    run: proc.Spawned
+    result_text: str | None  # the result file the agent wrote, if it wrote one
+    gitfile_changed: list[str]  # ["worktree .git file"] when the agent rewrote it
+    in_user_checkout: list[str]  # what the agent changed in the user's checkout
+
+
+class _Assessed(NamedTuple):
+    """What an attempt came to, before it is settled (committed, or rolled back)."""
+
+    spawned: proc.Spawned
+    verdict: result.Verdict
+    output: runners.RunnerOutput
+    report: result.TaskReport | None
+    error_type: str | None
+    details: str
+    changed: list[str]
+    deviations: list[str]
+
+
+def _prepare(job: _Job, allow_dirty: bool) -> _Guards | TaskOutcome:
+    """Take the checkpoint and keep what the agent must not change (a worktree's `.git`
+    file, an unconfined user checkout); a checkpoint that cannot be taken fails the
+    attempt before anything runs."""
+    git, sandbox = job.git, job.sandbox
+    gitfile = _read_gitfile(git.root)
+    # without Landlock, the user's checkout beside a plan's worktree is within an agent's
+    # reach: its state is kept for the spawn and put back after (gsd.userguard)
+    user = _unconfined_user_checkout(git, sandbox)
+    confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
+    try:
+        checkpoint = git.create_checkpoint(job.plan.id, job.task.index,
+                                           allow_dirty=allow_dirty, confined=confined)  # fmt: skip
+    except GsdError as exc:
+        return _failed(job, error_type="checkpoint-failed", details=logged(exc))
+    return _Guards(checkpoint=checkpoint, gitfile=gitfile, user=user)
+
+
+@contextlib.contextmanager
+def _rolled_back_on_crash(git: Git, checkpoint: Checkpoint) -> Iterator[None]:
+    """A full disk, a read-only folder, ...: the tree goes back before the error goes on."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(GsdError, OSError):
+            git.rollback(checkpoint)
+        raise
+
+
+def _spawn(job: _Job, guards: _Guards) -> _Spawned:
+    """Run the agent, then put back at once what it must not have changed: a worktree's
+    `.git` file and the user's checkout (when no sandbox kept the agent out of it)."""
+    git, user = job.git, guards.user
     kept = userguard.take(user) if user is not None else None
     try:
-        spawned, result_text = _spawn(job)
-        _warn_survivors(spawned, f"{plan.id} task {task.index}")
+        spawned, result_text = _launch(job)
+        _warn_survivors(spawned, f"{job.plan.id} task {job.task.index}")
         # before any git command: a worktree's `.git` file an agent rewrote would point
         # every command that follows at a repository of its choosing
         gitfile_changed = _restore_gitfile(git.root, guards.gitfile)
@@ -168,13 +173,18 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
     finally:
         if user is not None and kept is not None:
             userguard.release(user, kept)
-    stdout = _tail(spawned.stdout_path)
-    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
-    output = runners.parse_output(agent.runner, stdout, result_text, stderr)
-    report = result.parse_task_report(output.text)
-    if report is None and output.text != stdout:  # raw stdout is the text: read it once
-        report = result.parse_task_report(stdout)
-    verdict, seen = _judge(git, guards.checkpoint, spawned, output, report)
+    return _Spawned(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
+                    in_user_checkout=in_user_checkout)  # fmt: skip
+
+
+def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _Assessed:
+    """Decide what the attempt came to: SPEC 5's verdict on the agent's output, then the
+    `<automated>` checks, then the change policy on everything that changed; the first
+    failure is the attempt's error."""
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    spawned = spawn.run
+    output, report = _read_output(agent, spawned, spawn.result_text)
+    verdict, seen = _judge(git, checkpoint, spawned, output, report)
     if verdict.soft_success:
         sys.stderr.write(
             f"gsd: warning: {plan.id} task {task.index}: timed out after a complete success "
@@ -185,20 +195,71 @@ def _attempt(job: _Job, guards: _Guards, scope: str) -> _Done | TaskOutcome:
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
-    seen = seen.then(git.observe(guards.checkpoint)) if seen else git.observe(guards.checkpoint)
+    seen = seen.then(git.observe(checkpoint)) if seen else git.observe(checkpoint)
     violations = enforce.check(
         tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
-        changed_refs=seen.changed_refs, git_internals_changed=[*gitfile_changed, *seen.internals],
-        flags=seen.flags, ignored_protected=seen.protected, user_checkout=in_user_checkout,
+        changed_refs=seen.changed_refs,
+        git_internals_changed=[*spawn.gitfile_changed, *seen.internals], flags=seen.flags,
+        ignored_protected=seen.protected, user_checkout=spawn.in_user_checkout,
     )  # fmt: skip
     fatal = [v for v in violations if v.fatal]
     if fatal and error_type is None:
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
+    return _Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
+                     error_type=error_type, details=details or "", changed=seen.changed,
+                     deviations=[v.detail for v in violations if not v.fatal])  # fmt: skip
+
+
+def _read_output(
+    agent: Agent, spawned: proc.Spawned, result_text: str | None
+) -> tuple[runners.RunnerOutput, result.TaskReport | None]:
+    """The runner's output and the agent's Task Report, from the end of what it printed."""
+    stdout = _tail(spawned.stdout_path)
+    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
+    output = runners.parse_output(agent.runner, stdout, result_text, stderr)
+    report = result.parse_task_report(output.text)
+    if report is None and output.text != stdout:  # raw stdout is the text: read it once
+        report = result.parse_task_report(stdout)
+    return output, report
+
+
+def _settle(
+    job: _Job, checkpoint: Checkpoint, done: _Assessed
+) -> tuple[TaskOutcome, GsdError | None]:
+    """Commit a success (the task's one commit) and delete its checkpoint; roll a failure
+    (a failed commit too) back to the checkpoint. Returns the outcome and, when the
+    rollback itself failed (the tree not restored), its error to raise once the failure
+    is recorded."""
+    git, error_type, details, spawned = job.git, done.error_type, done.details, done.spawned
     commit = None
     if error_type is None:
-        commit, error_type, details = _commit(job, guards.checkpoint, seen.changed)
-    return _Done(spawned, verdict, output, report, error_type, details or "", seen.changed,
-                 [v.detail for v in violations if not v.fatal], commit)  # fmt: skip
+        with _rolled_back_on_crash(git, checkpoint):
+            commit, error_type, details = _commit(job, checkpoint, done.changed)
+    stderr = _tail(spawned.stderr_path, STDERR_TAIL) if error_type is not None else ""
+    if error_type is not None:
+        details = _with_stderr(details, stderr)
+    rollback_failed: GsdError | None = None
+    if error_type is None:
+        git.delete_checkpoint(checkpoint)
+    else:
+        try:
+            git.rollback(checkpoint)
+        except GsdError as exc:  # the tree is not restored: log the failure, then stop
+            rollback_failed = exc
+            details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
+    failed = error_type is not None
+    outcome = TaskOutcome(
+        plan=job.plan.id, task=job.task.index, agent=job.agent.name, success=not failed,
+        soft_success=done.verdict.soft_success and not failed, error_type=error_type,
+        details=details, commit=commit, changed=done.changed,
+        deviations=done.deviations, exit_code=spawned.exit_code,
+        duration_s=round(spawned.duration_s, 1), input_tokens=done.output.input_tokens,
+        output_tokens=done.output.output_tokens, cost_usd=done.output.cost_usd,
+        attempt=job.attempt, checkpoint=checkpoint.tag, report=done.report,
+        rate_limited=failed and result.rate_limited(done.verdict, done.output, stderr),
+        output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
+    )  # fmt: skip
+    return outcome, rollback_failed
 
 
 def _judge(
@@ -239,7 +300,7 @@ def _commit(
         return None, "unknown", f"task commit failed: {logged(exc)}"
 
 
-def _spawn(job: _Job) -> tuple[proc.Spawned, str | None]:
+def _launch(job: _Job) -> tuple[proc.Spawned, str | None]:
     """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
     temporary folder (TMPDIR) that also holds its result file; returns what became of it
     and the result file's text (a file the agent wrote: read without following links)."""
@@ -465,18 +526,22 @@ def _tail(path: Path, limit: int = OUTPUT_TAIL) -> str:
         return ""
 
 
-def _outcome(
-    plan: Plan, task: Task, agent: Agent, attempt: int, *, error_type: str, details: str
-) -> TaskOutcome:
+def _failed(job: _Job, *, error_type: str, details: str) -> TaskOutcome:
+    """An attempt that failed before the agent ran: nothing changed, nothing to report."""
     return TaskOutcome(
-        plan.id, task.index, agent.name, False, False, error_type, details, None, [], [],
-        None, 0.0, None, None, None, attempt, None, None,
+        plan=job.plan.id, task=job.task.index, agent=job.agent.name, success=False,
+        soft_success=False, error_type=error_type, details=details, commit=None, changed=[],
+        deviations=[], exit_code=None, duration_s=0.0, input_tokens=None, output_tokens=None,
+        cost_usd=None, attempt=job.attempt, checkpoint=None, report=None,
     )  # fmt: skip
 
 
-def _log(
-    path: Path, plan: Plan, outcome: TaskOutcome, agent: Agent, checkpoint: Checkpoint | None
+def _record(
+    path: Path, job: _Job, outcome: TaskOutcome, checkpoint: Checkpoint | None
 ) -> None:
+    """Append a failed attempt to the error log: the line `gsd errors` and the retry
+    ladder read (which checkpoint, which runner, how it ended)."""
+    plan, agent = job.plan, job.agent
     errorlog.append(
         path,
         errorlog.ErrorRecord(

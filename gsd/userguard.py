@@ -60,8 +60,9 @@ def take(user: Git) -> Snapshot | None:
         except GsdError:
             return None
         tree, staged = (made, f"{made}^2") if made else (head, head)
-        snap = Snapshot(tree, staged, frozenset(status.untracked), user.keep_protected(),
-                        head, status.branch)  # fmt: skip
+        snap = Snapshot(tree=tree, staged=staged, untracked=frozenset(status.untracked),
+                        secrets=user.keep_protected(), head=head,
+                        branch=status.branch)  # fmt: skip
         _open[user.root] = _Shared(snap)
         return snap
 

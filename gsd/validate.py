@@ -188,12 +188,13 @@ def _check_in_workers(project: Project, folders: list[list[str]], jobs: int) -> 
 def _escalate(found: list[Diagnostic], strict: bool) -> Iterator[Diagnostic]:
     for d in found:
         if strict and d.code in STRICT_ERRORS:
-            d = Diagnostic(d.path, d.line, d.col, "error", d.code, d.message)
+            d = d._replace(severity="error")
         yield d
 
 
 def _diag(plan: Plan, line: int, code: str, message: str) -> Diagnostic:
-    return Diagnostic(plan.path, line, 1, RULES[code].severity, code, message)
+    return Diagnostic(path=plan.path, line=line, col=1, severity=RULES[code].severity,
+                      code=code, message=message)  # fmt: skip
 
 
 # --- one plan -------------------------------------------------------------------------------

@@ -183,6 +183,7 @@ def test_a_path_outside_the_checked_files_is_still_a_case(tmp_path: Path) -> Non
     from gsd.render import junit as render_junit
     from gsd.validate import Report
 
-    stray = Diagnostic("other/PLAN.md", 3, 1, "error", "GSD003", "bad")
+    stray = Diagnostic(path="other/PLAN.md", line=3, col=1, severity="error", code="GSD003",
+                       message="bad")  # fmt: skip
     root = parsed(render_junit(Report(1, [stray], ["a/01-01-PLAN.md"])))
     assert list(cases_of(root)) == ["a/01-01-PLAN.md", "other/PLAN.md"]

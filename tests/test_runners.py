@@ -355,7 +355,10 @@ def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
     if out.structured:  # only odd-types, for claude: a result object with junk fields
         assert (runner, out.text, out.input_tokens) == ("claude", "", None)
         return
-    assert out == RunnerOutput(stdout, False, None, None, None, False)
+    assert out == RunnerOutput(
+        text=stdout, is_error=False, input_tokens=None, output_tokens=None, cost_usd=None,
+        structured=False,
+    )
 
 
 def test_unknown_runner_output_is_raw_text() -> None:
@@ -417,7 +420,10 @@ def test_gemini_object_after_log_lines() -> None:
 
 def test_command_result_file_without_result_keeps_stdout() -> None:
     out = parse_output("command", "printed", '{"is_error": true, "cost_usd": 1}')
-    assert out == RunnerOutput("printed", True, None, None, 1.0, True)
+    assert out == RunnerOutput(
+        text="printed", is_error=True, input_tokens=None, output_tokens=None, cost_usd=1.0,
+        structured=True,
+    )
 
 
 # --- Task Report ------------------------------------------------------------------
@@ -512,13 +518,16 @@ TEMPLATE = """\
         pytest.param(
             "### Task Report\nStatus:   partial\nFiles Created: none\n"
             "Validation: fail (2 tests)\nErrors: test_x fails: AssertionError\n",
-            TaskReport("partial", [], [], [], "fail", "test_x fails: AssertionError", "", "", "",
-                       complete=False),
+            TaskReport(status="partial", files_created=[], files_modified=[], files_deleted=[],
+                       validation="fail", errors="test_x fails: AssertionError",
+                       key_interfaces="", patterns="", warnings="", complete=False),
             id="missing-fields-not-complete",
         ),
         pytest.param(
             "### Task Report\n- Status: done-ish\n- Validation: not run\n",
-            TaskReport("done-ish", [], [], [], "not run", None, "", "", "", complete=False),
+            TaskReport(status="done-ish", files_created=[], files_modified=[], files_deleted=[],
+                       validation="not run", errors=None, key_interfaces="", patterns="",
+                       warnings="", complete=False),
             id="raw-values",
         ),
         pytest.param("All done, no report.\n## TASK COMPLETE\n", None, id="no-report"),
@@ -613,13 +622,14 @@ def test_markers(text: str, expected: list[str]) -> None:
 OK_REPORT = FULL
 INCOMPLETE = FULL._replace(complete=False)
 PARTIAL = FULL._replace(status="partial", errors="one test fails")
-CLEAN = RunnerOutput("", False, None, None, None, True)
-RAW = RunnerOutput("", False, None, None, None, False)
-ERRORED = RunnerOutput("max turns", True, None, None, None, True)
+NOTHING_COUNTED = {"input_tokens": None, "output_tokens": None, "cost_usd": None}
+CLEAN = RunnerOutput(text="", is_error=False, structured=True, **NOTHING_COUNTED)
+RAW = RunnerOutput(text="", is_error=False, structured=False, **NOTHING_COUNTED)
+ERRORED = RunnerOutput(text="max turns", is_error=True, structured=True, **NOTHING_COUNTED)
 
 
 def text(t: str, structured: bool = False) -> RunnerOutput:
-    return RunnerOutput(t, False, None, None, None, structured)
+    return RunnerOutput(text=t, is_error=False, structured=structured, **NOTHING_COUNTED)
 
 
 COMPLETE = text("## TASK COMPLETE")
@@ -744,7 +754,7 @@ def test_judge_reason_carries_the_agents_errors() -> None:
 def test_rate_limited_failures_are_recognised(text: str, exit_code: int, expected: bool) -> None:
     from gsd.result import rate_limited
 
-    output = RunnerOutput(text, True, None, None, None, exit_code != 0)
+    output = RunnerOutput(text=text, is_error=True, structured=exit_code != 0, **NOTHING_COUNTED)
     verdict = judge(exit_code=exit_code, timed_out=False, output=output, report=None,
                     changed_files=exit_code == 0)  # fmt: skip
     assert rate_limited(verdict, output) is expected
@@ -808,7 +818,9 @@ def test_end_to_end_with_fake_programs(
     verdict = judge(
         exit_code=done.returncode, timed_out=False, output=out, report=report, changed_files=False
     )
-    assert verdict == Verdict(True, False, None, "Task Report: success")
+    assert verdict == Verdict(
+        success=True, soft_success=False, error_type=None, reason="Task Report: success"
+    )
 
 
 # --- real CLI output (tests/fixtures/runners/README.md says how each was captured) -----
@@ -857,7 +869,7 @@ def test_codex_offline_stream_as_the_real_cli_prints_it() -> None:
 def test_rate_limit_words_on_stderr_count() -> None:
     from gsd.result import rate_limited
 
-    out = RunnerOutput("", False, None, None, None, False)
+    out = RunnerOutput(text="", is_error=False, structured=False, **NOTHING_COUNTED)
     verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
     assert not rate_limited(verdict, out)
     assert rate_limited(verdict, out, "ERROR: You've hit your usage limit. Try again later.")
@@ -869,7 +881,7 @@ def test_rate_limit_words_on_stderr_count() -> None:
 def test_only_gemini_needs_files() -> None:
     for runner in ("claude", "codex", "command"):
         files = runner_files(agent("read+shell", runner, max_turns=3), Path("/r"), as_root=True)
-        assert files == RunnerFiles({}, {}, [])
+        assert files == RunnerFiles(files={}, env={}, argv=[])
 
 
 @pytest.mark.parametrize(("tier", "allowed", "denied"), [

@@ -185,7 +185,9 @@ def test_task_commits_without_a_commit_or_an_outcome() -> None:
 
 
 def test_files_created_and_modified() -> None:
-    report = TaskReport("success", ["src/new.py"], [], [], "pass", None, "", "", "", True)
+    report = TaskReport(status="success", files_created=["src/new.py"], files_modified=[],
+                        files_deleted=[], validation="pass", errors=None, key_interfaces="",
+                        patterns="", warnings="", complete=True)  # fmt: skip
     outcomes = [
         outcome(1, changed=["src/new.py", "src/old.py"], report=report),
         outcome(2, changed=["src/old.py", "docs/x.md"]),

@@ -1,0 +1,181 @@
+"""STYLE's sizes, read from the source with `ast`: no function over 60 lines, no module over 400."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gsd"
+MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 400
+
+# Functions allowed past MAX_FUNCTION_LINES, with their length today: only gsd/git.py's
+# (being rewritten in parallel as the one git adapter); none is over the limit now.
+# An entry may shrink, never grow.
+FUNCTIONS_OVER_LIMIT_ALLOWED: dict[str, int] = {}
+
+# Modules over MAX_MODULE_LINES today, with their line counts: a later sweep splits them
+# into the layer folders. An entry may shrink, never grow; a module not listed may not
+# pass the limit; an entry whose module is gone or back under the limit must go.
+MODULES_OVER_LIMIT_TODAY: dict[str, int] = {
+    "gsd/cli.py": 882,
+    "gsd/derive.py": 411,
+    "gsd/execute.py": 844,
+    "gsd/git.py": 1567,
+    "gsd/gitguard.py": 484,
+    "gsd/proc.py": 458,
+    "gsd/result.py": 422,
+    "gsd/runners.py": 529,
+    "gsd/state.py": 535,
+    "gsd/summary.py": 536,
+    "gsd/taskrun.py": 560,
+    "gsd/validate.py": 533,
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(PACKAGE.parent).as_posix()
+
+
+def function_lengths(source: str) -> dict[str, int]:
+    """Every function and method (nested ones too) by qualified name: its lines from
+    `def` to its last line, docstring, comments and blank lines included."""
+    found: dict[str, int] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                found[name] = (child.end_lineno or child.lineno) - child.lineno + 1
+                walk(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return found
+
+
+def test_function_lengths_counts_from_def_to_last_line() -> None:
+    source = (
+        "@decorated\n"
+        "def outer():\n"
+        '    """Doc."""\n'
+        "\n"
+        "    def inner():\n"
+        "        return 1\n"
+        "    return inner\n"
+        "class C:\n"
+        "    def method(self):\n"
+        "        if True:\n"
+        "            async def deep():\n"
+        "                pass\n"
+    )
+    assert function_lengths(source) == {
+        "outer": 6,
+        "outer.inner": 2,
+        "C.method": 4,
+        "C.method.deep": 2,
+    }
+
+
+def test_no_function_over_60_lines() -> None:
+    too_long = []
+    for path in _modules():
+        for name, lines in function_lengths(path.read_text(encoding="utf-8")).items():
+            qualified = f"{_name(path)}:{name}"
+            allowed = FUNCTIONS_OVER_LIMIT_ALLOWED.get(qualified, MAX_FUNCTION_LINES)
+            if lines > allowed:
+                too_long.append(f"{qualified} has {lines} lines (at most {allowed})")
+    assert too_long == [], "split these into named steps:\n" + "\n".join(too_long)
+
+
+def test_allowed_long_functions_still_exist_and_are_long() -> None:
+    stale = []
+    for qualified in FUNCTIONS_OVER_LIMIT_ALLOWED:
+        module, name = qualified.split(":")
+        path = PACKAGE.parent / module
+        lengths = function_lengths(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if lengths.get(name, 0) <= MAX_FUNCTION_LINES:
+            stale.append(qualified)
+    assert stale == [], f"no longer over the limit: take them out of the allow-list: {stale}"
+
+
+def test_no_module_grows_past_400_lines() -> None:
+    too_long = []
+    for path in _modules():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        allowed = MODULES_OVER_LIMIT_TODAY.get(_name(path), MAX_MODULE_LINES)
+        if lines > allowed:
+            too_long.append(f"{_name(path)} has {lines} lines (at most {allowed})")
+    assert too_long == [], "split these modules (or shrink them):\n" + "\n".join(too_long)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES_OVER_LIMIT_TODAY))
+def test_allowed_long_modules_are_still_long(module: str) -> None:
+    path = PACKAGE.parent / module
+    assert path.exists(), f"{module} is gone: take it out of MODULES_OVER_LIMIT_TODAY"
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines > MAX_MODULE_LINES, (
+        f"{module} has {lines} lines, within the limit: take it out of MODULES_OVER_LIMIT_TODAY"
+    )
+
+
+# A record (a NamedTuple of gsd's) built from this many positional arguments or more is
+# built by keyword instead: `TaskOutcome(plan=..., task=...)` says which value is which.
+MAX_POSITIONAL_FIELDS = 4
+
+# Modules whose records are still built positionally, being edited in parallel this
+# round (git.py: the git adapter; gitguard.py beside it; plan.py: the fence reader).
+POSITIONAL_RECORDS_ALLOWED_IN = frozenset({"gsd/git.py", "gsd/gitguard.py", "gsd/plan.py"})
+
+
+def record_classes() -> set[str]:
+    """The names of gsd's NamedTuple classes (a name also used for another class is
+    left out: a call cannot be told apart by name alone)."""
+    records: set[str] = set()
+    others: set[str] = set()
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = {getattr(b, "id", getattr(b, "attr", None)) for b in node.bases}
+                (records if "NamedTuple" in bases else others).add(node.name)
+    return records - others
+
+
+def positional_records(source: str, records: set[str]) -> list[tuple[int, str, int]]:
+    """(line, record, positional arguments) of every call building a record from more
+    than MAX_POSITIONAL_FIELDS positional arguments."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in records and len(node.args) > MAX_POSITIONAL_FIELDS:
+                found.append((node.lineno, name, len(node.args)))
+    return sorted(found)
+
+
+def test_positional_records_are_found() -> None:
+    source = "Outcome(1, 2, 3, 4, 5)\nx.Outcome(1, 2, 3, 4)\nOutcome(a=1, b=2, c=3, d=4, e=5)\n"
+    assert positional_records(source, {"Outcome"}) == [(1, "Outcome", 5)]
+
+
+def test_records_are_built_by_keyword() -> None:
+    records = record_classes()
+    assert {"TaskOutcome", "RunnerOutput", "Spawned", "Verdict"} <= records
+    found = []
+    for path in [*_modules(), *sorted(Path(__file__).parent.glob("*.py"))]:
+        name = _name(path) if path.is_relative_to(PACKAGE) else f"tests/{path.name}"
+        if name in POSITIONAL_RECORDS_ALLOWED_IN:
+            continue
+        for line, record, count in positional_records(path.read_text(encoding="utf-8"), records):
+            found.append(f"{name}:{line}: {record} built from {count} positional arguments")
+    assert found == [], "build these by keyword:\n" + "\n".join(found)
