@@ -50,7 +50,11 @@ def fence_of(line: str) -> Fence | None:
 
 
 def fenced_blocks(
-    fences: Iterable[tuple[int, int, Fence]], end: int, *, nested: bool = False, unclosed: bool = True
+    fences: Iterable[tuple[int, int, Fence]],
+    end: int,
+    *,
+    nested: bool = False,
+    unclosed: bool = True,
 ) -> list[tuple[int, int]]:
     """(first, last) of each fenced block, from the document's fence lines in order, each
     given as (first, last, fence) in the caller's unit (offsets or line numbers).
