@@ -89,12 +89,13 @@ _MAX_REPORT_LINES = 200
 
 
 def parse_task_report(text: str) -> TaskReport | None:
-    """The LAST Task Report in `text`, or None when there is none.
+    """The LAST Task Report in `text` outside fenced code (else the last one inside a
+    fence: agents often fence their whole report), or None when there is none.
 
     A runner may echo the prompt, whose template reads `Status: success | partial |
     failure`: a block whose Status holds `|` is a template, not a report. Lenient
-    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names,
-    a report inside a code fence, and the compact `Files Created: a | Files
+    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names
+    and the compact `Files Created: a | Files
     Modified: b` line as well as one field a line. Continuation lines (indented or
     bulleted, without a field name) extend the field above them. File lists split
     on commas; `none` is the empty list.
