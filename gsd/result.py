@@ -94,11 +94,10 @@ def parse_task_report(text: str) -> TaskReport | None:
 
     A runner may echo the prompt, whose template reads `Status: success | partial |
     failure`: a block whose Status holds `|` is a template, not a report. Lenient
-    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names
-    and the compact `Files Created: a | Files
-    Modified: b` line as well as one field a line. Continuation lines (indented or
-    bulleted, without a field name) extend the field above them. File lists split
-    on commas; `none` is the empty list.
+    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names and
+    the compact `Files Created: a | Files Modified: b` line as well as one field a line.
+    Continuation lines (indented or bulleted, without a field name) extend the field
+    above them. File lists split on commas; `none` is the empty list.
     """
     # Walk back over the places that name a Task Report and parse only from there:
     # an agent's output can be megabytes of short lines (a list of them costs ~20x).
