@@ -92,6 +92,12 @@ def test_a_fence_line_with_an_info_string_closes_nothing_in_roadmap() -> None:
     assert roadmap.check_plan(text, "01-02") == text
 
 
+def test_inline_code_of_three_backticks_opens_no_fence_in_roadmap() -> None:
+    # before: ```x``` opened a block that the bare ``` closed, hiding the checkbox
+    text = "```x``` is inline code\n- [ ] 01-02: a\n```\n"
+    assert roadmap.check_plan(text, "01-02") == text.replace("[ ]", "[x]")
+
+
 def test_a_fence_in_a_list_item_hides_its_lines_in_state() -> None:
     # before: four spaces of indent made the fence lines text, so the quoted Status was
     # taken for the field
