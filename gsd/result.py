@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from gsd.lines import fence_of, fenced_ranges
 from gsd.proc import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
 from gsd.runners import RunnerOutput
 
@@ -88,20 +89,22 @@ _MAX_REPORT_LINES = 200
 
 
 def parse_task_report(text: str) -> TaskReport | None:
-    """The LAST Task Report in `text`, or None when there is none.
+    """The LAST Task Report in `text` outside fenced code (else the last one inside a
+    fence: agents often fence their whole report), or None when there is none.
 
     A runner may echo the prompt, whose template reads `Status: success | partial |
     failure`: a block whose Status holds `|` is a template, not a report. Lenient
-    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names,
-    a report inside a code fence, and the compact `Files Created: a | Files
-    Modified: b` line as well as one field a line. Continuation lines (indented or
-    bulleted, without a field name) extend the field above them. File lists split
-    on commas; `none` is the empty list.
+    about bullets (`-`, `*`, `+`, numbers, none), case, spacing, `**bold**` names and
+    the compact `Files Created: a | Files Modified: b` line as well as one field a line.
+    Continuation lines (indented or bulleted, without a field name) extend the field
+    above them. File lists split on commas; `none` is the empty list.
     """
     # Walk back over the places that name a Task Report and parse only from there:
     # an agent's output can be megabytes of short lines (a list of them costs ~20x).
     lowered = text.lower()
     end = len(text)
+    fenced: list[tuple[int, int]] | None = None  # read once, at the first heading found
+    in_fence: TaskReport | None = None  # the last report inside fenced code
     while (found := lowered.rfind("task report", 0, end)) >= 0:
         end = found
         line_start = text.rfind("\n", 0, found) + 1
@@ -110,9 +113,15 @@ def parse_task_report(text: str) -> TaskReport | None:
             continue
         block = text[line_start:].replace("\r\n", "\n").split("\n", _MAX_REPORT_LINES)
         report = _report_block(block[1:_MAX_REPORT_LINES])
-        if report is not None:
+        if report is None:
+            continue
+        fenced = fenced_ranges(text) if fenced is None else fenced
+        if not any(first <= line_start <= last for first, last in fenced):
             return report
-    return None
+        in_fence = in_fence or report
+    # Agents often fence their whole report; one shown as an example in code counts
+    # only when no report stands outside code.
+    return in_fence
 
 
 def _report_block(lines: list[str]) -> TaskReport | None:
@@ -129,7 +138,7 @@ def _report_block(lines: list[str]) -> TaskReport | None:
             if downstream_at is None:
                 downstream_at = number + 1
             continue
-        if stripped.startswith(("#", "```", "~~~")):
+        if stripped.startswith("#") or fence_of(stripped) is not None:
             end = number
             break  # the next section, a GSD marker, or the end of a fenced report
         body = _BULLET_RE.sub("", line, count=1).strip()

@@ -50,7 +50,7 @@ def parse(text: str) -> dict[str, str]:
     lines = Lines(text)
     for index in lines.plain(frontmatter=False):  # fenced examples left out
         line = lines.body(index).strip()
-        if not line or line.startswith(("#", "_", ">", "```", "~~~")):
+        if not line or line.startswith(("#", "_", ">")):
             continue
         match = _BOLD_RE.match(line) or _CODE_RE.match(line) or _BARE_RE.match(line)
         if match is None:
