@@ -124,3 +124,57 @@ def test_a_resumed_plans_summary_tells_its_whole_history(phase, gsd, tmp_path, i
     if not in_place:  # the first run's RESULT file is on the user's branch: it stays there
         assert docs_commit(root, "01-01") == [".planning/logs/01-01.jsonl",
                                               f"{FOLDER}/01-01-SUMMARY.md"]  # fmt: skip
+
+
+def test_a_run_killed_between_its_log_append_and_its_docs_commit_loses_no_line(
+    phase, tmp_path
+) -> None:
+    """SIGKILL while the docs commit runs (gsd's lines appended to the logs, not yet
+    committed): the next run takes exactly those bytes back and commits them once; the
+    checkout ends clean (test_soak found this window at random)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    root = phase.root
+    marker = tmp_path / "killed-once"
+    hook = root / ".git" / "hooks" / "commit-msg"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'if grep -q "run complete" "$1" && [ ! -e "{marker}" ]; then\n'
+        f'  touch "{marker}"\n'
+        "  kill -9 \"$(cut -d' ' -f4 /proc/$PPID/stat)\"  # git's parent: gsd\n"
+        "  exit 1  # and the commit does not happen\n"
+        "fi\n"
+    )
+    hook.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    killed = run()
+    assert killed.returncode == -9 and marker.exists(), killed.stderr
+    lock = root / ".git" / "index.lock"
+    for _ in range(300):  # git itself ends the refused commit at once; wide margin
+        if not lock.exists():
+            break
+        time.sleep(0.1)
+    left = git(root, "status", "--porcelain").split("\n")
+    assert any(".planning/logs/" in line for line in left), left  # the window was hit
+    again = run()
+    assert again.returncode == 0, again.stderr
+    assert git(root, "status", "--porcelain").strip() == ""
+    for log in sorted((root / ".planning/logs").glob("*.jsonl")):
+        lines = log.read_text().splitlines()
+        assert len(lines) == len(set(lines)), f"{log.name}: a line appended twice"
+    events = [e["event"] for e in execlog.read_all(root / ".planning")[0]]
+    # the killed run's last lines (its run-end) are committed once; the second run had
+    # nothing to do and wrote nothing of its own
+    assert events.count("run-start") == 1 and events.count("run-end") == 1
+    assert events.count("plan-complete") == 2
+    assert "docs: log lines of an interrupted run" in git(root, "log", "--format=%s")
