@@ -3,16 +3,14 @@ and ROADMAP.md derived when a plan is merged or a run stops, and the `docs(...)`
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from gsd import derive, errorlog, execlog, state
+from gsd.appends import Appends
 from gsd.approvals import APPROVALS
 from gsd.files import append_line, write_atomic
 from gsd.git import Git
@@ -32,9 +30,7 @@ _RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
 RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
 _PLANS = "plans"  # journal/plans/{plan}.jsonl: a plan's own lines, until its docs commit
 _SIDE = "side.jsonl"  # journal/side.jsonl: the lines of the branch merged into
-# journal/appended.json: {target: [size before, bytes appended, sha256]} of the flushes
-# since the last docs commit; a run killed before that commit takes them back next time
-_APPENDED = "appended.json"
+_APPENDED = "appended.json"  # journal/appended.json: gsd.appends, until the docs commit
 
 
 def side_log(planning_rel: str, phase_number: str, branch: str | None,
@@ -210,7 +206,7 @@ class Journal:
                 continue
             data = _whole_lines(_read_own(source))
             if data:  # the same locked append as every log line (files.append_line)
-                self._note_append(target, data)
+                self.appends.note(target, data)
                 append_line(self.git.root / target, data)
                 self.flushed[target] = self.flushed.get(target, b"") + data
             source.unlink(missing_ok=True)
@@ -222,54 +218,15 @@ class Journal:
                 self.replaced += self._replace(target, self.git.root)
         return [*self.flushed, *self.replaced]
 
-    def _note_append(self, target: str, data: bytes) -> None:
-        """Before `data` is appended to `target`: what the file held, and what is added
-        since the last docs commit (`settled` forgets it once that commit is made)."""
-        notes = self._appended()
-        size, added, _ = notes.get(target, [None, b"", ""])
-        if size is None:
-            path = self.git.root / target
-            size = path.stat().st_size if path.is_file() else 0
-        added = bytes(added) + data
-        notes[target] = [size, added, hashlib.sha256(added).hexdigest()]
-        record = {t: [n, a.decode("latin-1"), h] for t, (n, a, h) in notes.items()}  # lossless
-        write_atomic(self.path(_APPENDED), json.dumps(record) + "\n")
-
-    def _appended(self) -> dict[str, list[Any]]:
-        data = _read_own(self.folder / _APPENDED)
-        try:
-            record = json.loads(data) if data else {}
-        except ValueError:
-            return {}
-        return {t: [v[0], v[1].encode("latin-1"), v[2]] for t, v in record.items()
-                if isinstance(v, list) and len(v) == 3}  # fmt: skip
+    @property
+    def appends(self) -> Appends:
+        """The record of what flushes appended since the last docs commit."""
+        return Appends(self.path(_APPENDED), self.git.root)
 
     def settled(self) -> None:
         """The appends since the last docs commit are in a commit now (or never will be:
         `git.commit_docs` is false)."""
-        (self.folder / _APPENDED).unlink(missing_ok=True)
-
-    def left_appended(self, dirty: Callable[[list[str]], set[str]]) -> tuple[list[str], list[str]]:
-        """A run killed between a flush and its docs commit left gsd's lines appended to
-        its logs, uncommitted: the logs whose uncommitted change is exactly what gsd
-        appended (to commit now), and a warning for each log whose end is not (left as
-        it is). The record of those appends is dropped either way."""
-        notes = self._appended()
-        ours, warnings = [], []
-        changed = dirty(list(notes)) if notes else set()
-        for target, (size, added, digest) in notes.items():
-            if target not in changed:
-                continue  # committed before the kill, or the file is gone
-            path = self.git.root / target
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
-            tail = data[size:]
-            if len(data) == size + len(added) and hashlib.sha256(tail).hexdigest() == digest:
-                ours.append(target)
-            else:
-                warnings.append(f"{target} has uncommitted changes gsd did not make; left "
-                                "as it is")  # fmt: skip
-        self.settled()
-        return ours, warnings
+        self.appends.forget()
 
     def unflush(self) -> None:
         """Take back the last flush into the journal (its commit failed and was undone)."""
@@ -302,7 +259,7 @@ class Books:
         if self.commit_docs and git.dirty_among([APPROVALS]):
             self.written.add(APPROVALS)
         if self.commit_docs:  # a killed run's appends, made but never committed
-            ours, warnings = journal.left_appended(git.dirty_among)
+            ours, warnings = journal.appends.left(git.dirty_among)
             for line in warnings:
                 warn(line)
             if ours:
