@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gsd import approvals, errorlog, execlog, roadmap, state, summary
+from gsd import approvals, errorlog, roadmap, state, summary
 from gsd.errorlog import ErrorRecord, parse_timestamp
 from gsd.ids import phase_key, same_phase, same_plan, short_phase_number, split_plan_id
 from gsd.models import Plan
@@ -100,7 +100,7 @@ class Change:
 
 def gather(project: Project) -> Facts:
     """Every phase's plans as the files in the checkout say they stand."""
-    events, errors, warnings = _read_logs(project.planning)
+    events, errors, warnings = errorlog.read_logs(project.planning)
     road = project.planning / roadmap.ROADMAP_FILE
     road_text = roadmap.load(road) if road.is_file() else ""
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
@@ -188,14 +188,6 @@ def _same(record: ErrorRecord, plan_id: str) -> bool:
     return same_phase(record.phase, phase) and same_plan(
         f"{phase}-{record.plan}" if "-" not in record.plan else record.plan, plan_id
     )
-
-
-def _read_logs(planning: Path) -> tuple[list[dict[str, Any]], list[ErrorRecord], list[str]]:
-    """Events and error records of every log (`.planning/logs/*.jsonl` and the older
-    shared logs), each in time order, and the warnings of lines that do not read."""
-    events, event_warnings = execlog.read_all(planning)
-    errors, error_warnings = errorlog.read_all(planning)
-    return events, errors, list(dict.fromkeys([*event_warnings, *error_warnings]))
 
 
 def _day(value: object) -> str | None:

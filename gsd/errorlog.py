@@ -140,9 +140,24 @@ def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
     """Every error record of every log: the legacy `specialist-errors.jsonl` and each
     log in `.planning/logs/`, in timestamp order; and a warning per bad line (a line
     that is an event is no error record, and no warning either)."""
-    records, warnings = read(planning / LOG_NAME)
+    _, records, warnings = read_logs(planning, events=False)
+    return records, warnings
+
+
+def read_logs(
+    planning: Path, *, events: bool = True
+) -> tuple[list[dict[str, Any]], list[ErrorRecord], list[str]]:
+    """Every log read once: the events (legacy `execution-log.jsonl` included, when
+    `events`) and the error records, each in time order, and a warning per bad line."""
+    found: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if events:
+        found, warnings = execlog.read(planning / execlog.LOG_NAME)
+    records, bad = read(planning / LOG_NAME)
+    warnings += bad
     for path in execlog.log_files(planning):
-        _, raw, bad = execlog.read_split(path)
+        plan_events, raw, bad = execlog.read_split(path)
+        found += plan_events
         warnings += bad
         name = f"{execlog.LOGS}/{path.name}"
         for data in raw:
@@ -150,7 +165,8 @@ def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
                 records.append(ErrorRecord.model_validate(data))
             except ValidationError as error:
                 warnings.append(f"{name}: skipped: {_why(error)}")
-    return sorted(records, key=lambda r: r.moment), warnings
+    found.sort(key=lambda e: str(e.get("ts", "")))
+    return found, sorted(records, key=lambda r: r.moment), warnings
 
 
 def append(path: Path, record: ErrorRecord) -> None:

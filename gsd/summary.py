@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gsd import execlog, frontmatter
+from gsd import frontmatter
 from gsd.errors import InputError
 from gsd.files import write_atomic
 from gsd.ids import split_plan_id
@@ -226,11 +226,10 @@ def logged_attempts(plan_id: str, plannings: Iterable[Path]) -> list[TaskOutcome
     events: dict[str, dict[str, Any]] = {}
     records: dict[str, ErrorRecord] = {}
     for planning in plannings:
-        found, _ = execlog.read_all(planning)
+        found, errors, _ = errorlog.read_logs(planning)  # each log read once
         for event in found:
             if event.get("plan") == plan_id and event.get("event") == "result":
                 events.setdefault(json.dumps(event, sort_keys=True), event)
-        errors, _ = errorlog.read_all(planning)
         for record in errorlog.filter_records(errors, plan=plan_id):
             records.setdefault(errorlog.to_line(record), record)
     failures = {(r.task, r.attempt, r.specialist, r.error_type): r for r in records.values()}
