@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 from gsd import approvals
 from gsd.project import Project
 from tests.conftest import git
-from tests.test_execute import AGENT, AGENT_FILE, CHECKPOINT, REPORT, task, task_commits
+from tests.test_execute import AGENT, CHECKPOINT, REPORT, install_agents, task, task_commits
 from tests.test_lock import hold
 
 DECISION = (
@@ -27,10 +26,7 @@ def phase(git_project, tmp_path):
     """Phase 1 of a repository with a command agent: plan 01-02 has no checkpoint."""
     script = tmp_path / "agent.py"
     script.write_text(AGENT.format(report=REPORT))
-    for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script))  # fmt: skip
-    git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    install_agents(git_project, script)
     git_project.write(".planning/config.json", json.dumps(
         {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}))  # fmt: skip
     git_project.plan("01-01")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -58,15 +59,20 @@ def task(plan: str, n: int, specialist: str = "worker") -> str:
     )
 
 
+def install_agents(project, script: Path) -> None:
+    """`worker` (the roster's one specialist) and `gsd-executor`, both running `script`."""
+    for name in ("worker", "gsd-executor"):
+        project.write(f"agents/{name}.md", AGENT_FILE.format(
+            name=name, python=sys.executable, script=script))  # fmt: skip
+    project.write(".planning/available_agents.md", "- **worker**: test\n")
+
+
 @pytest.fixture
 def phase(git_project, tmp_path):
     root = git_project.root
     script = tmp_path / "agent.py"
     script.write_text(AGENT.format(report=REPORT))
-    for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script))  # fmt: skip
-    git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    install_agents(git_project, script)
     (tmp_path / "markers").mkdir()
     git_project.write(".planning/config.json", json.dumps(
         {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},

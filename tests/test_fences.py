@@ -6,7 +6,6 @@ CommonMark 0.31.2 section 4.5, https://spec.commonmark.org/0.31.2/#fenced-code-b
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -14,7 +13,7 @@ from gsd import result, roadmap, state
 from gsd.lines import Fence, Lines, fence_of, fenced_ranges
 from gsd.plan import parse
 from tests.conftest import auto_task, git, plan_text
-from tests.test_execute import AGENT, AGENT_FILE, REPORT, task
+from tests.test_execute import AGENT, REPORT, install_agents, task
 
 
 @pytest.mark.parametrize(
@@ -140,10 +139,7 @@ def test_a_run_reads_the_report_outside_the_fence(git_project, gsd, tmp_path) ->
     script = tmp_path / "agent.py"
     example = EXAMPLE.replace("\n", "\\n")
     script.write_text(AGENT.format(report=REPORT + "\\nFor reference:\\n" + example))
-    for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script))  # fmt: skip
-    git_project.write(".planning/available_agents.md", "- **worker**: test\n")
+    install_agents(git_project, script)
     (tmp_path / "markers").mkdir()
     git_project.write(".planning/config.json", json.dumps(
         {"sandbox": {"writable": [str(tmp_path / "markers")]}}))  # fmt: skip
