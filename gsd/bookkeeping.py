@@ -23,7 +23,6 @@ from gsd.records import ANY_SIZE, read_private
 # see only the agent's work) and a rollback can never take log lines back. A plan's own
 # lines reach its log `.planning/logs/{plan}.jsonl` where its task commits are (its
 # branch); the lines of the branch the run merges into reach `side` (gsd.execlog).
-JOURNALED = (".planning/execution-log.jsonl", ".planning/specialist-errors.jsonl")  # legacy
 OWNED = derive.OWNED  # STATE.md and ROADMAP.md: derived, never counted up
 # the only whole files the journal keeps: a phase's NN-MM-RESULT.txt (SPEC 1)
 _RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
@@ -362,6 +361,3 @@ def _whole_lines(data: bytes | None) -> bytes:
         return b""
     return data if data.endswith(b"\n") else data[: data.rfind(b"\n") + 1]
 
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]

@@ -20,7 +20,7 @@ from typing import Any
 
 from gsd import approvals, errorlog, roadmap, state, summary
 from gsd.errorlog import ErrorRecord, parse_timestamp
-from gsd.ids import phase_key, same_phase, same_plan, short_phase_number, split_plan_id
+from gsd.ids import phase_key, short_phase_number
 from gsd.models import Plan
 from gsd.phases import Phase
 from gsd.project import Project
@@ -110,7 +110,7 @@ def gather(project: Project) -> Facts:
         plans = []
         for plan_id, plan in graph.plans.items():
             mine = [e for e in events if e.get("plan") == plan_id]
-            failures = [r for r in errors if _same(r, plan_id)]
+            failures = errorlog.filter_records(errors, plan=plan_id)
             facts = _plan_facts(project, phase, plan, mine, failures)
             days.add(facts.day)
             plans.append(facts)
@@ -181,13 +181,6 @@ def _moment(event: dict[str, Any]) -> datetime:
         return parse_timestamp(str(event.get("ts")))
     except ValueError:
         return datetime.min.replace(tzinfo=parse_timestamp("2000-01-01").tzinfo)
-
-
-def _same(record: ErrorRecord, plan_id: str) -> bool:
-    phase, _ = split_plan_id(plan_id)
-    return same_phase(record.phase, phase) and same_plan(
-        f"{phase}-{record.plan}" if "-" not in record.plan else record.plan, plan_id
-    )
 
 
 def _day(value: object) -> str | None:

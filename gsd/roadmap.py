@@ -20,7 +20,6 @@ __all__ = [
     "check_phase",
     "check_plan",
     "load",
-    "phase_checked",
     "phase_title",
     "save",
     "set_progress",
@@ -90,13 +89,6 @@ def check_phase(text: str, phase: str, done: bool = True) -> str:
         if (box.group("mark") != " ") != done:
             lines.set(index, box.group("lead") + ("x" if done else " ") + box.group("rest"))
     return lines.result(text)
-
-
-def phase_checked(text: str, phase: str) -> bool | None:
-    """Whether the phase's line is ticked; None when the roadmap has no such line."""
-    for _, box in _phase_boxes(Lines(text), phase):
-        return box.group("mark") != " "
-    return None
 
 
 def listed_phases(text: str) -> set[str]:

@@ -21,6 +21,7 @@ from gsd.errors import ERROR_TYPES, InputError
 from gsd.files import write_atomic
 from gsd.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
 from gsd.lines import SEPARATOR_RE, Lines
+from gsd.words import plural
 
 STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
@@ -365,10 +366,6 @@ def _is_metric_of(cell: str, plan_id: str) -> bool:
     return same_plan(cell, plan_id)
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
 def _table(lines: Lines, span: range, first: str, wanted: str) -> tuple[int, list[str]] | None:
     """(header line, header cells) of the section's first table whose first column is
     `first` and that has a column holding `wanted`, e.g. `| Plan | Duration |`."""
@@ -443,8 +440,8 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
     by_column = {
         "plan": _metric_label(plan_id),
         "duration": _one_line(duration),
-        "tasks": _count(tasks, "task"),
-        "files": _count(files, "file"),
+        "tasks": plural(tasks, "task"),
+        "files": plural(files, "file"),
     }
     return _put_row(text, "plan", "duration", by_column,
                     lambda cell: _is_metric_of(cell, plan_id), _plan_order)  # fmt: skip
@@ -480,12 +477,6 @@ def set_counters(text: str, values: dict[str, str]) -> str:
             if match.group("value").rstrip() != _one_line(value):
                 lines.set(index, match.group("prefix") + _one_line(value))
     return lines.result(text)
-
-
-def counters(text: str) -> dict[str, str]:
-    """The Performance Metrics lines `set_counters` writes, as they are."""
-    labels = ("Total plans completed", "Average duration", "Total execution time")
-    return _fields(text, _METRICS_RE, tuple((label, label) for label in labels))
 
 
 # ------------------------------------------------------------------------- the disk
