@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -190,9 +191,20 @@ class Dispatcher:
         return agent.model, "agent"
 
     def agent_for(self, dispatch: TaskDispatch) -> Agent:
-        """The agent a dispatch runs, on the dispatch's runner (a task's `runner=`)."""
+        """The agent a dispatch runs, on the dispatch's runner (a task's `runner=`): the
+        very file it was laid out from. An alias (`voltagent-lang:python-pro`) can name
+        an agent whose plain name another file took, so the name alone is not enough."""
         agent = self.agents[dispatch.agent]
+        if dispatch.agent_source and agent.source != dispatch.agent_source:
+            agent = self._by_source.get(dispatch.agent_source, agent)
         return self.run_as(agent, dispatch.runner) if dispatch.runner else agent
+
+    @cached_property
+    def _by_source(self) -> dict[str, Agent]:
+        """Every agent a name or an alias reaches, by its file."""
+        entries = getattr(self.agents, "roster_entries", None)
+        reachable = entries().values() if entries is not None else self.agents.values()
+        return {agent.source: agent for agent in reachable}
 
     def phase(
         self, graph: PhaseGraph, *, wave: int | None = None, plan_id: str | None = None

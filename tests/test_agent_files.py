@@ -11,7 +11,7 @@ import pytest
 from gsd import runners
 from gsd.agents import Agent, parse_agent, parse_codex_agent
 from gsd.agentscan import Scan, display_path, scan
-from tests.conftest import auto_task, git
+from tests.conftest import auto_task, git, plan_text
 
 DATA = Path(__file__).parent / "data" / "agents"
 FOLDERS = {
@@ -301,3 +301,30 @@ def test_the_collections_benchmark_reads_these_files() -> None:
                           capture_output=True, text=True, check=True)  # fmt: skip
     total = done.stdout.splitlines()[-1].split()
     assert total[:5] == ["total", "16", "15", "1", "0"]  # files, loaded, skipped, ignored
+
+
+def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
+    user_collection, gsd
+) -> None:
+    """The roster names `voltagent-lang:python-pro` (the user's file); the project's own
+    read-only `python-pro.md` took the plain name. What runs is the file the dry run
+    names, with its tier: the user's full-tier agent."""
+    from gsd.project import Project
+
+    project = user_collection.parents[2] / "repo"
+    (project / "agents").mkdir()
+    (project / "agents" / "python-pro.md").write_text(
+        "---\nname: python-pro\ntools: Read, Grep\n---\nReviews only.\n")  # fmt: skip
+    (project / ".planning").mkdir(exist_ok=True)
+    (project / ".planning" / "available_agents.md").write_text(
+        "- **voltagent-lang:python-pro**: Python\n")  # fmt: skip
+    plan = project / ".planning/phases/01-alpha/01-01-PLAN.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(plan_text(tasks=auto_task(attrs=' specialist="voltagent-lang:python-pro"')))
+    p = Project(project)
+    dispatcher, _ = p.dispatcher()
+    (dispatch,) = dispatcher.phase(p.phase_graph(p.phase("1")))
+    runs = dispatcher.agent_for(dispatch)
+    assert dispatch.agent_source == runs.source == str(
+        user_collection / "02-language-specialists" / "python-pro.md")  # fmt: skip
+    assert runs.tier == dispatch.tier == "full"
