@@ -300,6 +300,7 @@ def parse_codex_agent(text: str, source: str, expected_name: str | None = None) 
     except tomllib.TOMLDecodeError as exc:
         raise AgentError(f"{source}: invalid TOML: {exc}") from None
     body = str(data.pop("developer_instructions", ""))
+    data = _coerce(data)  # a file's own `source` or `notes` key must not clash with gsd's
     data.setdefault("runner", "codex")
     data.setdefault("sandbox_mode", CODEX_DEFAULT_SANDBOX)
     return build_agent(data, body, source, expected_name)
@@ -337,7 +338,9 @@ def _loose(name: str) -> str:
 
 
 def _coerce(data: dict[str, Any]) -> dict[str, Any]:
-    """Frontmatter is all strings; pydantic turns "0.2" into 0.2, but empty means unset."""
+    """What a file may set: gsd's own fields (where it came from, what it noticed) are
+    not the file's to write, and an empty value means unset (pydantic turns "0.2" into
+    0.2)."""
     reserved = ("body", "source", "origin", "aliases", "overrides", "notes", "tools_omitted")
     return {k: v for k, v in data.items() if v != "" and k not in reserved}
 

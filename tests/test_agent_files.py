@@ -328,3 +328,14 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
     assert dispatch.agent_source == runs.source == str(
         user_collection / "02-language-specialists" / "python-pro.md")  # fmt: skip
     assert runs.tier == dispatch.tier == "full"
+
+
+def test_a_codex_file_with_a_key_gsd_keeps_for_itself_loads(tmp_path: Path) -> None:
+    """`source` and `notes` are gsd's own fields: a TOML agent that has such keys loads
+    (before, the clash was a TypeError that ended every command scanning the folder)."""
+    from gsd.agents import parse_codex_agent
+
+    text = ('name = "reviewer"\ndescription = "Reviews"\nsource = "mine"\nnotes = "x"\n'
+            'developer_instructions = "Review it."\n')  # fmt: skip
+    agent = parse_codex_agent(text, str(tmp_path / "reviewer.toml"), "reviewer")
+    assert agent.source == str(tmp_path / "reviewer.toml") and agent.runner == "codex"
