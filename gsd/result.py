@@ -266,7 +266,10 @@ class Verdict(NamedTuple):
 # your plan and billing details.", "Usage limit reached.", "Selected model is at
 # capacity.", "server overloaded", "rate limit exceeded").
 _RATE_LIMIT_RE = re.compile(
-    r"\b429\b|rate[ _-]?limit|RESOURCE_EXHAUSTED|too many requests|usage limit"
+    # HTTP 429 only as an HTTP status (never a line number such as `app.py:429`)
+    r"\(429\)|\b(?:error|status|code)\W{0,3}429\b|\b429 too many"
+    r"|rate[ _-]?limit(?:ed|_error| exceeded)|RESOURCE_EXHAUSTED|too many requests"
+    r"|usage limit reached"
     r"|hit your (?:\w+ )*limit|spend limit|out of (?:usage )?credits"
     r"|exceeded your current quota|quota exceeded|exhausted your (?:\w+ )*(?:quota|capacity)"
     r"|capacity exceeded|CAPACITY_EXHAUSTED|is at capacity|overloaded_error|server overloaded"
@@ -279,7 +282,8 @@ def rate_limited(verdict: Verdict, output: RunnerOutput, stderr: str = "") -> bo
     """A failed run the runner ended because of a rate or usage limit: SPEC 7 step 5
     retries it like a timeout. Its error_type stays SPEC 6's (`nonzero-exit`, or
     `unknown` when the runner still exited 0); only the runner's own words are read:
-    its structured error (HTTP 429/529), its text and the end of its stderr."""
+    its structured error (HTTP 429/529), its text and the end of its stderr (the caller
+    passes a CLI's stderr only: a `command` agent's is its own program's output)."""
     if verdict.error_type not in ("nonzero-exit", "unknown"):
         return False
     if output.rate_limited:

@@ -256,7 +256,8 @@ def _settle(
         duration_s=round(spawned.duration_s, 1), input_tokens=done.output.input_tokens,
         output_tokens=done.output.output_tokens, cost_usd=done.output.cost_usd,
         attempt=job.attempt, checkpoint=checkpoint.tag, report=done.report,
-        rate_limited=failed and result.rate_limited(done.verdict, done.output, stderr),
+        rate_limited=failed and result.rate_limited(
+            done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
     )  # fmt: skip
     return outcome, rollback_failed

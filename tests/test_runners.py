@@ -748,6 +748,11 @@ def test_judge_reason_carries_the_agents_errors() -> None:
     ("Selected model is at capacity. Please try a different model.", 1, True),
     ("stream error: server overloaded", 1, True),
     ("def overloaded(x): pass  # a test failed", 1, False),
+    # a task's own failing output, not the runner's limits
+    ('File "app.py", line 429, in handler', 1, False),
+    ("tests/test_api.py:429: AssertionError", 1, False),
+    ("FAILED tests/test_limits.py::test_rate_limit_resets_daily", 1, False),
+    ("the upload is over the usage limit of the fixture", 1, False),
     ("ValueError: bad input", 1, False),
     ("done, nothing about limits", 0, False),  # exit 0 with changes: a success
 ])  # fmt: skip
