@@ -558,10 +558,12 @@ def errors(
     Example: gsd errors --type timeout --since 2d --format json
     """
     from gsd import errorlog
+    from gsd.ids import parse_phase_name
     from gsd.project import find_root
 
     root = find_root(Path.cwd())
-    if phase is not None and "-" in phase:  # a folder's name: `01-nope` is not phase 01
+    named = parse_phase_name(phase) if phase is not None else None
+    if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
         from gsd.phases import resolve_phase
 
         resolve_phase(root / ".planning", phase)

@@ -249,6 +249,7 @@ ERRORS_SHOWN = [
     (("--phase", "2.1"), ["02.1-01"]),
     (("--phase", "02.1-hotfix"), ["02.1-01"]),
     (("--phase", "2"), []),
+    (("--phase", "CK-01"), ["01-01"]),  # a project code and a number: no folder's name
     (("--plan", "12A-01"), ["12A-01"]),
     (("--plan", "12-1"), ["12-01"]),
     (("--plan", "1.0-01"), ["01-01"]),
