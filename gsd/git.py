@@ -1341,11 +1341,11 @@ class Git:
         if merged is None:
             return
         path = self.common_dir / _STASH_LOG
+        newest = merged.splitlines()[-1].split(b" ")[1].decode() if merged.strip() else ""
+        if newest:  # first: moving the ref appends a line of its own to the reflog
+            self._run("update-ref", "--no-deref", "refs/stash", newest)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(merged)
-        newest = merged.splitlines()[-1].split(b" ")[1].decode() if merged.strip() else ""
-        if newest:
-            self._run("update-ref", "--no-deref", "refs/stash", newest)
 
     def _restore_refs_locked(self, cp: Checkpoint, *, recovery: bool) -> None:
         now = self._ref_table()

@@ -81,6 +81,24 @@ def test_a_dropped_stash_in_the_middle_is_reported_and_restored(repo: Project) -
     assert stash_list(root) == before
 
 
+@pytest.mark.parametrize("taken", [["drop", "-q"], ["pop", "-q"]])
+def test_the_newest_stash_taken_comes_back_with_no_entry_added(
+    repo: Project, taken: list[str]
+) -> None:
+    """`git stash drop` or `pop` of the newest stash moves refs/stash itself: restoring
+    it must not leave the extra, empty reflog entry moving the ref writes."""
+    root = repo.root
+    make_stashes(repo, 3)
+    before = stash_list(root)
+    g = Git(root)
+    cp = g.create_checkpoint("01-02", 1)
+    git(root, "stash", *taken)
+    git(root, "checkout", "-q", "--", ".")  # what a pop applied: the agent's change
+    assert g.observe(cp).changed_refs == ["stash list changed"]
+    g.rollback(cp)
+    assert stash_list(root) == before
+
+
 def test_a_stash_pushed_meanwhile_is_left_it_may_be_the_users(repo: Project) -> None:
     """A stash made during the spawn only adds: the user may have made it in their own
     checkout, so it is neither reported nor removed (nothing is lost either way)."""
