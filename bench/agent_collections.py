@@ -4,7 +4,7 @@ Usage: python bench/agent_collections.py FOLDER [FOLDER ...] [--markdown]
 
 Each FOLDER is read as one `specialists.agent_paths` entry would be. Run it with the gsd
 to measure on the path, e.g. `PYTHONPATH=/path/to/other/checkout python bench/...`: a gsd
-without `gsd.agentscan` (before issue 11) is measured with its `discover`, which returned
+without `gsd.io.agentscan` (before issue 11) is measured with its `discover`, which returned
 the agents and one warning per skipped file and read only `*.md`.
 """
 
@@ -21,7 +21,7 @@ TIERS = ("read-only", "read+shell", "read+write", "full")
 def measure(folder: Path) -> dict[str, Any]:
     """One folder: files seen, loaded, skipped, ignored, and the agents' tiers and runners."""
     try:
-        from gsd.agentscan import scan
+        from gsd.io.agentscan import scan
     except ImportError:  # gsd before issue 11
         return measure_before(folder)
     report = scan([(folder, "agent_paths")])
@@ -32,11 +32,15 @@ def measure(folder: Path) -> dict[str, Any]:
 
 
 def measure_before(folder: Path) -> dict[str, Any]:
-    from gsd.agents import discover
+    from gsd.formats.agents import discover
 
     agents, warnings = discover([folder])
-    seen = [p for p in folder.rglob("*.md") if p.name.upper() != "README.MD"
-            and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    seen = [
+        p
+        for p in folder.rglob("*.md")
+        if p.name.upper() != "README.MD"
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    ]
     loaded = len(seen) - len(warnings)  # one warning per skipped file, then
     return row(folder, len(seen), loaded, len(warnings), 0, list(agents.values()))
 

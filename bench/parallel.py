@@ -34,7 +34,7 @@ from pathlib import Path
 
 from task import GIT_ENV, REPORT, TaskFailed, git, git_environment
 
-from gsd import execlog
+from gsd.formats import execlog
 
 REPO = Path(__file__).resolve().parent.parent
 GSD = REPO / ".venv" / "bin" / "gsd"
@@ -128,7 +128,9 @@ def run_floor(root: Path, plans: int, script: Path) -> float:
     for first in range(0, plans, PARALLEL):
         batch = [
             subprocess.Popen(
-                ["/bin/sh", str(script)], cwd=root, stdout=subprocess.DEVNULL,
+                ["/bin/sh", str(script)],
+                cwd=root,
+                stdout=subprocess.DEVNULL,
                 env={"PATH": "/usr/bin:/bin", "GSD_PLAN": f"01-{n:02d}"},
             )  # fmt: skip
             for n in range(first + 1, min(plans, first + PARALLEL) + 1)

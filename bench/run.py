@@ -133,7 +133,9 @@ def verdict(ok: bool) -> str:
 def bench_hook(tmp: Path, rounds: int, importtime_runs: int) -> dict[str, float]:
     root = generate.make_project(tmp / "hook", 30, per_phase=5)
     plan = ".planning/phases/003-p3/003-05-PLAN.md"
-    imports = "import gsd.cli, gsd.project, gsd.validate, gsd.render, gsd.sources"
+    imports = (
+        "import gsd.cli.app, gsd.io.project, gsd.core.validate, gsd.output.render, gsd.io.sources"
+    )
     commands = {
         "floor: real python -c pass": [REAL_PY, "-c", "pass"],
         "venv python -c pass": [str(VENV_PY), "-c", "pass"],
@@ -305,11 +307,11 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
 
 
 def profile_validate(root: Path, top: int = 15) -> None:
-    """cProfile of gsd.validate.validate on a tree, in this process (imports excluded)."""
-    from gsd.project import Project
-    from gsd.validate import validate
+    """cProfile of gsd.core.validate.validate on a tree, in this process (imports excluded)."""
+    from gsd.core.validate import validate
+    from gsd.io.project import Project
 
-    say(f"== in-process gsd.validate.validate on {root.name}: garbage collector share ==")
+    say(f"== in-process gsd.core.validate.validate on {root.name}: garbage collector share ==")
     paused: list[float] = []
     gen2 = [0]
 
@@ -334,7 +336,7 @@ def profile_validate(root: Path, top: int = 15) -> None:
     )
     say()
     gc.collect()
-    say(f"== cProfile of gsd.validate.validate on {root.name} (top {top} by cumtime) ==")
+    say(f"== cProfile of gsd.core.validate.validate on {root.name} (top {top} by cumtime) ==")
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()
@@ -452,13 +454,21 @@ def main(argv: list[str] | None = None) -> int:
             for n in (100, 2_000, 20_000)
         ],
         *[
-            (f"wave_ratio_{n}", f"wave: gsd's wave / agents alone, {n} plan(s)", "x",
-             parallel.RATIO_TARGET if n == 3 else math.inf)
+            (
+                f"wave_ratio_{n}",
+                f"wave: gsd's wave / agents alone, {n} plan(s)",
+                "x",
+                parallel.RATIO_TARGET if n == 3 else math.inf,
+            )
             for n in (1, 3, 9)
         ],
         *[
-            (f"wave_command_ratio_{n}", f"wave: whole command / agents alone, {n} plan(s)",
-             "x", math.inf)
+            (
+                f"wave_command_ratio_{n}",
+                f"wave: whole command / agents alone, {n} plan(s)",
+                "x",
+                math.inf,
+            )
             for n in (1, 3, 9)
         ],
     ]

@@ -4,7 +4,7 @@ Run by `bench/run.py` (`--only task`). `--memory-child` and `--supervise-child` 
 child processes of two parts below, not meant to be run by hand.
 
 Per-task cost. In a git repository of N generated files (50 per folder, folders nested,
-committed and packed), this process imports gsd once and calls `gsd.taskrun.run_task`
+committed and packed), this process imports gsd once and calls `gsd.run.taskrun.run_task`
 once per task: checkpoint tag, spawn of the agent under `proc.supervise`, result
 parsing, enforcement, task commit, tag deletion. The agent is a `/bin/sh -c` one-liner
 of shell built-ins: it appends a line to the one file named in the task's `<files>` and
@@ -158,10 +158,10 @@ def agent_argv(rel: str) -> list[str]:
 
 def task_objects(argv: list[str], rel: str) -> tuple[Any, Any, Any, Any]:
     """The plan, its task, the agent and the dispatch, built as tests/test_taskrun.py does."""
-    from gsd.agents import Agent
-    from gsd.dispatch import TaskDispatch
-    from gsd.plan import parse
-    from gsd.runners import build_argv
+    from gsd.formats.agents import Agent
+    from gsd.formats.plan import parse
+    from gsd.formats.runners import build_argv
+    from gsd.io.dispatch import TaskDispatch
 
     plan = parse(PLAN.format(path=rel), f".planning/phases/01-alpha/{PLAN_ID}-PLAN.md")
     tools = ["read_file", "write_file", "replace", "run_shell_command"]
@@ -204,8 +204,8 @@ class Calls:
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
-        from gsd import proc
-        from gsd.git import Git
+        from gsd.io import proc
+        from gsd.io.git import Git
 
         run_original, supervise_original = Git._run, proc.supervise
         start_original = Git._start
@@ -263,8 +263,8 @@ class Subjects:
     """The three things timed, one task each per call."""
 
     def __init__(self, root: Path, rel: str, scratch: Path) -> None:
-        from gsd.git import Git
-        from gsd.taskrun import run_task
+        from gsd.io.git import Git
+        from gsd.run.taskrun import run_task
 
         self.root, self.rel, self.scratch = root, rel, scratch
         self.argv = agent_argv(rel)
@@ -473,8 +473,8 @@ def supervise_child(argv: list[str]) -> int:
     """In a child that has imported gsd as run_task does: one spawn of a tiny program,
     started four ways (five with Landlock), median ms of `runs` each."""
     scratch, runs = Path(argv[0]), int(argv[1])
-    import gsd.taskrun  # noqa: F401
-    from gsd import proc, sandbox
+    import gsd.run.taskrun  # noqa: F401
+    from gsd.io import proc, sandbox
 
     program = ["/bin/sh", "-c", ":"]
     out = scratch / "out"
@@ -502,7 +502,7 @@ def supervise_child(argv: list[str]) -> int:
     ways: list[tuple[str, Callable[[], None]]] = [
         ("subprocess.Popen + wait(): vfork", lambda: popen()),
         ("+ start_new_session", lambda: popen(start_new_session=True)),
-        ("+ through gsd/launch.py (python -I -S: parent-death signal, exec)",
+        ("+ through gsd/io/launch.py (python -I -S: parent-death signal, exec)",
          lambda: popen(launcher, start_new_session=True)),
         ("proc.supervise, as run_task calls it (launcher, registry record, group checks)",
          supervise),
@@ -550,13 +550,13 @@ def measure_supervise(tmp: Path, runs: int, say: Say, table: Table) -> None:
 def memory_child(argv: list[str]) -> int:
     """In the child: run one task whose agent prints `size` bytes; print peak RSS."""
     root, variant, size = Path(argv[0]), argv[1], int(argv[2])
-    import gsd.taskrun  # noqa: F401  (imports first: their memory is the baseline)
-    from gsd.git import Git
+    import gsd.run.taskrun  # noqa: F401  (imports first: their memory is the baseline)
+    from gsd.io.git import Git
 
     after_import = _vm("VmHWM")
     command = memory_agents(size)[variant][0]
     plan, task, agent, dispatch = task_objects(command, "src/pkg000/mod0000/file00000.py")
-    outcome = gsd.taskrun.run_task(
+    outcome = gsd.run.taskrun.run_task(
         git=Git(root), plan=plan, task=task, agent=agent, dispatch=dispatch, prompt="print"
     )
     stdout = root / ".git" / "gsd" / "runs" / f"{PLAN_ID}-1" / "stdout"
@@ -571,7 +571,8 @@ def parse_report_peak(stdout: Path) -> int:
     """Bytes that one parse_task_report of the tail run_task reads allocates at its peak."""
     import tracemalloc
 
-    from gsd import result, taskrun
+    from gsd.core import result
+    from gsd.run import taskrun
 
     tail = taskrun._tail(stdout)
     tracemalloc.start()
@@ -673,7 +674,7 @@ def bench_task(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, f
     tasks, block, warmup = (4, 2, 1) if quick else (30, 5, 2)
     say("== task: gsd's own cost per task (run_task in this process) against a git floor ==")
     say(f"agent: /bin/sh -c '{AGENT_SH}' agent FILE REPORT (shell built-ins only)")
-    say("gsd:   gsd.taskrun.run_task(...) in this process (imports excluded), one Git object")
+    say("gsd:   gsd.run.taskrun.run_task(...) in this process (imports excluded), one Git object")
     say("agent: the agent argv alone, subprocess.run, stdin /dev/null, output to a file")
     say("floor: bash floor.sh: echo x >> FILE; git tag; git add -A; git commit -q -m; git tag -d")
     say("gsd own = run_task - agent alone; ratio = gsd own / floor; times in ms")

@@ -1,5 +1,5 @@
 """Allow `python -m gsd`."""
 
-from gsd.entry import main
+from gsd.cli.entry import main
 
 raise SystemExit(main())

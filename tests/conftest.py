@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.entry import main
+from gsd.cli.entry import main
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd import runners
-from gsd.agents import Agent, parse_agent, parse_codex_agent
-from gsd.agentscan import Scan, display_path, scan
+from gsd.formats import runners
+from gsd.formats.agents import Agent, parse_agent, parse_codex_agent
+from gsd.io.agentscan import Scan, display_path, scan
 from tests.conftest import auto_task, git, plan_text
 
 DATA = Path(__file__).parent / "data" / "agents"
@@ -309,7 +309,7 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
     """The roster names `voltagent-lang:python-pro` (the user's file); the project's own
     read-only `python-pro.md` took the plain name. What runs is the file the dry run
     names, with its tier: the user's full-tier agent."""
-    from gsd.project import Project
+    from gsd.io.project import Project
 
     project = user_collection.parents[2] / "repo"
     (project / "agents").mkdir()
@@ -333,7 +333,7 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
 def test_a_codex_file_with_a_key_gsd_keeps_for_itself_loads(tmp_path: Path) -> None:
     """`source` and `notes` are gsd's own fields: a TOML agent that has such keys loads
     (before, the clash was a TypeError that ended every command scanning the folder)."""
-    from gsd.agents import parse_codex_agent
+    from gsd.formats.agents import parse_codex_agent
 
     text = ('name = "reviewer"\ndescription = "Reviews"\nsource = "mine"\nnotes = "x"\n'
             'developer_instructions = "Review it."\n')  # fmt: skip

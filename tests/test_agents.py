@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd.agents import Agent, AgentError, bundled_agents_dir, parse_agent, tier_of
-from gsd.agentscan import scan
-from gsd.roster import parse as parse_roster
+from gsd.formats.agents import Agent, AgentError, bundled_agents_dir, parse_agent, tier_of
+from gsd.formats.roster import parse as parse_roster
+from gsd.io.agentscan import scan
 from tests.conftest import CORPUS, requires_corpus
 
 AGENT = """\
@@ -97,7 +97,7 @@ def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
     assert sorted(agents) == ["team:python-pro", "x"]
     assert agents["x"].tier == "read+write"  # the later folder wins
     assert agents["x"].overrides == str(first / "x.md")
-    # one summary line per folder; the reason is in `gsd agents check` (gsd.agentscan)
+    # one summary line per folder; the reason is in `gsd agents check` (gsd.io.agentscan)
     assert warnings == [f"{second}: 1 of 2 agent files skipped (see `gsd agents check`)"]
     assert "runner" in agents.skipped["broken"]
 

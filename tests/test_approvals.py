@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gsd import approvals
-from gsd.project import Project
+from gsd.io import approvals
+from gsd.io.project import Project
 from tests.conftest import git
 from tests.test_execute import AGENT, CHECKPOINT, REPORT, install_agents, task, task_commits
 from tests.test_lock import hold

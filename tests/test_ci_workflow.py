@@ -86,6 +86,7 @@ def files_of(plan: str) -> str:
 
 def write_phase(root: Path, agent: Path) -> None:
     """The whole project: agents, config, STATE.md, ROADMAP.md and the thirty plans."""
+
     def write(rel: str, text: str) -> None:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -94,8 +95,10 @@ def write_phase(root: Path, agent: Path) -> None:
         write(f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable,
                                                      script=agent))  # fmt: skip
     write(".planning/available_agents.md", "- **worker**: test\n")
-    write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}, indent=2) + "\n")
+    write(
+        ".planning/config.json",
+        json.dumps({"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}, indent=2) + "\n",
+    )
     write(".planning/STATE.md", (REPO / ".planning-template" / "STATE.md").read_text())
     write(".planning/ROADMAP.md", ROADMAP.format(
         plans="\n".join(f"- [ ] {p}-PLAN.md — plan {p}" for p in PLANS)))  # fmt: skip
@@ -149,8 +152,13 @@ class Runner:
         self.jobs += 1
         output = self.tmp / f"output-{self.jobs}"
         output.write_text("")
-        return {**os.environ, "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
-                "PYTHONPATH": str(REPO), "GITHUB_OUTPUT": str(output), **values}, output
+        return {
+            **os.environ,
+            "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(REPO),
+            "GITHUB_OUTPUT": str(output),
+            **values,
+        }, output
 
     def start(self, script: dict[str, Any], cwd: Path, **values: str) -> subprocess.Popen[str]:
         """The step's own `run:` text, as a runner runs it: `bash -e`."""
@@ -161,8 +169,15 @@ class Runner:
     def run(self, script: dict[str, Any], cwd: Path, **values: str) -> tuple[int, str, str]:
         """(exit status, output, what the step wrote to $GITHUB_OUTPUT)."""
         env, output = self.env(values)
-        done = subprocess.run(["bash", "-e", "-c", script["run"]], cwd=cwd, text=True, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        done = subprocess.run(
+            ["bash", "-e", "-c", script["run"]],
+            cwd=cwd,
+            text=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+        )
         return done.returncode, done.stdout, output.read_text()
 
     def clone(self, origin: Path, name: str) -> Path:

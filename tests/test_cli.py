@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.entry import internal_error
-from gsd.validate import RULES
+from gsd.cli.entry import internal_error
+from gsd.core.validate import RULES
 from tests.conftest import auto_task, plan_text
 
 
@@ -94,7 +94,7 @@ def test_waves_with_a_cycle_exits_1(project, gsd) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_rules_lists_every_code(gsd, fmt: str) -> None:
-    from gsd.validate import RULES
+    from gsd.core.validate import RULES
 
     result = gsd("rules", "--format", fmt)
     assert result.code == 0
@@ -137,7 +137,7 @@ def test_version(gsd) -> None:
 
 
 def test_errors_command_filters_and_formats(project, gsd) -> None:
-    from gsd import errorlog
+    from gsd.formats import errorlog
 
     log = errorlog.log_path(project.root)
     for plan, kind, agent in [("01", "timeout", "python-pro"), ("02", "nonzero-exit", "coder")]:
@@ -159,14 +159,14 @@ def test_errors_command_filters_and_formats(project, gsd) -> None:
 
 
 def test_checkpoints_list_and_prune(git_project, gsd) -> None:
-    from gsd.git import Git
+    from gsd.io.git import Git
 
     assert gsd("checkpoints", "list").out == "No checkpoint tags.\n"
     left = Git(git_project.root).create_checkpoint("01-02", 3)  # as a crash leaves it
     listed = json.loads(gsd("checkpoints", "list", "--format", "json").out)["checkpoints"]
     assert [(c["tag"], c["plan"], c["task"]) for c in listed] == [(left.tag, "01-02", 3)]
     assert gsd("checkpoints", "prune", "--older-than", "1").out == ""  # too recent to prune
-    from gsd.lock import RunLock
+    from gsd.io.lock import RunLock
 
     with RunLock(git_project.root / ".git"):
         busy = gsd("checkpoints", "prune")  # a live run holds the lock
@@ -205,7 +205,7 @@ def test_markdown_tables_escape_pipes_and_keep_rows_on_one_line(project, gsd) ->
 
 
 def test_markdown_cell_is_one_line() -> None:
-    from gsd.views import table
+    from gsd.output.views import table
 
     assert table([{"a": "x|y\nz", "b": 1}], markdown=True).splitlines()[2] == "| x\\|y z |   1 |"
 
@@ -241,8 +241,9 @@ def test_usage_errors_are_one_line_and_exit_2(gsd, args: list[str], line: str) -
 
 
 def test_ctrl_c_says_the_same_on_both_paths(project, gsd, monkeypatch) -> None:
-    from gsd import lint, render
-    from gsd.errors import INTERRUPTED
+    from gsd.cli import lint
+    from gsd.core.errors import INTERRUPTED
+    from gsd.output import render
 
     def interrupt(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
@@ -261,7 +262,7 @@ def _commands(group=None, path=("gsd",)):
     """Every command and group of the command line, with its path."""
     import click
 
-    from gsd.cli import cli
+    from gsd.cli.app import cli
 
     group = group or cli
     for name, command in group.commands.items():
@@ -345,7 +346,7 @@ def test_counts_are_plural_for_two(project, gsd, runners_on_path) -> None:
 
 
 def test_no_output_counts_with_a_parenthesised_plural() -> None:
-    """`task(s)`, `error(s)`: one helper, gsd.words.plural, says `1 task`, `2 tasks`."""
+    """`task(s)`, `error(s)`: one helper, gsd.core.words.plural, says `1 task`, `2 tasks`."""
     import re
 
     found = set()

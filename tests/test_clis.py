@@ -24,9 +24,9 @@ from typing import NamedTuple
 
 import pytest
 
-from gsd import errorlog
-from gsd.agents import Agent
-from gsd.runners import build_argv, parse_output, runner_files
+from gsd.formats import errorlog
+from gsd.formats.agents import Agent
+from gsd.formats.runners import build_argv, parse_output, runner_files
 from tests.conftest import REPO, git
 from tests.test_runners import TOOLS  # the tools of each tier
 
@@ -199,7 +199,7 @@ def test_claude_takes_an_agent_files_own_deny_rules(
     """A Claude Code agent file's `disallowedTools` (a Bash rule with a specifier, a tool
     claude no longer has, a web tool) on the full and read-only tiers: claude parses
     every rule gsd passes and knows every tool it names."""
-    from gsd.agents import parse_agent
+    from gsd.formats.agents import parse_agent
 
     text = (f"---\nname: shipper\ntools: {tools}\n"
             "disallowedTools: Bash(git push:*), MultiEdit, WebFetch\n---\nShip it.\n")  # fmt: skip

@@ -1,4 +1,4 @@
-"""Shell completion through Click's own protocol (`_GSD_COMPLETE=...`), via gsd.entry."""
+"""Shell completion through Click's own protocol (`_GSD_COMPLETE=...`), via gsd.cli.entry."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.conftest import REPO
 
 
 def run_gsd(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m gsd` (gsd.entry.main, as the console script runs it) with extra env."""
+    """`python -m gsd` (gsd.cli.entry.main, as the console script runs it) with extra env."""
     full = {**os.environ, "PYTHONPATH": str(REPO), **env}
     return subprocess.run(
         [sys.executable, "-m", "gsd", *args], env=full, capture_output=True, text=True, timeout=60

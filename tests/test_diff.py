@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.diff import Side, Snapshot, compare, diff_task, match_tasks
-from gsd.plan import parse
+from gsd.commands.diff import Side, Snapshot, compare, diff_task, match_tasks
+from gsd.formats.plan import parse
 from tests.conftest import auto_task, git, plan_text
 
 PHASE = ".planning/phases/01-alpha"
@@ -362,8 +362,8 @@ def test_compare_is_pure_over_snapshots() -> None:
 
 
 def test_a_planning_file_is_not_a_planning_folder(tmp_path: Path) -> None:
-    from gsd.revisions import load_snapshot
-    from gsd.sources import WorkingTree
+    from gsd.commands.revisions import load_snapshot
+    from gsd.io.sources import WorkingTree
 
     (tmp_path / ".planning").write_text("---\nphase: 01-a\n---\n")
     snapshot = load_snapshot(tmp_path, WorkingTree(tmp_path), Side("working tree", None, True))
@@ -454,7 +454,7 @@ def test_only_a_section_changed_is_a_changed_plan(git_project, gsd) -> None:
 
 
 def test_sections_in_code_fences_and_tasks_are_not_plan_sections() -> None:
-    from gsd.diff import body_sections
+    from gsd.commands.diff import body_sections
 
     found = body_sections(SECTIONED)
     assert list(found) == ["<objective>", "<context>", "<verification>", "<success_criteria>",

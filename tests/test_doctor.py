@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import doctor, sandbox
+from gsd.commands import doctor
+from gsd.io import sandbox
 from tests.conftest import auto_task, fake_runner_programs
 
 GIT = shutil.which("git")

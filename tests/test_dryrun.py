@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gsd import proc
-from gsd.agents import Agent
-from gsd.dispatch import task_timeout
-from gsd.settings import Settings
+from gsd.formats.agents import Agent
+from gsd.formats.settings import Settings
+from gsd.io import proc
+from gsd.io.dispatch import task_timeout
 from tests.conftest import auto_task, git
 
 HOSTILE = ["x; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a b", "../../bin/sh"]
@@ -225,9 +225,7 @@ def test_hostile_specialist_names_never_reach_a_program(
         pytest.param("python pro", id="inner-space"),
     ],
 )
-def test_validate_and_dry_run_agree_on_a_name_with_whitespace(
-    git_project, gsd, name: str
-) -> None:
+def test_validate_and_dry_run_agree_on_a_name_with_whitespace(git_project, gsd, name: str) -> None:
     """SPEC 3 step 2: a space is malformed, so GSD020 in validate and gsd-executor here."""
     git_project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
     git_project.plan("01-01", tasks=auto_task(attrs=f' specialist="{name}"'))
@@ -240,7 +238,7 @@ def test_validate_and_dry_run_agree_on_a_name_with_whitespace(
 
 def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     """SPEC 0: the dry run says what each agent may write, as the live run confines it."""
-    from gsd.sandbox import landlock_abi, unavailable_reason
+    from gsd.io.sandbox import landlock_abi, unavailable_reason
 
     first, review, *_ = dry_run(gsd)
     if landlock_abi():

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gsd import errorlog
-from gsd.errorlog import ERROR_TYPES, ErrorRecord
-from gsd.errors import InputError, UsageError
-from gsd.views import render_errors
+from gsd.core.errors import InputError, UsageError
+from gsd.formats import errorlog
+from gsd.formats.errorlog import ERROR_TYPES, ErrorRecord
+from gsd.output.views import render_errors
 
 FIELDS = [
     "timestamp",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import execlog
-from gsd.errors import InputError
+from gsd.core.errors import InputError
+from gsd.formats import execlog
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd import errorlog, execlog
+from gsd.formats import errorlog, execlog
 from tests.conftest import git, plan_text
 
 REPORT = (
@@ -200,8 +200,10 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
     assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
     events = [e["event"] for e in logged_events(root)]
     assert "retry" in events and "fallback" in events
-    assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor takes over: worker " \
+    assert (
+        "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor takes over: worker "
         "failed: timeout" in result.err
+    )
     report = json.loads(gsd("report", "--format", "json").out)
     agents = {row["agent"]: row for row in report["per_agent"]}
     assert agents["worker"]["failed"] >= 2 and agents["gsd-executor"]["succeeded"] == 1
@@ -373,8 +375,10 @@ def test_a_specialist_outside_the_roster_runs_as_gsd_executor_with_a_warning(pha
     git(root, "commit", "-q", "-am", "a specialist nobody has")
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
-    assert "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor instead of " \
+    assert (
+        "warning: phase 01 wave 2/2 plan 01-02 task 1: gsd-executor instead of "
         "'rust-pro': not in .planning/available_agents.md" in result.err
+    )
     assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
 
 
@@ -396,7 +400,7 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
 ])  # fmt: skip
 def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) -> None:
     """SPEC 8: every listing command takes --format text|markdown|json."""
-    from gsd.git import Git
+    from gsd.io.git import Git
 
     fail(tmp_path, "01-01", 2)  # a failure, so that errors and report have rows
     gsd("execute-phase", "1")

@@ -1,4 +1,4 @@
-"""One fence reader (gsd.lines): each place today's readers disagreed, read as CommonMark.
+"""One fence reader (gsd.formats.lines): each place today's readers disagreed, read as CommonMark.
 
 CommonMark 0.31.2 section 4.5, https://spec.commonmark.org/0.31.2/#fenced-code-blocks.
 """
@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from gsd import result, roadmap, state
-from gsd.lines import Fence, Lines, fence_of, fenced_ranges
-from gsd.plan import parse
+from gsd.core import result
+from gsd.formats import roadmap, state
+from gsd.formats.lines import Fence, Lines, fence_of, fenced_ranges
+from gsd.formats.plan import parse
 from tests.conftest import auto_task, git, plan_text
 from tests.test_execute import AGENT, REPORT, install_agents, task
 

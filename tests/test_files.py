@@ -17,8 +17,14 @@ from typing import Any
 
 import pytest
 
-from gsd.errors import GsdError
-from gsd.files import append_line, current_umask, jsonl_objects, read_lines_file, write_atomic
+from gsd.core.errors import GsdError
+from gsd.formats.files import (
+    append_line,
+    current_umask,
+    jsonl_objects,
+    read_lines_file,
+    write_atomic,
+)
 from tests.conftest import REPO
 
 
@@ -133,7 +139,7 @@ def test_an_existing_file_keeps_its_mode_unless_one_is_given(
 def test_a_group_writable_umask_in_a_fresh_process(tmp_path: Path) -> None:
     code = (
         f"import sys; sys.path.insert(0, {str(REPO)!r}); from pathlib import Path; "
-        "from gsd.files import current_umask, write_atomic; "
+        "from gsd.formats.files import current_umask, write_atomic; "
         f"write_atomic(Path({str(tmp_path / 'shared.md')!r}), 'x'); print(oct(current_umask()))"
     )
     done = subprocess.run([sys.executable, "-c", code], umask=0o002, capture_output=True,
@@ -171,8 +177,8 @@ FILE_SIZE_LIMIT = """
 import resource, signal, sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from gsd.errors import GsdError
-from gsd.files import {function}
+from gsd.core.errors import GsdError
+from gsd.formats.files import {function}
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
 try:
@@ -214,8 +220,8 @@ READ_ONLY = """
 import sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from gsd.errors import GsdError
-from gsd.files import append_line, write_atomic
+from gsd.core.errors import GsdError
+from gsd.formats.files import append_line, write_atomic
 folder = Path({folder!r})
 for write in (lambda: write_atomic(folder / "STATE.md", "new"),
               lambda: write_atomic(folder / "new.md", "new"),
@@ -239,8 +245,13 @@ def test_a_read_only_folder_is_one_line_and_keeps_everything(tmp_path: Path) -> 
     as_user: int | None = None
     python = Path(sys.executable)
     if os.geteuid() == 0:  # root writes through 0555: write as an ordinary user instead
-        found = [p for p in (python, Path("/usr/bin/python3")) if p.exists()
-                 and _reachable_by_others(p) and _reachable_by_others(REPO / "gsd/files.py")]
+        found = [
+            p
+            for p in (python, Path("/usr/bin/python3"))
+            if p.exists()
+            and _reachable_by_others(p)
+            and _reachable_by_others(REPO / "gsd/formats/files.py")
+        ]
         if not found:
             pytest.skip("running as root, and no Python that another user may run")
         python, as_user = found[0], 65534  # nobody

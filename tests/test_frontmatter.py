@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gsd import frontmatter
+from gsd.formats import frontmatter
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import gsd.git
-from gsd.errors import GsdError, InputError
-from gsd.git import CHECKPOINT_PREFIX, Git
+import gsd.io.git
+from gsd.core.errors import GsdError, InputError
+from gsd.io.git import CHECKPOINT_PREFIX, Git
 from tests.conftest import Project, git
 
 
@@ -110,7 +110,7 @@ def test_remove_new_untracked_touches_only_new_untracked_files(repo: Project) ->
 def test_two_checkpoints_in_the_same_second_differ(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.git, "datetime", Frozen)
+    monkeypatch.setattr(gsd.io.git, "datetime", Frozen)
     suffixes = iter(["aaaaaa", "aaaaaa", "bbbbbb"])  # the second name collides once
 
     class Secrets:
@@ -118,7 +118,7 @@ def test_two_checkpoints_in_the_same_second_differ(
         def token_hex(n: int) -> str:
             return next(suffixes)
 
-    monkeypatch.setattr(gsd.git, "secrets", Secrets)
+    monkeypatch.setattr(gsd.io.git, "secrets", Secrets)
     g = Git(repo.root)
     first = g.create_checkpoint("01-02", 1)
     second = g.create_checkpoint("01-02", 1)
@@ -185,7 +185,7 @@ def test_bad_plan_id_is_a_clear_error(repo: Project) -> None:
 
 def test_list_and_prune_checkpoints(repo: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     g = Git(repo.root)
-    monkeypatch.setattr(gsd.git, "datetime", Frozen)
+    monkeypatch.setattr(gsd.io.git, "datetime", Frozen)
     old = g.create_checkpoint("02.1-01", 2)
     monkeypatch.undo()
     new = g.create_checkpoint("01-02", 1)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import gsd.git
-import gsd.gitread
-from gsd import enforce
-from gsd.errors import GsdError
-from gsd.git import CHECKPOINT_PREFIX, Git
+import gsd.io.git
+import gsd.io.gitread
+from gsd.core import enforce
+from gsd.core.errors import GsdError
+from gsd.io.git import CHECKPOINT_PREFIX, Git
 from tests.conftest import Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error, repo_state
 
@@ -291,7 +291,7 @@ def test_an_index_untouched_by_the_agent_is_not_read_again(
     def unexpected(*args: object) -> None:
         raise AssertionError("the index was parsed although it did not change")
 
-    monkeypatch.setattr(gsd.git.gitguard, "index_flags", unexpected)
+    monkeypatch.setattr(gsd.io.git.gitguard, "index_flags", unexpected)
     assert g.observe(cp).changed == ["a.txt"]
 
 
@@ -513,7 +513,7 @@ def test_a_lock_held_too_long_is_one_clear_error_never_a_merge_conflict(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo.root
-    monkeypatch.setattr(gsd.git, "LOCK_WAIT_S", 0.3)
+    monkeypatch.setattr(gsd.io.git, "LOCK_WAIT_S", 0.3)
     git(root, "checkout", "-q", "-b", "side")
     repo.write("side.txt", "side\n")
     commit_all(root, "side")
@@ -580,8 +580,8 @@ def test_a_parent_gits_environment_does_not_redirect_gsd(
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     g = Git(repo.root)
     assert g.root == repo.root.resolve() and g.head() is not None
-    assert gsd.gitread.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
-    env = gsd.gitread.git_env()
+    assert gsd.io.gitread.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
+    env = gsd.io.gitread.git_env()
     assert "GIT_DIR" not in env and "GIT_OPTIONAL_LOCKS" not in env
     assert env["GIT_AUTHOR_NAME"] == "Test Author" and env["GIT_CONFIG_NOSYSTEM"] == "1"
 
@@ -646,7 +646,7 @@ def test_another_plans_checkpoint_tag_gone_between_the_ledger_and_the_ref_is_gsd
     root = repo.root
     other = Git(root)
     theirs = other.create_checkpoint("01-06", 1)
-    gsd.git.gitguard.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
+    gsd.io.git.gitguard.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
     g = Git(root)
     cp = g.create_checkpoint("01-07", 1)
     git(root, "update-ref", "-d", theirs.tag)  # ... and now it goes
@@ -684,6 +684,7 @@ def test_in_a_sandbox_what_the_user_does_to_refs_and_config_meanwhile_stays(
     git(root, "tag", "v1.0")
     git(root, "switch", "-q", "main")
     git(root, "remote", "add", "origin", "https://example.invalid/repo.git")
+
     def users_refs() -> list[str]:
         listed = git(root, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
         return [line for line in listed if not line.startswith(CHECKPOINT_PREFIX)]

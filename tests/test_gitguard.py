@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd import gitguard
+from gsd.io import gitguard
 from tests.conftest import git
 
 LONG = "/".join(["d" * 200] * 21) + "/long.txt"  # past the 4095 a name's length field holds

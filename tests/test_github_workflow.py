@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gsd.models import is_plan_id
+from gsd.core.models import is_plan_id
 from tests.conftest import REPO
 
 WORKFLOW = REPO / "examples" / "github" / "gsd.yml"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import gsd.git
-import gsd.gitread
-from gsd.errors import GsdError, UsageError, logged
-from gsd.gitread import committed_tasks
+import gsd.io.git
+import gsd.io.gitread
+from gsd.core.errors import GsdError, UsageError, logged
+from gsd.io.gitread import committed_tasks
 from tests.conftest import REPO, Project, git, plan_text
 
 
@@ -25,9 +25,9 @@ def commit(root: Path, message: str, *trailers: str) -> str:
 
 
 def test_same_program_as_gitpython_finds() -> None:
-    import git  # GitPython: its import is gsd.git's check that this program runs
+    import git  # GitPython: its import is gsd.io.git's check that this program runs
 
-    assert gsd.gitread.GIT == str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+    assert gsd.io.gitread.GIT == str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
 
 
 def test_newest_commit_per_task_from_head_and_plan_branches(
@@ -41,8 +41,8 @@ def test_newest_commit_per_task_from_head_and_plan_branches(
     git(root, "branch", "other", on_branch)  # not a plan branch: not counted
     assert committed_tasks(root) == {"01-01-1": newer}
     assert committed_tasks(root, plan_branches=True) == {"01-01-1": newer, "01-02-1": on_branch}
-    assert committed_tasks(root) == gsd.git.Git(root).committed_tasks()
-    assert committed_tasks(root, plan_branches=True) == gsd.git.Git(root).committed_tasks(
+    assert committed_tasks(root) == gsd.io.git.Git(root).committed_tasks()
+    assert committed_tasks(root, plan_branches=True) == gsd.io.git.Git(root).committed_tasks(
         plan_branches=True
     )
 
@@ -57,7 +57,7 @@ def test_nothing_committed_outside_a_repository_or_before_the_first_commit(
 
 def test_nothing_committed_when_git_cannot_run(git_project: Project) -> None:
     commit(git_project.root, "one", "Gsd-Task: 01-01-1")
-    probe = "import pathlib, gsd.gitread as g; print(g.committed_tasks(pathlib.Path('.')))"
+    probe = "import pathlib, gsd.io.gitread as g; print(g.committed_tasks(pathlib.Path('.')))"
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=git_project.root, capture_output=True, text=True,
         env={"PATH": "", "GIT_PYTHON_GIT_EXECUTABLE": str(git_project.root / "no-git")},
@@ -117,8 +117,8 @@ def test_a_failing_git_commands_whole_stderr_reaches_the_error(git_project: Proj
     root = git_project.root
     hook(root, "echo 'lint: first problem' >&2\necho '  second line' >&2\n"
                "echo 'third: fix and retry' >&2\nexit 1\n")  # fmt: skip
-    done = gsd.gitread.run(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
-    error = gsd.gitread.failure(done, root)
+    done = gsd.io.gitread.run(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
+    error = gsd.io.gitread.failure(done, root)
     assert str(error) == f"git commit failed in {root}: lint: first problem"
     assert error.details.splitlines() == [
         "git commit --allow-empty -q -m x (exit 1)",
@@ -133,16 +133,16 @@ def test_a_hook_that_hangs_ends_as_a_one_line_error(
     root = git_project.root
     pid_file = tmp_path / "sleep.pid"
     hook(root, f"sleep 120 &\necho $! > {pid_file}\nwait\n")
-    monkeypatch.setenv(gsd.gitread.TIMEOUT_VAR, "1")
+    monkeypatch.setenv(gsd.io.gitread.TIMEOUT_VAR, "1")
     git_project.write("a.txt", "work\n")
     started = time.monotonic()
     with pytest.raises(GsdError) as caught:
-        gsd.git.Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+        gsd.io.git.Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert time.monotonic() - started < 60  # 1 s, then at most 2 x 5 s of grace
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"git commit gave no answer in 1 s in {root}; gsd ended it")
-    assert gsd.gitread.TIMEOUT_VAR in message
+    assert gsd.io.gitread.TIMEOUT_VAR in message
     assert not (root / ".git" / "index.lock").exists()  # git's SIGTERM cleanup ran
     assert ended(int(pid_file.read_text()))  # the hook's own child was ended too
     assert git(root, "log", "-1", "--format=%s").strip() == "initial"
@@ -171,15 +171,15 @@ def alive(pid: int) -> bool:
 def test_a_bad_timeout_setting_is_one_usage_error(
     git_project: Project, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
-    monkeypatch.setenv(gsd.gitread.TIMEOUT_VAR, given)
+    monkeypatch.setenv(gsd.io.gitread.TIMEOUT_VAR, given)
     with pytest.raises(UsageError) as caught:
-        gsd.gitread.run(["status"], cwd=git_project.root)
-    assert str(caught.value).startswith(f"{gsd.gitread.TIMEOUT_VAR}={given!r} is not a number")
+        gsd.io.gitread.run(["status"], cwd=git_project.root)
+    assert str(caught.value).startswith(f"{gsd.io.gitread.TIMEOUT_VAR}={given!r} is not a number")
 
 
 def test_a_missing_git_is_a_result_not_an_exception(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.gitread, "GIT", str(tmp_path / "no-such-git"))
-    done = gsd.gitread.run(["status"], cwd=tmp_path)
-    assert done.status == gsd.gitread.EXIT_NOT_FOUND and "no-such-git" in done.stderr
+    monkeypatch.setattr(gsd.io.gitread, "GIT", str(tmp_path / "no-such-git"))
+    done = gsd.io.gitread.run(["status"], cwd=tmp_path)
+    assert done.status == gsd.io.gitread.EXIT_NOT_FOUND and "no-such-git" in done.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.hooks import MARKER, PREVIOUS, render_hook
+from gsd.commands.hooks import MARKER, PREVIOUS, render_hook
 from tests.conftest import REPO, git, plan_text
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
@@ -289,7 +289,7 @@ def test_the_hook_names_the_gsd_that_installed_it(git_project, tmp_path: Path) -
     """Installed by a `gsd` console script, the hook runs that script by its absolute path."""
     script = write_program(
         tmp_path / "venv bin" / "gsd",
-        f"#!{sys.executable}\nimport sys\nfrom gsd.entry import main\nsys.exit(main())\n",
+        f"#!{sys.executable}\nimport sys\nfrom gsd.cli.entry import main\nsys.exit(main())\n",
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gsd import errorlog, ids
+from gsd.core import ids
+from gsd.formats import errorlog
 from tests import test_execute
 from tests.conftest import corpus_plans, git, requires_corpus
 from tests.test_execute import fail, task

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,27 +28,27 @@ def loaded_after(code: str, cwd: str, modules: tuple[str, ...] = HEAVY) -> list[
 
 
 def test_import_cli_loads_no_heavy_dependency() -> None:
-    assert loaded_after("import gsd.cli", str(REPO)) == []
+    assert loaded_after("import gsd.cli.app", str(REPO)) == []
 
 
 def test_validate_loads_no_heavy_dependency_and_not_click() -> None:
-    code = "from gsd.entry import main\nmain(['validate'])"
+    code = "from gsd.cli.entry import main\nmain(['validate'])"
     assert loaded_after(code, str(REPO / "examples" / "demo"), (*HEAVY, "click", "yaml")) == []
 
 
 def test_validate_help_still_goes_through_click() -> None:
-    code = "from gsd.entry import main\nmain(['validate', '--help'])"
+    code = "from gsd.cli.entry import main\nmain(['validate', '--help'])"
     assert loaded_after(code, str(REPO), ("click",)) == ["click"]
 
 
 def test_validate_text_loads_neither_lxml_nor_jsonlines() -> None:
-    code = "from gsd.entry import main\nmain(['validate'])"
+    code = "from gsd.cli.entry import main\nmain(['validate'])"
     modules = ("lxml", "jsonlines", "attr")
     assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == []
 
 
 def test_validate_junit_loads_lxml_and_still_not_click() -> None:
-    code = "from gsd.entry import main\nmain(['validate', '--format', 'junit'])"
+    code = "from gsd.cli.entry import main\nmain(['validate', '--format', 'junit'])"
     modules = ("lxml", "jsonlines", "click", "pydantic", "git")
     assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == ["lxml"]
 
@@ -61,15 +62,50 @@ def test_read_only_commands_load_neither_gitpython_nor_pydantic(
     git_project.write(".planning/phases/01-alpha/01-01-SUMMARY.md", "done\n")
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "a plan", "-m", "Gsd-Task: 01-01-1")
-    code = f"from gsd.entry import main\nassert main([{command!r}]) == 0"
+    code = f"from gsd.cli.entry import main\nassert main([{command!r}]) == 0"
     assert loaded_after(code, str(git_project.root), ("git", "pydantic")) == []
 
 
 # The graph: which gsd module imports which ------------------------------------------------
 
 
+# Bottom to top: a module imports only from its own layer and the layers below it.
+LAYERS = ("core", "formats", "io", "run", "commands", "output", "cli")
+
+# Upward imports still to untangle (being removed this round; the list only shrinks).
+UPWARD_TODAY: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("commands.progress", "output.views"),
+        ("commands.report", "output.views"),
+        ("core.resolve", "formats.agents"),
+        ("core.resolve", "formats.config"),
+        ("core.resolve", "formats.roster"),
+        ("core.result", "formats.lines"),
+        ("core.result", "formats.runners"),
+        ("core.result", "io.proc"),
+        ("core.validate", "formats.roster"),
+        ("core.validate", "formats.runners"),
+        ("core.validate", "io.project"),
+        ("run.execute", "output.render"),
+    }
+)
+
+
 def module_names() -> list[str]:
-    return sorted(path.stem for path in PACKAGE.glob("*.py"))
+    """Every module as its dotted name under gsd: `core.ids`, `cli.app`, `__init__`;
+    a layer's `__init__.py` is the layer's own name (`core`)."""
+    names = []
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if len(parts) > 1 and parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join(parts))
+    return sorted(names)
+
+
+def _module_path(module: str) -> Path:
+    path = PACKAGE.joinpath(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 def _type_checking_only(node: ast.If) -> bool:
@@ -81,25 +117,20 @@ def _type_checking_only(node: ast.If) -> bool:
 
 
 def _imported(node: ast.AST, known: set[str]) -> set[str]:
-    """The gsd modules one statement imports: `import gsd.x`, `from gsd import x`,
-    `from gsd.x import y`, `from . import x`, `from .x import y`."""
+    """The gsd modules one statement imports: `import gsd.x.y`, `from gsd.x import y`
+    (y a module or a name in x), `from gsd.x.y import z`."""
     found: set[str] = set()
     if isinstance(node, ast.Import):
         for alias in node.names:
-            parts = alias.name.split(".")
-            if parts[0] == "gsd" and len(parts) > 1:
-                found.add(parts[1])
-    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        parts = node.module.split(".")
-        if parts[0] == "gsd" and len(parts) > 1:
-            found.add(parts[1])
-        elif node.module == "gsd":
-            found.update(alias.name for alias in node.names if alias.name in known)
+            if alias.name.startswith("gsd."):
+                found.add(alias.name.removeprefix("gsd."))
+    elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gsd"):
+        base = node.module.removeprefix("gsd").removeprefix(".")
+        for alias in node.names:
+            dotted = f"{base}.{alias.name}" if base else alias.name
+            found.add(dotted if dotted in known else base)
     elif isinstance(node, ast.ImportFrom) and node.level > 0:
-        if node.module:
-            found.add(node.module.split(".")[0])
-        else:
-            found.update(alias.name for alias in node.names if alias.name in known)
+        raise AssertionError("a relative import: gsd's modules import by their full name")
     return found & known
 
 
@@ -121,9 +152,37 @@ def import_graph() -> dict[str, set[str]]:
     """Module -> the gsd modules it imports (`gsd/__init__.py` is `__init__`)."""
     known = set(module_names())
     return {
-        module: imports_in((PACKAGE / f"{module}.py").read_text(encoding="utf-8"), known) - {module}
+        module: imports_in(_module_path(module).read_text(encoding="utf-8"), known) - {module}
         for module in sorted(known)
     }
+
+
+def layer_of(module: str) -> int:
+    """A module's place from the bottom; gsd's own `__init__` and `__main__` sit on top."""
+    first = module.split(".")[0]
+    return LAYERS.index(first) if first in LAYERS else len(LAYERS)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {
+        (module, imported)
+        for module, imported_ in graph.items()
+        for imported in imported_
+        if layer_of(imported) > layer_of(module)
+    }
+
+
+def test_every_module_sits_in_a_layer() -> None:
+    loose = [m for m in module_names() if m not in ("__init__", "__main__") and "." not in m
+             and m not in LAYERS]  # fmt: skip
+    assert loose == [], f"modules outside the layer folders: {loose}"
+
+
+def test_imports_go_only_downward() -> None:
+    found = upward_imports(import_graph())
+    new = sorted(found - UPWARD_TODAY)
+    assert new == [], "upward imports: " + "; ".join(f"{a} -> {b}" for a, b in new)
+    assert sorted(UPWARD_TODAY - found) == [], "untangled: take them off UPWARD_TODAY"
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -203,22 +262,27 @@ def test_the_reader_sees_every_form_of_import_but_type_checking_ones() -> None:
         "from __future__ import annotations\n"
         "import typing\n"
         "from typing import TYPE_CHECKING\n"
-        "import gsd.a\n"
-        "from gsd import b, not_a_module\n"
-        "from gsd.c import thing\n"
-        "from . import d\n"
-        "from .e import thing\n"
-        "if TYPE_CHECKING:\n    from gsd.hint import Hint\n"
-        "if typing.TYPE_CHECKING:\n    import gsd.hint2\n"
-        "else:\n    import gsd.f\n"
-        "def late() -> None:\n    from gsd.g import thing\n"
-        "class Late:\n    def method(self) -> None:\n        import gsd.h as h\n"
+        "import gsd.core.a\n"
+        "from gsd.core import b, not_a_module\n"
+        "from gsd.io.c import thing\n"
+        "from gsd import io\n"
+        "if TYPE_CHECKING:\n    from gsd.core.hint import Hint\n"
+        "if typing.TYPE_CHECKING:\n    import gsd.core.hint2\n"
+        "else:\n    import gsd.core.f\n"
+        "def late() -> None:\n    from gsd.run.g import thing\n"
+        "class Late:\n    def method(self) -> None:\n        import gsd.cli.h as h\n"
     )
-    known = {"a", "b", "c", "d", "e", "f", "g", "h", "hint", "hint2"}
-    assert imports_in(source, known) == known - {"hint", "hint2"}
+    known = {"core", "io", "core.a", "core.b", "io.c", "core.f", "run.g", "cli.h", "core.hint",
+             "core.hint2"}  # fmt: skip
+    assert imports_in(source, known) == known - {"core.hint", "core.hint2"}
 
 
 def test_the_graph_holds_every_module() -> None:
     graph = import_graph()
-    assert {"cli", "entry", "git", "summary", "__init__"} <= set(graph)
-    assert "errors" in graph["entry"] and "entry" not in graph["entry"]
+    assert {"cli.app", "cli.entry", "io.git", "formats.summary", "__init__", "core"} <= set(graph)
+    assert "core.errors" in graph["cli.entry"] and "cli.entry" not in graph["cli.entry"]
+
+
+def test_an_upward_import_is_found() -> None:
+    graph = {"core.a": {"io.b"}, "io.b": {"core.a"}, "cli.c": {"run.d"}, "__main__": {"cli.c"}}
+    assert upward_imports(graph) == {("core.a", "io.b")}

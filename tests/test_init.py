@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import roadmap, settings, state
-from gsd.scaffold import template_dir
+from gsd.commands.scaffold import template_dir
+from gsd.formats import roadmap, settings, state
 from tests.conftest import REPO, git, snapshot_checkout
 from tests.test_roadmap import plan_checked, progress_row
 from tests.test_state import position, progress_percent
@@ -174,5 +174,7 @@ def test_the_logs_merge_line_by_line_after_init(empty: Path, gsd) -> None:
         git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-ff",
             "-m", f"merge {branch}", branch)  # fmt: skip
     assert log.read_text().splitlines() == [
-        '{"event": "run-start"}', '{"event": "a"}', '{"event": "b"}'
+        '{"event": "run-start"}',
+        '{"event": "a"}',
+        '{"event": "b"}',
     ]

@@ -139,7 +139,7 @@ def test_init_scaffolds_from_the_bundled_template(installed: Installed, tmp_path
 
 def test_the_prompt_templates_are_the_bundled_workflows(installed: Installed, tmp_path) -> None:
     code = (
-        "from gsd.prompt import Templates\n"
+        "from gsd.formats.prompt import Templates\n"
         "t = Templates.load(__import__('pathlib').Path('.'))\n"
         "print(t.source('task-report'))"
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import errorlog, execlog
-from gsd.files import json_line, jsonl_objects
+from gsd.formats import errorlog, execlog
+from gsd.formats.files import json_line, jsonl_objects
 
 
 def test_json_line_is_the_standard_librarys_line_in_utf_8() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from gsd import lint
-from gsd.junit import Case, Failure, Suite, document
-from gsd.report import PlannedTask, junit, task_cases
+from gsd.cli import lint
+from gsd.commands.report import PlannedTask, junit, task_cases
+from gsd.formats.junit import Case, Failure, Suite, document
 from tests.conftest import REPO, plan_text
 
 SCHEMA = etree.XMLSchema(etree.parse(str(REPO / "tests" / "data" / "junit.xsd")))
@@ -179,9 +179,9 @@ def test_junit_xsd_names_its_source() -> None:
 
 
 def test_a_path_outside_the_checked_files_is_still_a_case(tmp_path: Path) -> None:
-    from gsd.models import Diagnostic
-    from gsd.render import junit as render_junit
-    from gsd.validate import Report
+    from gsd.core.models import Diagnostic
+    from gsd.core.validate import Report
+    from gsd.output.render import junit as render_junit
 
     stray = Diagnostic(path="other/PLAN.md", line=3, col=1, severity="error", code="GSD003",
                        message="bad")  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.lines import Lines
+from gsd.formats.lines import Lines
 
 
 @pytest.mark.parametrize(

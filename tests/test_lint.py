@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd import lint
-from gsd.cli import run as run_click
+from gsd.cli import lint
+from gsd.cli.app import run as run_click
 from tests.conftest import git
 
 
@@ -62,7 +62,7 @@ def test_click_reports_bad_options_as_usage_errors(gsd) -> None:
 
 
 def test_phase_with_paths_is_a_usage_error_on_both_paths(project, gsd) -> None:
-    from gsd.errors import UsageError
+    from gsd.core.errors import UsageError
 
     project.plan("01-01")
     args = ["validate", "--phase", "1", ".planning/phases/01-alpha/01-01-PLAN.md"]

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from gsd.live import Console, elapsed, wants_live
+from gsd.io.live import Console, elapsed, wants_live
 
 
 def test_plain_lines_when_not_a_terminal() -> None:

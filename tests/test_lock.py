@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd import proc
-from gsd.errors import GsdError
-from gsd.lock import RunLock, lock_path, repo_lock
+from gsd.core.errors import GsdError
+from gsd.io import proc
+from gsd.io.lock import RunLock, lock_path, repo_lock
 from tests.conftest import REPO, git
 from tests.test_proc import alive_with
 
@@ -23,7 +23,7 @@ HOLD = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from gsd.lock import RunLock, repo_lock
+from gsd.io.lock import RunLock, repo_lock
 lock = {take}.acquire()
 print("held", flush=True)
 time.sleep(60)
@@ -118,7 +118,7 @@ def test_stale_lock_takeover_reaps_the_dead_runs_processes(tmp_path: Path) -> No
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(REPO)!r})
-        from gsd import proc
+        from gsd.io import proc
         # the token is split so that this supervisor's own command line does not hold it
         proc.supervise([{str(script)!r}, {token[:9]!r} + {token[9:]!r}],
                        cwd=Path({str(tmp_path)!r}),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.errors import UsageError
-from gsd.phases import list_phases, phase_key, plan_sort_key, resolve_phase
+from gsd.core.errors import UsageError
+from gsd.io.phases import list_phases, phase_key, plan_sort_key, resolve_phase
 
 
 def test_sort_order() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.models import Plan, is_plan_id
-from gsd.plan import parse, parse_bytes
+from gsd.core.models import Plan, is_plan_id
+from gsd.formats.plan import parse, parse_bytes
 from tests.conftest import plan_text
 
 FM = "---\nphase: 01-a\nplan: 01\n---\n"
@@ -170,7 +170,7 @@ def test_verify_automated_and_decision_options_are_read() -> None:
 
 
 def test_plan_ids() -> None:
-    from gsd.models import normalize_plan_ref, plan_id_from_filename
+    from gsd.core.models import normalize_plan_ref, plan_id_from_filename
 
     assert plan_id_from_filename("x/03-01-auth-PLAN.md") == "03-01"
     assert plan_id_from_filename("02.1-01-PLAN.md") == "02.1-01"

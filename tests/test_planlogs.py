@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gsd import errorlog, execlog, summary
+from gsd.formats import errorlog, execlog, summary
 from tests import test_execute
 from tests.conftest import git
 from tests.test_execute import fail

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd import proc
+from gsd.io import proc
 
 
 def alive_with(token: str) -> list[int]:
@@ -144,9 +144,7 @@ def test_missing_program_is_a_result(tmp_path: Path) -> None:
     assert "cannot start" in result.stderr_path.read_text()
 
 
-def test_an_unwritable_registry_ends_the_program_it_could_not_record(
-    agent, tmp_path: Path
-) -> None:
+def test_an_unwritable_registry_ends_the_program_it_could_not_record(agent, tmp_path: Path) -> None:
     argv, token = agent("trap '' TERM\nwhile true; do sleep 0.2; done\n")
     registry = tmp_path / "running"
     registry.write_text("a file where the folder should be\n")
@@ -172,7 +170,7 @@ def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from gsd import proc
+        from gsd.io import proc
         proc.supervise({argv!r}, cwd=Path({str(tmp_path)!r}),
                        stdout_path=Path({str(tmp_path / "o")!r}),
                        stderr_path=Path({str(tmp_path / "e")!r}),

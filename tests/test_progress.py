@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gsd import progress
-from gsd.project import Project as GsdProject
+from gsd.commands import progress
+from gsd.io.project import Project as GsdProject
 from tests.conftest import Project
 
 STATE = """\

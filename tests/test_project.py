@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.project import Project
-from gsd.sources import WorkingTree
+from gsd.io.project import Project
+from gsd.io.sources import WorkingTree
 from tests.conftest import git, plan_text
 
 PHASE = ".planning/phases/01-alpha"
@@ -40,7 +40,7 @@ def test_a_folder_is_listed_once_and_release_forgets_its_plans(project) -> None:
 def test_find_plan_reads_the_phase_of_the_id_alone(project) -> None:
     import pytest
 
-    from gsd.errors import UsageError
+    from gsd.core.errors import UsageError
 
     project.plan("01-01")
     project.plan("02-01", phase_dir="02-beta")

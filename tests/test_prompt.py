@@ -1,7 +1,7 @@
 """The prompt builder: golden prompts, SPEC section order, fences, templates and overrides.
 
 The golden files in tests/golden/ are compared byte for byte. After a deliberate
-change to gsd/prompt.py or to a template in workflows/, regenerate them with
+change to gsd/formats/prompt.py or to a template in workflows/, regenerate them with
 
     GSD_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_prompt.py -q
 
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from gsd import prompt
-from gsd.agents import Agent
-from gsd.errors import InputError
-from gsd.models import Plan
-from gsd.plan import parse
-from gsd.prompt import (
+from gsd.core.errors import InputError
+from gsd.core.models import Plan
+from gsd.formats import prompt
+from gsd.formats.agents import Agent
+from gsd.formats.plan import parse
+from gsd.formats.prompt import (
     NO_FILES,
     PlanSections,
     PromptContext,
@@ -527,5 +527,7 @@ def test_a_task_committed_by_an_earlier_run_is_said_so(templates: Templates) -> 
     plan = parse(PLAN_02, PATH_02)
     context = PromptContext([(1, None)], [], REPO_DIR, PLAN_02, resumed=frozenset({1}))
     prompt = build_prompt(PYTHON_PRO, plan, plan.tasks[1], context, templates)
-    assert "> Context missing: Downstream Context of task 1 (that task was committed by an " \
+    assert (
+        "> Context missing: Downstream Context of task 1 (that task was committed by an "
         "earlier run, whose report was not kept)." in prompt
+    )

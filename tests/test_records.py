@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd import records
-from gsd.errors import GsdError
-from gsd.git import CHECKPOINT_PREFIX, Git
+from gsd.core.errors import GsdError
+from gsd.io import records
+from gsd.io.git import CHECKPOINT_PREFIX, Git
 from tests.conftest import REPO, Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error
 
@@ -31,7 +31,7 @@ def repo(git_project: Project) -> Project:
 def killed_checkpoint(root: Path, plan: str = "01-02", task: int = 1) -> str:
     """A checkpoint made by a gsd process that then dies without a word (SIGKILL)."""
     code = (
-        "import os, sys\nfrom gsd.git import Git\n"
+        "import os, sys\nfrom gsd.io.git import Git\n"
         f"cp = Git(sys.argv[1]).create_checkpoint({plan!r}, {task})\n"
         "print(cp.tag, flush=True)\nos._exit(9)\n"
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.agents import Agent
-from gsd.resolve import debug_print, disabled_agents, resolve_specialist
+from gsd.core.resolve import debug_print, disabled_agents, resolve_specialist
+from gsd.formats.agents import Agent
 
 AGENTS = {
     name: Agent(name=name)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import roadmap
-from gsd.lines import Lines
+from gsd.formats import roadmap
+from gsd.formats.lines import Lines
 from tests.conftest import CORPUS, REPO, requires_corpus
 from tests.test_state import changes
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.models import REQUIRED_FIELDS
-from gsd.validate import RULES
+from gsd.core.models import REQUIRED_FIELDS
+from gsd.core.validate import RULES
 from tests.conftest import Project, Run, auto_task, plan_text
 
 PHASE_DIR = ".planning/phases/01-alpha"
@@ -981,9 +981,7 @@ def test_a_phase_without_its_number_and_no_id_in_the_file_name(project: Project,
         pytest.param('["01-01", "01-01-PLAN.md"]', id="twice-in-two-spellings"),
     ],
 )
-def test_a_repeated_dependency_does_not_hide_gsd042(
-    project: Project, gsd, depends_on: str
-) -> None:
+def test_a_repeated_dependency_does_not_hide_gsd042(project: Project, gsd, depends_on: str) -> None:
     project.plan("01-01")
     text = plan_text(plan="02", depends_on=depends_on, files_modified="[src/y.py]")
     project.plan("01-02", text)  # wave 1, but 01-01 puts it in wave 2

@@ -12,13 +12,11 @@ from typing import Any
 
 import pytest
 
-from gsd import proc
-from gsd.agents import EXECUTOR, Agent
-from gsd.dispatch import Dispatcher, TaskDispatch
-from gsd.errors import UsageError
-from gsd.plan import parse
-from gsd.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.runners import (
+from gsd.core.errors import UsageError
+from gsd.core.result import TaskReport, Verdict, judge, markers, parse_task_report
+from gsd.formats.agents import EXECUTOR, Agent
+from gsd.formats.plan import parse
+from gsd.formats.runners import (
     GEMINI_INSTRUCTION,
     RunnerFiles,
     RunnerOutput,
@@ -27,7 +25,9 @@ from gsd.runners import (
     run_env,
     runner_files,
 )
-from gsd.settings import Settings
+from gsd.formats.settings import Settings
+from gsd.io import proc
+from gsd.io.dispatch import Dispatcher, TaskDispatch
 from tests.conftest import REPO, auto_task, plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
@@ -261,7 +261,7 @@ def test_bad_max_turns_rejected(turns: object) -> None:
 
 
 def test_import_stays_light() -> None:
-    code = "import sys, gsd.runners; print('pydantic' in sys.modules)"
+    code = "import sys, gsd.formats.runners; print('pydantic' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
@@ -356,7 +356,11 @@ def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
         assert (runner, out.text, out.input_tokens) == ("claude", "", None)
         return
     assert out == RunnerOutput(
-        text=stdout, is_error=False, input_tokens=None, output_tokens=None, cost_usd=None,
+        text=stdout,
+        is_error=False,
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
         structured=False,
     )
 
@@ -421,7 +425,11 @@ def test_gemini_object_after_log_lines() -> None:
 def test_command_result_file_without_result_keeps_stdout() -> None:
     out = parse_output("command", "printed", '{"is_error": true, "cost_usd": 1}')
     assert out == RunnerOutput(
-        text="printed", is_error=True, input_tokens=None, output_tokens=None, cost_usd=1.0,
+        text="printed",
+        is_error=True,
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=1.0,
         structured=True,
     )
 
@@ -757,7 +765,7 @@ def test_judge_reason_carries_the_agents_errors() -> None:
     ("done, nothing about limits", 0, False),  # exit 0 with changes: a success
 ])  # fmt: skip
 def test_rate_limited_failures_are_recognised(text: str, exit_code: int, expected: bool) -> None:
-    from gsd.result import rate_limited
+    from gsd.core.result import rate_limited
 
     output = RunnerOutput(text=text, is_error=True, structured=exit_code != 0, **NOTHING_COUNTED)
     verdict = judge(exit_code=exit_code, timed_out=False, output=output, report=None,
@@ -856,7 +864,7 @@ def test_gemini_error_json_on_stderr_is_read() -> None:
 
 
 def test_gemini_quota_error_on_stderr_is_a_rate_limit() -> None:
-    from gsd.result import rate_limited
+    from gsd.core.result import rate_limited
 
     out = parse_output("gemini", "", None, fixture("gemini-0.61.0_quota.stderr"))
     assert out.is_error and out.rate_limited and "daily quota" in out.text
@@ -872,7 +880,7 @@ def test_codex_offline_stream_as_the_real_cli_prints_it() -> None:
 
 
 def test_rate_limit_words_on_stderr_count() -> None:
-    from gsd.result import rate_limited
+    from gsd.core.result import rate_limited
 
     out = RunnerOutput(text="", is_error=False, structured=False, **NOTHING_COUNTED)
     verdict = judge(exit_code=1, timed_out=False, output=out, report=None, changed_files=False)
@@ -927,7 +935,7 @@ def test_gemini_turn_limit_keeps_the_system_settings() -> None:
 def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
     """Claude Code's `disallowedTools` reach claude's deny list on every tier, less the
     tools claude-code 2.1.330 no longer has; a rule claude cannot parse is left out."""
-    from gsd.agents import parse_agent
+    from gsd.formats.agents import parse_agent
 
     text = (
         "---\nname: shipper\ntools: Read, Grep, Bash, Edit, Write\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd import settings
-from gsd.errors import InputError
-from gsd.settings import InvalidSettings, Settings, key_lines, parse
+from gsd.core.errors import InputError
+from gsd.formats import settings
+from gsd.formats.settings import InvalidSettings, Settings, key_lines, parse
 from tests.conftest import CORPUS, requires_corpus
 
 

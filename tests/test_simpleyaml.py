@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gsd import simpleyaml
+from gsd.formats import simpleyaml
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 CASES = [

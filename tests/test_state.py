@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import state
-from gsd.errors import ERROR_TYPES, InputError
+from gsd.core.errors import ERROR_TYPES, InputError
+from gsd.formats import state
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -756,7 +756,7 @@ def test_save_compares_with_the_text_the_caller_loaded(tmp_path: Path) -> None:
 
 
 def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:
-    from gsd.state import set_position
+    from gsd.formats.state import set_position
 
     text = (
         "## Current Position\n\nPhase: 1 of 1\nStatus: Ready\n\n"

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gsd import summary
-from gsd.errors import InputError
-from gsd.result import TaskReport
-from gsd.taskrun import TaskOutcome
+from gsd.core.errors import InputError
+from gsd.core.result import TaskReport
+from gsd.formats import summary
+from gsd.run.taskrun import TaskOutcome
 from tests.conftest import CORPUS, requires_corpus
 
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)

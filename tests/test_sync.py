@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd import derive, state
+from gsd.formats import state
+from gsd.run import derive
 from tests import test_worktrees
 from tests.conftest import git
 from tests.test_worktrees import commit_all, run_gsd, start_gsd, steer, wait_for
@@ -334,14 +335,14 @@ def test_durations_as_summaries_write_them(text: str, seconds: float | None) -> 
 def test_phases_the_roadmap_lists_count_before_they_are_planned(tmp_path: Path) -> None:
     """`Phase: 1 of N` counts the roadmap's phases, as GSD's own STATE.md does: phase 2
     has no folder yet but is a phase of the project."""
-    from gsd.derive import gather, state_text
-    from gsd.project import Project
+    from gsd.io.project import Project
+    from gsd.run.derive import gather, state_text
 
     root = tmp_path / "p"
     (root / ".planning/phases/01-alpha").mkdir(parents=True)
     (root / ".planning/ROADMAP.md").write_text(ROADMAP)
     (root / ".planning/phases/01-alpha/01-01-PLAN.md").write_text(
-        "---\nphase: 01-alpha\nplan: 01\nwave: 1\n---\n<tasks><task type=\"auto\"><name>T"
+        '---\nphase: 01-alpha\nplan: 01\nwave: 1\n---\n<tasks><task type="auto"><name>T'
         "</name><files>a</files><action>a</action><verify>v</verify><done>d</done></task>"
         "</tasks>\n"
     )

@@ -11,8 +11,8 @@ from typing import get_args
 
 import pytest
 
-from gsd.agents import Runner
-from gsd.models import RUNNERS
+from gsd.core.models import RUNNERS
+from gsd.formats.agents import Runner
 from tests.conftest import auto_task, fake_runner_programs, git
 
 PYTHON_PRO = (
@@ -55,12 +55,18 @@ def test_the_runner_list_is_the_agent_schemas() -> None:
         pytest.param(' runner="codex"', [], id="codex-alone"),
         pytest.param(' model="opus"', [], id="model-alone"),
         pytest.param(' runner="command"', [], id="command-is-checked-at-dispatch"),
-        pytest.param(' runner="gpt"', ["task 1 has runner='gpt'; allowed: claude, gemini, "
-                                       "codex, command"], id="unknown"),  # fmt: skip
+        pytest.param(
+            ' runner="gpt"',
+            ["task 1 has runner='gpt'; allowed: claude, gemini, codex, command"],
+            id="unknown",
+        ),  # fmt: skip
         pytest.param(' runner="Gemini"', ["runner='Gemini'"], id="case-matters"),
         pytest.param(' runner=""', ["runner=''"], id="empty-runner"),
-        pytest.param(' model="--dangerously-skip-permissions"', ["starts with '-'"],
-                     id="model-like-an-option"),  # fmt: skip
+        pytest.param(
+            ' model="--dangerously-skip-permissions"',
+            ["starts with '-'"],
+            id="model-like-an-option",
+        ),  # fmt: skip
         pytest.param(' model="a b"', ["unusable model name 'a b'"], id="model-with-space"),
         pytest.param(' model=""', ["unusable model name ''"], id="empty-model"),
     ],
@@ -75,9 +81,10 @@ def test_validate_reports_a_bad_runner_or_model_at_its_task(
     for diagnostic, words in zip(found, expected, strict=True):
         assert words in diagnostic["message"]
         assert diagnostic["severity"] == "error"
-        assert diagnostic["line"] == path.read_text().splitlines().index(
-            f'<task type="auto"{attrs}>'
-        ) + 1
+        assert (
+            diagnostic["line"]
+            == path.read_text().splitlines().index(f'<task type="auto"{attrs}>') + 1
+        )
     assert result.code == (1 if expected else 0)
     text = gsd("validate")
     if expected:  # path:line:col: severity CODE message, as every rule
@@ -128,8 +135,9 @@ def test_the_dry_run_builds_the_argv_for_the_plans_runner(planned, gsd) -> None:
         pytest.param("", "haiku", ("haiku", "GSD_DEFAULT_MODEL"), id="env-beats-agent"),
         pytest.param("", "", ("sonnet", "agent"), id="agent"),
         pytest.param(' runner="codex"', "", (None, ""), id="agent-model-not-for-other-runner"),
-        pytest.param(' runner="codex"', "o3", ("o3", "GSD_DEFAULT_MODEL"),
-                     id="env-on-other-runner"),  # fmt: skip
+        pytest.param(
+            ' runner="codex"', "o3", ("o3", "GSD_DEFAULT_MODEL"), id="env-on-other-runner"
+        ),  # fmt: skip
         pytest.param(' runner="claude"', "", ("sonnet", "agent"), id="own-runner-named"),
     ],
 )
@@ -251,15 +259,16 @@ def test_a_live_run_calls_the_plans_runner_with_its_model(
 def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_project) -> None:
     """gsd-executor takes a failed task over on the task's runner= (a user with only
     gemini has no claude for it); `runner="command"` names a command only its agent has."""
-    from gsd.agents import parse_agent
-    from gsd.dispatch import Dispatcher
-    from gsd.plan import parse
-    from gsd.settings import Settings
+    from gsd.formats.agents import parse_agent
+    from gsd.formats.plan import parse
+    from gsd.formats.settings import Settings
+    from gsd.io.dispatch import Dispatcher
 
     agents = {
         "gsd-executor": parse_agent("---\nname: gsd-executor\n---\nX\n", "executor.md"),
-        "local": parse_agent('---\nname: local\nrunner: command\ncommand: ["python3", "a.py"]\n'
-                             "---\nX\n", "local.md"),  # fmt: skip
+        "local": parse_agent(
+            '---\nname: local\nrunner: command\ncommand: ["python3", "a.py"]\n---\nX\n', "local.md"
+        ),  # fmt: skip
     }
     plan = parse(git_project.plan("01-01", tasks="\n".join([
         auto_task("Task 1", attrs=' specialist="local" runner="gemini"'),

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gsd import errorlog
-from gsd.agents import Agent
-from gsd.dispatch import TaskDispatch
-from gsd.errors import GsdError
-from gsd.git import Git
-from gsd.plan import parse
-from gsd.runners import build_argv
-from gsd.taskrun import run_task
+from gsd.core.errors import GsdError
+from gsd.formats import errorlog
+from gsd.formats.agents import Agent
+from gsd.formats.plan import parse
+from gsd.formats.runners import build_argv
+from gsd.io.dispatch import TaskDispatch
+from gsd.io.git import Git
+from gsd.run.taskrun import run_task
 from tests.conftest import git, plan_text
 from tests.test_proc import alive_with
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from gsd.utc import utc_stamp
+from gsd.core.utc import utc_stamp
 
 NOON = datetime(2026, 2, 23, 12, 0, 5)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.words import plural
+from gsd.core.words import plural
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd import errorlog, execlog
+from gsd.formats import errorlog, execlog
 from tests.conftest import REPO, git
 from tests.hostile import STATE
 from tests.test_execute import AGENT_FILE, REPORT
@@ -81,10 +81,16 @@ def repo(git_project, tmp_path: Path, control: Path):
         git_project.write(f"agents/{name}.md", AGENT_FILE.format(
             name=name, python=sys.executable, script=script, control=control))  # fmt: skip
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-         "voltagent": {"fallback_on_error": False},
-         "sandbox": {"writable": [str(control)]}}))  # agents note what they started there
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False},
+                "sandbox": {"writable": [str(control)]},
+            }
+        ),
+    )  # agents note what they started there
     git_project.write(".planning/STATE.md", STATE)
     git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
                      files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
@@ -183,9 +189,14 @@ def test_two_waves_with_parallel_plans_merge_back_in_plan_order(repo, control, g
     assert events.count("merge") == 3 and events.count("plan-complete") == 3
     timeline = json.loads(gsd("report", "--format", "json").out)["timeline"]
     assert [r["outcome"] for r in timeline if r["event"] == "merge"] == [
-        "gsd/01-01 merged", "gsd/01-02 merged", "gsd/01-03 merged"]
+        "gsd/01-01 merged",
+        "gsd/01-02 merged",
+        "gsd/01-03 merged",
+    ]
     assert [r["outcome"] for r in timeline if r["event"] == "wave-start"] == [
-        "wave 1: 01-01, 01-02", "wave 2: 01-03"]
+        "wave 1: 01-01, 01-02",
+        "wave 2: 01-03",
+    ]
     again = gsd("execute-phase", "1")
     assert again.code == 0 and "already complete" in again.err
 
@@ -222,8 +233,7 @@ def test_a_merge_conflict_fails_that_plan_keeps_its_branch_and_stops(repo, contr
     state = (repo / ".planning/STATE.md").read_text()
     assert "- [01-02] merge-conflict: merging gsd/01-02 conflicts in src/shared.txt" in state
     error = errorlog.read_all(repo / ".planning")[0][-1]
-    assert (error.error_type, error.plan, error.git_state) == (
-        "merge-conflict", "02", "gsd/01-02")
+    assert (error.error_type, error.plan, error.git_state) == ("merge-conflict", "02", "gsd/01-02")
     # a person merges the branch by hand; the next run tidies up and carries on
     subprocess.run(["git", "merge", "-q", "-X", "ours", "--no-edit", "gsd/01-02"], cwd=repo,
                    check=True, capture_output=True)  # fmt: skip
@@ -392,9 +402,7 @@ def test_with_commit_docs_false_bookkeeping_stays_uncommitted_and_survives(
     assert (folder / "01-01-SUMMARY.md").exists() and (folder / "01-02-SUMMARY.md").exists()
 
 
-def test_a_merge_commit_refused_by_a_hook_fails_the_plan_and_loses_no_log_line(
-    repo, gsd
-) -> None:
+def test_a_merge_commit_refused_by_a_hook_fails_the_plan_and_loses_no_log_line(repo, gsd) -> None:
     hook = repo / ".git/hooks/pre-commit"
     hook.write_text("#!/bin/sh\ngit rev-parse -q --verify MERGE_HEAD >/dev/null && exit 1\n"
                     "exit 0\n")  # fmt: skip
@@ -464,7 +472,8 @@ def test_an_unwritable_planning_folder_is_one_line_and_leaves_no_half_merge(repo
     last = result.err.strip().splitlines()[-1]
     # the plan's branch adds its log in .planning/logs/: git's merge itself cannot write it
     assert last.startswith("gsd: error: cannot write ") or (
-        last.startswith("gsd: error: git merge failed") and "'.planning/logs'" in last)
+        last.startswith("gsd: error: git merge failed") and "'.planning/logs'" in last
+    )
     assert "Traceback" not in result.err
     assert not (repo / ".git/MERGE_HEAD").exists() and git(repo, "tag", "--list") == ""
     assert list((repo / ".git").rglob("checkpoints/*.json")) == []

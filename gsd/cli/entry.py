@@ -1,0 +1,75 @@
+"""The `gsd` program: run a command, map every error to one line and an exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gsd.core.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    INTERRUPTED,
+    GsdError,
+    Interrupted,
+)
+
+# Click's shell-completion switch for the program name `gsd` (see README: Shell completion).
+COMPLETE_VAR = "_GSD_COMPLETE"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        # a shell asking for completions (`_GSD_COMPLETE=bash_complete gsd`) needs Click
+        if args[:1] == ["validate"] and COMPLETE_VAR not in os.environ:
+            from gsd.cli import lint
+
+            options = lint.parse(args[1:])
+            if options is not None:  # the git-hook path: no Click
+                return lint.run(options)
+        from gsd.cli.app import run
+
+        return run(args)
+    except GsdError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"gsd: error: {exc}\n")
+        return exc.exit_code
+    except Interrupted as exc:  # a run stopped cleanly on SIGINT, SIGTERM or SIGHUP
+        _quietly(f"gsd: {exc}; every agent was ended and its attempt rolled back (a run "
+                 "resumes where it stopped when started again)\n")  # fmt: skip
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{INTERRUPTED}\n")  # past the ^C, as Click does on its path
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`gsd ... | head`): not an error; keep Python quiet at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
+        return internal_error(exc)
+
+
+def _quietly(text: str) -> None:
+    """Write to stderr unless it is gone (SIGHUP: the terminal was closed)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
+def internal_error(exc: BaseException) -> int:
+    """Write the traceback to a file and say where, in one line."""
+    import tempfile
+    import traceback
+
+    handle, path = tempfile.mkstemp(prefix="gsd-crash-", suffix=".txt")
+    with os.fdopen(handle, "w") as out:
+        traceback.print_exception(exc, file=out)
+    sys.stderr.write(
+        f"gsd: internal error: {type(exc).__name__}: {exc} (traceback in {path}; "
+        "please report it)\n"
+    )
+    return EXIT_INTERNAL

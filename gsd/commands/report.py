@@ -1,0 +1,213 @@
+"""`gsd report`: a run's timeline, its totals per agent and per plan, and its tasks as
+test cases, from the logs in .planning/logs/ (and an older .planning/execution-log.jsonl)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+# events shown as they are in the timeline (`result` rows also feed the totals)
+TIMELINE = frozenset({
+    "run-start", "wave-start", "spawn", "rollback", "retry", "fallback", "commit", "merge",
+    "plan-complete", "checkpoint-paused", "wave-end", "run-end",
+})  # fmt: skip
+
+
+def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
+    """Timeline rows and totals; by default only the events of the last run."""
+    events = _selected(events, last_run_only)
+    timeline = []
+    agents: dict[str, dict[str, Any]] = {}
+    plans: dict[str, dict[str, Any]] = {}
+    for e in events:
+        kind = e.get("event")
+        if kind in TIMELINE:
+            timeline.append(_row(e))
+        if kind != "result":
+            continue
+        timeline.append(_row(e))
+        for key, table in ((str(e.get("agent", "?")), agents), (str(e.get("plan", "?")), plans)):
+            row = table.setdefault(key, _empty())
+            row["attempts"] += 1
+            row["succeeded"] += bool(e.get("success"))
+            row["failed"] += not e.get("success")
+            row["seconds"] = round(row["seconds"] + float(e.get("duration_s") or 0), 1)
+            for field in ("input_tokens", "output_tokens", "cost_usd"):
+                value = e.get(field)
+                if isinstance(value, (int, float)):
+                    row[field] = round((row[field] or 0) + value, 6)
+    retries = sum(1 for e in events if e.get("event") == "retry")
+    return {
+        "timeline": timeline,
+        "retries": retries,
+        "per_agent": [{"agent": k, **v} for k, v in agents.items()],
+        "per_plan": [{"plan": k, **v} for k, v in plans.items()],
+    }
+
+
+def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dict[str, Any]]:
+    """The events of the last run (from its `run-start`), or all of them."""
+    events = list(events)
+    if last_run_only:
+        starts = [i for i, e in enumerate(events) if e.get("event") == "run-start"]
+        events = events[starts[-1] :] if starts else events
+    return events
+
+
+def _empty() -> dict[str, Any]:
+    return {"attempts": 0, "succeeded": 0, "failed": 0, "seconds": 0.0,
+            "input_tokens": None, "output_tokens": None, "cost_usd": None}  # fmt: skip
+
+
+def _row(e: dict[str, Any]) -> dict[str, Any]:
+    kind = e.get("event")
+    what = {
+        "result": "ok" if e.get("success") else str(e.get("error_type")),
+        "commit": str(e.get("commit") or "")[:7] or "nothing to commit",
+        "merge": f"{e.get('branch', '')} {e.get('status', '')}".strip(),
+        "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
+        "wave-end": f"wave {e.get('wave', '')} done",
+    }.get(str(kind), "")
+    if kind == "result" and e.get("soft_success"):
+        what = "soft success"
+    return {
+        "time": e.get("ts", ""), "event": kind, "plan": e.get("plan", ""),
+        "task": e.get("task", ""), "agent": e.get("agent", ""),
+        "seconds": e.get("duration_s", ""), "outcome": what,
+    }  # fmt: skip
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(report, indent=2) + "\n"
+    from gsd.output.views import render_rows
+
+    def table(rows: list[dict[str, Any]]) -> str:
+        shown = [{k: ("not reported" if v is None else v) for k, v in r.items()} for r in rows]
+        return render_rows(shown, fmt, "rows") if shown else "(none)\n"
+
+    heading = "## {}" if fmt == "markdown" else "{}"
+    return "\n".join(
+        [
+            heading.format("Timeline"), "", table(report["timeline"]),
+            heading.format(f"Per agent (retries: {report['retries']})"), "",
+            table(report["per_agent"]),
+            heading.format("Per plan"), "", table(report["per_plan"]),
+        ]
+    )  # fmt: skip
+
+
+class PlannedTask(NamedTuple):
+    """A task as its plan file has it: how a task the run never reached is still listed."""
+
+    number: int
+    name: str
+    checkpoint: bool
+
+
+class TaskCase(NamedTuple):
+    """One task of the run and how it ended: "passed", "failed" (`why`: the last
+    attempt's error type) or "skipped" (`why`: why it did not run)."""
+
+    plan: str
+    task: str
+    name: str
+    outcome: str
+    why: str
+    attempts: tuple[dict[str, Any], ...]  # its `result` events, in order
+    seconds: float
+
+
+PAUSED = "checkpoint-paused"
+
+
+def task_cases(
+    events: Iterable[dict[str, Any]],
+    tasks_of: Callable[[str], list[PlannedTask]] = lambda _: [],
+    last_run_only: bool = True,
+) -> list[TaskCase]:
+    """A case per task of every plan the run took up (its waves' plans and every plan an
+    event names), in plan order: the plan file's tasks (`tasks_of`), then any task only
+    the log knows. A task passes or fails by its last attempt; one with no attempt was
+    skipped."""
+    plans: dict[str, None] = {}
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in _selected(events, last_run_only):
+        if e.get("event") == "wave-start":
+            plans.update(dict.fromkeys(str(p) for p in e.get("plans") or []))
+        if e.get("plan") is None:
+            continue
+        plans.setdefault(str(e["plan"]))
+        if e.get("task") is not None:
+            seen.setdefault((str(e["plan"]), str(e["task"])), []).append(e)
+    cases = []
+    for plan in plans:
+        planned = {str(t.number): t for t in tasks_of(plan)}
+        logged = [task for (p, task) in seen if p == plan and task not in planned]
+        for task in [*planned, *logged]:
+            cases.append(_case(plan, task, seen.get((plan, task), []), planned.get(task)))
+    return cases
+
+
+def _case(
+    plan: str, task: str, events: list[dict[str, Any]], planned: PlannedTask | None
+) -> TaskCase:
+    attempts = tuple(e for e in events if e.get("event") == "result")
+    seconds = round(sum(float(e.get("duration_s") or 0) for e in attempts), 1)
+    kinds = {e.get("event") for e in events}
+    if attempts and attempts[-1].get("success"):
+        outcome, why = "passed", ""
+    elif attempts:
+        outcome, why = "failed", str(attempts[-1].get("error_type") or "failed")
+    elif PAUSED in kinds:
+        outcome, why = "skipped", "paused at a human checkpoint: answer it with gsd approve"
+    elif "spawn" in kinds:
+        outcome, why = "skipped", "started, but the run stopped before its result"
+    elif planned is not None and planned.checkpoint:
+        outcome, why = "skipped", "a human checkpoint: no agent runs it"
+    else:
+        outcome, why = "skipped", "not run"
+    name = planned.name if planned else ""
+    return TaskCase(plan=plan, task=task, name=name, outcome=outcome, why=why,
+                    attempts=attempts, seconds=seconds)  # fmt: skip
+
+
+def junit(cases: list[TaskCase]) -> str:
+    """`gsd report --format junit`: a test suite per plan, a test case per task; each
+    attempt is a line of its output, a failed task's last attempt is its failure."""
+    from gsd.formats.junit import Case, Failure, Suite, document
+
+    suites: dict[str, list[Case]] = {}
+    for case in cases:
+        title = f"task {case.task}" + (f": {case.name}" if case.name else "")
+        lines = "".join(_attempt_line(e) + "\n" for e in case.attempts)
+        failure = None
+        if case.outcome == "failed":
+            last = case.attempts[-1]
+            message = f"{case.why} (attempt {last.get('attempt', len(case.attempts))})"
+            failure = Failure(message, case.why, lines)
+        skipped = case.why if case.outcome == "skipped" else None
+        seconds = case.seconds if case.attempts else None
+        suites.setdefault(case.plan, []).append(
+            Case(
+                name=title,
+                classname=f"plan {case.plan}",
+                failure=failure,
+                skipped=skipped,
+                output=lines,
+                seconds=seconds,
+            )  # fmt: skip
+        )
+    return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
+
+
+def _attempt_line(e: dict[str, Any]) -> str:
+    """`attempt 2: gsd-executor: timeout (12.5 s)`."""
+    how = "ok" if e.get("success") else str(e.get("error_type"))
+    if e.get("success") and e.get("soft_success"):
+        how = "soft success"
+    seconds = e.get("duration_s")
+    took = f" ({seconds} s)" if isinstance(seconds, (int, float)) else ""
+    return f"attempt {e.get('attempt', '?')}: {e.get('agent', '?')}: {how}{took}"

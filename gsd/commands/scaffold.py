@@ -1,0 +1,66 @@
+"""`gsd init`: create `.planning/` from gsd's bundled template, never overwriting a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.core.errors import GsdError, InputError, UsageError
+from gsd.formats.files import bundled_dir
+from gsd.io.project import PLANNING
+
+CREATED = "created"
+KEPT = "kept"
+
+
+class Scaffolded(NamedTuple):
+    """One template file: what became of it (`created` or `kept`), and where."""
+
+    status: str
+    path: Path
+
+
+def template_dir() -> Path:
+    """`.planning-template/` in a checkout, `gsd/bundled/planning_template/` when installed."""
+    return bundled_dir("planning-template", ".planning-template")
+
+
+def init(directory: Path) -> list[Scaffolded]:
+    """Copy every template file into `directory/.planning/`; files already there are kept."""
+    source = template_dir()
+    files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else []
+    if not files:
+        raise InputError(f"gsd's planning template is missing ({source})", hint="reinstall gsd")
+    planning = directory / PLANNING
+    if planning.exists() and not planning.is_dir():
+        raise UsageError(f"{planning} exists and is not a directory", hint="move it away first")
+    done: list[Scaffolded] = []
+    for item in files:
+        target = planning / item.relative_to(source)
+        done.append(Scaffolded(CREATED if _create(target, item.read_bytes()) else KEPT, target))
+    return done
+
+
+def in_git_work_tree(directory: Path) -> bool:
+    """Whether `directory` is inside a git work tree (False when git is missing too)."""
+    from gsd.io import gitread
+
+    done = gitread.run(["rev-parse", "--is-inside-work-tree"], cwd=directory, read_only=True)
+    return done.status == 0 and done.stdout.strip() == "true"
+
+
+def _create(target: Path, data: bytes) -> bool:
+    """Write a new file; False, touching nothing, when `target` exists in any form."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as out:  # exclusive: never replaces what is there
+            try:
+                out.write(data)
+            except BaseException:
+                Path(out.name).unlink(missing_ok=True)
+                raise
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise GsdError(f"{exc.filename or target}: cannot create: {exc.strerror or exc}") from None
+    return True

@@ -1,0 +1,1 @@
+"""Pure decisions: plan ids, models, the wave graph, rules, resolution, the judge. No I/O."""

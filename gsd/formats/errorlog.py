@@ -1,0 +1,272 @@
+"""Error records: one JSON object per failure, in the plan's log `.planning/logs/{plan}.jsonl`.
+
+The records share the per-plan logs with the events (gsd.formats.execlog says where each log is);
+`.planning/specialist-errors.jsonl`, the shared log of older versions, is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gsd.core import ids
+from gsd.core.errors import ERROR_TYPES, UsageError
+from gsd.core.utc import as_utc, utc_stamp
+from gsd.formats import execlog
+from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
+
+LOG_NAME = "specialist-errors.jsonl"  # the legacy shared log: read, no longer written
+
+DETAILS_WIDTH = 60  # text tables only; Markdown and JSON keep the whole text
+
+
+def log_path(root: Path) -> Path:
+    """Where older versions kept the shared error log (read only, for history)."""
+    return root / ".planning" / LOG_NAME
+
+
+def plan_log_path(planning: Path, plan_id: str) -> Path:
+    """`.planning/logs/{plan_id}.jsonl`: the plan's error records and its events."""
+    return execlog.plan_log_path(planning, plan_id)
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO-8601 date or time as an aware UTC datetime; naive means UTC. ValueError if not."""
+    text = text.strip()
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"  # Python 3.10's fromisoformat does not read "Z"
+    return as_utc(datetime.fromisoformat(text))
+
+
+class ErrorRecord(BaseModel):
+    """One failure, in the field order of SPEC section 6; unknown keys are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timestamp: str = Field(default_factory=utc_stamp)
+    phase: str
+    plan: str
+    task: str
+    specialist: str
+    error_type: str
+    details: str = ""
+    git_state: str = ""
+    exit_code: int | None = None
+    attempt: int = Field(default=1, ge=1)
+    runner: str = ""
+    duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> Any:
+        if isinstance(value, datetime):
+            return utc_stamp(value)
+        if isinstance(value, str):
+            parse_timestamp(value)  # ValueError becomes a validation error
+        return value
+
+    @field_validator("phase", "plan", "task", mode="before")
+    @classmethod
+    def _number_as_text(cls, value: Any) -> Any:
+        # Hand-written or older lines may say "task": 3; the log stores text.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @field_validator("error_type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in ERROR_TYPES:
+            expected = ", ".join(ERROR_TYPES)
+            raise ValueError(f"unknown error_type {value!r}; expected one of {expected}")
+        return value
+
+    @field_validator("duration_s")
+    @classmethod
+    def _tenths(cls, value: float | None) -> float | None:
+        return None if value is None else round(value, 1)
+
+    @property
+    def moment(self) -> datetime:
+        return parse_timestamp(self.timestamp)
+
+
+def to_line(record: ErrorRecord) -> str:
+    """The record as one JSON line, without the newline."""
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+
+
+def _why(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    more = error.error_count() - 1
+    return f"invalid record: {where + ': ' if where else ''}{message}" + (
+        f" (and {more} more)" if more else ""
+    )
+
+
+def parse(text: str, name: str = LOG_NAME) -> tuple[list[ErrorRecord], list[str]]:
+    """Records in file order, and a warning per line that is not one.
+
+    A last line without its newline is a write cut short by a crash: skipped silently.
+    (Once a later append has closed it, it is a bad line like any other.)
+    """
+    records: list[ErrorRecord] = []
+
+    def is_record(data: dict[str, Any]) -> str | None:
+        try:
+            records.append(ErrorRecord.model_validate(data))
+        except ValidationError as error:
+            return _why(error)
+        return None
+
+    _, warnings = jsonl_objects(text, name, is_record)
+    return records, warnings
+
+
+def read(path: Path) -> tuple[list[ErrorRecord], list[str]]:
+    """The log at `path`, as `parse` sees it; a missing file is an empty log."""
+    text = read_lines_file(path, "error log")
+    return ([], []) if text is None else parse(text, path.name)
+
+
+def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
+    """Every error record of every log: the legacy `specialist-errors.jsonl` and each
+    log in `.planning/logs/`, in timestamp order; and a warning per bad line (a line
+    that is an event is no error record, and no warning either)."""
+    _, records, warnings = read_logs(planning, events=False)
+    return records, warnings
+
+
+def read_logs(
+    planning: Path, *, events: bool = True
+) -> tuple[list[dict[str, Any]], list[ErrorRecord], list[str]]:
+    """Every log read once: the events (legacy `execution-log.jsonl` included, when
+    `events`) and the error records, each in time order, and a warning per bad line."""
+    found: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if events:
+        found, warnings = execlog.read(planning / execlog.LOG_NAME)
+    records, bad = read(planning / LOG_NAME)
+    warnings += bad
+    for path in execlog.log_files(planning):
+        plan_events, raw, bad = execlog.read_split(path)
+        found += plan_events
+        warnings += bad
+        name = f"{execlog.LOGS}/{path.name}"
+        for data in raw:
+            try:
+                records.append(ErrorRecord.model_validate(data))
+            except ValidationError as error:
+                warnings.append(f"{name}: skipped: {_why(error)}")
+    found.sort(key=lambda e: str(e.get("ts", "")))
+    return found, sorted(records, key=lambda r: r.moment), warnings
+
+
+def append(path: Path, record: ErrorRecord) -> None:
+    """Add `record` as one line at the end of the log (locked; never rewrites)."""
+    append_line(path, json_line(record.model_dump(mode="json")))  # the bytes of to_line
+
+
+def _plan_filter(text: str) -> tuple[str | None, str]:
+    """("10", "02") for the plan id "10-02"; (None, "02") for the plan number "02"."""
+    phase, number = ids.split_plan_id(text.strip())
+    return (phase if "-" in text else None), number
+
+
+def _same_number(a: str, b: str) -> bool:
+    """Plan numbers `02` and `2` are one; anything else is compared as text."""
+    if ids.PLAN_NUMBER_RE.fullmatch(a) and ids.PLAN_NUMBER_RE.fullmatch(b):
+        return int(a) == int(b)
+    return a.casefold() == b.casefold()
+
+
+def _is_plan(record: ErrorRecord, wanted: str) -> bool:
+    """Whether the record is of plan `wanted` ("02", or the id "10-02", "12A-03")."""
+    want_phase, want_number = _plan_filter(wanted)
+    have_phase, have_number = _plan_filter(record.plan)  # older logs wrote the whole id
+    if not _same_number(want_number, have_number):
+        return False
+    return want_phase is None or ids.same_phase(want_phase, have_phase or record.phase)
+
+
+def filter_records(
+    records: Iterable[ErrorRecord],
+    *,
+    phase: str | None = None,
+    plan: str | None = None,
+    specialist: str | None = None,
+    error_type: str | None = None,
+    since: datetime | None = None,
+) -> list[ErrorRecord]:
+    """The records that match every filter given; `phase` takes any spelling of a phase
+    (`1`, `01`, `1.0`, `01-setup`: gsd.core.ids.same_phase), `plan` "02" or the id "10-02"."""
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=timezone.utc)
+    kept: list[ErrorRecord] = []
+    for record in records:
+        if phase is not None and not ids.same_phase(phase, record.phase):
+            continue
+        if plan is not None and not _is_plan(record, plan):
+            continue
+        if specialist is not None and record.specialist.casefold() != specialist.casefold():
+            continue
+        if error_type is not None and record.error_type != error_type:
+            continue
+        if since is not None and record.moment < since:
+            continue
+        kept.append(record)
+    return kept
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """`--since`: an ISO date or time (UTC unless it says otherwise) or an age: 30m, 2h, 7d."""
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    match = _DURATION.fullmatch(text.strip().lower())
+    try:
+        if match:
+            return now - timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+        return parse_timestamp(text)
+    except (ValueError, OverflowError):
+        raise UsageError(
+            f"--since {text!r}: expected a date or time such as 2026-02-23 or "
+            "2026-02-23T14:00:00Z, or an age such as 30m, 2h, 7d"
+        ) from None
+
+
+def _shorten(text: str, width: int = DETAILS_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, Any]]:
+    """One table row per record; `short` cuts details to 60 characters for text tables."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        details = " ".join(record.details.split())  # a table cell is one line
+        out.append(
+            {
+                "time": record.timestamp,
+                "phase": record.phase,
+                "plan": record.plan,
+                "task": record.task,
+                "specialist": record.specialist,
+                "type": record.error_type,
+                "exit": "-" if record.exit_code is None else record.exit_code,
+                "attempt": record.attempt,
+                "details": _shorten(details) if short else details,
+            }
+        )
+    return out

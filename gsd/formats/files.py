@@ -1,0 +1,243 @@
+"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gsd.core.errors import GsdError
+
+# errno values that mean "no room", answered by freeing space rather than by permissions
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NOT_ALLOWED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_UMASK_LOCK = threading.Lock()
+
+
+def cannot_write(path: Path, error: OSError) -> GsdError:
+    """The one line for a write the file system refused: what, where, what to do."""
+    from gsd.core.errors import GsdError
+
+    if error.errno in _NO_SPACE:
+        hint = "free disk space, then run again"
+    elif error.errno in _NOT_ALLOWED:
+        hint = "make it writable, then run again"
+    else:
+        hint = "fix that path, then run again"
+    return GsdError(f"cannot write {path}: {error.strerror or error}", hint=hint)
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the kernel shows it: setting
+    it to read it back is process-wide, so another thread could create a file meanwhile
+    with the wrong mode."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # no /proc (macOS) or a kernel before 4.7
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename.
+
+    The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
+    already has, else the one the umask gives a new file; it is set before the rename,
+    so the file never appears with the temporary file's 0600. A refused write (read-only
+    folder, full disk) is a GsdError naming `path`, and no temporary file is left.
+    """
+    temp: str | None = None
+    try:
+        _make_parent(path)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fchmod(out.fileno(), _mode_for(path) if mode is None else mode)
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException as error:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise cannot_write(path, error) from None
+        raise
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the folder's name is taken by a file: say that, not "exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` keeps: its own, or a new file's under the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Add one line (ending in a newline) at the end of `path`, under an exclusive lock.
+
+    The line goes out in one `os.write` on an O_APPEND descriptor, so lines from
+    parallel processes never interleave; a torn line left by a crash is closed first
+    so this one stays readable. Existing bytes are never rewritten; a write the file
+    system refuses half way (full disk) is cut back off and is a GsdError naming `path`.
+    A new file gets the mode the umask gives. A symbolic link at `path` is refused, never
+    followed: gsd's logs are its own files, and a link an agent planted must not make
+    gsd write into whatever it points at.
+    """
+    try:
+        _make_parent(path)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags, 0o666)
+    except OSError as error:
+        raise cannot_write(path, error) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            _append_locked(fd, line)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError as error:
+        raise cannot_write(path, error) from None
+    finally:
+        os.close(fd)
+
+
+def _append_locked(fd: int, line: bytes) -> None:
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line
+    written = 0
+    try:
+        while written < len(line):  # one write but on a full disk or a signal
+            written += os.write(fd, line[written:])
+    except OSError:
+        # take back the part that got out, unless someone else has written since
+        if written and os.fstat(fd).st_size == size + written:
+            os.ftruncate(fd, size)
+        raise
+
+
+def read_lines_file(path: Path, what: str) -> str | None:
+    """The text of a line log, read under a shared lock (an append in progress is waited
+    out, so no half line is seen); None when the file does not exist."""
+    from gsd.core.errors import InputError
+
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the {what}: {error.strerror}") from None
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        try:
+            data = handle.read()
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return data.decode("utf-8", errors="replace")
+
+
+def json_line(value: Any, dumps: Callable[[Any], str] | None = None) -> bytes:
+    """`value` as one JSON Lines line, newline included, as jsonlines writes it (with
+    `dumps` when given, else the standard library's, non-ASCII kept as UTF-8).
+
+    The bytes, not a write: `append_line` puts them out in one locked `os.write`, which
+    jsonlines' Writer cannot do (it writes the text and the newline separately, and knows
+    no lock), so parallel appends stay whole and a refused write is taken back.
+    """
+    import io
+
+    import jsonlines
+
+    out = io.BytesIO()
+    writer = jsonlines.Writer(out, dumps=dumps) if dumps else jsonlines.Writer(out)
+    writer.write(value)
+    return out.getvalue()
+
+
+def jsonl_objects(
+    text: str, name: str, accept: Callable[[dict[str, Any]], str | None] = lambda _: None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The JSON objects of a line log, and a warning (`name:LINE: skipped: why`) per line
+    that is not valid JSON, not an object, or refused by `accept` (which returns why).
+
+    jsonlines reads the lines; the rules stay gsd's: a blank line is skipped, and a last
+    line without its newline is a write cut short by a crash: skipped silently. (Once a
+    later append has closed it, it is a bad line like any other.)
+    """
+    if not text.strip():
+        return [], []  # no log: jsonlines is not even imported
+    import json
+
+    import jsonlines
+
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    lines = text.split("\n")
+    # json.loads, not jsonlines' default (orjson where installed): the same values and
+    # the same messages wherever gsd runs
+    reader = jsonlines.Reader(lines, loads=json.loads)
+    for number in range(1, len(lines) + 1):  # one read() a line: `number` is its line
+        reason = _refusal(reader, jsonlines.InvalidLineError, accept, records)
+        if reason is not None and number < len(lines):
+            warnings.append(f"{name}:{number}: skipped: {reason}")
+    return records, warnings
+
+
+def _refusal(
+    reader: Any,
+    invalid: type[Any],
+    accept: Callable[[dict[str, Any]], str | None],
+    into: list[dict[str, Any]],
+) -> str | None:
+    """Read the next line: add its object to `into`, or say why not (None for a blank line).
+    `invalid` is jsonlines.InvalidLineError, which jsonlines raises for a line it cannot read."""
+    try:
+        data = reader.read(allow_none=True)
+    except invalid as error:
+        if not error.line.strip():
+            return None
+        return f"not valid JSON ({error.__cause__ or error})"
+    if not isinstance(data, dict):
+        return f"not a JSON object but {type(data).__name__}"
+    reason = accept(data)
+    if reason is None:
+        into.append(data)
+    return reason
+
+
+def bundled_dir(name: str, checkout_name: str | None = None) -> Path:
+    """A folder gsd ships (`agents`, `workflows`, `planning-template`).
+
+    An installed gsd (a wheel: pip --user, a venv, the system) carries it as package
+    data, `gsd/bundled/<name>`; in a checkout or an editable install it is the folder
+    beside the package (named `checkout_name` there when that differs, e.g.
+    `.planning-template`). Never looked up from sys.prefix: `pip install --user` and
+    `--prefix` put data files elsewhere.
+    """
+    from importlib.resources import files
+
+    package = Path(str(files("gsd")))
+    installed = package / "bundled" / name.replace("-", "_")
+    if installed.is_dir():
+        return installed
+    checkout = package.parent / (checkout_name or name)
+    return checkout if checkout.is_dir() else installed

@@ -1,0 +1,222 @@
+"""`.planning/config.json` as one pydantic model: every key gsd reads, its type and default."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from gsd.core.errors import InputError
+from gsd.formats.config import CONFIG_FILE
+
+# The one place a setting's kind becomes the words of its error: "`key` must be {words}".
+
+
+def _kind(words: str, accepts: Callable[[Any], bool], convert: Callable[[Any], Any]) -> Any:
+    def check(value: Any) -> Any:
+        if not accepts(value):
+            raise PydanticCustomError("gsd_setting", words)
+        return convert(value)
+
+    return PlainValidator(check)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole_at_least(least: int) -> Callable[[Any], bool]:
+    return lambda v: _is_number(v) and v == int(v) and v >= least
+
+
+def _is_paths(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(p, str) for p in value)
+
+
+Flag = Annotated[bool, _kind("true or false", lambda v: isinstance(v, bool), bool)]
+Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v >= 0, float)]
+Retries = Annotated[int, _kind("a whole number >= 0", _whole_at_least(0), int)]
+Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
+Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
+Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
+Mode = Annotated[str, _kind('a string such as "interactive" or "yolo"',
+                            lambda v: isinstance(v, str), str)]  # fmt: skip
+
+
+class _Section(BaseModel):
+    # GSD's own config.json holds many keys gsd does not read: they are allowed, kept as read
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class Parallelization(_Section):
+    enabled: Flag = True
+    max_concurrent_agents: Agents = 3
+
+
+class Workflow(_Section):
+    use_worktrees: Flag = True
+    use_specialists: Flag = True  # false: every task goes to gsd-executor
+
+
+class Voltagent(_Section):
+    fallback_on_error: Flag = True
+
+
+class Specialists(_Section):
+    timeout_seconds: Seconds = 300.0
+    kill_grace_seconds: Seconds = 10.0
+    max_retries: Retries = 2
+    scope: Scope = "warn"
+    agent_paths: Paths = Field(default_factory=list)
+
+
+class GitSettings(_Section):
+    commit_docs: Flag = True
+
+
+class Sandbox(_Section):
+    enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
+    writable: Paths = Field(default_factory=list)
+
+
+class Settings(_Section):
+    """Every setting gsd reads (SPEC 7), with SPEC's defaults for the keys left out."""
+
+    mode: Mode = "interactive"
+    parallelization: Parallelization = Parallelization()
+    workflow: Workflow = Workflow()
+    voltagent: Voltagent = Voltagent()
+    specialists: Specialists = Specialists()
+    git: GitSettings = GitSettings()
+    sandbox: Sandbox = Sandbox()
+
+    @field_validator("parallelization", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        """Older GSD projects write `"parallelization": true` for `{"enabled": true}`."""
+        return {"enabled": value} if isinstance(value, bool) else value
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"a": {"b": 1}}` as `{"a.b": 1}`; lists and scalars are leaves."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+# Every key gsd reads and its default, dotted (`specialists.timeout_seconds`), as JSON holds it.
+DEFAULTS: dict[str, Any] = flatten(Settings().model_dump(mode="json"))
+
+
+class InvalidSettings(InputError):
+    """config.json holds settings gsd cannot use: the first problem is the message, every
+    one of them is in `problems` (`gsd doctor` lists them all)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems[0])
+        self.problems = problems
+
+
+def parse(text: str, source: str = CONFIG_FILE) -> Settings:
+    """config.json's text as settings, validated once; errors name the file, line and key."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}", hint="fix config.json"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: must hold a JSON object")
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        lines = key_lines(text)
+        raise InvalidSettings([_problem(e, source, lines) for e in exc.errors()]) from None
+
+
+def load(planning: Path) -> Settings:
+    """The project's settings, or the defaults when there is no config.json."""
+    path = planning / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    return parse(text, str(path))
+
+
+def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -> str:
+    """One pydantic error as gsd's one line: file:line, the dotted key, what it must be."""
+    key = tuple(error["loc"])
+    words = error["msg"]  # gsd's own words (`_kind`); pydantic's for anything else
+    if error["type"] == "model_type":  # a section that is not an object
+        words = "an object" + (" or true or false" if key == ("parallelization",) else "")
+    line = _line_of((*key, *_first_not_path(error["input"])), lines)
+    where = f"{source}:{line}" if line else source
+    dotted = ".".join(str(part) for part in key if not isinstance(part, int))
+    shown = json.dumps(error["input"], ensure_ascii=False)
+    return f"{where}: `{dotted}` must be {words}, not {shown}"
+
+
+def _first_not_path(value: Any) -> tuple[int, ...]:
+    """In a list of paths, the index of the first item that is not one (its line is shown)."""
+    if isinstance(value, list):
+        return next(((i,) for i, item in enumerate(value) if not isinstance(item, str)), ())
+    return ()
+
+
+def _line_of(key: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]) -> int:
+    """The line of the deepest part of `key` the text holds (a list item, its key)."""
+    for end in range(len(key), 0, -1):
+        if key[:end] in lines:
+            return lines[key[:end]]
+    return 0
+
+
+def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """The line of every key and list item in valid JSON text, by its path (the last of
+    duplicate keys wins, as in `json.loads`)."""
+    lines: dict[tuple[str | int, ...], int] = {}
+    _scan(text, _skip_space(text, 0), (), lines)
+    return lines
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _scan(text: str, at: int, path: tuple[str | int, ...], lines: dict[Any, int]) -> int:
+    """Record the lines under the value starting at `at`; return where it ends."""
+    opening = text[at : at + 1]
+    if opening not in ("{", "["):
+        return _DECODER.raw_decode(text, at)[1]
+    closing, index = ("}" if opening == "{" else "]"), 0
+    at = _skip_space(text, at + 1)
+    while text[at] != closing:
+        if opening == "{":
+            lines_before = text.count("\n", 0, at)
+            key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+            child: tuple[str | int, ...] = (*path, key)
+            lines[child] = lines_before + 1
+            at = _skip_space(text, _skip_space(text, at) + 1)  # past the colon
+        else:
+            child, index = (*path, index), index + 1
+            lines[child] = text.count("\n", 0, at) + 1
+        at = _skip_space(text, _scan(text, at, child, lines))
+        if text[at] == ",":
+            at = _skip_space(text, at + 1)
+    return at + 1

@@ -1,0 +1,526 @@
+"""STATE.md, edited surgically: only the lines gsd owns change, every other byte stays.
+
+gsd owns the `Phase:`, `Plan:`, `Status:`, `Last activity:` and `Progress:` lines under
+`## Current Position`, the `- [01-02] ...` bullets under `### Blockers/Concerns` (or
+`## Blockers`), the `Last session:`, `Stopped at:` and `Resume file:` lines under
+`## Session Continuity`, and the plan rows of the Performance Metrics table (SPEC
+section 7). Each edit is a pure `text -> text` function that keeps line endings (CRLF
+stays CRLF, a missing final newline stays missing) and returns its input, the very same
+string, when nothing needs to change. `load` and `save` are the only functions that
+touch the disk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from gsd.core.errors import ERROR_TYPES, InputError
+from gsd.core.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
+from gsd.core.words import plural
+from gsd.formats.files import write_atomic
+from gsd.formats.lines import SEPARATOR_RE, Lines
+
+STATE_FILE = "STATE.md"
+BAR_WIDTH = 10
+PLACEHOLDER = "None yet."
+
+_POSITION_RE = re.compile(r"current position", re.I)
+_SESSION_RE = re.compile(r"session continuity", re.I)
+_METRICS_RE = re.compile(r"performance metrics", re.I)
+_BLOCKERS_RE = re.compile(r"blockers\b.*", re.I)
+# gsd's own blocker bullets: `- [01-02] timeout: ...`, the word after the tag an error type.
+_BLOCKER_RE = re.compile(
+    r"^[ \t]*[-*+][ \t]+\[(?P<plan>[^\]]+)\][ \t]+(?P<type>[\w-]+)(?::|[ \t]*$)"
+)
+_PLACEHOLDER_RE = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?[_*]*(?:none|nothing)"
+    r"(?:[ \t]+(?:yet|currently|so far|at this time))?[.!]?[_*]*[ \t]*$",
+    re.I,
+)
+# `[██████░░░░] 60%`, `[====..] 87%`: the bar and the number gsd redraws; the rest stays.
+_BAR_RE = re.compile(r"^\[(?P<bar>[^\]]*)\][ \t]*(?P<pct>\d+(?:\.\d+)?)[ \t]*%")
+_BAR_EMPTY = "░▒ .-_·"
+_METRIC_LABEL_RE = re.compile(rf"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>{PLAN_NUMBER})$", re.I)
+
+# (keyword, label) in the order the GSD template writes them.
+_POSITION_FIELDS = (
+    ("phase", "Phase"),
+    ("plan", "Plan"),
+    ("status", "Status"),
+    ("last_activity", "Last activity"),
+)
+_SESSION_FIELDS = (
+    ("last_session", "Last session"),
+    ("stopped_at", "Stopped at"),
+    ("resume_file", "Resume file"),
+)
+
+
+def _one_line(value: str) -> str:
+    """A value as one line: a newline inside it would hand a line gsd does not own."""
+    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
+
+
+# ------------------------------------------------------------------- fields (shared)
+
+
+def _set_fields(
+    text: str,
+    title: re.Pattern[str],
+    heading: str,
+    labels: tuple[str, ...],
+    edits: dict[str, Callable[[str | None], str]],
+    apart: str = "",
+) -> str:
+    """Give each `Label:` line of a section the value `edit(old value)` returns.
+
+    `labels` are the section's lines in the order GSD writes them. A missing line goes
+    after the nearest earlier one present, else before the nearest later one, else at the
+    end of the section; the `apart` label (Progress) goes at the end after a blank line.
+    A missing section is added at the end of the text.
+    """
+    if not edits:
+        return text
+    lines = Lines(text)
+    span = lines.section(title)
+    if span is None:
+        bodies: list[str] = []
+        for label in labels:
+            if label in edits:
+                if label == apart and bodies:
+                    bodies.append("")
+                bodies.append(f"{label}: {edits[label](None)}")
+        lines.append_section(heading, bodies)
+        return lines.result(text)
+    missing = []
+    for label, edit in edits.items():
+        found = lines.field(span, label)
+        if found is None:
+            missing.append(label)
+            continue
+        index, match = found
+        old = match.group("value")
+        new = edit(old)
+        if new != old.rstrip():
+            lines.set(index, match.group("prefix") + new)
+    for label in sorted(missing, key=labels.index):
+        body = f"{label}: {edits[label](None)}"
+        span = lines.section(title) or span  # the section grows with each line added
+        # gsd's lines live in the section's own text, before any subsection it holds
+        sub = next((i for i, _, _ in lines.headings() if span.start < i < span.stop), None)
+        if sub is not None:
+            span = range(span.start, sub)
+        rank = labels.index(label)
+        earlier = [f[0] for other in labels[:rank] if (f := lines.field(span, other))]
+        later = [f[0] for other in labels[rank + 1 :] if (f := lines.field(span, other))]
+        if label == apart or not (earlier or later):
+            lines.append_to(span, [body], apart=label == apart)
+        elif earlier:
+            lines.insert(max(earlier) + 1, [body])
+        else:
+            index = min(later)
+            while index - 1 > span.start + 1 and not lines.body(index - 1).strip():
+                index -= 1  # join the paragraph above, not the line below a blank
+            lines.insert(index, [body])
+    return lines.result(text)
+
+
+def _fields(
+    text: str, title: re.Pattern[str], names: tuple[tuple[str, str], ...]
+) -> dict[str, str]:
+    lines = Lines(text)
+    span = lines.section(title)
+    values = {}
+    for key, label in names:
+        found = lines.field(span, label) if span else None
+        if found:
+            values[key] = found[1].group("value").rstrip()
+    return values
+
+
+def _constant(value: str) -> Callable[[str | None], str]:
+    line = _one_line(value)
+    return lambda old: line
+
+
+# ------------------------------------------------------------------ current position
+
+
+def percent_of(progress: float) -> int:
+    """A fraction 0..1 as a whole percentage, rounded half up; never 100 before done."""
+    if not 0 <= progress <= 1:  # also refuses NaN
+        raise ValueError(f"progress is a fraction from 0 to 1, not {progress!r}")
+    percent = math.floor(progress * 100 + 0.5 + 1e-9)
+    return 99 if percent == 100 and progress < 1 else percent
+
+
+def progress_bar(
+    progress: float, width: int = BAR_WIDTH, filled: str = "█", empty: str = "░"
+) -> str:
+    """`[███░░░░░░░] 30%`: whole cells only, so the bar is full only at 100%."""
+    percent = percent_of(progress)
+    cells = percent * width // 100
+    return f"[{filled * cells}{empty * (width - cells)}] {percent}%"
+
+
+def _redraw(old: str | None, progress: float) -> str:
+    """The Progress value for `progress`: the file's own bar (its width and characters)
+    redrawn when the percentage changes, text after the number kept; a value without a
+    bar becomes one."""
+    bar = _BAR_RE.match(old or "")
+    if old is None or bar is None:
+        return progress_bar(progress)
+    percent = percent_of(progress)
+    if float(bar.group("pct")) == percent:
+        return old.rstrip()
+    cells = bar.group("bar")
+    filled = next((c for c in cells if c not in _BAR_EMPTY), "█")
+    empty = next((c for c in cells if c in _BAR_EMPTY), "░" if filled == "█" else ".")
+    drawn = progress_bar(progress, len(cells) or BAR_WIDTH, filled, empty)
+    return (drawn + old[bar.end() :]).rstrip()
+
+
+def set_position(
+    text: str,
+    *,
+    phase: str | None = None,
+    plan: str | None = None,
+    status: str | None = None,
+    last_activity: str | None = None,
+    progress: float | None = None,
+) -> str:
+    """Update the lines under `## Current Position`; None leaves a line alone.
+
+    Values are what follows the label, in the shapes GSD writes:
+    `phase="2 of 5 (Auth)"`, `plan="1 of 3 in current phase"`, `status="In progress"`,
+    `last_activity="2026-02-23 - Completed 02-01-PLAN.md"`. `progress` is a fraction
+    from 0 to 1, drawn as `[███░░░░░░░] 30%` (a file's own wider or ASCII bar keeps its
+    shape). A missing line joins its neighbours in template order, a missing Progress
+    line ends the section, a missing section ends the file.
+    """
+    values = {"phase": phase, "plan": plan, "status": status, "last_activity": last_activity}
+    edits = {
+        label: _constant(value)
+        for key, label in _POSITION_FIELDS
+        if (value := values[key]) is not None
+    }
+    if progress is not None:
+        percent_of(progress)  # refuse a bad value even when there is nothing to redraw
+        edits["Progress"] = lambda old: _redraw(old, progress)
+    labels = (*(label for _, label in _POSITION_FIELDS), "Progress")
+    return _set_fields(text, _POSITION_RE, "## Current Position", labels, edits, "Progress")
+
+
+# ------------------------------------------------------------------ session continuity
+
+
+def set_session(
+    text: str,
+    *,
+    last_session: str | None = None,
+    stopped_at: str | None = None,
+    resume_file: str | None = None,
+) -> str:
+    """Update `Last session:`, `Stopped at:` and `Resume file:` under `## Session Continuity`;
+    None leaves a line alone, a missing line or section is added."""
+    values = {"last_session": last_session, "stopped_at": stopped_at, "resume_file": resume_file}
+    edits = {
+        label: _constant(value)
+        for key, label in _SESSION_FIELDS
+        if (value := values[key]) is not None
+    }
+    labels = tuple(label for _, label in _SESSION_FIELDS)
+    return _set_fields(text, _SESSION_RE, "## Session Continuity", labels, edits)
+
+
+# ------------------------------------------------------------------------- blockers
+
+
+def blocker_line(plan_id: str, error_type: str, details: str = "", width: int = 200) -> str:
+    """`- [01-02] timeout: details`, on one line, details cut to `width` characters."""
+    details = _one_line(details)
+    if len(details) > width:
+        details = details[: width - 1].rstrip() + "…"
+    return f"- [{plan_id}] {error_type}" + (f": {details}" if details else "")
+
+
+def _bullet(line: str) -> str:
+    line = _one_line(line)
+    return line if re.match(r"[-*+][ \t]", line) else f"- {line}"
+
+
+def _own(body: str) -> tuple[str, str] | None:
+    """(plan, error type) of a blocker bullet gsd wrote; None for any other line (people's
+    notes about a plan included), which gsd never replaces or removes."""
+    match = _BLOCKER_RE.match(body)
+    if match is None or match.group("type") not in (*ERROR_TYPES, "checkpoint-paused"):
+        return None  # gsd writes a failure's type, or a pause
+    return match.group("plan"), match.group("type")
+
+
+def _tag(body: str) -> str | None:
+    """The plan of a blocker bullet gsd wrote, else None."""
+    own = _own(body)
+    return own[0] if own else None
+
+
+def _blockers(lines: Lines) -> tuple[range, list[int]] | None:
+    """The Blockers section and its non-blank lines outside code fences."""
+    span = lines.section(_BLOCKERS_RE, (3,)) or lines.section(_BLOCKERS_RE, (2,))
+    if span is None:
+        return None
+    return span, [i for i in lines.plain() if i in span[1:] and lines.body(i).strip()]
+
+
+def add_blocker(text: str, line: str) -> str:
+    """Add `- [01-02] timeout: details` under `### Blockers/Concerns` (or `## Blockers`).
+
+    gsd's bullet for the same plan is replaced in place (one line per plan: its latest
+    failure); a lone `None` / `None yet.` placeholder gives way to the bullet; a missing
+    section is created at the end of the file.
+    """
+    bullet = _bullet(line)
+    lines = Lines(text)
+    found = _blockers(lines)
+    if found is None:
+        lines.append_section("## Blockers", [bullet])
+        return lines.result(text)
+    span, content = found
+    tag = _tag(bullet)
+    for index in content:
+        body = lines.body(index)
+        if body.strip() == bullet or (tag and (old := _tag(body)) and same_plan(old, tag)):
+            if body.strip() != bullet:
+                lines.set(index, bullet)
+            return lines.result(text)
+    if len(content) == 1 and _PLACEHOLDER_RE.match(lines.body(content[0])):
+        lines.set(content[0], bullet)
+    else:
+        lines.append_to(span, [bullet])
+    return lines.result(text)
+
+
+def remove_blockers(text: str, plan_id: str) -> str:
+    """Drop gsd's `- [plan_id] error_type: ...` bullets; an emptied section gets `None yet.`
+    back."""
+    lines = Lines(text)
+    found = _blockers(lines)
+    if found is None:
+        return text
+    content = found[1]
+    doomed = [i for i in content if (tag := _tag(lines.body(i))) and same_plan(tag, plan_id)]
+    if not doomed:
+        return text
+    if len(doomed) == len(content):
+        lines.set(doomed.pop(0), PLACEHOLDER)
+    for index in reversed(doomed):
+        lines.delete(index)
+    return lines.result(text)
+
+
+def blockers(text: str) -> list[str]:
+    """The lines under the Blockers heading, stripped; blank, fenced and placeholder lines
+    left out."""
+    lines = Lines(text)
+    found = _blockers(lines)
+    bodies = (lines.body(i).strip() for i in found[1]) if found else ()
+    return [body for body in bodies if not _PLACEHOLDER_RE.match(body)]
+
+
+def blocker_plans(text: str) -> list[tuple[str, str]]:
+    """(plan, error type) of each Blockers bullet gsd wrote (`- [01-02] timeout: ...`,
+    `- [01-02] checkpoint-paused: ...`), in file order; people's own notes are not in it.
+    The plan is as written: compare it with `same_plan`."""
+    lines = Lines(text)
+    found = _blockers(lines)
+    owned = (_own(lines.body(i)) for i in found[1]) if found else ()
+    return [pair for pair in owned if pair]
+
+
+# ------------------------------------------------------------------ performance metrics
+
+
+def _cells(body: str) -> list[str]:
+    inner = body.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [cell.strip() for cell in inner.split("|")]
+
+
+def _is_row(body: str) -> bool:
+    return body.lstrip().startswith("|")
+
+
+def _metric_label(plan_id: str) -> str:
+    phase, number = split_plan_id(plan_id)
+    return f"Phase {phase} P{number}" if phase else plan_id
+
+
+def _is_metric_of(cell: str, plan_id: str) -> bool:
+    label = _METRIC_LABEL_RE.match(cell)
+    if label:
+        cell = f"{label.group('phase')}-{label.group('plan')}"
+    return same_plan(cell, plan_id)
+
+
+def _table(lines: Lines, span: range, first: str, wanted: str) -> tuple[int, list[str]] | None:
+    """(header line, header cells) of the section's first table whose first column is
+    `first` and that has a column holding `wanted`, e.g. `| Plan | Duration |`."""
+    for index in span[1:-1]:
+        header = _cells(lines.body(index))
+        if (
+            _is_row(lines.body(index))
+            and SEPARATOR_RE.match(lines.body(index + 1))
+            and header[0].lower() == first
+            and any(wanted in cell.lower() for cell in header)
+        ):
+            return index, header
+    return None
+
+
+def _put_row(
+    text: str,
+    first: str,
+    wanted: str,
+    by_column: dict[str, str],
+    mine: Callable[[str], bool],
+    order: Callable[[str], object],
+) -> str:
+    """Write one row into the Performance Metrics table whose header starts `| first |`
+    and has a `wanted` column: the row whose first cell `mine` accepts is replaced
+    wherever it is in the section; a new row goes before the first of gsd's rows that
+    sorts after it (`order` of a first cell, None for rows that are not gsd's), else at
+    the end of the table. No such table: the text is unchanged."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    table = _table(lines, span, first, wanted) if span is not None else None
+    if span is None or table is None:
+        return text
+    start, header = table
+    cells = [by_column.get(name.lower(), "-") for name in header]
+    row = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    for index in span[1:]:
+        body = lines.body(index)
+        if _is_row(body) and mine(_cells(body)[0]):
+            if body.rstrip() != row:
+                lines.set(index, row)
+            return lines.result(text)
+    stop = start + 2
+    while stop < span.stop and _is_row(lines.body(stop)):
+        stop += 1
+    rows = range(start + 2, stop)
+    blank = {"", "-", "—", "none", "none yet", "none yet."}
+    if rows and all(cell.lower() in blank for i in rows for cell in _cells(lines.body(i))):
+        lines.set(rows.start, row)  # the template's placeholder row
+        for index in reversed(rows[1:]):
+            lines.delete(index)
+        return lines.result(text)
+    key = order(by_column[first])
+    later = [i for i in rows if (other := order(_cells(lines.body(i))[0])) is not None
+             and key is not None and other > key]  # type: ignore[operator]  # fmt: skip
+    lines.insert(later[0] if later else rows.stop, [row])
+    return lines.result(text)
+
+
+def _plan_order(cell: str) -> tuple[object, ...] | None:
+    """Where a `Phase 01 P02` (or `01-02`) row sorts among gsd's rows; None: not one."""
+    label = _METRIC_LABEL_RE.match(cell.strip())
+    plan_id = f"{label.group('phase')}-{label.group('plan')}" if label else cell.strip()
+    return plan_key(plan_id)
+
+
+def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: int) -> str:
+    """Write `| Phase 01 P02 | 4min | 3 tasks | 2 files |` into the Performance Metrics
+    table whose header starts `| Plan | Duration |`: the plan's row is replaced wherever it
+    is in the section, else inserted among gsd's rows in plan order (the rows are the same
+    whichever order the plans completed in). No such table: the text is unchanged."""
+    by_column = {
+        "plan": _metric_label(plan_id),
+        "duration": _one_line(duration),
+        "tasks": plural(tasks, "task"),
+        "files": plural(files, "file"),
+    }
+    return _put_row(text, "plan", "duration", by_column,
+                    lambda cell: _is_metric_of(cell, plan_id), _plan_order)  # fmt: skip
+
+
+def _phase_order(cell: str) -> object:
+    return phase_key(cell.strip())
+
+
+def record_phase_metric(text: str, *, phase: str, plans: int, total: str, average: str) -> str:
+    """Write `| 01 | 3 | 12min | 4min |` into the By Phase table (`| Phase | Plans | Total
+    | Avg/Plan |`) of Performance Metrics: the phase's row replaced, else inserted in phase
+    order. No such table: the text is unchanged."""
+    wanted = phase_key(phase)
+    by_column = {"phase": phase, "plans": str(plans), "total": total, "avg/plan": average}
+    return _put_row(text, "phase", "avg", by_column,
+                    lambda cell: wanted is not None and phase_key(cell.strip()) == wanted,
+                    _phase_order)  # fmt: skip
+
+
+def set_counters(text: str, values: dict[str, str]) -> str:
+    """Set `- Total plans completed: 3` style lines (label -> value) where the
+    Performance Metrics section has them; a line it lacks is not added (they are the
+    template's, in the order and words the user kept)."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    if span is None:
+        return text
+    for label, value in values.items():
+        found = lines.field(span, label)
+        if found is not None:
+            index, match = found
+            if match.group("value").rstrip() != _one_line(value):
+                lines.set(index, match.group("prefix") + _one_line(value))
+    return lines.result(text)
+
+
+# ------------------------------------------------------------------------- the disk
+
+
+def load(path: Path, *, missing_ok: bool = False) -> str:
+    """The file's text, line endings untouched; "" for a missing file when `missing_ok`."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        if missing_ok:
+            return ""
+        raise InputError(f"{path}: not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+def save(path: Path, text: str, *, old: str | None = None) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written.
+
+    `old` is the text the caller loaded from `path`: compared instead of reading the
+    file again (every edit returns its input when nothing changes).
+    """
+    if old is not None:
+        if old == text:
+            return False
+    else:
+        try:
+            if load(path) == text:
+                return False
+        except InputError:
+            pass  # missing or unreadable: write it
+    write_atomic(path, text)  # an unwritable file is files.cannot_write's one line
+    return True
+
+
+def has_phase_metric(text: str, phase: str) -> bool:
+    """Whether the By Phase table of Performance Metrics has a row for `phase`."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    table = _table(lines, span, "phase", "avg") if span is not None else None
+    if span is None or table is None:
+        return False
+    wanted = phase_key(phase)
+    rows = (lines.body(i) for i in range(table[0] + 2, span.stop))
+    return any(_is_row(b) and phase_key(_cells(b)[0]) == wanted for b in rows)

@@ -1,0 +1,1 @@
+"""Effects: processes, git, checkpoints, worktrees, locks, and where gsd's files live."""

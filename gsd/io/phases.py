@@ -1,0 +1,98 @@
+"""Phase directories: listing them in order, and resolving `1`, `01`, `2.1`, `12A` to one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.core.errors import UsageError
+from gsd.core.ids import PhaseKey, is_phase_number, parse_phase_name, phase_key, plan_sort_key
+
+__all__ = ["Phase", "PhaseKey", "list_phases", "phase_key", "plan_sort_key", "resolve_phase"]
+
+_LISTED = 12  # phases an error names before `and N more`
+
+
+class Phase(NamedTuple):
+    """A phase directory under `.planning/phases/`."""
+
+    path: Path
+    key: PhaseKey
+    slug: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def number(self) -> str:
+        """The phase as plan ids spell it: `01`, `02.1`, `12A`."""
+        parsed = parse_phase_name(self.path.name)
+        assert parsed is not None  # a Phase is only built from a matching name
+        return parsed.number
+
+
+def list_phases(planning: Path) -> list[Phase]:
+    """Phase directories of a `.planning/` folder, in phase order."""
+    phases_dir = planning / "phases"
+    if not phases_dir.is_dir():
+        return []
+    phases = []
+    for entry in phases_dir.iterdir():
+        parsed = parse_phase_name(entry.name)
+        if parsed and entry.is_dir():
+            key = phase_key(entry.name)
+            assert key is not None
+            phases.append(Phase(entry, key, parsed.slug or ""))
+    return sorted(phases, key=lambda p: (p.key, p.name))
+
+
+def resolve_phase(planning: Path, spec: str) -> Phase:
+    """The phase directory named by `spec`: a number (`1`, `01`, `1.0`, `2.1`, `12A`, `CK-01`)
+    or a directory's whole name (`01-setup`, or its path).
+
+    A name with a slug must be the name of a directory: `01-nope` is not phase 01.
+    """
+    phases = list_phases(planning)
+    text = spec.strip().rstrip("/")
+    name = Path(text).name
+    for phase in phases:
+        if text == str(phase.path) or name == phase.name:
+            return phase
+    matches = [p for p in phases if _names_number(name, p)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        names = ", ".join(p.name for p in matches)
+        raise UsageError(f"phase {spec!r} is ambiguous: {names}", hint="pass the directory name")
+    raise _no_such_phase(planning, spec, phases)
+
+
+def _names_number(spec: str, phase: Phase) -> bool:
+    """Whether `spec` is `phase` spelled by its number (`1`, `02.1`, `12a`, `CK-3`), or by
+    its number spelled another way and its own slug (`1-setup` for `01-setup`)."""
+    if is_phase_number(spec):
+        return phase_key(spec) == phase.key
+    given, own = parse_phase_name(spec), parse_phase_name(phase.name)
+    if given is None or own is None or phase_key(spec) != phase.key:
+        return False
+    if given.slug is not None:  # a slug names one directory: `01-nope` is not 01-setup
+        return given.slug == own.slug and given.code == own.code
+    return given.code is not None and given.code.upper() == (own.code or "").upper()
+
+
+def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError:
+    where = planning / "phases"
+    if not planning.is_dir():
+        hint = "run gsd init to create it, then add phase folders"
+        return UsageError(f"no phase {spec!r}: no {planning.name}/ in {planning.parent}", hint=hint)
+    if not phases:
+        hint = "add one such as .planning/phases/01-setup/ holding its plans"
+        return UsageError(f"no phase {spec!r}: {where} has no phase folders", hint=hint)
+    shown = ", ".join(p.name for p in phases[:_LISTED])
+    more = f" and {len(phases) - _LISTED} more" if len(phases) > _LISTED else ""
+    example = phases[0]
+    return UsageError(
+        f"no phase {spec!r} under {where} (phases: {shown}{more})",
+        hint=f"name a phase by its number ({example.number}) or its folder ({example.name})",
+    )

@@ -1,0 +1,235 @@
+"""A project on disk (or in the git index, or a commit): its root, plans, phases and roster."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gsd.core.errors import UsageError
+from gsd.core.graph import PhaseGraph, build
+from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
+from gsd.core.models import Plan
+from gsd.formats import plan as plan_format
+from gsd.formats import roster
+from gsd.io.phases import Phase, list_phases, resolve_phase
+from gsd.io.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
+
+if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on the hook path
+    from gsd.formats.settings import Settings
+    from gsd.io.agentscan import AgentSet, Scan
+    from gsd.io.dispatch import Dispatcher
+    from gsd.io.sandbox import Settings as SandboxSettings
+
+PLANNING = ".planning"
+
+
+NO_PLANNING_HINT = f"run gsd init to create one, or run gsd in a project that has {PLANNING}/"
+
+
+def find_root(start: Path, *, hint: str = NO_PLANNING_HINT) -> Path:
+    """The nearest directory at or above `start` that holds `.planning/` (or `.git`).
+
+    `hint` says what to do when there is neither: only a command that takes plan files
+    (`gsd validate`) may offer passing them."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / PLANNING).is_dir():
+            return candidate
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise UsageError(
+        f"no {PLANNING}/ directory in {start} or above",
+        hint=hint,
+    )
+
+
+class Project:
+    """Plans read once and shared by every rule and command of one run."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        staged: bool = False,
+        paths: Sequence[str] = (),
+        source: Source | None = None,
+    ) -> None:
+        """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
+        self.root = root
+        if source is None:
+            source = GitIndex(root, [PLANNING, *paths]) if staged else WorkingTree(root)
+        self.source: Source = source
+        self._plans: dict[str, Plan] = {}
+        self._graphs: dict[str, PhaseGraph] = {}
+        self._listings: dict[str, list[str]] = {}  # plan files directly in a folder
+
+    @property
+    def planning(self) -> Path:
+        return self.root / PLANNING
+
+    def plan(self, path: str) -> Plan:
+        """The plan at a repo-relative path, parsed once; unreadable files become GSD050."""
+        found = self._plans.get(path)
+        if found is None:
+            try:
+                found = plan_format.parse_bytes(self.source.read(path), path)
+            except Unreadable as exc:
+                found = plan_format.unreadable(path, 1, str(exc))
+            self._plans[path] = found
+        return found
+
+    def plans_under(self, target: str) -> list[str]:
+        """The plan files a command line names: a plan file, or those below a directory.
+
+        The one place that decides, for the working tree and the index alike: a file
+        is a plan when its name ends in -PLAN.md (as a pre-commit `files:` pattern
+        would pick it); naming any other file is a usage error, not a lint finding.
+        """
+        if not self.source.exists(target):
+            raise UsageError(f"{target}: no such file or directory")
+        if target.endswith(PLAN_SUFFIX):
+            return [target]  # read as a plan; one that is not a regular file is GSD050
+        if not self.source.is_dir(target):
+            hint = f"plan files are named like 01-02-name{PLAN_SUFFIX}"
+            raise UsageError(f"{target}: not a plan file", hint=hint)
+        return self.source.plan_paths(target)
+
+    def folder_plans(self, folder: str) -> list[Plan]:
+        """The plans directly in one directory (a phase), in file-name order."""
+        paths = self._listings.get(folder)
+        if paths is None:
+            paths = self._listings[folder] = self.source.plans_in(folder)
+        self.preload(paths)
+        return [self.plan(p) for p in paths]
+
+    def siblings(self, path: str) -> list[Plan]:
+        """Every plan of the phase directory holding `path` (the phase graph's input)."""
+        plans = self.folder_plans(posixpath.dirname(path))
+        return plans if any(p.path == path for p in plans) else [*plans, self.plan(path)]
+
+    def graph_of(self, path: str) -> PhaseGraph:
+        """The phase graph of the directory holding `path`, built once per directory.
+
+        Readable plans only: an unreadable one is GSD050 and has nothing to schedule.
+        """
+        folder = posixpath.dirname(path)
+        if folder not in self._graphs:
+            self._graphs[folder] = build([p for p in self.siblings(path) if p.readable])
+        return self._graphs[folder]
+
+    def release(self, folder: str) -> None:
+        """Forget the plans and graph of one directory (a big tree need not fit in memory)."""
+        self._graphs.pop(folder, None)
+        for path in self._listings.pop(folder, []):
+            self._plans.pop(path, None)
+
+    def preload(self, paths: list[str]) -> None:
+        if isinstance(self.source, GitBlobs):
+            self.source.preload(p for p in paths if p not in self._plans)
+
+    @cached_property
+    def all_plan_ids(self) -> set[str]:
+        """Ids of every plan in `.planning/`, from file names alone (nothing is read)."""
+        if not self.source.exists(PLANNING):
+            return set()
+        ids = (plan_id_from_filename(p) for p in self.source.plan_paths(PLANNING))
+        return {i for i in ids if i}
+
+    @cached_property
+    def roster(self) -> dict[str, str] | None:
+        """Specialists named in available_agents.md; None when there is no roster."""
+        try:
+            data = self.source.read(f"{PLANNING}/{roster.ROSTER_FILE}")
+        except Unreadable:
+            return None
+        return roster.parse(data.decode("utf-8", "replace"))
+
+    @cached_property
+    def config(self) -> Settings:
+        """config.json's settings, validated once, here (an InputError names key and line)."""
+        from gsd.formats.settings import load
+
+        return load(self.planning)
+
+    def agents(self) -> tuple[AgentSet, list[str]]:
+        """Every agent gsd can run here (by name or `ns:name` alias) and the warnings:
+        one summary line per folder with trouble, one per missing agent_paths folder."""
+        found = self.agent_scan()
+        return found.agents, [*self.missing_agent_paths(), *found.warnings()]
+
+    def agent_scan(self) -> Scan:
+        """Every agent folder searched and every file in it (`gsd agents check`)."""
+        from gsd.formats.agents import search_folders
+        from gsd.io.agentscan import scan
+
+        return scan(search_folders(self.root, self._agent_paths()))
+
+    def _agent_paths(self) -> list[str]:
+        return self.config.specialists.agent_paths
+
+    def missing_agent_paths(self) -> list[str]:
+        from gsd.formats.agents import extra_folder
+
+        return [
+            f"config.json: specialists.agent_paths: {entry} is not a folder ({folder})"
+            for entry in self._agent_paths()
+            if not (folder := extra_folder(self.root, entry)).is_dir()
+        ]
+
+    def sandbox(self) -> SandboxSettings:
+        """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds
+        paths every agent may write. Agents work in the user's checkout only with
+        `workflow.use_worktrees: false`."""
+        from gsd.io.sandbox import Settings
+
+        settings = self.config
+        return Settings(settings.sandbox.enabled, tuple(settings.sandbox.writable), self.root,
+                        not settings.workflow.use_worktrees)  # fmt: skip
+
+    def dispatcher(
+        self, *, cli_timeout: float | None = None, environ: Mapping[str, str] = os.environ
+    ) -> tuple[Dispatcher, list[str]]:
+        """The agents found here, laid out for this project's plans; and the warnings
+        of broken agent files (the caller prints them)."""
+        from gsd.io.dispatch import Dispatcher
+
+        found, warnings = self.agents()
+        dispatcher = Dispatcher(found, self.roster, self.config, cli_timeout=cli_timeout,
+                                environ=environ)  # fmt: skip
+        return dispatcher, warnings
+
+    def phase(self, spec: str) -> Phase:
+        return resolve_phase(self.planning, spec)
+
+    def find_plan(self, plan_id: str) -> Plan:
+        """The plan with this id, read from its own phase (`01-02` is in phase 1) alone.
+
+        A duplicate id (GSD045) finds the plan the phase graph runs.
+        """
+        missing = UsageError(f"no plan {plan_id} under {self.planning / 'phases'}")
+        if not is_plan_id(plan_id):
+            raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
+        try:
+            phase = self.phase(split_plan_id(plan_id)[0])
+        except UsageError:
+            raise missing from None
+        found = self.phase_graph(phase).plans.get(plan_id)
+        if found is None:
+            raise missing
+        return found
+
+    def phase_plans(self, phase: Phase) -> list[Plan]:
+        return self.folder_plans(phase.path.relative_to(self.root).as_posix())
+
+    def phase_graph(self, phase: Phase) -> PhaseGraph:
+        """The schedule of a phase: `graph_of` its directory (the same cached graph)."""
+        plans = self.phase_plans(phase)
+        return self.graph_of(plans[0].path) if plans else build([])
+
+    def phases(self) -> list[Phase]:
+        return list_phases(self.planning)

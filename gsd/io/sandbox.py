@@ -1,0 +1,267 @@
+"""Where an agent may write: the Landlock confinement each supervised program is launched in.
+
+gsd never applies the sandbox in its own process: `launcher_argv` wraps a program's argv
+in `gsd/io/launch.py`, which applies it in the child just before exec. Landlock (Linux 5.13+)
+confines a process and every descendant it will ever have; the rules here only list
+what may be *written*: reading and executing stay allowed everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.core.enforce import READ_ONLY_TIERS
+from gsd.core.errors import UsageError
+
+LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
+# The launcher runs as `python -I -S -c BOOT`, importing launch.py from its folder rather
+# than running it as a script: an import uses the cached bytecode, a script is compiled on
+# every start (3.6 ms of a ~15 ms start). -I keeps the working folder (the agent's
+# worktree) and PYTHON* variables out of sys.path; the folder goes last, after the
+# standard library, so no module of gsd's can stand in for one of it.
+_BOOT = (
+    f"import sys; sys.path.append({os.path.dirname(LAUNCHER)!r}); "
+    "import launch; launch.main(sys.argv[1:])"
+)
+
+# Tiers that may change the worktree (gsd/formats/agents.py); the others only read it.
+
+# Devices every program may need to write: the bit buckets, terminals and ptys (a shell
+# tool opens a pty), and POSIX shared memory (semaphores, Python's multiprocessing).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
+
+
+class Confinement(NamedTuple):
+    """What one supervised program may write, and whether Landlock enforces it.
+
+    `writable` is what gsd asks for even when nothing enforces it (`landlock` False,
+    `reason` says why); `names` says the same for people, in `describe`.
+    """
+
+    writable: tuple[Path, ...]
+    landlock: bool
+    reason: str  # why there is no Landlock; "" when there is
+    names: tuple[str, ...] = ()
+
+
+def landlock_abi() -> int:
+    """The running kernel's Landlock ABI version; 0 where gsd cannot use Landlock (not
+    Linux, a kernel before 5.13, Landlock not enabled at boot, a seccomp filter that
+    denies it). Probed once per process (one syscall), then cached."""
+    return _probe()[0]
+
+
+def unavailable_reason() -> str:
+    """Why `landlock_abi()` is 0, in a few words; "" when it is not."""
+    return _probe()[1]
+
+
+_PROBED: tuple[int, str] | None = None
+
+
+def _probe() -> tuple[int, str]:
+    global _PROBED
+    if _PROBED is None:
+        _PROBED = _probe_kernel()
+    return _PROBED
+
+
+def _probe_kernel() -> tuple[int, str]:
+    import errno
+
+    if not sys.platform.startswith("linux"):
+        return 0, f"Landlock is Linux-only (this is {sys.platform})"
+    from gsd.io import launch
+
+    library = launch.libc()
+    if library is None:
+        return 0, "Landlock is not available (no C library to call it)"
+    try:
+        return launch.landlock_abi(library), ""
+    except OSError as exc:
+        if exc.errno == errno.ENOSYS:
+            return 0, "Landlock is not available on this kernel (Linux 5.13+ has it)"
+        if exc.errno == errno.EOPNOTSUPP:
+            return 0, "Landlock is disabled on this kernel (not in its lsm= list)"
+        return 0, f"Landlock is not usable here ({exc.strerror})"
+
+
+def runner_state(runner: str, home: Path, environ: Mapping[str, str]) -> list[Path]:
+    """The files and folders a runner keeps its own state in (logins, sessions, caches).
+
+    `~/.claude.json` is a file, and a rule on a file gives only file rights: the runner
+    may rewrite it in place (Claude Code truncates and writes it), not replace it by a
+    rename, and not create it: run the runner once outside gsd so that it exists.
+    A missing state folder is created by `make_state_folders` before the spawn (codex
+    0.169.0 exits 1 without a writable `~/.codex`, and would create it itself).
+    """
+    if runner == "claude":
+        state = [home / ".claude", home / ".claude.json"]
+        if environ.get("CLAUDE_CONFIG_DIR"):
+            state.append(Path(environ["CLAUDE_CONFIG_DIR"]))
+        return state
+    if runner == "gemini":
+        return [home / ".gemini"]
+    if runner == "codex":
+        state = [home / ".codex"]
+        if environ.get("CODEX_HOME"):
+            state.append(Path(environ["CODEX_HOME"]))
+        return state
+    return []  # `command` agents and verify commands: nothing of their own
+
+
+def make_state_folders(runner: str, environ: Mapping[str, str]) -> None:
+    """Create the runner's missing state folders (private), as the runner itself would
+    on its first run: inside the sandbox it could not. Files are left alone."""
+    home = Path(environ.get("HOME") or Path.home())
+    for state in runner_state(runner, home, environ):
+        if state.suffix != ".json" and not os.path.lexists(state):
+            with contextlib.suppress(OSError):  # a read-only HOME: the runner will say so
+                state.mkdir(mode=0o700, parents=True)
+
+
+def confine(
+    *,
+    tier: str,
+    runner: str,
+    worktree: Path | None,
+    tmpdir: Path,
+    home: Path,
+    extra: Sequence[str],
+    root: Path,
+    enabled: bool,
+    environ: Mapping[str, str],
+    in_place: bool = False,
+) -> Confinement:
+    """The confinement of one agent (or verify command) of `tier` run by `runner`.
+
+    Writable: the worktree (read+write and full tiers only), `tmpdir`, the runner's
+    state (`runner_state`), each `extra` path (config `sandbox.writable`: absolute,
+    `~/`-relative, or relative to `root`) and `DEVICES`. A path that does not exist when
+    the program starts is left out by the launcher: the caller creates `tmpdir` (and
+    points TMPDIR at it); a file the program must write (a result file) belongs there.
+
+    In place (`in_place`, or a worktree holding a `.git` folder, as the repository root
+    does), Landlock cannot grant a folder but one folder beneath it, so each top-level
+    entry of the worktree but `.git` is granted on its own: the agent cannot create,
+    delete or rename a top-level entry, only work inside the existing ones (and rewrite
+    top-level files in place). Top-level symbolic links are not granted (a link would
+    grant its target, wherever that is).
+
+    An `extra` path inside the git folder, or holding it, is refused (UsageError): no
+    agent may write the git folder.
+    """
+    names: list[str] = []
+    paths: list[Path] = []
+    if worktree is not None and tier not in READ_ONLY_TIERS:
+        if in_place or (worktree / ".git").is_dir():
+            paths += _top_level_entries(worktree)
+            names.append("the checkout's top-level entries but .git")
+        else:
+            paths.append(worktree)
+            names.append("the worktree")
+    paths.append(tmpdir)
+    names.append("private tmp")
+    for state in runner_state(runner, home, environ):
+        paths.append(state)
+        names.append(_tilde(state, home))
+    for entry in extra:
+        path = _extra_path(entry, home, root)
+        paths.append(path)
+        names.append(_tilde(path, home))
+    paths += [Path(device) for device in DEVICES]
+    names.append("/dev/null and terminals")
+    if not enabled:
+        return Confinement(tuple(paths), False, "sandbox disabled in config.json", tuple(names))
+    if landlock_abi() == 0:
+        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names))
+    return Confinement(tuple(paths), True, "", tuple(names))
+
+
+class Settings(NamedTuple):
+    """A run's sandbox settings (config.json `sandbox`), for every spawn of the run."""
+
+    enabled: bool
+    writable: tuple[str, ...]  # `sandbox.writable`
+    root: Path  # the user's checkout: relative `sandbox.writable` entries start there
+    in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+
+    def confine(
+        self, *, tier: str, runner: str, worktree: Path, tmpdir: Path, environ: Mapping[str, str]
+    ) -> Confinement:
+        """The confinement of one agent (or verify command) working in `worktree`."""
+        home = Path(environ.get("HOME") or Path.home())
+        return confine(tier=tier, runner=runner, worktree=worktree, tmpdir=tmpdir, home=home,
+                       extra=self.writable, root=self.root, enabled=self.enabled,
+                       environ=environ, in_place=self.in_place)  # fmt: skip
+
+
+def _top_level_entries(folder: Path) -> list[Path]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        Path(entry.path) for entry in entries
+        if entry.name != ".git" and not entry.is_symlink()
+    ]  # fmt: skip
+
+
+def _extra_path(entry: str, home: Path, root: Path) -> Path:
+    """A `sandbox.writable` entry as an absolute path; one outside the git folder."""
+    if entry == "~" or entry.startswith("~/"):
+        path = home / entry[2:]
+    else:
+        path = root / entry  # an absolute entry stays as it is
+    resolved = Path(os.path.realpath(path))
+    git_dir = Path(os.path.realpath(root / ".git"))
+    if resolved == git_dir or git_dir in resolved.parents or resolved in git_dir.parents:
+        raise UsageError(
+            f"config.json: sandbox.writable: {entry} would let agents write the git "
+            f"folder {git_dir}",
+            hint="list folders outside the repository's .git, and none that holds it",
+        )
+    return path
+
+
+def _tilde(path: Path, home: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+def describe(confinement: Confinement) -> str:
+    """One line for `gsd execute-phase --dry-run`: what the program may write, and how."""
+    if not confinement.landlock:
+        return f"none: {confinement.reason} (git checks only)"
+    names = list(confinement.names) or [str(path) for path in confinement.writable]
+    if not any("worktree" in name or "checkout" in name for name in names):
+        return "landlock: writes only " + ", ".join(names) + " (not the worktree)"
+    return "landlock: writes only " + ", ".join(names)
+
+
+def launcher_argv(
+    argv: list[str],
+    confinement: Confinement | None,
+    parent_pid: int,
+    *,
+    status_fd: int | None = None,
+) -> list[str]:
+    """`argv` run through gsd/io/launch.py: with the parent-death signal always (gsd is
+    `parent_pid`), Landlock when `confinement` asks for it, and `status_fd` as the pipe
+    the launcher writes its one-line failure to (see launch.py)."""
+    python = sys.executable or "python3"
+    command = [python, "-I", "-S", "-c", _BOOT, "--parent", str(parent_pid)]
+    if status_fd is not None:
+        command += ["--status-fd", str(status_fd)]
+    if confinement is not None and confinement.landlock:
+        command.append("--landlock")
+        for path in confinement.writable:
+            command += ["--write", str(path)]
+    return [*command, "--", *argv]

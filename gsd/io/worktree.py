@@ -1,0 +1,153 @@
+"""Where plans run (SPEC 0, SPEC 7 step 4): one `git worktree` per plan, on branch
+`gsd/{plan}`, kept under .git/gsd/worktrees/ until the plan is merged back. The user's
+checkout is never an agent's working directory; these worktrees are gsd's own."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+from gsd.core.errors import InputError
+from gsd.io.git import Git
+
+PREFIX = "gsd/"
+
+
+def branch_of(plan_id: str) -> str:
+    """`gsd/{phase}-{plan}`: plan ids already read `01-02`."""
+    return f"{PREFIX}{plan_id}"
+
+
+class Worktrees:
+    """The plan worktrees of one repository; safe to use from the threads of a wave."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git  # the user's checkout, where plans are merged back
+        self.folder = git.common_dir / "gsd" / "worktrees"
+        self.here = git.current_branch()
+        self._lock = threading.Lock()  # worktrees are added and removed one at a time
+
+    def branch(self, plan_id: str) -> str:
+        """The plan's branch. A CI job runs `execute-plan` on a branch named gsd/{plan}
+        (checked out in its own checkout, so no worktree can have it): then the plan
+        works on gsd/{plan}-run and is merged into gsd/{plan} like any plan."""
+        name = branch_of(plan_id)
+        return f"{name}-run" if name == self.here else name
+
+    def on_checkout(self, plan_id: str) -> bool:
+        """Whether the checkout is on the plan's own branch (a CI job running the plan,
+        or continuing it): then the plan's work ends up on that branch, paused or not."""
+        return self.here == branch_of(plan_id)
+
+    def path(self, plan_id: str) -> Path:
+        """Where the plan's worktree is (or would be)."""
+        return self._folder_of(self.branch(plan_id))
+
+    def _folder_of(self, branch: str) -> Path:
+        return self.folder / branch.removeprefix(PREFIX)
+
+    def tip(self, plan_id: str) -> str | None:
+        """The commit the plan's branch points at (None: no branch)."""
+        with self._lock:
+            return self.git.branch_tip(self.branch(plan_id))
+
+    def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
+        """The plan's worktree, exactly at its branch's tip: reused if it exists, else
+        added on its branch (created at `start` when new). A checkpoint a killed run left
+        open in it is rolled back, and anything else left in it (an agent's files from an
+        attempt that never got to its checkpoint) removed: the folder is gsd's, and every
+        attempt starts from the committed work alone. The second value lists the
+        checkpoints rolled back."""
+        where = self.path(plan_id)
+        # one `git worktree add` at a time: it reads the other worktrees' folders, and
+        # fails on one being added; `worktree list` would too (so: no listing here)
+        with self._lock:
+            fresh = not (where / ".git").is_file()
+            if fresh:
+                if where.exists():  # a folder git no longer knows: ours, and stale
+                    shutil.rmtree(where)
+                where.parent.mkdir(parents=True, exist_ok=True)
+                self.git.add_worktree(where, self.branch(plan_id), start)
+        place = Git(where)
+        if fresh:  # just checked out: nothing in it but the branch's tip
+            return place, []
+        recovery = place.recover(owned=True)
+        for line in recovery.warnings:
+            sys.stderr.write(f"gsd: warning: {line}\n")
+        place.reset_owned_worktree(self.branch(plan_id))
+        return place, recovery.rolled_back
+
+    def close(self, plan_id: str) -> None:
+        """Remove the plan's worktree folder; its branch keeps the work."""
+        self._close(self.branch(plan_id))
+
+    def _close(self, branch: str) -> None:
+        with self._lock:
+            if self._folder_of(branch).exists():
+                self.git.remove_worktree(self._folder_of(branch))
+
+    def delete_branch(self, plan_id: str) -> None:
+        """Delete the plan's branch (merged, or with nothing on it)."""
+        with self._lock:
+            self.git.delete_branch(self.branch(plan_id))
+
+    def tidy(self) -> list[str]:
+        """What a killed run left behind, put straight: checkpoints open in plan
+        worktrees are rolled back, a half-done merge of a plan branch is aborted (the
+        merge runs again), and worktrees and branches with nothing left to merge are
+        removed. Returns one line per thing done."""
+        done = []
+        self.git.prune_worktrees()  # folders removed by hand
+        checked_out = self.git.worktrees()
+        for path, branch in checked_out.items():
+            if branch is not None and branch.startswith(PREFIX) and self._ours(path):
+                recovery = Git(path).recover(owned=True)  # a spawn a killed run left in it
+                for tag in recovery.rolled_back:
+                    done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
+                done += recovery.warnings
+        branches = self.git.plan_branches()
+        for path, branch in checked_out.items():  # checked out by the user (a CI job's
+            if branch is not None and not self._ours(path):  # gsd/{plan}): theirs
+                branches.pop(branch, None)
+        merging = self.git.merge_head()
+        if merging is not None and merging in branches.values() and self._our_merge():
+            touched = self.git.unstaged_paths() & set(self.git.staged_paths())
+            if touched:  # the user edited files of the merge after gsd was killed
+                raise InputError(
+                    f"a merge of {_name_of(branches, merging)} that an interrupted gsd run "
+                    f"began is still open in {self.git.root}, and {', '.join(sorted(touched)[:5])} "
+                    "changed since: gsd leaves it as it is",
+                    hint="finish it (git commit) or undo it (git merge --abort), then run again",
+                )
+            self.git.abort_merge()
+            done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
+        for branch, tip in sorted(branches.items()):
+            if self.git.head_contains(tip):
+                self._close(branch)
+                with self._lock:
+                    self.git.delete_branch(branch)
+                done.append(f"removed {branch}: nothing on it left to merge")
+        return done
+
+    def _ours(self, path: Path) -> bool:
+        """Whether a worktree is one of gsd's (under .git/gsd/worktrees/)."""
+        return self.folder in path.parents
+
+    def _our_merge(self) -> bool:
+        """Whether the merge in progress is one gsd began (its message is gsd's): a plan
+        branch merged by hand, as gsd's conflict line suggests, is the user's to finish."""
+        try:
+            first = (self.git.git_dir / "MERGE_MSG").read_text(errors="replace").split("\n")[0]
+        except OSError:
+            return False
+        return _GSD_MERGE.fullmatch(first) is not None
+
+
+_GSD_MERGE = re.compile(r"Merge branch 'gsd/[^']+': plan \S+ complete")
+
+
+def _name_of(branches: dict[str, str], sha: str) -> str:
+    return next(name for name, tip in branches.items() if tip == sha)

@@ -1,0 +1,324 @@
+"""Tables and views the commands print: plain data first, then text, Markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gsd.core.graph import PhaseGraph
+from gsd.core.models import Plan, Task
+from gsd.core.words import plural
+
+if TYPE_CHECKING:
+    from gsd.core.outcomes import TaskOutcome
+    from gsd.formats.agents import Agent
+    from gsd.formats.errorlog import ErrorRecord
+    from gsd.io.agentscan import FileReport, Scan
+    from gsd.io.dispatch import TaskDispatch
+
+
+Resolver = Callable[[Plan, Task], tuple[str, "str | None"]]  # -> (agent, fallback reason)
+
+
+def task_view(task: Task, agent: str | None = None, fallback: str | None = None) -> dict[str, Any]:
+    return {
+        "index": task.index,
+        "type": task.type,
+        "name": task.name,
+        "specialist": task.specialist,
+        "specialist_form": task.specialist_form,
+        "agent": agent,
+        "fallback": fallback,
+        "runner": task.runner,  # as written in the plan: overrides the agent's (SPEC 0)
+        "model": task.model,
+        "files": task.files,
+        "line": task.line,
+    }
+
+
+def plan_view(
+    plan: Plan, graph: PhaseGraph | None = None, resolve: Resolver | None = None
+) -> dict[str, Any]:
+    fm = plan.frontmatter
+    return {
+        "id": plan.id,
+        "path": plan.path,
+        "phase": fm.get("phase"),
+        "plan": fm.get("plan"),
+        "type": fm.get("type"),
+        "wave": plan.wave,
+        "computed_wave": graph.wave_of.get(plan.id) if graph else None,
+        "depends_on": plan.depends_on,
+        "files_modified": plan.files_modified,
+        "autonomous": plan.autonomous,
+        "frontmatter": fm,
+        "tasks": [
+            task_view(t, *(resolve(plan, t) if resolve else (None, None))) for t in plan.tasks
+        ],
+    }
+
+
+def waves_view(phase: str, graph: PhaseGraph) -> dict[str, Any]:
+    return {
+        "phase": phase,
+        "plans": len(graph.plans),
+        "waves": [
+            {
+                "wave": number,
+                "plans": wave,
+                "sequential_groups": [g for g in graph.sequential_groups(wave) if len(g) > 1],
+            }
+            for number, wave in enumerate(graph.waves, 1)
+        ],
+        "critical_path": graph.critical_path,
+        "cycles": graph.cycles,
+    }
+
+
+def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str:
+    """`{"include": [{"phase", "plan", "plans", "wave"}, ...]}` on one line, for
+    `fromJSON()`: one job per overlap group (GSD044), whose plans share files and so run
+    one after another on one runner, in order (`plans`, space-separated; `plan` is the
+    first, which names the job). A plan that shares no file is a group of one."""
+    include = [
+        {"phase": phase, "plan": group[0], "plans": " ".join(group), "wave": number}
+        for number, plans in enumerate(graph.waves, 1)
+        if wave is None or number == wave
+        for group in graph.sequential_groups(plans)
+    ]
+    return json.dumps({"include": include}, separators=(",", ":")) + "\n"
+
+
+def table(rows: list[dict[str, Any]], markdown: bool) -> str:
+    """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints."""
+    from tabulate import tabulate  # not on the validate hook path
+
+    if markdown:
+        rows = [{key: markdown_cell(value) for key, value in row.items()} for row in rows]
+    return str(tabulate(rows, headers="keys", tablefmt="github" if markdown else "simple"))
+
+
+def markdown_cell(value: object) -> object:
+    """A Markdown table cell: a `|` would end the cell and a newline the row."""
+    if isinstance(value, str):
+        return " ".join(value.splitlines()).replace("|", "\\|")
+    return value
+
+
+def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"plans": views}, indent=2) + "\n"
+    markdown = fmt == "markdown"
+    out: list[str] = []
+    for view in views:
+        deps = ", ".join(view["depends_on"]) or "none"
+        wave = view["computed_wave"] or view["wave"]
+        head = f"Plan {view['id']} ({view['path']})"
+        out.append(f"## {head}" if markdown else head)
+        out.append(
+            f"wave {wave}, depends on {deps}, autonomous {str(view['autonomous']).lower()}, "
+            f"{plural(len(view['tasks']), 'task')}"
+        )
+        rows = [task_row(t) for t in view["tasks"]]
+        if not any(t["runner"] or t["model"] for t in view["tasks"]):
+            rows = [{k: v for k, v in row.items() if k not in ("runner", "model")} for row in rows]
+        out.append(table(rows, markdown) if rows else "(no tasks)")
+        out.append("")
+    return "\n".join(out)
+
+
+def task_row(t: dict[str, Any]) -> dict[str, Any]:
+    """One row of `gsd show`'s task table; runner and model only as the plan sets them."""
+    return {
+        "#": t["index"],
+        "type": t["type"],
+        "name": t["name"],
+        "specialist": t["specialist"] or "-",
+        "form": t["specialist_form"] or "-",
+        "agent": t["agent"] or "-",
+        "fallback": t["fallback"] or "-",
+        "runner": t["runner"] or "-",
+        "model": t["model"] or "-",
+        "files": ", ".join(t["files"]) or "-",
+        "line": t["line"],
+    }
+
+
+def render_waves(view: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(view, indent=2) + "\n"
+    markdown = fmt == "markdown"
+    title = f"Phase {view['phase']}: {plural(view['plans'], 'plan')} in "
+    title += plural(len(view["waves"]), "wave")
+    rows = [
+        {
+            "wave": w["wave"],
+            "plans": ", ".join(w["plans"]),
+            "run one after another": "; ".join(" -> ".join(g) for g in w["sequential_groups"])
+            or "-",
+        }
+        for w in view["waves"]
+    ]
+    out = [f"## {title}" if markdown else title, "", table(rows, markdown), ""]
+    path = view["critical_path"]
+    out.append(f"Critical path: {' -> '.join(path)} ({plural(len(path), 'plan')})" if path else "")
+    for cycle in view["cycles"]:
+        out.append(f"Cycle (not scheduled): {' -> '.join(cycle)}")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def display_path(source: str | Path, root: Path | None = None) -> str:
+    """An agent file as a person reads it: below the project, bundled, or below ~."""
+    from gsd.io.agentscan import display_path as shown
+
+    path = Path(source)
+    if root is not None and root in path.parents:
+        return path.relative_to(root).as_posix()
+    return shown(path)
+
+
+def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:
+    """One line of `gsd agents list`; JSON adds the origin, aliases and full paths."""
+    minutes = agent.timeout_mins
+    row: dict[str, Any] = {
+        "name": agent.name,
+        "tier": agent.tier,
+        "runner": agent.runner,
+        "model": agent.model or "-",
+        "timeout": f"{minutes:g} min" if minutes is not None else "-",
+        "source": display_path(agent.source, root),
+        "overrides": display_path(agent.overrides, root) if agent.overrides else "-",
+    }
+    if fmt == "json":
+        row.update(origin=agent.origin, aliases=list(agent.aliases), path=agent.source,
+                   overrides_path=agent.overrides or None, notes=list(agent.notes))  # fmt: skip
+    return row
+
+
+def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
+    if fmt == "json":
+        return json.dumps({key: rows}, indent=2) + "\n"
+    return table(rows, fmt == "markdown") + "\n"
+
+
+def render_errors(records: list[ErrorRecord], fmt: str) -> str:
+    """`gsd errors` output: a table for text and markdown, whole records for json."""
+    if fmt == "json":
+        body = {"errors": [record.model_dump(mode="json") for record in records]}
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    if not records:
+        return "No errors recorded.\n"
+    from gsd.formats.errorlog import rows  # the records exist: errorlog is loaded already
+
+    return render_rows(rows(records, short=fmt == "text"), fmt, "errors")
+
+
+def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
+    """`gsd execute-phase --dry-run`: every task and how it would run."""
+    if fmt == "json":
+        body = {"phase": phase, "dry_run": True, "tasks": [t.to_dict() for t in tasks]}
+        return json.dumps(body, indent=2) + "\n"
+    out = [f"Phase {phase}: dry run, {plural(len(tasks), 'task')} (nothing is changed)"]
+    for t in tasks:
+        written = f"{t.specialist!r} ({t.specialist_form})" if t.specialist_form else "none"
+        out.append("")
+        out.append(f"wave {t.wave}  plan {t.plan}  task {t.task}: {t.name or '(no name)'}")
+        if t.runner is None:
+            out.append(f"  {t.type}: pauses for a person ({t.timeout_source})")
+            continue
+        agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
+        out.append(f"  specialist as written: {written}")
+        out.append(f"  agent: {agent}")
+        if t.agent_source:
+            out.append(f"  agent file: {display_path(t.agent_source)}")
+        runner = t.runner + (" (runner= in the plan)" if t.runner_source == "plan" else "")
+        model = t.model or "runner default"
+        if t.model_source and t.model_source != "agent":
+            model += " (model= in the plan)" if t.model_source == "plan" else f" ({t.model_source})"
+        out.append(f"  tier {t.tier}, runner {runner}, model {model}")
+        out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
+        out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
+        if t.sandbox:
+            out.append(f"  sandbox: {t.sandbox}")
+    return "\n".join(out) + "\n"
+
+
+def render_outcomes(
+    phase: str,
+    outcomes: list[TaskOutcome],
+    fmt: str,
+    plans: dict[str, str] | None = None,
+    only_plan: str | None = None,
+) -> str:
+    """The final tables of a live run: each plan and how it ended, then every task
+    attempt and how it ended (`only_plan`: the one plan `execute-plan` ran)."""
+    plan_rows = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
+    rows = [
+        {
+            "plan": o.plan,
+            "task": o.task,
+            "agent": o.agent,
+            "attempt": o.attempt,
+            "outcome": ("soft success" if o.soft_success else "committed")
+            if o.success
+            else o.error_type,
+            "commit": (o.commit or "")[:7] or "-",
+            "seconds": o.duration_s,
+        }
+        for o in outcomes
+    ]
+    if fmt == "json":
+        shown = {"phase": phase, **({"plan": only_plan} if only_plan else {})}
+        return json.dumps({**shown, "plans": plan_rows, "tasks": rows}, indent=2) + "\n"
+    title = f"Plan {only_plan} of phase {phase}" if only_plan else f"Phase {phase}"
+    if not rows:
+        return f"{title}: nothing to run\n"
+    head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
+    return head + table(rows, False) + "\n"
+
+
+def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
+    """`gsd agents check`: every folder searched, every file, what gsd made of it."""
+    folders: list[dict[str, Any]] = [
+        {
+            "folder": display_path(f.folder, root), "origin": f.origin, "exists": f.exists,
+            "loaded": f.count("loaded"), "skipped": f.count("skipped"),
+            "ignored": f.count("ignored"),
+            "files": [_file_check(file, f.folder) for file in f.files],
+        }
+        for f in scan.folders
+    ]  # fmt: skip
+    if fmt == "json":
+        return json.dumps({"folders": folders, "warnings": scan.warnings()}, indent=2) + "\n"
+    out: list[str] = []
+    for folder in folders:
+        where = folder["folder"]
+        where += f" ({folder['origin']})" if folder["origin"] not in ("bundled", "") else ""
+        if not folder["exists"]:
+            out.append(f"{where}: not found")
+            continue
+        counts = f"{folder['loaded']} loaded, {folder['skipped']} skipped, " \
+                 f"{folder['ignored']} ignored"  # fmt: skip
+        out.append(f"{where}: {counts}")
+        for file in folder["files"]:
+            out.append(f"  {file['status']:<8} {file['file']}: {file['summary']}")
+            out.extend(f"           note: {note}" for note in file["notes"])
+    return "\n".join(out) + "\n"
+
+
+def _file_check(file: FileReport, folder: Path) -> dict[str, Any]:
+    agent = file.agent
+    row: dict[str, Any] = {"file": file.path.relative_to(folder).as_posix(),
+                           "status": file.status}  # fmt: skip
+    if agent is None:
+        return {**row, "summary": file.reason, "reason": file.reason, "notes": []}
+    also = f" (also {', '.join(agent.aliases)})" if agent.aliases else ""
+    tools = "all tools" if agent.tools_omitted else f"{len(agent.tools)} tools"
+    summary = f"{agent.name}{also}, {agent.tier}, runner {agent.runner}, {tools}"
+    if agent.overrides:
+        summary += f", overrides {display_path(agent.overrides)}"
+    return {**row, "summary": summary, "name": agent.name, "aliases": list(agent.aliases),
+            "tier": agent.tier, "runner": agent.runner, "notes": list(agent.notes)}  # fmt: skip

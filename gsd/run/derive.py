@@ -1,0 +1,397 @@
+"""STATE.md and ROADMAP.md computed from committed files, never counted up (SPEC 0).
+
+Facts come from the files a commit carries, read the same way on every machine:
+SUMMARY.md files (a plan is done when its SUMMARY.md is there; its `completed` date and
+`duration`), the plans' logs (a failure a later attempt did not supersede is a blocker)
+and `.planning/approvals.jsonl` (a plan paused at a checkpoint nobody answered is a
+blocker). Dates written come from those files, never the clock: two checkouts of the
+same commit derive the same bytes, whichever order branches were merged in.
+`gsd sync` and `execute-phase` both write through `sync`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gsd.core.ids import phase_key, short_phase_number
+from gsd.core.models import Plan
+from gsd.formats import errorlog, roadmap, state, summary
+from gsd.formats.errorlog import ErrorRecord, parse_timestamp
+from gsd.io import approvals
+from gsd.io.phases import Phase
+from gsd.io.project import Project
+
+PAUSED = "checkpoint-paused"
+# events that show a plan moved on after a failure: a new attempt, a commit, a pause
+_PROGRESS = frozenset({"spawn", "commit", "retry", "fallback", PAUSED, "plan-complete"})
+_DURATION_RE = re.compile(r"(?:(?P<h>\d+(?:\.\d+)?)\s*h\w*)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m\w*)?"
+                          r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s\w*)?$", re.I)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a plan stands still: a failure's error type, or `checkpoint-paused`."""
+
+    kind: str
+    details: str
+    day: str | None  # the date it was recorded, YYYY-MM-DD
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    id: str
+    path: str  # the PLAN.md, relative to the project root
+    tasks: int
+    done: bool
+    day: str | None = None  # SUMMARY's `completed` date
+    minutes: int | None = None  # SUMMARY's `duration`, whole minutes (at least 1)
+    files: int = 0  # SUMMARY's key-files
+    blocker: Blocker | None = None
+    active: bool = False  # the logs hold records of it
+
+
+@dataclass(frozen=True)
+class PhaseFacts:
+    phase: Phase
+    title: str
+    plans: tuple[PlanFacts, ...]
+
+    @property
+    def done(self) -> int:
+        return sum(p.done for p in self.plans)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.plans) and self.done == len(self.plans)
+
+    @property
+    def active(self) -> bool:
+        return any(p.done or p.active or p.blocker for p in self.plans)
+
+    @property
+    def day(self) -> str | None:
+        """The day its last plan completed, once all have."""
+        return max((p.day for p in self.plans if p.day), default=None) if self.complete else None
+
+
+@dataclass(frozen=True)
+class Facts:
+    phases: tuple[PhaseFacts, ...]
+    last_day: str | None  # the latest date any of the files records
+    warnings: tuple[str, ...] = field(default=())
+    phase_count: int = 0  # phases there are: folders, and the roadmap's not planned yet
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file `sync` wrote (or, checking, would write): its path and the lines that
+    differ, `line N: old -> new`."""
+
+    path: Path
+    lines: tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------- facts
+
+
+def gather(project: Project) -> Facts:
+    """Every phase's plans as the files in the checkout say they stand."""
+    events, errors, warnings = errorlog.read_logs(project.planning)
+    road = project.planning / roadmap.ROADMAP_FILE
+    road_text = roadmap.load(road) if road.is_file() else ""
+    days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
+    phases = []
+    for phase in project.phases():
+        graph = project.phase_graph(phase)
+        plans = []
+        for plan_id, plan in graph.plans.items():
+            mine = [e for e in events if e.get("plan") == plan_id]
+            failures = errorlog.filter_records(errors, plan=plan_id)
+            facts = _plan_facts(project, phase, plan, mine, failures)
+            days.add(facts.day)
+            plans.append(facts)
+        title = roadmap.phase_title(road_text, phase.number) or _title(phase)
+        phases.append(PhaseFacts(phase, title, tuple(plans)))
+    last = max((d for d in days if d), default=None)
+    listed = roadmap.listed_phases(road_text) | {str(phase_key(p.phase.number)) for p in phases}
+    return Facts(tuple(phases), last, tuple(warnings), len(listed))
+
+
+def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[str, Any]],
+                errors: list[ErrorRecord]) -> PlanFacts:  # fmt: skip
+    where = Path(plan.path)
+    path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
+    found = summary.find(phase.path, plan.id)
+    base = PlanFacts(plan.id, path, len(plan.tasks), found is not None,
+                     active=bool(events or errors))  # fmt: skip
+    if found is None:
+        return PlanFacts(**{**base.__dict__, "blocker": _blocker(project, plan, events, errors)})
+    front = summary.load(found)
+    key_files = front.get("key-files")
+    files = 0
+    if isinstance(key_files, dict):
+        files = sum(len(v) for v in key_files.values() if isinstance(v, list))
+    seconds = _seconds(str(front.get("duration", "")))
+    minutes = None if seconds is None else max(1, round(seconds / 60))
+    return PlanFacts(**{**base.__dict__, "day": _day(front.get("completed")),
+                        "minutes": minutes, "files": files})  # fmt: skip
+
+
+def _blocker(project: Project, plan: Plan, events: list[dict[str, Any]],
+             errors: list[ErrorRecord]) -> Blocker | None:  # fmt: skip
+    """The failure or unanswered pause the plan's records end on, if any."""
+    moved = [(_moment(e), n, e) for n, e in enumerate(events) if e.get("event") in _PROGRESS]
+    last_move = max(moved, key=lambda m: m[:2])[2] if moved else None  # ties: file order
+    failure = max(errors, key=lambda r: (r.moment, _position(r, events)), default=None)
+    if failure is not None:
+        at = _position(failure, events)
+        if last_move is None or _moment(last_move) <= at:
+            details = failure.details or failure.error_type
+            return Blocker(failure.error_type, details, _day(failure.timestamp))
+    if last_move is not None and last_move.get("event") == PAUSED:
+        task = next((t for t in plan.tasks if t.index == last_move.get("task")), None)
+        if task is not None and task.index not in approvals.answered(project, plan):
+            what = approvals.what_to_check(task)
+            details = (f"task {task.index} ({task.type}) waits for a person: {what} "
+                       f"(then `gsd approve {plan.id}`)")  # fmt: skip
+            return Blocker(PAUSED, details, _day(last_move.get("ts")))
+    return None
+
+
+def _position(record: ErrorRecord, events: list[dict[str, Any]]) -> datetime:
+    """When a failure happened, as exactly as the logs know: its attempt's `result` event
+    (or a merge's) is timed to the millisecond, the error record only to the second."""
+
+    def same(event: dict[str, Any]) -> bool:
+        if record.task == "-":
+            return event.get("event") == "merge" and event.get("status") != "merged"
+        same_try = str(event.get("task")) == record.task and event.get("attempt") == record.attempt
+        return event.get("event") == "result" and same_try and not event.get("success")
+
+    near = [e for e in events if same(e) and abs((_moment(e) - record.moment).total_seconds()) < 2]
+    return max((_moment(e) for e in near), default=record.moment)
+
+
+def _moment(event: dict[str, Any]) -> datetime:
+    try:
+        return parse_timestamp(str(event.get("ts")))
+    except ValueError:
+        return datetime.min.replace(tzinfo=parse_timestamp("2000-01-01").tzinfo)
+
+
+def _day(value: object) -> str | None:
+    """The UTC date of a timestamp or date as the files write it, or None."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(str(value)).strftime("%Y-%m-%d")
+    except (ValueError, IndexError):
+        return None
+
+
+def _seconds(text: str) -> float | None:
+    """`3min`, `45s`, `1h 5m`, `12 min` as seconds; None when it does not read."""
+    match = _DURATION_RE.match(text.strip()) if text.strip() else None
+    if match is None or not any(match.groupdict().values()):
+        return None
+    hours, minutes, seconds = (float(match.group(k) or 0) for k in "hms")
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def _title(phase: Phase) -> str:
+    return phase.slug.replace("-", " ").replace("_", " ").title() if phase.slug else phase.name
+
+
+# ----------------------------------------------------------------------------- render
+
+
+def _current(facts: Facts) -> PhaseFacts | None:
+    """The phase work is in: the last one anything happened in, else the first."""
+    active = [p for p in facts.phases if p.active]
+    return active[-1] if active else next(iter(facts.phases), None)
+
+
+def _number(phase: Phase) -> str:
+    """`01` as `1`, `02.1` as `2.1`, as STATE.md says `Phase: 2.1 of 5`."""
+    return short_phase_number(phase.number)
+
+
+def _minutes(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") + "min"
+
+
+def _blocked(facts: Facts) -> list[PlanFacts]:
+    return [p for ph in facts.phases for p in ph.plans if p.blocker and not p.done]
+
+
+def _status(current: PhaseFacts) -> str:
+    kinds = [p.blocker.kind for p in current.plans if p.blocker and not p.done]
+    if current.complete:
+        return "Phase complete"
+    if any(kind != PAUSED for kind in kinds):
+        return "Blocked"
+    if kinds:
+        return "Paused at a human checkpoint"
+    if current.active:
+        return "In progress"
+    return "Ready to execute" if current.plans else "Ready to plan"
+
+
+def _latest(facts: Facts) -> tuple[str, str] | None:
+    """(day, what) of the last thing that happened: a blocker, else a completed plan."""
+    stops = [(p.blocker.day, p.id, p.blocker.kind) for p in _blocked(facts)
+             if p.blocker and p.blocker.day]  # fmt: skip
+    done = [(p.day, p.id) for ph in facts.phases for p in ph.plans if p.done and p.day]
+    # the first blocker of the latest day, else the last plan (in plan order) completed on
+    # the latest day: the same whichever order the plans were merged in
+    stop = max(stops, key=lambda s: s[0], default=None)
+    last_day = max((day for day, _ in done), default=None)
+    if stop is not None and (last_day is None or stop[0] >= last_day):
+        return stop[0], f"{stop[1]} {stop[2]}"
+    if last_day is not None:
+        return last_day, f"Completed {[i for d, i in done if d == last_day][-1]}-PLAN.md"
+    return None
+
+
+def _stopped_at(facts: Facts, current: PhaseFacts) -> tuple[str, str]:
+    """Session Continuity's Stopped at and Resume file."""
+    blocked = _blocked(facts)
+    if blocked:
+        plan = blocked[0]
+        assert plan.blocker is not None
+        return f"{plan.id} {plan.blocker.kind}", plan.path
+    if current.complete:
+        return f"Phase {_number(current.phase)} complete", "None"
+    done = [p for p in current.plans if p.done]
+    waiting = [p for p in current.plans if not p.done]
+    if not waiting:
+        return f"Phase {_number(current.phase)} has no plans yet", "None"
+    nxt = waiting[0]
+    how = "in progress" if nxt.active else "not started"
+    head = f"Completed {done[-1].id}-PLAN.md; " if done else ""
+    return f"{head}{nxt.id} {how}", nxt.path
+
+
+def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
+    """STATE.md with every line gsd owns derived from `facts`; `only` limits the
+    per-phase parts (By Phase and plan rows, blockers) to one phase."""
+    current = _current(facts)
+    if current is None:
+        return text
+    scope = [p for p in facts.phases if only is None or p.phase == only]
+    total = len(current.plans)
+    latest = _latest(facts)
+    text = state.set_position(
+        text,
+        phase=f"{_number(current.phase)} of {max(facts.phase_count, len(facts.phases))} "
+        f"({current.title})",
+        plan=f"{current.done} of {total} in current phase",
+        status=_status(current),
+        last_activity=f"{latest[0]} - {latest[1]}" if latest else None,
+        progress=current.done / total if total else None,
+    )
+    done = [p for ph in facts.phases for p in ph.plans if p.done]
+    timed = [p.minutes for p in done if p.minutes is not None]
+    text = state.set_counters(text, {
+        "Total plans completed": str(len(done)),
+        "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
+        "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
+    })  # fmt: skip
+    for phase in scope:
+        text = _phase_rows(text, phase)
+    if facts.last_day is not None:
+        stopped, resume = _stopped_at(facts, current)
+        text = state.set_session(text, last_session=facts.last_day, stopped_at=stopped,
+                                 resume_file=resume)  # fmt: skip
+    return text
+
+
+def _phase_rows(text: str, phase: PhaseFacts) -> str:
+    done = [p for p in phase.plans if p.done]
+    timed = [p.minutes for p in done if p.minutes is not None]
+    if done or state.has_phase_metric(text, phase.phase.number):
+        text = state.record_phase_metric(
+            text, phase=phase.phase.number, plans=len(done),
+            total=_minutes(sum(timed)) if timed else "-",
+            average=_minutes(sum(timed) / len(timed)) if timed else "-",
+        )  # fmt: skip
+    for plan in done:
+        minutes = f"{plan.minutes}min" if plan.minutes is not None else "-"
+        text = state.record_metric(text, plan_id=plan.id, duration=minutes, tasks=plan.tasks,
+                                   files=plan.files)  # fmt: skip
+    for plan in phase.plans:
+        if plan.blocker and not plan.done:
+            line = state.blocker_line(plan.id, plan.blocker.kind, plan.blocker.details, 300)
+            text = state.add_blocker(text, line)
+        else:
+            text = state.remove_blockers(text, plan.id)
+    return text
+
+
+def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
+    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`."""
+    for phase in facts.phases:
+        if (only is not None and phase.phase != only) or not phase.plans:
+            continue
+        for plan in phase.plans:
+            text = roadmap.check_plan(text, plan.id, plan.done)
+        text = roadmap.check_phase(text, phase.phase.number, phase.complete)
+        status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
+        text = roadmap.set_progress(text, phase.phase.number, phase.done, len(phase.plans),
+                                    status, phase.day)  # fmt: skip
+    return text
+
+
+# ------------------------------------------------------------------------------ files
+
+
+OWNED = (state.STATE_FILE, roadmap.ROADMAP_FILE)
+
+
+def sync(
+    project: Project, only: Phase | None = None, *, write: bool = True,
+    files: tuple[str, ...] = OWNED, facts: Facts | None = None,
+) -> list[Change]:  # fmt: skip
+    """Derive STATE.md and ROADMAP.md (those of `files` that exist) and, with `write`,
+    save the ones that changed; either way return what differs. Commits nothing."""
+    facts = facts or gather(project)
+    changes = []
+    for name in files:
+        path = project.planning / name
+        if not path.is_file():
+            continue
+        before = state.load(path)
+        derive = state_text if name == state.STATE_FILE else roadmap_text
+        after = derive(before, facts, only)
+        if after != before:
+            changes.append(Change(path, tuple(_differences(before, after))))
+            if write:
+                state.save(path, after, old=before)
+    return changes
+
+
+def _differences(before: str, after: str) -> list[str]:
+    """`line N: old -> new` for each line that differs (`+ new`, `- old` alone)."""
+    old, new = before.splitlines(), after.splitlines()
+    found = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for kind, a0, a1, b0, b1 in matcher.get_opcodes():
+        if kind == "equal":
+            continue
+        pairs = max(a1 - a0, b1 - b0)
+        for k in range(pairs):
+            was = old[a0 + k] if a0 + k < a1 else None
+            now = new[b0 + k] if b0 + k < b1 else None
+            line = (a0 if was is not None else b0) + k + 1
+            if was is not None and now is not None:
+                found.append(f"line {line}: {was.strip()!r} -> {now.strip()!r}")
+            elif now is not None:
+                found.append(f"line {line}: + {now.strip()!r}")
+            elif was is not None:
+                found.append(f"line {line}: - {was.strip()!r}")
+    return found
