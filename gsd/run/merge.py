@@ -1,5 +1,8 @@
-"""A complete plan's branch merged back `--no-ff` (SPEC 7 step 4), STATE.md and ROADMAP.md
-in the merge commit; a merge that cannot be made leaves the plan on its branch."""
+"""A complete plan's branch merged back `--no-ff` (SPEC 7 step 4).
+
+STATE.md and ROADMAP.md are updated in the merge commit itself; a merge that cannot be
+made leaves the plan complete on its branch and says why.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""One phase run's shared state: what every wave, plan and task of it reads (once, at the
-start) and what it gathers (the outcomes, how each plan ended)."""
+"""One phase run's shared state, and how each of its plans ended.
+
+What every wave, plan and task of the run reads (once, at the start) and what it
+gathers (the outcomes, how each plan ended).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""One plan where it runs: in the user's checkout (the opt-in) or in its own worktree,
-its SUMMARY.md written and committed when it completes (SPEC 7 step 7)."""
+"""One plan run in its own worktree, or in the user's checkout (the opt-in).
+
+When it completes, its SUMMARY.md is written and committed (SPEC 7 step 7).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""A run's start, before its first spawn (SPEC 7 steps 1 and 2): what a killed run left open
-rolled back, the phase validated, the plans asked for ready, the checks that must hold."""
+"""A run's start, before its first spawn (SPEC 7 steps 1 and 2).
+
+What a killed run left open is rolled back, the phase validated, the plans asked for
+found ready, and what must hold before an agent starts checked.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""An attempt assessed: SPEC 5's verdict on the agent's output, then the `<automated>`
-checks, then the change policy on everything that changed."""
+"""An attempt assessed: the agent's verdict, the `<automated>` checks, the change policy.
+
+SPEC 5's verdict on the agent's output comes first, then the plan's checks, then the
+policy on everything that changed; the first failure is the attempt's error.
+"""
 
 from __future__ import annotations
 

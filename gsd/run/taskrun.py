@@ -1,5 +1,9 @@
-"""One task attempt, start to finish: prepare, spawn, assess, settle (commit, or roll back
-to the checkpoint) and record (a failure's line in the error log)."""
+"""One task attempt, start to finish: prepare, spawn, assess, settle, record.
+
+The first three steps are `gsd.run.taskspawn` and `gsd.run.taskassess`; here the
+attempt is settled (its commit, or the rollback to its checkpoint) and a failure is
+recorded in the error log.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""A plan's tasks in order (SPEC 7 steps 5 and 6), each climbing the retry ladder: an
-attempt, its report kept and said, then a retry, the fallback or the end."""
+"""A plan's tasks in order (SPEC 7 steps 5 and 6), each through the retry ladder.
+
+Each attempt is run, its report kept and said; then a retry, the fallback or the end,
+as `gsd.core.retry` decides. A human checkpoint pauses the plan until it is answered.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""An attempt's first two steps: prepare (the checkpoint taken, what the agent must not
-change kept) and spawn (the agent run in its sandbox, then what it must not change put back)."""
+"""An attempt's first two steps: prepare (the checkpoint) and spawn (the agent).
+
+Prepare takes the checkpoint and keeps what the agent must not change; spawn runs the
+agent under the supervisor in its sandbox, then puts back what it must not have changed.
+"""
 
 from __future__ import annotations
 

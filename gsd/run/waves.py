@@ -1,5 +1,7 @@
-"""One wave of a run (SPEC 7 step 4): its plans one after another, or side by side each
-in its own worktree, merged back in plan order; how the wave ended.
+"""One wave of a run (SPEC 7 step 4): its plans, side by side in worktrees or in turn.
+
+Plans that share files, or all with `--max-parallel 1`, run one after another; the
+complete ones are merged back in plan order; the wave's end says whether the run stops.
 
 The threads of a wave only wait on agents; git and the files are written by one thread
 at a time or in a plan's own worktree, and the merges are the main thread's alone.
