@@ -246,11 +246,14 @@ class Calls:
             undo()
 
 
+RUN_TASK_MODULES = ("taskrun.py", "taskspawn.py", "taskassess.py")  # run_task's steps
+
+
 def _caller(frame: Any) -> str:
     """The Git method (or property) that run_task called on the way to this git process."""
     while frame is not None:
         parent = frame.f_back
-        if parent is not None and parent.f_code.co_filename.endswith("taskrun.py"):
+        if parent is not None and Path(parent.f_code.co_filename).name in RUN_TASK_MODULES:
             return str(frame.f_code.co_name)
         frame = parent
     return "?"
@@ -572,9 +575,9 @@ def parse_report_peak(stdout: Path) -> int:
     import tracemalloc
 
     from gsd.core import result
-    from gsd.run import taskrun
+    from gsd.run import taskassess
 
-    tail = taskrun._tail(stdout)
+    tail = taskassess.tail(stdout)
     tracemalloc.start()
     try:
         result.parse_task_report(tail)
@@ -651,7 +654,7 @@ def measure_memory(tmp: Path, size: int, say: Say, table: Table) -> dict[str, fl
     )
     say(
         "parse_task_report MB: tracemalloc peak of one result.parse_task_report() of the "
-        f"output's last {4 << 20:,} bytes (taskrun._tail), run in this process afterwards."
+        f"output's last {4 << 20:,} bytes (taskassess.tail), run in this process afterwards."
     )
     say(
         "outcome: the agent prints no Task Report and changes nothing, so the task fails "

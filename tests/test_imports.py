@@ -86,7 +86,6 @@ UPWARD_TODAY: frozenset[tuple[str, str]] = frozenset(
         ("core.validate", "formats.roster"),
         ("core.validate", "formats.runners"),
         ("core.validate", "io.project"),
-        ("run.execute", "output.render"),
     }
 )
 

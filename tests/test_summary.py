@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from gsd.core.errors import InputError
+from gsd.core.outcomes import TaskOutcome
 from gsd.core.result import TaskReport
 from gsd.formats import summary
-from gsd.run.taskrun import TaskOutcome
 from tests.conftest import CORPUS, requires_corpus
 
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)

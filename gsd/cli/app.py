@@ -521,7 +521,7 @@ def _dry_run(
     folder = found_phase.path.relative_to(project.root).as_posix()
     report = run_rules(project, [folder])
     if report.errors:
-        from gsd.output.render import listed_errors
+        from gsd.formats.diagnostics import listed_errors
 
         click.echo(listed_errors(report), err=True, nl=False)
         click.echo(

@@ -9,7 +9,7 @@ from typing import Any
 
 from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
-from gsd.output.render import diagnostic_line
+from gsd.formats.diagnostics import diagnostic_line
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.

@@ -7,29 +7,12 @@ from typing import TYPE_CHECKING
 from gsd import __version__
 from gsd.core.models import Diagnostic
 from gsd.core.words import plural
+from gsd.formats.diagnostics import diagnostic_line
 
 if TYPE_CHECKING:
     from gsd.core.validate import Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def diagnostic_line(d: Diagnostic) -> str:
-    """`path:line:col: severity CODE message`, as compilers print findings."""
-    return f"{d.path}:{d.line}:{d.col}: {d.severity} {d.code} {d.message}"
-
-
-LISTED_DIAGNOSTICS = 20  # a refusal lists this many, then says how many more
-
-
-def listed_errors(report: Report, limit: int = LISTED_DIAGNOSTICS) -> str:
-    """The errors of `report` as `gsd validate` prints them, at most `limit` of them and
-    then `... and N more errors`: what a command refusing on them shows first."""
-    errors = [d for d in report.diagnostics if d.severity == "error"]
-    lines = [diagnostic_line(d) for d in errors[:limit]]
-    if len(errors) > limit:
-        lines.append(f"... and {plural(len(errors) - limit, 'more error')}")
-    return "".join(line + "\n" for line in lines)
 
 
 def text(report: Report) -> str:

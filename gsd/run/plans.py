@@ -1,0 +1,119 @@
+"""One plan run in its own worktree, or in the user's checkout (the opt-in).
+
+When it completes, its SUMMARY.md is written and committed (SPEC 7 step 7).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gsd.core.errors import GsdError
+from gsd.core.models import Plan
+from gsd.formats import summary
+from gsd.io.git import Git
+from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.tasks import run_tasks
+
+
+def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
+    """A plan run in the user's checkout itself (`workflow.use_worktrees: false`, the
+    opt-in), its bookkeeping committed when it ends."""
+    end = run_tasks(run, plan, wave, run.git, run.committed)
+    if end.status == "complete":
+        # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
+        # when its SUMMARY is there), all in one docs commit
+        text = plan_summary(run, end, run.git)
+        summary.write(run.phase.path / f"{plan.id}-SUMMARY.md", text)
+        written = run.phase.path / f"{plan.id}-SUMMARY.md"
+        run.books.written.add(written.relative_to(run.project.root).as_posix())
+        run.journal.plan_event(plan.id, "plan-complete")
+        run.books.derive()
+        run.books.commit(f"docs({plan.id}): complete plan")
+        run.say(f"plan {plan.id}: complete")
+    return end
+
+
+def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd:
+    """A plan run in its own worktree; when complete, its SUMMARY.md is committed on
+    its branch, and STATE.md and ROADMAP.md wait for the merge (`merge_plan`)."""
+    try:
+        place, recovered = run.worktrees.open(plan.id, start)
+    except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
+        run.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
+        return PlanEnd(plan=plan, status="failed", message=f"plan {plan.id}: {exc}",
+                       error_type="unknown", details=str(exc))  # fmt: skip
+    for tag in recovered:
+        run.say(f"rolled back {tag}, left open by an interrupted run")
+    end = run_tasks(run, plan, wave, place, place.committed_tasks())
+    if end.status == "complete":
+        end = end._replace(summary=plan_summary(run, end, place))
+        if run.commit_docs:  # else it is written after the merge (`merge_plan`)
+            _commit_plan_docs(run, end, place)
+    else:  # its lines are the run's to commit: its branch carries none of them
+        run.journal.hand_over(plan.id)
+    # the branch keeps the work; the folder goes now, while other plans still run
+    run.worktrees.close(plan.id)
+    if end.status != "complete" and run.worktrees.tip(plan.id) == start:
+        run.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
+    elif end.status != "complete" and run.worktrees.on_checkout(plan.id):
+        _keep_on_checkout(run, plan)
+    return end
+
+
+def _keep_on_checkout(run: PhaseRun, plan: Plan) -> None:
+    """A plan paused or failed in a checkout of its own branch gsd/{plan} (a CI job):
+    its committed tasks go onto that branch (a fast-forward), which the job pushes and
+    the next run there continues. gsd/{plan}-run keeps them when that cannot be."""
+    run_branch = run.worktrees.branch(plan.id)
+    if run.git.fast_forward(run_branch):
+        run.worktrees.delete_branch(plan.id)
+    else:
+        run.say(
+            f"warning: plan {plan.id}: its committed tasks stay on {run_branch}: "
+            f"{run.worktrees.here} could not be fast-forwarded to it"
+        )
+
+
+def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
+    """The SUMMARY.md of a complete plan, from its whole history: the attempts of
+    earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
+    plan = end.plan
+    planning_rel = run.project.planning.relative_to(run.project.root)
+    earlier = summary.logged_attempts(plan.id, dict.fromkeys(
+        [run.project.planning, place.root / planning_rel]))  # fmt: skip
+    outcomes, created = summary.with_commits(
+        plan.id, [*earlier, *end.attempts], place.plan_task_commits(plan.id)
+    )
+    now = datetime.now(timezone.utc)
+    started, finished = end.started or now, end.finished or now
+    before = sum(o.duration_s for o in earlier)  # agent time of earlier runs
+    return summary.render(
+        phase_dir=run.phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
+        outcomes=outcomes, task_names={t.index: t.name for t in plan.tasks},
+        started=started, finished=finished, created=created,
+        seconds=(finished - started).total_seconds() + before,
+    )  # fmt: skip
+
+
+def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
+    """The plan's docs commit on its branch: its SUMMARY.md, its RESULT file and its
+    own log lines, nothing else (a file the user's branch changed since the plan's
+    branch left it stays for the merge: both changing it would conflict)."""
+    plan = end.plan
+    run.journal.plan_event(plan.id, "plan-complete")
+    tip = place.head() or "HEAD"
+    changed = run.git.changed_since_fork(tip, [
+        run.journal.plan_log(plan.id),
+        *(t for t in run.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
+    ])  # fmt: skip
+    paths = run.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
+    written = _summary_folder(run, place.root) / f"{plan.id}-SUMMARY.md"
+    summary.write(written, end.summary)
+    place.commit_docs(f"docs({plan.id}): plan summary",
+                      [written.relative_to(place.root).as_posix(), *paths])  # fmt: skip
+
+
+def _summary_folder(run: PhaseRun, root: Path) -> Path:
+    """The phase folder in a checkout at `root` (the repository or a worktree)."""
+    return root / run.phase.path.relative_to(run.project.root)

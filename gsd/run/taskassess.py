@@ -1,0 +1,196 @@
+"""An attempt assessed: the agent's verdict, the `<automated>` checks, the change policy.
+
+SPEC 5's verdict on the agent's output comes first, then the plan's checks, then the
+policy on everything that changed; the first failure is the attempt's error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.core import enforce, result
+from gsd.core.models import Task
+from gsd.core.words import plural
+from gsd.formats import runners
+from gsd.formats.agents import Agent
+from gsd.formats.config import env_flag
+from gsd.formats.prompt import allowed_files, automated_commands
+from gsd.io import proc
+from gsd.io.dispatch import TaskDispatch, run_files
+from gsd.io.git import Checkpoint, Git, Observation
+from gsd.io.sandbox import Confinement, Settings
+from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
+
+OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
+STDERR_TAIL = 64 * 1024  # what of a runner's stderr is read (its error JSON, its last words)
+
+
+class Assessed(NamedTuple):
+    """What an attempt came to, before it is settled (committed, or rolled back)."""
+
+    spawned: proc.Spawned
+    verdict: result.Verdict
+    output: runners.RunnerOutput
+    report: result.TaskReport | None
+    error_type: str | None
+    details: str
+    changed: list[str]
+    deviations: list[str]
+
+
+def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Assessed:
+    """Decide what the attempt came to: SPEC 5's verdict on the agent's output, then the
+    `<automated>` checks, then the change policy on everything that changed; the first
+    failure is the attempt's error."""
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    spawned = spawn.run
+    output, report = _read_output(agent, spawned, spawn.result_text)
+    verdict, seen = _judge(git, checkpoint, spawned, output, report)
+    if verdict.soft_success:
+        sys.stderr.write(
+            f"gsd: warning: {plan.id} task {task.index}: timed out after a complete success "
+            "Task Report; accepted as a soft success\n"
+        )
+    error_type, details = verdict.error_type, verdict.reason
+    if verdict.success:
+        error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
+                                      job.sandbox)  # fmt: skip
+    # after the checks: a tracked file a check changed is the task's, seen and enforced
+    seen = seen.then(git.observe(checkpoint)) if seen else git.observe(checkpoint)
+    violations = enforce.check(
+        tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
+        changed_refs=seen.changed_refs,
+        git_internals_changed=[*spawn.gitfile_changed, *seen.internals], flags=seen.flags,
+        ignored_protected=seen.protected, user_checkout=spawn.in_user_checkout,
+    )  # fmt: skip
+    fatal = [v for v in violations if v.fatal]
+    if fatal and error_type is None:
+        error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
+    return Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
+                    error_type=error_type, details=details or "", changed=seen.changed,
+                    deviations=[v.detail for v in violations if not v.fatal])  # fmt: skip
+
+
+def _read_output(
+    agent: Agent, spawned: proc.Spawned, result_text: str | None
+) -> tuple[runners.RunnerOutput, result.TaskReport | None]:
+    """The runner's output and the agent's Task Report, from the end of what it printed."""
+    stdout = tail(spawned.stdout_path)
+    stderr = tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
+    output = runners.parse_output(agent.runner, stdout, result_text, stderr)
+    report = result.parse_task_report(output.text)
+    if report is None and output.text != stdout:  # raw stdout is the text: read it once
+        report = result.parse_task_report(stdout)
+    return output, report
+
+
+def _judge(
+    git: Git,
+    checkpoint: Checkpoint,
+    spawned: proc.Spawned,
+    output: runners.RunnerOutput,
+    report: result.TaskReport | None,
+) -> tuple[result.Verdict, Observation | None]:
+    """SPEC 5's verdict. Only its last tier (evidence: a non-empty diff) needs to know
+    what changed: git is asked then alone, and the observation returned (else None)."""
+
+    def verdict(changed: bool) -> result.Verdict:
+        return result.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out,
+                            output=output, report=report, changed_files=changed)  # fmt: skip
+
+    without = verdict(False)
+    if without.success or verdict(True) == without:
+        return without, None
+    seen = git.observe(checkpoint)
+    return verdict(bool(seen.changed)), seen
+
+
+def _verify(
+    git: Git,
+    task: Task,
+    dispatch: TaskDispatch,
+    environ: Mapping[str, str],
+    cancel: threading.Event | None = None,
+    sandbox: Settings | None = None,
+) -> tuple[str | None, str]:
+    """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
+
+    They are the plan author's commands, but they run what the agent just wrote: in the
+    sandbox they may write the worktree and a private temporary folder, nothing else."""
+    commands = automated_commands(task)
+    if not commands:
+        return None, "no automated verification"
+    if env_flag("SKIP_VERIFICATION"):
+        sys.stderr.write(
+            f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
+            f"of task {task.index} not run\n"
+        )
+        return None, "verification skipped (SKIP_VERIFICATION)"
+    before = git.untracked_files()
+    run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
+    with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
+        env = {**environ, **private_tmp(Path(tmp))}
+        confinement = None
+        if sandbox is not None:
+            confinement = sandbox.confine(
+                tier="read+write",
+                runner="command",
+                worktree=git.root,
+                tmpdir=Path(tmp),
+                environ=env,
+            )
+        try:
+            return _checks(git, task, commands, run_dir, dispatch, env, cancel, confinement)
+        finally:
+            git.remove_new_untracked(before)  # caches, reports, ...
+
+
+def _checks(
+    git: Git,
+    task: Task,
+    commands: list[str],
+    run_dir: Path,
+    dispatch: TaskDispatch,
+    env: dict[str, str],
+    cancel: threading.Event | None,
+    confinement: Confinement | None,
+) -> tuple[str | None, str]:
+    """The `<automated>` commands one by one; the first that fails fails the task."""
+    for number, command in enumerate(commands, 1):
+        # `<automated>` is by definition a shell command line the plan author wrote
+        # (SPEC 2), run like a Makefile recipe; no other plan text reaches a shell.
+        done = proc.supervise(
+            ["/bin/sh", "-c", command],
+            cwd=git.root,
+            env=env,
+            stdout_path=run_dir / f"verify-{number}.out",
+            stderr_path=run_dir / f"verify-{number}.out",
+            timeout_s=dispatch.timeout_s,
+            grace_s=dispatch.grace_s,
+            registry=running_registry(git),
+            cancel=cancel,
+            confinement=confinement,
+        )
+        warn_survivors(done, f"task {task.index} check `{command}`")
+        if done.exit_code != 0:
+            last = tail(done.stdout_path, 2000).strip().splitlines()[-3:]
+            return "validation-failed", (
+                f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
+            )
+    return None, f"{plural(len(commands), 'automated check')} passed"
+
+
+def tail(path: Path, limit: int = OUTPUT_TAIL) -> str:
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - limit))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -1,0 +1,206 @@
+"""A plan's tasks in order (SPEC 7 steps 5 and 6), each through the retry ladder.
+
+Each attempt is run, its report kept and said; then a retry, the fallback or the end,
+as `gsd.core.retry` decides. A human checkpoint pauses the plan until it is answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gsd.core.models import Plan, Task
+from gsd.core.outcomes import TaskOutcome
+from gsd.core.retry import next_rung
+from gsd.formats import prompt, summary
+from gsd.formats.agents import EXECUTOR, Agent
+from gsd.io import approvals
+from gsd.io.dispatch import TaskDispatch
+from gsd.io.git import Git
+from gsd.io.project import Project
+from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.taskrun import run_task
+
+
+def run_tasks(
+    run: PhaseRun, plan: Plan, wave: int, place: Git, committed: Mapping[str, str]
+) -> PlanEnd:
+    """Tasks of one plan in order (SPEC 7 step 5), in `place` (the repository or the
+    plan's worktree); stops at the first failure or unanswered human checkpoint."""
+    project, phase = run.project, run.phase
+    started = datetime.now(timezone.utc)
+    plan_text = (project.root / plan.path).read_text(encoding="utf-8")
+    summaries = _summaries(project, plan)
+    earlier: list[tuple[int, str | None]] = []
+    resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
+    attempts: list[TaskOutcome] = []
+    for task in plan.tasks:
+        label = f"phase {phase.number} wave {wave}/{run.waves} plan {plan.id} task {task.index}"
+        if run.cancel.is_set():  # a signal: no new attempt starts
+            return _interrupted(plan, label, attempts, started)
+        if f"{plan.id}-{task.index}" in committed:
+            run.say(f"{label}: already committed, skipped")
+            earlier.append((task.index, None))
+            resumed.add(task.index)
+            continue
+        if task.is_checkpoint:
+            # 6. a human checkpoint pauses the run until `gsd approve` answers it
+            answer = approvals.answer(project, plan.id, task, auto=run.auto)
+            if answer is None:
+                message = (
+                    f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
+                    f"(then `gsd approve {plan.id}`)"
+                )
+                run.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
+                run.say(message)
+                return PlanEnd(plan=plan, status="paused", message=message,
+                               error_type="checkpoint-paused", details=message,
+                               attempts=tuple(attempts), started=started)  # fmt: skip
+            run.say(f"{label}: {task.type} approved ({answer})")
+            earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
+            continue
+        context = prompt.PromptContext(
+            earlier=list(earlier), summaries=summaries, repo=str(place.root),
+            plan_text=plan_text, resumed=frozenset(resumed),
+        )  # fmt: skip
+        outcome = _climb(run, wave, plan, task, context, label, attempts, place)
+        run.outcomes.append(outcome)
+        if not outcome.success and run.cancel.is_set():  # rolled back; nobody's failure
+            return _interrupted(plan, label, attempts, started)
+        if not outcome.success:
+            message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
+            return PlanEnd(plan=plan, status="failed", message=message,
+                           error_type=outcome.error_type or "unknown",
+                           details=outcome.details, attempts=tuple(attempts),
+                           started=started)  # fmt: skip
+        report = outcome.report
+        earlier.append((task.index, report.downstream if report else None))
+    return PlanEnd(plan=plan, status="complete", message=f"plan {plan.id}: complete",
+                   attempts=tuple(attempts), started=started,
+                   finished=datetime.now(timezone.utc))  # fmt: skip
+
+
+def _climb(
+    run: PhaseRun,
+    wave: int,
+    plan: Plan,
+    task: Task,
+    context: prompt.PromptContext,
+    label: str,
+    tried: list[TaskOutcome],
+    place: Git,
+) -> TaskOutcome:
+    """The retry ladder (`gsd.core.retry` decides each rung): transient failures retried
+    up to `specialists.max_retries`, then one fallback to gsd-executor when
+    `voltagent.fallback_on_error`; validation failures and policy violations are final."""
+    dispatch = run.dispatcher.task(wave, plan, task)
+    if dispatch.fallback_reason:  # SPEC 3: every fallback to gsd-executor is a warning
+        run.say(f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
+                f"{dispatch.fallback_reason}")  # fmt: skip
+    retries = run.retries
+    attempt = 0
+    while True:
+        attempt += 1
+        agent, outcome = _attempt(run, plan, task, context, label, dispatch, attempt, place)
+        tried.append(outcome)
+        _report(run, plan, task, label, agent.name, outcome)
+        if outcome.success or run.cancel.is_set():
+            return outcome
+        rung = next_rung(outcome, retries=retries, fallback_on_error=run.fallback,
+                         on_fallback=agent.name == EXECUTOR)  # fmt: skip
+        if rung == "retry":
+            run.journal.plan_event(plan.id, "retry", task=task.index)
+            continue
+        if rung == "fallback":  # gsd-executor is always installed
+            run.journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
+            dispatch = run.dispatcher.task(
+                wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
+            )
+            run.say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
+            retries = attempt  # the fallback gets exactly one attempt
+            continue
+        return outcome
+
+
+def _attempt(
+    run: PhaseRun,
+    plan: Plan,
+    task: Task,
+    context: prompt.PromptContext,
+    label: str,
+    dispatch: TaskDispatch,
+    attempt: int,
+    place: Git,
+) -> tuple[Agent, TaskOutcome]:
+    """One rung of the ladder: the prompt built for the agent `dispatch` names, the
+    spawn journalled, the task run in `place`; the agent and what became of it."""
+    agent = run.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
+    text = prompt.build_prompt(agent, plan, task, context, run.templates)
+    run.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+    run.journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name,
+                           attempt=attempt)  # fmt: skip
+    with run.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
+        outcome = run_task(
+            git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
+            prompt=text, attempt=attempt, allow_dirty=run.allow_dirty,
+            scope=run.scope, environ=run.environ,
+            error_log=run.journal.plan_errors(plan.id), cancel=run.cancel,
+            sandbox=run.sandbox,
+        )  # fmt: skip
+    return agent, outcome
+
+
+def _report(
+    run: PhaseRun, plan: Plan, task: Task, label: str, agent: str, outcome: TaskOutcome
+) -> None:
+    """An attempt's output kept (SPEC 1's RESULT file), its result journalled and
+    said: the commit of a success, the error and the rollback of a failure."""
+    journal, say = run.journal, run.say
+    if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
+        result_file = run.phase.path / f"{plan.id}-RESULT.txt"
+        journal.keep_output(result_file.relative_to(run.project.root).as_posix(),
+                            Path(outcome.output))  # fmt: skip
+    journal.plan_event(
+        plan.id, "result", task=task.index, agent=agent, attempt=outcome.attempt,
+        success=outcome.success, soft_success=outcome.soft_success,
+        error_type=outcome.error_type, duration_s=outcome.duration_s,
+        input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+        cost_usd=outcome.cost_usd,
+    )  # fmt: skip
+    if outcome.success:
+        journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
+        commit = outcome.commit
+        say(f"{label}: " + (f"committed {commit[:7]}" if commit else
+                            "done, nothing to commit"))  # fmt: skip
+        return
+    if run.cancel.is_set():
+        say(f"{label}: interrupted; the attempt is rolled back")
+    else:
+        say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
+    if outcome.checkpoint:  # run_task put the tree back to it
+        journal.plan_event(plan.id, "rollback", task=task.index,
+                           checkpoint=outcome.checkpoint)  # fmt: skip
+
+
+def _interrupted(plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime) -> PlanEnd:
+    """A plan a signal stopped at `label`: its attempt rolled back, nobody's failure."""
+    return PlanEnd(plan=plan, status="interrupted", message=f"{label}: interrupted",
+                   attempts=tuple(attempts), started=started)  # fmt: skip
+
+
+def _first_line(details: str) -> str:
+    """What a progress line shows of a failure's details (the log keeps them whole)."""
+    return details.splitlines()[0] if details else details
+
+
+def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
+    """The SUMMARY.md of each plan this one depends on (None: not done), found as
+    `summary.exists` finds them, in whichever phase they are."""
+    folders = [phase.path for phase in project.phases()]
+    found: list[tuple[str, str | None]] = []
+    for dep in plan.depends_on:
+        path = next((p for f in folders if (p := summary.find(f, dep))), None)
+        text = path.read_text(encoding="utf-8", errors="replace") if path else None
+        found.append((dep, text))
+    return found

@@ -1,0 +1,225 @@
+"""An attempt's first two steps: prepare (the checkpoint) and spawn (the agent).
+
+Prepare takes the checkpoint and keeps what the agent must not change; spawn runs the
+agent under the supervisor in its sandbox, then puts back what it must not have changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from gsd.core.errors import GsdError, logged
+from gsd.core.models import Plan, Task
+from gsd.core.outcomes import TaskOutcome
+from gsd.core.words import plural
+from gsd.formats import runners
+from gsd.formats.agents import Agent
+from gsd.io import proc, userguard
+from gsd.io.dispatch import TaskDispatch, run_files
+from gsd.io.git import Checkpoint, Git
+from gsd.io.records import ANY_SIZE, read_private
+from gsd.io.sandbox import Settings, landlock_abi, make_state_folders
+
+
+class Job(NamedTuple):
+    """One attempt at a task: what every step of it needs."""
+
+    git: Git
+    plan: Plan
+    task: Task
+    agent: Agent
+    dispatch: TaskDispatch
+    prompt: str
+    attempt: int
+    environ: Mapping[str, str]
+    cancel: threading.Event | None
+    sandbox: Settings | None
+
+
+class Guards(NamedTuple):
+    """What was kept before the spawn, to be put back after it."""
+
+    checkpoint: Checkpoint
+    gitfile: bytes | None  # a linked worktree's `.git` file
+    user: Git | None  # the user's checkout, when no sandbox keeps the agent out of it
+
+
+class AgentRun(NamedTuple):
+    """What the spawn step left: the supervised run, and what had to be put back."""
+
+    run: proc.Spawned
+    result_text: str | None  # the result file the agent wrote, if it wrote one
+    gitfile_changed: list[str]  # ["worktree .git file"] when the agent rewrote it
+    in_user_checkout: list[str]  # what the agent changed in the user's checkout
+
+
+def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
+    """Take the checkpoint and keep what the agent must not change (a worktree's `.git`
+    file, an unconfined user checkout); a checkpoint that cannot be taken fails the
+    attempt before anything runs."""
+    git, sandbox = job.git, job.sandbox
+    gitfile = _read_gitfile(git.root)
+    # without Landlock, the user's checkout beside a plan's worktree is within an agent's
+    # reach: its state is kept for the spawn and put back after (gsd.io.userguard)
+    user = _unconfined_user_checkout(git, sandbox)
+    confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
+    try:
+        checkpoint = git.create_checkpoint(job.plan.id, job.task.index,
+                                           allow_dirty=allow_dirty, confined=confined)  # fmt: skip
+    except GsdError as exc:
+        return failed_before_spawn(job, error_type="checkpoint-failed", details=logged(exc))
+    return Guards(checkpoint=checkpoint, gitfile=gitfile, user=user)
+
+
+def failed_before_spawn(job: Job, *, error_type: str, details: str) -> TaskOutcome:
+    """An attempt that failed before the agent ran: nothing changed, nothing to report."""
+    return TaskOutcome(
+        plan=job.plan.id, task=job.task.index, agent=job.agent.name, success=False,
+        soft_success=False, error_type=error_type, details=details, commit=None, changed=[],
+        deviations=[], exit_code=None, duration_s=0.0, input_tokens=None, output_tokens=None,
+        cost_usd=None, attempt=job.attempt, checkpoint=None, report=None,
+    )  # fmt: skip
+
+
+def spawn_agent(job: Job, guards: Guards) -> AgentRun:
+    """Run the agent, then put back at once what it must not have changed: a worktree's
+    `.git` file and the user's checkout (when no sandbox kept the agent out of it)."""
+    git, user = job.git, guards.user
+    kept = userguard.take(user) if user is not None else None
+    try:
+        spawned, result_text = _launch(job)
+        warn_survivors(spawned, f"{job.plan.id} task {job.task.index}")
+        # before any git command: a worktree's `.git` file an agent rewrote would point
+        # every command that follows at a repository of its choosing
+        gitfile_changed = _restore_gitfile(git.root, guards.gitfile)
+        in_user_checkout = userguard.put_back(user, kept) if user and kept else []
+    finally:
+        if user is not None and kept is not None:
+            userguard.release(user, kept)
+    return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
+                    in_user_checkout=in_user_checkout)  # fmt: skip
+
+
+def _launch(job: Job) -> tuple[proc.Spawned, str | None]:
+    """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
+    temporary folder (TMPDIR) that also holds its result file; returns what became of it
+    and the result file's text (a file the agent wrote: read without following links)."""
+    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
+    prompt_file.parent.mkdir(parents=True, exist_ok=True)
+    prompt_file.write_text(job.prompt, encoding="utf-8")
+    extra = _write_runner_files(agent, prompt_file.parent, job.environ)
+    with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
+        tmpdir = Path(tmp)
+        result_file = tmpdir / "result.json"
+        env = {
+            **job.environ,
+            **runners.run_env(
+                agent.name, repo=str(git.root), prompt_file=str(prompt_file),
+                result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
+            ),
+            **private_tmp(tmpdir),
+            **extra.env,
+        }  # fmt: skip
+        confinement = None
+        if job.sandbox is not None:
+            if job.sandbox.enabled:
+                make_state_folders(agent.runner, env)
+            confinement = job.sandbox.confine(
+                tier=agent.tier, runner=agent.runner, worktree=git.root, tmpdir=tmpdir, environ=env
+            )
+        spawned = proc.supervise(
+            [*job.dispatch.argv, *extra.argv],
+            cwd=git.root,
+            env=env,
+            stdin_path=prompt_file,
+            stdout_path=prompt_file.parent / "stdout",
+            stderr_path=prompt_file.parent / "stderr",
+            timeout_s=job.dispatch.timeout_s,
+            grace_s=job.dispatch.grace_s,
+            registry=running_registry(git),
+            cancel=job.cancel,
+            confinement=confinement,
+        )
+        data = read_private(result_file, limit=ANY_SIZE)
+    return spawned, None if data is None else data.decode("utf-8", "replace")
+
+
+def _write_runner_files(
+    agent: Agent, run_dir: Path, environ: Mapping[str, str]
+) -> runners.RunnerFiles:
+    """Write the files the runner reads (gemini's policy and settings) into the spawn's
+    run folder, which only gsd's user may write; the sandbox lets everyone read."""
+    system_settings = None
+    if agent.runner == "gemini" and agent.max_turns is not None:
+        # an administrator's file (often a link into configuration management): the
+        # settings gsd's copy must keep
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            system_settings = Path(runners.gemini_system_settings(environ)).read_text("utf-8")
+    extra = runners.runner_files(agent, run_dir, system_settings=system_settings)
+    for name, text in extra.files.items():
+        path = run_dir / name
+        path.unlink(missing_ok=True)  # never write through what an agent left there
+        path.write_text(text, encoding="utf-8")
+    return extra
+
+
+def private_tmp(folder: Path) -> dict[str, str]:
+    """The variables that point programs at a temporary folder (the sandbox lets them
+    write there, not in /tmp)."""
+    return {"TMPDIR": str(folder), "TMP": str(folder), "TEMP": str(folder)}
+
+
+def running_registry(git: Git) -> Path:
+    """Where supervised groups are recorded: one folder for the main worktree and every
+    linked one, so the run lock can reap whatever a killed run left anywhere."""
+    return git.common_dir / "gsd" / "running"
+
+
+def warn_survivors(spawned: proc.Spawned, what: str) -> None:
+    if spawned.survivors:
+        sys.stderr.write(
+            f"gsd: warning: {what}: {plural(spawned.survivors, 'process')} of group {spawned.pid} "
+            "still alive after SIGKILL (stuck in the kernel?); gsd stopped waiting for them\n"
+        )
+
+
+def _unconfined_user_checkout(git: Git, sandbox: Settings | None) -> Git | None:
+    """The user's checkout when a plan runs in a worktree beside it and no Landlock
+    sandbox keeps the agent out of it; else None."""
+    if sandbox is None or sandbox.in_place or git.root == sandbox.root:
+        return None
+    if sandbox.enabled and landlock_abi():
+        return None
+    return Git(sandbox.root)
+
+
+def _read_gitfile(root: Path) -> bytes | None:
+    """A linked worktree's `.git` file (`gitdir: ...`); None in a main checkout."""
+    path = root / ".git"
+    if path.is_symlink() or not path.is_file():
+        return None
+    return path.read_bytes()
+
+
+def _restore_gitfile(root: Path, saved: bytes | None) -> list[str]:
+    """Put a worktree's `.git` file back as it was (a folder or link in its place goes);
+    returns ["worktree .git file"] when it had to."""
+    if saved is None:
+        return []
+    path = root / ".git"
+    if not path.is_symlink() and path.is_file() and path.read_bytes() == saved:
+        return []
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    path.write_bytes(saved)
+    return ["worktree .git file"]

@@ -1,0 +1,121 @@
+"""One wave of a run (SPEC 7 step 4): its plans, side by side in worktrees or in turn.
+
+Plans that share files, or all with `--max-parallel 1`, run one after another; the
+complete ones are merged back in plan order; the wave's end says whether the run stops.
+
+The threads of a wave only wait on agents; git and the files are written by one thread
+at a time or in a plan's own worktree, and the merges are the main thread's alone.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from gsd.core.errors import EXIT_FINDINGS, EXIT_PAUSED
+from gsd.core.models import Plan
+from gsd.core.words import plural
+from gsd.run.merge import merge_plan
+from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.plans import run_in_place, run_in_worktree
+
+
+def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
+    """Run one wave's pending plans; (exit code, message, plan) when the run stops."""
+    where = f"phase {run.phase.number} wave {number}/{run.waves}"
+    side_by_side = not run.in_place and run.parallel > 1 and len(plans) > 1
+    at_once = min(run.parallel, len(plans)) if side_by_side else 1
+    run.journal.event("wave-start", wave=number, plans=[p.id for p in plans],
+                      parallel=at_once)  # fmt: skip
+    if side_by_side:
+        groups = run.graph.sequential_groups([p.id for p in plans])
+        groups_said = plural(len(groups), "group")
+        run.say(f"{where}: {len(plans)} plans in parallel worktrees ({groups_said}, at "
+                f"most {run.parallel} at once)")  # fmt: skip
+        ends = _side_by_side(run, number, groups)
+    else:
+        if len(plans) > 1:
+            how = "in place" if run.in_place else "each in its worktree"
+            run.say(f"{where}: {len(plans)} plans one after another, {how}")
+        ends = []
+        for plan in plans:
+            if run.cancel.is_set():
+                break
+            if run.in_place:
+                end = run_in_place(run, plan, number)
+            else:
+                end = run_in_worktree(run, plan, number, run.git.head() or "HEAD")
+                end = merge_plan(run, end) if end.status == "complete" else end
+            ends.append(end)
+            if end.status != "complete":
+                break
+    for end in ends:
+        run.ended[end.plan.id] = end.status + (f": {end.error_type}" if
+                                               end.status == "failed" else "")  # fmt: skip
+    done = [e.plan.id for e in ends if e.status == "complete"]
+    run.journal.event("wave-end", wave=number, complete=done)
+    return _how_it_stopped(ends)
+
+
+def _side_by_side(run: PhaseRun, number: int, groups: list[list[str]]) -> list[PlanEnd]:
+    """Groups of plans side by side, each plan in its worktree (plans of one group,
+    which share files, one after another); then every complete plan is merged back
+    in plan order. A plan built on one that could not be merged is not merged; after
+    an interruption nothing is merged (the branches keep the work for the next run)."""
+    start = run.git.head() or "HEAD"
+    pool = ThreadPoolExecutor(max_workers=min(run.parallel, len(groups)),
+                              thread_name_prefix="gsd-plan")  # fmt: skip
+    try:
+        futures = [pool.submit(_group, run, group, number, start) for group in groups]
+        results = [future.result() for future in futures]
+    except BaseException:
+        run.cancel.set()  # agents are ended, their attempts rolled back
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    order = {pid: i for i, pid in enumerate(run.graph.plans)}
+    group_of = {pid: i for i, group in enumerate(groups) for pid in group}
+    ends: list[PlanEnd] = []
+    blocked: set[int] = set()  # groups whose earlier plan could not be merged
+    for end in sorted((e for r in results for e in r), key=lambda e: order[e.plan.id]):
+        group = group_of[end.plan.id]
+        if run.cancel.is_set():
+            pass  # complete plans wait on their branches; the run stops after this
+        elif end.status == "complete" and group in blocked:
+            end = end._replace(status="failed", error_type="merge-conflict",
+                               message=f"plan {end.plan.id}: not merged, it builds on a "
+                                       "plan that could not be merged",
+                               details="builds on a plan whose merge conflicted")  # fmt: skip
+        elif end.status == "complete":
+            end = merge_plan(run, end)
+        if end.status != "complete":
+            blocked.add(group)
+        ends.append(end)
+    return ends
+
+
+def _group(run: PhaseRun, plan_ids: list[str], number: int, start: str) -> list[PlanEnd]:
+    """Plans that share files, one after another, each on the one before (a thread)."""
+    ends = []
+    for plan_id in plan_ids:
+        if run.cancel.is_set():
+            break
+        end = run_in_worktree(run, run.graph.plans[plan_id], number, start)
+        ends.append(end)
+        if end.status != "complete":
+            break
+        start = run.worktrees.tip(plan_id) or start
+    return ends
+
+
+def _how_it_stopped(ends: list[PlanEnd]) -> tuple[int, str, PlanEnd] | None:
+    """8. failures and pauses: a Blockers line each; the run stops (exit 1, or 4).
+    An interruption is nobody's failure: no Blockers line (`interrupted` says it)."""
+    stopped = [e for e in ends if e.status not in ("complete", "interrupted")]
+    failed = [e for e in stopped if e.status == "failed"]
+    if failed:
+        others = len(failed) - 1
+        more = f" (and {plural(others, 'more failed plan')})" if others else ""
+        return EXIT_FINDINGS, failed[0].message + more, failed[0]
+    if stopped:
+        return EXIT_PAUSED, stopped[0].message, stopped[0]
+    return None
