@@ -244,9 +244,10 @@ def status(fmt: str) -> int:
     Example: gsd status --format json
     """
     from gsd.commands import progress
+    from gsd.output import statusview
 
     project = planned_project()
-    click.echo(progress.render(progress.project_status(project), fmt), nl=False)
+    click.echo(statusview.render(progress.project_status(project), fmt), nl=False)
     return EXIT_OK
 
 
@@ -266,6 +267,7 @@ def report(every_run: bool, fmt: str) -> int:
     from gsd.commands import report as run_report
     from gsd.formats import execlog
     from gsd.io.project import find_root
+    from gsd.output import reportview
 
     root = find_root(Path.cwd())
     events, warnings = execlog.read_all(root / ".planning")
@@ -274,10 +276,10 @@ def report(every_run: bool, fmt: str) -> int:
         from gsd.io.project import Project
 
         cases = run_report.task_cases(events, _planned_tasks(Project(root)), not every_run)
-        click.echo(run_report.junit(cases), nl=False)
+        click.echo(reportview.junit(cases), nl=False)
         return EXIT_OK
     built = run_report.build(events, last_run_only=not every_run)
-    click.echo(run_report.render(built, fmt), nl=False)
+    click.echo(reportview.render(built, fmt), nl=False)
     return EXIT_OK
 
 
