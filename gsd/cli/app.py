@@ -20,6 +20,7 @@ def cli() -> None:
     """
 
 
+# Each concern's commands live in its own module; `gsd --help` lists them sorted by name.
 for command in (*read_commands.COMMANDS, *run_commands.COMMANDS, *setup_commands.COMMANDS):
     cli.add_command(command)
 
