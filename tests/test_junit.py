@@ -10,8 +10,9 @@ import pytest
 from lxml import etree
 
 from gsd.cli import lint
-from gsd.commands.report import PlannedTask, junit, task_cases
+from gsd.commands.report import PlannedTask, task_cases
 from gsd.formats.junit import Case, Failure, Suite, document
+from gsd.output import reportview
 from tests.conftest import REPO, plan_text
 
 SCHEMA = etree.XMLSchema(etree.parse(str(REPO / "tests" / "data" / "junit.xsd")))
@@ -143,7 +144,7 @@ def test_only_the_last_run_unless_all() -> None:
 
 
 def test_report_junit_document() -> None:
-    root = parsed(junit(task_cases(EVENTS, lambda plan: PLANNED.get(plan, []))))
+    root = parsed(reportview.junit(task_cases(EVENTS, lambda plan: PLANNED.get(plan, []))))
     assert (root.get("tests"), root.get("failures"), root.get("time")) == ("5", "1", "4.5")
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["plan 01-01", "plan 01-02"]

@@ -20,7 +20,6 @@ FUNCTIONS_OVER_LIMIT_ALLOWED: dict[str, int] = {}
 # into the layer folders. An entry may shrink, never grow; a module not listed may not
 # pass the limit; an entry whose module is gone or back under the limit must go.
 MODULES_OVER_LIMIT_TODAY: dict[str, int] = {
-    "gsd/cli/app.py": 888,
     "gsd/io/git.py": 1546,
     "gsd/io/gitguard.py": 484,
     "gsd/io/proc.py": 462,

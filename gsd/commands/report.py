@@ -77,28 +77,6 @@ def _row(e: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
-    import json
-
-    if fmt == "json":
-        return json.dumps(report, indent=2) + "\n"
-    from gsd.output.views import render_rows
-
-    def table(rows: list[dict[str, Any]]) -> str:
-        shown = [{k: ("not reported" if v is None else v) for k, v in r.items()} for r in rows]
-        return render_rows(shown, fmt, "rows") if shown else "(none)\n"
-
-    heading = "## {}" if fmt == "markdown" else "{}"
-    return "\n".join(
-        [
-            heading.format("Timeline"), "", table(report["timeline"]),
-            heading.format(f"Per agent (retries: {report['retries']})"), "",
-            table(report["per_agent"]),
-            heading.format("Per plan"), "", table(report["per_plan"]),
-        ]
-    )  # fmt: skip
-
-
 class PlannedTask(NamedTuple):
     """A task as its plan file has it: how a task the run never reached is still listed."""
 
@@ -172,42 +150,3 @@ def _case(
     name = planned.name if planned else ""
     return TaskCase(plan=plan, task=task, name=name, outcome=outcome, why=why,
                     attempts=attempts, seconds=seconds)  # fmt: skip
-
-
-def junit(cases: list[TaskCase]) -> str:
-    """`gsd report --format junit`: a test suite per plan, a test case per task; each
-    attempt is a line of its output, a failed task's last attempt is its failure."""
-    from gsd.formats.junit import Case, Failure, Suite, document
-
-    suites: dict[str, list[Case]] = {}
-    for case in cases:
-        title = f"task {case.task}" + (f": {case.name}" if case.name else "")
-        lines = "".join(_attempt_line(e) + "\n" for e in case.attempts)
-        failure = None
-        if case.outcome == "failed":
-            last = case.attempts[-1]
-            message = f"{case.why} (attempt {last.get('attempt', len(case.attempts))})"
-            failure = Failure(message, case.why, lines)
-        skipped = case.why if case.outcome == "skipped" else None
-        seconds = case.seconds if case.attempts else None
-        suites.setdefault(case.plan, []).append(
-            Case(
-                name=title,
-                classname=f"plan {case.plan}",
-                failure=failure,
-                skipped=skipped,
-                output=lines,
-                seconds=seconds,
-            )  # fmt: skip
-        )
-    return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
-
-
-def _attempt_line(e: dict[str, Any]) -> str:
-    """`attempt 2: gsd-executor: timeout (12.5 s)`."""
-    how = "ok" if e.get("success") else str(e.get("error_type"))
-    if e.get("success") and e.get("soft_success"):
-        how = "soft success"
-    seconds = e.get("duration_s")
-    took = f" ({seconds} s)" if isinstance(seconds, (int, float)) else ""
-    return f"attempt {e.get('attempt', '?')}: {e.get('agent', '?')}: {how}{took}"

@@ -1,0 +1,301 @@
+"""The commands that read plans and logs and change nothing: validate, rules, show, waves,
+diff, errors, status, report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gsd.cli.lint import FORMATS as VALIDATE_FORMATS
+from gsd.cli.shared import (
+    LIST_FORMATS,
+    SummarisedCommand,
+    format_option,
+    planned_project,
+    warn,
+)
+from gsd.core.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK
+from gsd.core.ids import is_plan_id
+
+if TYPE_CHECKING:
+    from gsd.core.models import Plan, Task
+    from gsd.io.project import Project
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--phase", help="Validate one phase (a number such as 1 or 02.1).")
+@click.option("--staged", is_flag=True, help="Validate the blobs staged in the git index.")
+@click.option("--strict", is_flag=True, help="Treat warnings as failures (exit 1).")
+@format_option(VALIDATE_FORMATS)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Processes for large trees (default: one per CPU; 1 for none).",
+)
+@click.option(
+    "--base",
+    metavar="REV",
+    help="Fail (exit 1) only on findings that were not there at REV, such as a pull "
+    "request's base; every finding is still reported.",
+)
+def validate(
+    paths: tuple[str, ...],
+    phase: str | None,
+    staged: bool,
+    strict: bool,
+    fmt: str,
+    jobs: int | None,
+    base: str | None,
+) -> int:
+    """Check plan files and report each problem with its line.
+
+    Prints `path:line:col: severity CODE message` per problem (see gsd rules).
+    PATHS are plan files or directories (default: .planning/).
+
+    Example: gsd validate --phase 2 --format github
+    """
+    from gsd.cli import lint
+
+    options = lint.Options(paths=list(paths), phase=phase, staged=staged, strict=strict, fmt=fmt,
+                           jobs=jobs, base=base)  # fmt: skip
+    return lint.run(options)
+
+
+@click.command(cls=SummarisedCommand)
+@format_option()
+def rules(fmt: str) -> int:
+    """List the rules of gsd validate: code, severity and meaning.
+
+    Example: gsd rules --format markdown
+    """
+    import json
+
+    from gsd.output.render import rules_table
+
+    table = rules_table()
+    if fmt == "json":
+        click.echo(json.dumps(table, indent=2))
+    elif fmt == "markdown":
+        from gsd.output.views import table as markdown_table
+
+        rows = [{"code": r["code"], "severity": r["severity"], "rule": r["summary"]} for r in table]
+        click.echo(markdown_table(rows, markdown=True))
+    else:
+        for row in table:
+            click.echo(f"{row['code']}  {row['severity']:<7}  {row['summary']}")
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("target")
+@format_option()
+def show(target: str, fmt: str) -> int:
+    """Show plans, their tasks and the agent each task gets.
+
+    TARGET is a plan file, a plan id (01-02) or a phase (1, 01-setup). Each task:
+    type, name, specialist as written and its form, the agent it resolves to and
+    why it falls back (if it does), files, line.
+
+    Example: gsd show 01-02 --format json
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.io.sources import relative_to_root
+    from gsd.output import views
+
+    root = find_root(Path.cwd())
+    project = Project(root)
+    if os.path.isfile(target):
+        plans = [project.plan(p) for p in project.plans_under(relative_to_root(root, target))]
+    elif is_plan_id(target):
+        plans = [project.find_plan(target)]
+    else:
+        plans = project.phase_plans(project.phase(target))
+    dispatcher, warnings = project.dispatcher()
+    warn(warnings)
+
+    def resolve(plan: Plan, task: Task) -> tuple[str, str | None]:
+        if task.is_checkpoint:
+            return "(human)", None
+        resolution = dispatcher.resolve(plan, task)
+        return resolution.agent, resolution.fallback_reason
+
+    rendered = [views.plan_view(p, project.graph_of(p.path), resolve) for p in plans]
+    click.echo(views.render_plans(rendered, fmt), nl=False)
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("phase")
+@format_option(("text", "markdown", "json", "github-matrix"))
+@click.option("--wave", type=int, help="With github-matrix: only this wave's plan groups.")
+def waves(phase: str, fmt: str, wave: int | None) -> int:
+    """Show a phase's schedule: its waves and critical path.
+
+    Each wave lists its plans and the plans in it that run one after another
+    (they share files). PHASE is a number (1, 02.1) or a folder name (01-setup).
+
+    Example: gsd waves 1 --format github-matrix --wave 2
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.output import views
+
+    project = Project(find_root(Path.cwd()))
+    found = project.phase(phase)
+    graph = project.phase_graph(found)
+    if fmt == "github-matrix":
+        click.echo(views.github_matrix(found.number, graph, wave), nl=False)
+    else:
+        click.echo(views.render_waves(views.waves_view(found.name, graph), fmt), nl=False)
+    return EXIT_FINDINGS if graph.cycles else EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("revisions", nargs=-1, metavar="[BASE [HEAD]]")
+@click.option("--staged", "--cached", is_flag=True, help="Compare with the index, not the tree.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes, like git diff.")
+@format_option()
+def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) -> int:
+    """Show what changed in the plans between two git revisions.
+
+    Plans and tasks added, removed, renamed or changed: frontmatter (depends_on,
+    wave, files_modified, autonomous, ...), the plan's sections (<objective>,
+    <context>, <verification>, <success_criteria>, <output>, ...) and each task's
+    name, type, specialist, files, action, verify and done; then the validation
+    problems that are new at HEAD.
+
+    Revisions read like git diff: none compares HEAD with the working tree, BASE
+    compares BASE with the working tree, BASE HEAD (or BASE..HEAD) two commits, and
+    BASE...HEAD HEAD with its merge base with BASE. Plans are read from git objects:
+    nothing is checked out, the working tree and the index are never touched.
+
+    Example: gsd diff origin/main...HEAD --format markdown
+    """
+    from gsd.commands.revisions import diff_revisions
+    from gsd.io.project import find_root
+    from gsd.output import diffview
+
+    changes = diff_revisions(find_root(Path.cwd()), list(revisions), staged=staged)
+    click.echo(diffview.render(changes, fmt), nl=False)
+    return EXIT_FINDINGS if exit_code and not changes.empty else EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.option("--phase", help="Only this phase (1, 01 or its folder name, 01-setup).")
+@click.option("--plan", "plan_id", help="Only this plan (02, or the id 01-02).")
+@click.option("--specialist", help="Only failures of this agent.")
+@click.option("--type", "error_type", type=click.Choice(ERROR_TYPES), help="Only this type.")
+@click.option("--since", help="Only since a time: 2026-02-23, 2026-02-23T14:00Z, 30m, 2h, 7d.")
+@format_option()
+def errors(
+    phase: str | None,
+    plan_id: str | None,
+    specialist: str | None,
+    error_type: str | None,
+    since: str | None,
+    fmt: str,
+) -> int:
+    """Show the failed task attempts of past runs.
+
+    From the logs in .planning/logs/ (and an older
+    .planning/specialist-errors.jsonl): one line per failed attempt.
+
+    Example: gsd errors --type timeout --since 2d --format json
+    """
+    from gsd.core.ids import parse_phase_name
+    from gsd.formats import errorlog
+    from gsd.io.project import find_root
+
+    root = find_root(Path.cwd())
+    named = parse_phase_name(phase) if phase is not None else None
+    if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
+        from gsd.io.phases import resolve_phase
+
+        resolve_phase(root / ".planning", phase)
+    records, warnings = errorlog.read_all(root / ".planning")
+    warn(warnings)
+    kept = errorlog.filter_records(
+        records,
+        phase=phase,
+        plan=plan_id,
+        specialist=specialist,
+        error_type=error_type,
+        since=errorlog.parse_since(since) if since else None,
+    )
+    from gsd.output.views import render_errors
+
+    click.echo(render_errors(kept, fmt), nl=False)
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@format_option()
+def status(fmt: str) -> int:
+    """Show each phase's progress and the open blockers.
+
+    Each plan: done, paused, failed, in progress or pending, and its committed
+    tasks; then the open blockers of STATE.md.
+
+    Example: gsd status --format json
+    """
+    from gsd.commands import progress
+    from gsd.output import statusview
+
+    project = planned_project()
+    click.echo(statusview.render(progress.project_status(project), fmt), nl=False)
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
+@format_option((*LIST_FORMATS, "junit"))
+def report(every_run: bool, fmt: str) -> int:
+    """Show the last run: its timeline, tokens and cost.
+
+    The timeline of spawns, results, retries and commits, then attempts, seconds,
+    tokens and cost per agent and per plan. With --format junit, a test case per
+    task of the plans the run took up: failed by its last attempt, skipped when
+    it did not run.
+
+    Example: gsd report --format markdown
+    """
+    from gsd.commands import report as run_report
+    from gsd.formats import execlog
+    from gsd.io.project import find_root
+    from gsd.output import reportview
+
+    root = find_root(Path.cwd())
+    events, warnings = execlog.read_all(root / ".planning")
+    warn(warnings)
+    if fmt == "junit":
+        from gsd.io.project import Project
+
+        cases = run_report.task_cases(events, _planned_tasks(Project(root)), not every_run)
+        click.echo(reportview.junit(cases), nl=False)
+        return EXIT_OK
+    built = run_report.build(events, last_run_only=not every_run)
+    click.echo(reportview.render(built, fmt), nl=False)
+    return EXIT_OK
+
+
+def _planned_tasks(project: Project) -> Callable[[str], list[Any]]:
+    """The tasks of a plan as its file has them; none for a plan gone or unreadable."""
+    from gsd.commands.report import PlannedTask
+    from gsd.core.errors import GsdError
+
+    def tasks_of(plan_id: str) -> list[PlannedTask]:
+        try:
+            plan = project.find_plan(plan_id)
+        except GsdError:
+            return []
+        return [PlannedTask(t.index, t.name, t.is_checkpoint) for t in plan.tasks]
+
+    return tasks_of
+
+
+COMMANDS = (validate, rules, show, waves, diff, errors, status, report)

@@ -1,0 +1,334 @@
+"""The commands that run plans or change what runs left: execute-phase, execute-plan,
+approve, sync, checkpoints."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gsd.cli.shared import (
+    SummarisedCommand,
+    SummarisedGroup,
+    format_option,
+    planned_project,
+    warn,
+)
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from gsd.core.ids import is_plan_id, split_plan_id
+from gsd.core.words import plural
+
+if TYPE_CHECKING:
+    from gsd.io.dispatch import TaskDispatch
+    from gsd.io.phases import Phase
+    from gsd.io.project import Project
+
+
+@click.command("execute-phase", cls=SummarisedCommand)
+@click.argument("phase")
+@click.option("--dry-run", is_flag=True, help="Show what would run; change nothing.")
+@click.option("--wave", type=click.IntRange(min=1), help="Only this wave.")
+@click.option("--plan", "plan_id", help="Only this plan, e.g. 01-02.")
+@click.option(
+    "--max-parallel",
+    type=click.IntRange(min=1),
+    help="Plans of a wave at once, each in its worktree (config: max_concurrent_agents).",
+)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
+)
+@click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
+@format_option(("text", "json"))
+def execute_phase(
+    phase: str,
+    dry_run: bool,
+    wave: int | None,
+    plan_id: str | None,
+    max_parallel: int | None,
+    timeout: float | None,
+    allow_dirty: bool,
+    auto: bool,
+    fmt: str,
+) -> int:
+    """Run a phase's plans: one supervised agent per task.
+
+    Wave by wave, a commit per task. PHASE is a number (1, 02.1) or a folder
+    name (01-setup).
+
+    With --dry-run, print for every task its wave, plan, specialist as written,
+    the agent it resolves to (and why, if it falls back), tier, runner, argv,
+    timeout, grace period and sandbox, and change nothing: no files, tags or
+    commits; refused (exit 2) like a live run when a task's runner program is
+    not installed.
+    Without it, run: waves in order; every plan in its own git worktree on
+    branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
+    in plan order; the plans of a wave side by side (plans that share
+    files_modified, or all with --max-parallel 1, one after another). Your
+    uncommitted files are never touched: a merge that would is left on its
+    branch. Agents run in your checkout only with workflow.use_worktrees false.
+    Ctrl-C, SIGTERM or SIGHUP end every agent and roll back (exit 130/143/129);
+    a run stopped at any moment resumes where it stopped when started again.
+    Exit 0 done, 1 a task failed or a merge could not be made, 2 a problem to
+    fix before anything runs, 4 paused at a human checkpoint.
+
+    Example: gsd execute-phase 1 --dry-run --format json
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.output import views
+
+    project = Project(find_root(Path.cwd()))
+    found_phase = project.phase(phase)
+    if not dry_run:
+        from gsd.run.execute import RunOptions
+        from gsd.run.execute import execute_phase as run_phase
+
+        options = RunOptions(timeout=timeout, allow_dirty=allow_dirty, auto=auto,
+                             only_plan=plan_id, max_parallel=max_parallel,
+                             only_wave=wave)  # fmt: skip
+        result = run_phase(project, found_phase, options)
+        shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+        click.echo(shown, nl=False)
+        click.echo(f"gsd: {result.message}", err=True)
+        return result.exit_code
+    return _dry_run(project, found_phase, wave=wave, plan_id=plan_id, timeout=timeout, fmt=fmt)
+
+
+def _dry_run(
+    project: Project,
+    found_phase: Phase,
+    *,
+    wave: int | None,
+    plan_id: str | None,
+    timeout: float | None,
+    fmt: str,
+) -> int:
+    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
+    like a live run when a runner program is missing, warned when the phase is invalid."""
+    from gsd.core.validate import validate as run_rules
+    from gsd.output import views
+
+    folder = found_phase.path.relative_to(project.root).as_posix()
+    report = run_rules(project, [folder])
+    if report.errors:
+        from gsd.formats.diagnostics import listed_errors
+
+        click.echo(listed_errors(report), err=True, nl=False)
+        click.echo(
+            f"gsd: warning: {plural(report.errors, 'validation error')} in {folder}; a live "
+            "run would refuse this phase",
+            err=True,
+        )
+    dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
+    warn(warnings)
+    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    from gsd.run.preflight import check_runners  # as a live run would refuse: exit 2
+
+    check_runners(tasks, project.root, os.environ)
+    tasks = _with_sandbox(project, tasks)
+    click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
+    return EXIT_OK
+
+
+def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
+    """Each task with what its agent may write when it runs (`gsd.io.sandbox.describe`)."""
+    import os
+    import tempfile
+
+    from gsd.io import sandbox
+
+    settings = project.sandbox()
+    tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
+    shown = []
+    for task in tasks:
+        if task.tier is None or task.runner is None:  # a person answers it: no agent
+            shown.append(task)
+            continue
+        place = project.root
+        if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
+            place = place / ".git" / "gsd" / "worktrees" / task.plan
+        confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
+                                    tmpdir=tmpdir, environ=os.environ)  # fmt: skip
+        shown.append(task._replace(sandbox=sandbox.describe(confined)))
+    return shown
+
+
+@click.command("execute-plan", cls=SummarisedCommand)
+@click.argument("plan_id")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per task.")
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
+)
+@format_option(("text", "json"))
+def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: str) -> int:
+    """Run one plan, once the plans it waits for are done.
+
+    The unit a CI matrix fans out. It waits for its dependencies (in any
+    phase) and for the plans before it in its overlap group: refused with
+    exit 2 until their SUMMARY.md is there. Run on the plan's own branch
+    gsd/PLAN, it continues it: committed tasks are skipped, approvals
+    committed there are honoured, and its work ends up on that branch.
+
+    Example: gsd execute-plan 01-02
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.output import views
+    from gsd.run.execute import RunOptions
+    from gsd.run.execute import execute_phase as run_phase
+
+    if not is_plan_id(plan_id):
+        raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
+    project = Project(find_root(Path.cwd()))
+    found_phase = project.phase(split_plan_id(plan_id)[0])
+    options = RunOptions(timeout, allow_dirty, only_plan=plan_id)
+    result = run_phase(project, found_phase, options)
+    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans, plan_id)
+    click.echo(shown, nl=False)
+    click.echo(f"gsd: {result.message}", err=True)
+    return result.exit_code
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("plan_id")
+@click.option(
+    "--task", "task_index", type=click.IntRange(min=1),
+    help="The checkpoint task to answer (default: the first one still waiting).",
+)  # fmt: skip
+@click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
+def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
+    """Answer a human checkpoint of a plan.
+
+    The next `gsd execute-phase` continues past it (a plan with two checkpoints
+    needs two approvals). Refused while a run is live.
+
+    Example: gsd approve 01-02 --task 3 --option b
+    """
+    from gsd.io import approvals
+    from gsd.io.lock import repo_lock
+    from gsd.io.project import Project, find_root
+
+    project = Project(find_root(Path.cwd()))
+    plan = project.find_plan(plan_id)  # a usage error when there is no such plan
+    named = None if task_index is None else approvals.checkpoint_task(plan, task_index)
+    with repo_lock(project.root):  # a live run reads the answers: not under its feet
+        task = named or approvals.first_waiting(project, plan)
+        approvals.check_option(plan, task, option_id)
+        approvals.record(project, plan_id, task.index, option_id)
+    chosen = f" (option {option_id})" if option_id else ""
+    click.echo(f"approved {plan_id} task {task.index}: {task.type}{chosen}")
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("phase", required=False)
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 when a file is stale.")
+@format_option()
+def sync(phase: str | None, check: bool, fmt: str) -> int:
+    """Derive STATE.md and ROADMAP.md from the committed files.
+
+    Plans done (their SUMMARY.md), counters, progress bar, metrics rows,
+    ticks, progress rows, blockers (failures in the plan logs, checkpoints
+    nobody approved) and Session Continuity, computed afresh: the same
+    commits give the same bytes, whichever order branches were merged in.
+    Only gsd's lines change. PHASE limits the per-phase rows, ticks and
+    blockers to one phase (position and counters are always the project's).
+    Never commits: commit the files yourself (execute-phase commits them
+    with its docs). With --check, writes nothing and prints each stale line;
+    exit 1 when a file is stale, 0 when both are fresh (for CI).
+
+    Example: gsd sync --check || (gsd sync && git commit -am "docs: sync state")
+    """
+    import json
+
+    from gsd.run import derive
+
+    project = planned_project()
+    only = project.phase(phase) if phase is not None else None
+    changes = derive.sync(project, only, write=not check)
+    stale = [
+        {"file": change.path.relative_to(project.root).as_posix(), "line": line}
+        for change in changes
+        for line in change.lines
+    ]
+    if fmt == "json":
+        click.echo(json.dumps({"stale" if check else "written": stale}, indent=2))
+    elif fmt == "markdown":
+        click.echo("\n".join(f"- `{s['file']}` {s['line']}" for s in stale) or "- up to date")
+    else:
+        for row in stale:
+            click.echo(f"{row['file']}: {row['line']}")
+        files = plural(len(changes), "file")
+        click.echo(f"gsd: {files} {'stale' if check else 'written'}" if changes
+                   else "gsd: STATE.md and ROADMAP.md are up to date", err=True)  # fmt: skip
+    return EXIT_FINDINGS if check and changes else EXIT_OK
+
+
+@click.group(cls=SummarisedGroup)
+def checkpoints() -> None:
+    """List or delete the checkpoint tags made before each task.
+
+    They are deleted right after the task, unless a run crashed.
+    """
+
+
+@checkpoints.command("list")
+@format_option()
+def checkpoints_list(fmt: str) -> int:
+    """List the checkpoint tags: plan, task, when and commit.
+
+    Any there are were left over by a crash.
+
+    Example: gsd checkpoints list --format json
+    """
+    from gsd.io.git import Git
+    from gsd.output import views
+
+    rows = [
+        {"tag": c.tag, "plan": c.plan_id, "task": c.task, "created": c.created.isoformat(),
+         "commit": c.sha[:12]}
+        for c in Git(Path.cwd()).list_checkpoints()
+    ]  # fmt: skip
+    if not rows and fmt != "json":
+        click.echo("No checkpoint tags.")
+        return EXIT_OK
+    click.echo(views.render_rows(rows, fmt, "checkpoints"), nl=False)
+    return EXIT_OK
+
+
+@checkpoints.command("prune")
+@click.option("--older-than", type=click.FloatRange(min=0), help="Only tags older than H hours.")
+def checkpoints_prune(older_than: float | None) -> int:
+    """Delete the checkpoint tags a crashed run left behind.
+
+    Refused while a run is live.
+    In this checkout (where agents work only with workflow.use_worktrees false) the
+    open checkpoints are forgotten too, nothing rolled back: run it once you have looked
+    at what the interrupted run left. Plan worktrees keep their signed records, so the
+    next run still rolls their half-done attempts back exactly.
+
+    Example: gsd checkpoints prune --older-than 24
+    """
+    from datetime import timedelta
+
+    from gsd.io.git import Git
+    from gsd.io.lock import RunLock
+
+    age = timedelta(hours=older_than) if older_than is not None else None
+    git = Git(Path.cwd())
+    # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
+    with RunLock(git.common_dir):
+        forgotten = git.drop_open_records() if age is None else []
+        pruned = [*forgotten, *git.prune_checkpoints(age)]
+    for tag in pruned:
+        click.echo(f"deleted {tag}")
+    click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)
+    return EXIT_OK
+
+
+COMMANDS = (execute_phase, execute_plan, approve, sync, checkpoints)

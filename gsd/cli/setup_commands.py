@@ -1,0 +1,191 @@
+"""The commands that set a project up and check it: init, doctor, agents, hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK
+from gsd.core.words import plural
+
+
+@click.command(cls=SummarisedCommand)
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def init(directory: Path | None) -> int:
+    """Create .planning/ with gsd's settings and project files.
+
+    From gsd's template: config.json (every setting gsd reads, with its default),
+    PROJECT.md, ROADMAP.md and STATE.md.
+
+    Never overwrites: a file that already exists is kept as it is, so running it
+    again only adds what is missing. DIRECTORY defaults to the current directory;
+    it need not be a git repository yet (execute-phase and hooks will need one).
+
+    Example: gsd init && gsd hooks install
+    """
+    from gsd.commands import scaffold
+
+    where = directory or Path(".")
+    done = scaffold.init(where)
+    for status, path in done:
+        click.echo(f"{status:<8} {path.as_posix()}")
+    created = sum(1 for item in done if item.status == scaffold.CREATED)
+    click.echo(f"gsd init: {created} created, {len(done) - created} kept", err=True)
+    if not scaffold.in_git_work_tree(where):
+        warn([f"{where.resolve()} is not in a git repository; run git init before "
+               "gsd execute-phase or gsd hooks install"])  # fmt: skip
+    return EXIT_OK
+
+
+@click.command(cls=SummarisedCommand)
+@format_option(("text", "json"))
+def doctor(fmt: str) -> int:
+    """Check what a run needs: git, Landlock, runner programs.
+
+    git 2.23 or newer, the Landlock sandbox, the runner programs claude, gemini and
+    codex (each one's `--version`), and in a project: config.json, agent files
+    skipped, and the runner program of every task of every phase, and of agents no
+    task uses (only noted). Outside a project it checks the machine alone and says so.
+
+    Exit 0 when nothing a run needs is missing, 1 when something is (git missing or
+    too old, a task's runner program not installed, config.json unusable).
+
+    Example: gsd doctor --format json
+    """
+    from gsd.commands import doctor as checks
+
+    found = checks.diagnose(Path.cwd())
+    click.echo(checks.render(found, fmt), nl=False)
+    return found.exit_code
+
+
+@click.group(cls=SummarisedGroup)
+def agents() -> None:
+    """List the agents gsd can run, or write the roster of them."""
+
+
+@agents.command("list")
+@format_option()
+def agents_list(fmt: str) -> int:
+    """List every agent found, with its tier, runner and source file.
+
+    Columns: name, tier, runner, model, timeout, its file, and the file of the agent
+    of the same name it overrides; `--format json` adds origin, aliases and full paths.
+
+    Agents come from gsd's own agents/, then ~/.codex/agents, ~/.gemini/agents and
+    ~/.claude/agents, then the project's .codex/agents, .gemini/agents, .claude/agents
+    and agents/, then `specialists.agent_paths`; a later one overrides an earlier one
+    of the same name (as in Claude Code, the project's win over the user's).
+
+    Example: gsd agents list --format json
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.output import views
+
+    project = Project(find_root(Path.cwd()))
+    found, warnings = project.agents()
+    warn(warnings)
+    ordered = sorted(found.values(), key=lambda agent: agent.name)
+    rows = [views.agent_row(agent, project.root, fmt) for agent in ordered]
+    click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
+    return EXIT_OK
+
+
+@agents.command("check")
+@format_option(("text", "json"))
+def agents_check(fmt: str) -> int:
+    """Show every agent file: loaded, skipped or ignored, and why.
+
+    Every agent folder and every file in it: what was loaded (name, aliases, tier,
+    runner, and anything gsd noticed), what was skipped and why, what was ignored.
+    Exits 1 when any agent file is skipped.
+
+    Example: gsd agents check | grep skipped
+    """
+    from gsd.io.project import Project, find_root
+    from gsd.output import views
+
+    project = Project(find_root(Path.cwd()))
+    found = project.agent_scan()
+    warn(project.missing_agent_paths())
+    click.echo(views.render_agent_check(found, fmt, project.root), nl=False)
+    return EXIT_FINDINGS if found.any_skipped else EXIT_OK
+
+
+@agents.command("sync")
+def agents_sync() -> int:
+    """Write the specialists found to .planning/available_agents.md.
+
+    Every agent but gsd's own (gsd-*), with its description: the roster plans name
+    specialists from. An agent whose name another agent took is listed by its
+    `ns:name` alias.
+
+    Example: gsd agents sync && git diff .planning/available_agents.md
+    """
+    from gsd.formats import roster
+    from gsd.formats.files import write_atomic
+
+    project = planned_project()
+    found, warnings = project.agents()
+    warn(warnings)
+    entries = found.roster_entries()
+    specialists = {key: a.description for key, a in entries.items() if not a.is_system}
+    path = project.planning / roster.ROSTER_FILE
+    write_atomic(path, roster.render(specialists))
+    click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")
+    return EXIT_OK
+
+
+@click.group(cls=SummarisedGroup)
+def hooks() -> None:
+    """Install or remove the git hook that validates staged plans."""
+
+
+@hooks.command("install")
+@click.option(
+    "--gsd",
+    "program",
+    type=click.Path(dir_okay=False),
+    help="The gsd program the hook runs (default: this one, else gsd on PATH).",
+)
+def hooks_install(program: str | None) -> int:
+    """Install a pre-commit hook that validates staged plan files.
+
+    A commit whose staged plan files have errors is refused.
+    The hook runs `gsd validate --staged` on the plan files (.planning/**/*-PLAN.md)
+    the commit adds or changes; a commit touching none costs one git call and never
+    starts gsd. An existing pre-commit hook is moved to pre-commit.gsd-previous and
+    run first (its failure still blocks the commit); `gsd hooks uninstall` puts it
+    back. Honours core.hooksPath and worktrees; installing again changes nothing.
+
+    Example: gsd hooks install
+    """
+    from gsd.commands import hooks as git_hooks
+
+    report = git_hooks.install(Path.cwd(), program)
+    warn(report.warnings)
+    for line in report.lines:
+        click.echo(line)
+    return EXIT_OK
+
+
+@hooks.command("uninstall")
+def hooks_uninstall() -> int:
+    """Remove gsd's pre-commit hook and restore the one it replaced.
+
+    The replaced hook comes back byte for byte.
+    A hook that is not gsd's is never touched; with no gsd hook installed this says
+    so and exits 0.
+
+    Example: gsd hooks uninstall
+    """
+    from gsd.commands import hooks as git_hooks
+
+    for line in git_hooks.uninstall(Path.cwd()).lines:
+        click.echo(line)
+    return EXIT_OK
+
+
+COMMANDS = (init, doctor, agents, hooks)
