@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from gsd.core.errors import InputError
-from gsd.core.result import TaskReport
 from gsd.formats import summary
+from gsd.formats.taskreport import TaskReport
 from gsd.run.taskrun import TaskOutcome
 from tests.conftest import CORPUS, requires_corpus
 

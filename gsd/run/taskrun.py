@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd.core import enforce, result
+from gsd.core import enforce, judge
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.words import plural
-from gsd.formats import errorlog, runners
+from gsd.formats import errorlog, gemini, runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.config import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
@@ -122,9 +122,9 @@ class _Assessed(NamedTuple):
     """What an attempt came to, before it is settled (committed, or rolled back)."""
 
     spawned: proc.Spawned
-    verdict: result.Verdict
-    output: runners.RunnerOutput
-    report: result.TaskReport | None
+    verdict: judge.Verdict
+    output: runneroutput.RunnerOutput
+    report: taskreport.TaskReport | None
     error_type: str | None
     details: str
     changed: list[str]
@@ -214,14 +214,14 @@ def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _
 
 def _read_output(
     agent: Agent, spawned: proc.Spawned, result_text: str | None
-) -> tuple[runners.RunnerOutput, result.TaskReport | None]:
+) -> tuple[runneroutput.RunnerOutput, taskreport.TaskReport | None]:
     """The runner's output and the agent's Task Report, from the end of what it printed."""
     stdout = _tail(spawned.stdout_path)
     stderr = _tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
     output = runners.parse_output(agent.runner, stdout, result_text, stderr)
-    report = result.parse_task_report(output.text)
+    report = taskreport.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
-        report = result.parse_task_report(stdout)
+        report = taskreport.parse_task_report(stdout)
     return output, report
 
 
@@ -258,7 +258,7 @@ def _settle(
         duration_s=round(spawned.duration_s, 1), input_tokens=done.output.input_tokens,
         output_tokens=done.output.output_tokens, cost_usd=done.output.cost_usd,
         attempt=job.attempt, checkpoint=checkpoint.tag, report=done.report,
-        rate_limited=failed and result.rate_limited(
+        rate_limited=failed and judge.rate_limited(
             done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
     )  # fmt: skip
@@ -269,15 +269,15 @@ def _judge(
     git: Git,
     checkpoint: Checkpoint,
     spawned: proc.Spawned,
-    output: runners.RunnerOutput,
-    report: result.TaskReport | None,
-) -> tuple[result.Verdict, Observation | None]:
-    """SPEC 5's verdict. Only its last tier (evidence: a non-empty diff) needs to know
-    what changed: git is asked then alone, and the observation returned (else None)."""
+    output: runneroutput.RunnerOutput,
+    report: taskreport.TaskReport | None,
+) -> tuple[judge.Verdict, Observation | None]:
+    """SPEC 5's verdict, and git's observation when its last tier (evidence: a diff) needed one."""
+    found = taskreport.markers(output.text)  # read once, for up to three verdicts
 
-    def verdict(changed: bool) -> result.Verdict:
-        return result.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out,
-                            output=output, report=report, changed_files=changed)  # fmt: skip
+    def verdict(changed: bool) -> judge.Verdict:
+        return judge.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
+                           report=report, markers=found, changed_files=changed)  # fmt: skip
 
     without = verdict(False)
     if without.success or verdict(True) == without:
@@ -358,7 +358,7 @@ def _write_runner_files(
         # an administrator's file (often a link into configuration management): the
         # settings gsd's copy must keep
         with contextlib.suppress(OSError, UnicodeDecodeError):
-            system_settings = Path(runners.gemini_system_settings(environ)).read_text("utf-8")
+            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
     extra = runners.runner_files(agent, run_dir, system_settings=system_settings)
     for name, text in extra.files.items():
         path = run_dir / name
