@@ -1,4 +1,4 @@
-"""Starting programs from argv lists, never a shell: short commands and supervised agents."""
+"""Running programs from argv lists, never a shell: short commands, and supervised agents."""
 
 from __future__ import annotations
 

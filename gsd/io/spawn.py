@@ -37,11 +37,11 @@ def start(
         out = files.enter_context(open(stdout_path, "wb"))
         # One file for both (`2>&1`): one open file, one offset; two opens would each
         # write from offset 0 over the other's bytes.
-        same = same_file(stdout_path, stderr_path)
+        same = _same_file(stdout_path, stderr_path)
         err = out if same else files.enter_context(open(stderr_path, "wb"))
         stdin = files.enter_context(open(stdin_path, "rb")) if stdin_path else subprocess.DEVNULL
         try:
-            program = find_program(argv[0], env)
+            program = _find_program(argv[0], env)
             reader, writer = os.pipe()  # not inherited by gsd's other children (PEP 446)
             files.callback(os.close, writer)  # the launcher holds its own copy
             command = sandbox.launcher_argv(
@@ -61,7 +61,7 @@ def start(
         return child, reader
 
 
-def find_program(name: str, env: dict[str, str] | None) -> str:
+def _find_program(name: str, env: dict[str, str] | None) -> str:
     """`name` found on the child's PATH (as exec would), or FileNotFoundError; a name
     with a slash is left to the launcher, relative to the child's working folder."""
     import errno
@@ -88,7 +88,7 @@ def read_status(reader: int) -> str | None:
     return data.decode("utf-8", "replace").strip().removeprefix("gsd-launch: ") or None
 
 
-def same_file(a: Path, b: Path) -> bool:
+def _same_file(a: Path, b: Path) -> bool:
     """Whether `b` names the file `a` (which exists) names, however spelled."""
     try:
         return a == b or os.path.samefile(a, b)
