@@ -1,4 +1,4 @@
-"""What an agent prints last, read from its text: the Task Report and the GSD markers (SPEC 5)."""
+"""The Task Report and the GSD markers an agent prints, read out of its text (SPEC 5 tiers 2, 3)."""
 
 from __future__ import annotations
 
