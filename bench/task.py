@@ -32,7 +32,7 @@ bytes; lines of `y`; lines of `ab`), then prints its own VmHWM (peak RSS) from
 /proc/self/status. Not ru_maxrss (wait4, RUSAGE_CHILDREN): a child started with vfork
 and exec, as subprocess starts it, is charged its parent's peak RSS at the exec, here
 this benchmark's own. The parent then measures with tracemalloc what one
-`result.parse_task_report` of the output's tail allocates.
+`taskreport.parse_task_report` of the output's tail allocates.
 """
 
 from __future__ import annotations
@@ -574,13 +574,13 @@ def parse_report_peak(stdout: Path) -> int:
     """Bytes that one parse_task_report of the tail run_task reads allocates at its peak."""
     import tracemalloc
 
-    from gsd.core import result
+    from gsd.formats import taskreport
     from gsd.run import taskassess
 
     tail = taskassess.tail(stdout)
     tracemalloc.start()
     try:
-        result.parse_task_report(tail)
+        taskreport.parse_task_report(tail)
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -653,7 +653,7 @@ def measure_memory(tmp: Path, size: int, say: Say, table: Table) -> dict[str, fl
         "peak RSS at the exec, so from here it would report this benchmark's own peak."
     )
     say(
-        "parse_task_report MB: tracemalloc peak of one result.parse_task_report() of the "
+        "parse_task_report MB: tracemalloc peak of one taskreport.parse_task_report() of the "
         f"output's last {4 << 20:,} bytes (taskassess.tail), run in this process afterwards."
     )
     say(

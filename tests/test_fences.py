@@ -9,8 +9,7 @@ import json
 
 import pytest
 
-from gsd.core import result
-from gsd.formats import roadmap, state
+from gsd.formats import roadmap, state, taskreport
 from gsd.formats.lines import Fence, Lines, fence_of, fenced_ranges
 from gsd.formats.plan import parse
 from tests.conftest import auto_task, git, plan_text
@@ -118,19 +117,19 @@ EXAMPLE = "```markdown\n### Task Report\n- Status: failure\n- Errors: an example
 
 
 def test_a_report_shown_in_a_fence_does_not_override_the_real_one() -> None:
-    report = result.parse_task_report(REAL + "\nThe template looks like this:\n\n" + EXAMPLE)
+    report = taskreport.parse_task_report(REAL + "\nThe template looks like this:\n\n" + EXAMPLE)
     assert report is not None and report.status == "success"
 
 
 def test_a_fenced_report_still_counts_when_it_is_the_only_one() -> None:
-    report = result.parse_task_report(EXAMPLE.replace("failure", "success"))
+    report = taskreport.parse_task_report(EXAMPLE.replace("failure", "success"))
     assert report is not None and report.status == "success"
 
 
 def test_inline_code_of_three_backticks_does_not_end_a_report() -> None:
     # before: any line starting ``` ended the report, even inline code
     text = "### Task Report\n```x``` is done\n- Status: success\n"
-    report = result.parse_task_report(text)
+    report = taskreport.parse_task_report(text)
     assert report is not None and report.status == "success"
 
 

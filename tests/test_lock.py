@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import GsdError
-from gsd.io import proc
+from gsd.io import procgroups
 from gsd.io.lock import RunLock, lock_path, repo_lock
 from tests.conftest import REPO, git
 from tests.test_proc import alive_with
@@ -141,4 +141,4 @@ def test_stale_lock_takeover_reaps_the_dead_runs_processes(tmp_path: Path) -> No
     finally:
         dead_run.kill()
         dead_run.wait()
-    assert proc.reap(registry) == []
+    assert procgroups.reap(registry) == []

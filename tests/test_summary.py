@@ -12,8 +12,8 @@ import yaml
 
 from gsd.core.errors import InputError
 from gsd.core.outcomes import TaskOutcome
-from gsd.core.result import TaskReport
 from gsd.formats import summary
+from gsd.formats.taskreport import TaskReport
 from tests.conftest import CORPUS, requires_corpus
 
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from gsd.core.result import TaskReport
+    from gsd.formats.taskreport import TaskReport
 
 
 class TaskOutcome(NamedTuple):

@@ -59,7 +59,7 @@ SHELL_TOOL = "run_shell_command"
 PERMISSION_MODES = frozenset({"default", "acceptEdits", "dontAsk", "bypassPermissions", "plan",
                               "auto"})  # fmt: skip
 # Codex `sandbox_mode` -> the widest gsd tier whose codex argv asks for that same
-# sandbox (runners._CODEX_SANDBOX), so gsd never widens what the file asked for.
+# sandbox (gsd.formats.codex.SANDBOX), so gsd never widens what the file asked for.
 CODEX_SANDBOX_TIERS: dict[str, Tier] = {
     "read-only": "read+shell",
     "workspace-write": "read+write",

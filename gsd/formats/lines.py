@@ -2,9 +2,9 @@
 
 This module is the one reader of fenced code for every file gsd reads: plans
 (`gsd.formats.plan`, and through it `gsd.commands.diff` and `gsd.formats.prompt`),
-agent output (`gsd.core.result`), STATE.md, ROADMAP.md and the roster. STATE.md and ROADMAP.md are edited through
-`Lines`: each line keeps its own `\r`, so CRLF stays CRLF and a missing final newline
-stays missing.
+agent output (`gsd.formats.taskreport`), STATE.md, ROADMAP.md and the roster.
+STATE.md and ROADMAP.md are edited through `Lines`: each line keeps its own `\r`, so
+CRLF stays CRLF and a missing final newline stays missing.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from types import TracebackType
 from gsd.core.errors import GsdError, InputError
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import cannot_write
-from gsd.io import gitread, proc
+from gsd.io import gitread, procgroups
 
 LOCK_NAME = "run.lock"
 
@@ -81,7 +81,7 @@ class RunLock:
                 continue
             try:
                 if _read(fd):  # a dead run's lock: end what it left running
-                    proc.reap(self.registry)
+                    procgroups.reap(self.registry)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, json.dumps(_holder()).encode() + b"\n", 0)
             except BaseException as error:

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd.core import enforce, result
+from gsd.core import enforce, judge
 from gsd.core.models import Task
 from gsd.core.words import plural
-from gsd.formats import runners
+from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.config import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
@@ -35,9 +35,9 @@ class Assessed(NamedTuple):
     """What an attempt came to, before it is settled (committed, or rolled back)."""
 
     spawned: proc.Spawned
-    verdict: result.Verdict
-    output: runners.RunnerOutput
-    report: result.TaskReport | None
+    verdict: judge.Verdict
+    output: runneroutput.RunnerOutput
+    report: taskreport.TaskReport | None
     error_type: str | None
     details: str
     changed: list[str]
@@ -79,14 +79,14 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
 
 def _read_output(
     agent: Agent, spawned: proc.Spawned, result_text: str | None
-) -> tuple[runners.RunnerOutput, result.TaskReport | None]:
+) -> tuple[runneroutput.RunnerOutput, taskreport.TaskReport | None]:
     """The runner's output and the agent's Task Report, from the end of what it printed."""
     stdout = tail(spawned.stdout_path)
     stderr = tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
     output = runners.parse_output(agent.runner, stdout, result_text, stderr)
-    report = result.parse_task_report(output.text)
+    report = taskreport.parse_task_report(output.text)
     if report is None and output.text != stdout:  # raw stdout is the text: read it once
-        report = result.parse_task_report(stdout)
+        report = taskreport.parse_task_report(stdout)
     return output, report
 
 
@@ -94,15 +94,16 @@ def _judge(
     git: Git,
     checkpoint: Checkpoint,
     spawned: proc.Spawned,
-    output: runners.RunnerOutput,
-    report: result.TaskReport | None,
-) -> tuple[result.Verdict, Observation | None]:
+    output: runneroutput.RunnerOutput,
+    report: taskreport.TaskReport | None,
+) -> tuple[judge.Verdict, Observation | None]:
     """SPEC 5's verdict. Only its last tier (evidence: a non-empty diff) needs to know
     what changed: git is asked then alone, and the observation returned (else None)."""
+    found = taskreport.markers(output.text)  # read once, for up to three verdicts
 
-    def verdict(changed: bool) -> result.Verdict:
-        return result.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out,
-                            output=output, report=report, changed_files=changed)  # fmt: skip
+    def verdict(changed: bool) -> judge.Verdict:
+        return judge.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
+                           report=report, markers=found, changed_files=changed)  # fmt: skip
 
     without = verdict(False)
     if without.success or verdict(True) == without:

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from gsd.core import result
+from gsd.core import judge
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
@@ -126,7 +126,7 @@ def _settle(
         duration_s=round(spawned.duration_s, 1), input_tokens=done.output.input_tokens,
         output_tokens=done.output.output_tokens, cost_usd=done.output.cost_usd,
         attempt=job.attempt, checkpoint=checkpoint.tag, report=done.report,
-        rate_limited=failed and result.rate_limited(
+        rate_limited=failed and judge.rate_limited(
             done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
     )  # fmt: skip

@@ -19,7 +19,7 @@ from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.words import plural
-from gsd.formats import runners
+from gsd.formats import gemini, runners
 from gsd.formats.agents import Agent
 from gsd.io import proc, userguard
 from gsd.io.dispatch import TaskDispatch, run_files
@@ -162,7 +162,7 @@ def _write_runner_files(
         # an administrator's file (often a link into configuration management): the
         # settings gsd's copy must keep
         with contextlib.suppress(OSError, UnicodeDecodeError):
-            system_settings = Path(runners.gemini_system_settings(environ)).read_text("utf-8")
+            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
     extra = runners.runner_files(agent, run_dir, system_settings=system_settings)
     for name, text in extra.files.items():
         path = run_dir / name

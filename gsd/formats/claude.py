@@ -1,0 +1,155 @@
+"""Claude Code as a runner: its argv per tier (tools, permission mode, deny list) and its result."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from gsd.formats.runneroutput import (
+    RunnerOutput,
+    float_or_none,
+    int_or_none,
+    json_lines,
+    loads,
+    total,
+)
+
+if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
+    from gsd.formats.agents import Agent
+
+# Claude Code built-in tool names (CLI reference: `--tools "Bash,Edit,Read"`).
+# `--tools` fixes the set the model sees, `--allowedTools` pre-approves it so a
+# headless run never stops at a prompt, and `--disallowedTools` is the deny list,
+# which wins over every mode (deny rules apply even under bypassPermissions).
+# Every name here is one claude-code 2.1.330 knows: a deny rule naming anything else
+# ("MultiEdit", "LS", "NotebookRead") draws `Permission deny rule "MultiEdit" matches
+# no known tool - check for typos.` in its debug log (tests/test_clis.py checks).
+_READ = ("Read", "Glob", "Grep")
+_WEB = ("WebSearch", "WebFetch")
+_SHELL = ("Bash",)
+_WRITE = ("Write", "Edit", "NotebookEdit")
+# The full tier as root: what bypassPermissions would let through, pre-approved by
+# name (subagents, the todo list and background shells included); anything else (an
+# MCP tool) would need a prompt, which print mode answers with a refusal.
+_FULL = (*_READ, *_SHELL, *_WRITE, *_WEB, "Task", "TodoWrite", "BashOutput", "KillShell")
+
+# `--permission-mode` per tier; claude-code 2.1.330's choices: acceptEdits, auto,
+# bypassPermissions, manual, dontAsk, plan. read+shell uses `dontAsk` ("deny anything
+# not pre-approved"): a user's settings.json `defaultMode` (say bypassPermissions)
+# cannot widen it, and only the pre-approved tools run.
+_MODE = {
+    "read-only": "plan",
+    "read+shell": "dontAsk",
+    "read+write": "acceptEdits",
+    "full": "bypassPermissions",
+}
+# claude-code 2.1.330 refuses bypassPermissions for uid 0 ("--dangerously-skip-
+# permissions cannot be used with root/sudo privileges for security reasons", exit 1)
+# unless IS_SANDBOX=1 or CLAUDE_CODE_BUBBLEWRAP is set; IS_SANDBOX also changes its
+# retries on 529 and its authentication, so gsd does not claim it. As root the full
+# tier is acceptEdits with every built-in tool pre-approved: never wider than bypass.
+_ROOT_FULL_MODE = "acceptEdits"
+
+# Names in real agent files' `disallowedTools` that claude-code 2.1.330 no longer knows
+# (its debug log: `matches no known tool`); the tier already leaves out what they did.
+_GONE = frozenset({"MultiEdit", "LS", "NotebookRead", "SlashCommand"})
+# A Claude Code permission rule: a tool name, optionally with a specifier in
+# parentheses (`Bash(git push:*)`, `Read(./.env)`), or an MCP tool (`mcp__srv__tool`).
+_RULE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\([^(),\x00-\x1f]*\))?")
+
+
+def build_argv(agent: Agent, model: str | None, *, as_root: bool) -> list[str]:
+    """claude's argv: print mode with a JSON result, the model and turn limit when
+    given, and the tier's permission flags (`as_root`: gsd runs as uid 0)."""
+    # `-p` without a positional prompt reads the prompt from stdin
+    argv = ["claude", "-p", "--output-format", "json"]
+    if model is not None:
+        argv += ["--model", model]
+    if agent.max_turns is not None:
+        argv += ["--max-turns", str(agent.max_turns)]
+    return argv + _tier_flags(agent.tier, agent.web, as_root, deny_rules(agent))
+
+
+def deny_rules(agent: Agent) -> list[str]:
+    """The agent file's own `disallowedTools` (Claude Code's), for claude's deny list:
+    rules claude parses, less the tools it no longer has. A rule of any other shape
+    is left out; its tool, when gsd knows it, is already out of the tier."""
+    return [
+        rule
+        for rule in agent.disallowed_tools
+        if _RULE_RE.fullmatch(rule) and rule.split("(")[0] not in _GONE
+    ]
+
+
+def _tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[str]:
+    """Permission mode, granted and denied tools per tier; the agent's own deny rules
+    (`disallowedTools`) are added to the deny list on every tier (deny rules hold even
+    under bypassPermissions)."""
+    own = ["--disallowedTools", ",".join(own_deny)] if own_deny else []
+    if tier == "full":
+        if not root:
+            return ["--permission-mode", _MODE[tier], *own]
+        tools = ",".join(_FULL)
+        return ["--permission-mode", _ROOT_FULL_MODE, "--allowedTools", tools, *own]
+    read = [*_READ, *(_WEB if web else ())]
+    granted, denied = {
+        "read-only": (read, [*_SHELL, *_WRITE]),
+        "read+shell": ([*read, *_SHELL], [*_WRITE]),
+        "read+write": ([*read, *_WRITE], [*_SHELL]),
+    }[tier]
+    if not web:
+        denied += _WEB
+    denied += [rule for rule in own_deny if rule not in denied]
+    tools = ",".join(granted)
+    mode = ["--permission-mode", _MODE[tier]]
+    return [*mode, "--tools", tools, "--allowedTools", tools, "--disallowedTools", ",".join(denied)]
+
+
+def parse_output(stdout: str) -> RunnerOutput | None:
+    """`--output-format json` (claude-code 2.1.330), or None when stdout holds no result.
+
+    One object `{"type": "result", "subtype", "is_error", "result", "errors"?,
+    "api_error_status", "total_cost_usd", "usage": {...}}`; the last line that is such
+    an object wins, so log lines before it do no harm. A subtype other than `success`
+    (`error_max_turns`, `error_during_execution`) is an error even when `is_error` is
+    false; an error result without `result` text says why in `errors: [...]`;
+    `api_error_status` 429 or 529 is a rate limit. Input tokens count the cache:
+    input_tokens + cache_creation_input_tokens + cache_read_input_tokens.
+    """
+    result: dict[str, Any] | None = None
+    candidates = [*json_lines(stdout), loads(stdout.strip())]
+    for value in candidates:
+        # `--verbose` prints a JSON array of messages whose last one is the result
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict) and item.get("type") == "result":
+                result = item
+    if result is None:
+        return None
+    usage = result.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    base = int_or_none(usage.get("input_tokens"))
+    cache = [
+        int_or_none(usage.get("cache_creation_input_tokens")),
+        int_or_none(usage.get("cache_read_input_tokens")),
+    ]
+    subtype = result.get("subtype")
+    is_error = result.get("is_error") is True or (isinstance(subtype, str) and subtype != "success")
+    text = result.get("result")
+    text = text if isinstance(text, str) else ""
+    errors = result.get("errors")
+    if is_error and not text and isinstance(errors, list):
+        text = "; ".join(str(e) for e in errors if e)
+    status = int_or_none(result.get("api_error_status"))
+    if is_error and not text and status is not None:
+        text = f"API error status {status}"
+    cost = result.get("total_cost_usd", result.get("cost_usd"))  # cost_usd: old name
+    return RunnerOutput(
+        text=text,
+        is_error=is_error,
+        input_tokens=total([base, *cache]) if base is not None else None,
+        output_tokens=int_or_none(usage.get("output_tokens")),
+        cost_usd=float_or_none(cost),
+        structured=True,
+        rate_limited=is_error and status in (429, 529),
+    )

@@ -1,0 +1,80 @@
+"""Codex as a runner: its argv (the sandbox per tier) and its `exec --json` event stream."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, total
+
+if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
+    from gsd.formats.agents import Agent
+
+# Codex has no "shell without writes" switch: `codex exec` does not ask for command
+# or edit approvals (docs/exec.md), and its commands run inside the sandbox.
+# read+shell therefore uses `read-only`, whose commands may run but cannot write;
+# read+write cannot be denied the shell, so gsd's git check after the run (SPEC 6)
+# is what holds that tier.
+SANDBOX = {
+    "read-only": "read-only",
+    "read+shell": "read-only",
+    "read+write": "workspace-write",
+    "full": "danger-full-access",
+}
+
+
+def build_argv(agent: Agent, model: str | None) -> list[str]:
+    """codex's argv: `exec` reading the prompt from stdin, JSONL events, the model when
+    given and the tier's sandbox."""
+    # `codex exec --help`: "if `-` is used, instructions are read from stdin"
+    argv = ["codex", "exec", "-", "--json"]
+    if model is not None:
+        argv += ["-m", model]
+    # Codex refuses to run outside a git repository "to avoid destructive
+    # changes"; gsd always runs in a repository or worktree and checkpoints it
+    # first, so the check adds nothing and could only refuse a run.
+    return argv + ["--sandbox", SANDBOX[agent.tier], "--skip-git-repo-check"]
+
+
+def parse_output(stdout: str) -> RunnerOutput | None:
+    """`exec --json` JSONL (codex 0.169.0), or None when stdout holds no event.
+
+    The text of the last `item.completed` agent_message; usage summed over
+    `turn.completed` events; its input_tokens and output_tokens are the Responses
+    API's, which already hold cached_input_tokens and reasoning_output_tokens (their
+    breakdowns); `turn.failed` is an error, and so is an `error` event not followed by
+    a `turn.completed` (Codex reports its stream reconnects as `error` events and then
+    finishes normally).
+    """
+    structured = failed = False
+    pending_error: str | None = None
+    message: str | None = None
+    failure = ""
+    inputs: list[int | None] = []
+    outputs: list[int | None] = []
+    for event in json_lines(stdout):
+        kind = event.get("type") if isinstance(event, dict) else None
+        if not isinstance(kind, str):
+            continue
+        if kind.startswith(("thread.", "turn.", "item.")) or kind == "error":
+            structured = True
+        if kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                message = item["text"]
+        elif kind == "turn.completed":
+            pending_error = None
+            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            inputs.append(int_or_none(usage.get("input_tokens")))
+            outputs.append(int_or_none(usage.get("output_tokens")))
+        elif kind == "turn.failed":
+            failed = True
+            error = event.get("error")
+            failure = str(error.get("message", "")) if isinstance(error, dict) else ""
+        elif kind == "error":
+            pending_error = str(event.get("message", ""))
+    if not structured:
+        return None
+    is_error = failed or pending_error is not None
+    text = message if message is not None else (failure or pending_error or "")
+    return RunnerOutput(text=text, is_error=is_error, input_tokens=total(inputs),
+                        output_tokens=total(outputs), cost_usd=None, structured=True)  # fmt: skip

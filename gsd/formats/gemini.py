@@ -1,0 +1,147 @@
+"""Gemini CLI as a runner: its argv, its policy and settings files per tier, and its JSON output."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from gsd.formats.runneroutput import RunnerOutput, int_or_none, loads, total
+
+if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
+    from gsd.formats.agents import Agent
+
+# Gemini CLI: the `-p` text is "appended to input on stdin" (gemini-cli 0.61.0
+# `--help`), so the whole prompt goes to stdin and argv carries only this fixed line.
+INSTRUCTION = "Carry out the task above, then print the Task Report as instructed."
+# `--approval-mode` choices (0.61.0): default, auto_edit, yolo, plan. Headless, a tool
+# that would need approval is refused; what else a tier may use is said by a policy
+# file (`--policy`, the policy engine; `--allowed-tools` is deprecated in 0.61.0).
+_MODE = {
+    "read-only": "plan",
+    "read+shell": "default",
+    "read+write": "auto_edit",
+    "full": "yolo",
+}
+# Tool names of gemini-cli 0.61.0; its policy loader warns "Unrecognized tool name"
+# about any other (tests/test_clis.py checks).
+_SHELL = "run_shell_command"
+_WRITE = ("write_file", "replace")
+_WEB = ("web_fetch", "google_web_search")
+# --policy files load in the USER tier (2.x); 999 is that tier's highest priority,
+# so only an administrator's policy (tier 3) outranks gsd's rules.
+_PRIORITY = 999
+
+# gemini-cli 0.61.0 reads system settings from $GEMINI_CLI_SYSTEM_SETTINGS_PATH, else here
+SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
+SYSTEM_SETTINGS_VARIABLE = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+
+
+def build_argv(agent: Agent, model: str | None) -> list[str]:
+    """gemini's argv: the fixed instruction (the prompt is on stdin), JSON output, the
+    model when given and the tier's approval mode."""
+    # --skip-trust: "Trust the current workspace for this session" (0.61.0). In a
+    # folder not trusted before, headless gemini exits 55, and an untrusted
+    # workspace turns plan/auto_edit/yolo into default; gsd's worktree is its own.
+    argv = ["gemini", "-p", INSTRUCTION, "--output-format", "json", "--skip-trust"]
+    if model is not None:
+        argv += ["-m", model]
+    return argv + ["--approval-mode", _MODE[agent.tier]]
+
+
+def system_settings_path(environ: Mapping[str, str]) -> str:
+    """The system settings file gemini would read: the caller passes its text to
+    `gsd.formats.runners.runner_files`, so gsd's file keeps every setting an
+    administrator made there."""
+    return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
+
+
+def policy(tier: str, web: bool) -> str:
+    """Policy-engine TOML (gemini-cli 0.61.0 `[[rule]]`: toolName, decision, priority)."""
+    allow: list[str] = []
+    deny: list[str] = []
+    if tier == "full":
+        return ""
+    if tier == "read+shell":
+        allow.append(_SHELL)
+    else:
+        deny.append(_SHELL)
+    if tier in ("read-only", "read+shell"):
+        deny += _WRITE
+    if not web:
+        deny += _WEB
+    rules = []
+    for decision, names in (("allow", allow), ("deny", deny)):
+        if names:
+            quoted = ", ".join(json.dumps(name) for name in names)
+            rules.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
+                         f"priority = {_PRIORITY}\n")  # fmt: skip
+    return "# written by gsd for one run\n" + "\n".join(rules)
+
+
+def settings_with_turn_limit(system_settings: str | None, max_turns: int) -> str:
+    """The system settings `system_settings` holds (none when unreadable), with
+    `model.maxSessionTurns` set to `max_turns`."""
+    settings = loads(system_settings) if system_settings else None
+    if not isinstance(settings, dict):
+        settings = {}
+    model = settings.get("model")
+    settings["model"] = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+    return json.dumps(settings, indent=2) + "\n"
+
+
+_KEYS = ("response", "stats", "error")
+# A pretty-printed object starts at column 0; its inner lines are indented.
+_TOP_OBJECT_RE = re.compile(r"^\{", re.MULTILINE)
+
+
+def parse_output(text: str) -> RunnerOutput | None:
+    """`--output-format json` (gemini-cli 0.61.0), or None when `text` holds none.
+
+    `{"response", "stats": {"models": {name: {"tokens": {"prompt", "candidates",
+    "thoughts", "tool", "cached", ...}}}}, "error"?}` on stdout, but a failure's
+    `{"session_id", "error": {"type", "message", "code"}}` on stderr (the caller reads
+    stderr when stdout has no such object). Tokens are summed over models: prompt
+    (which holds cached) + tool -> input, candidates + thoughts -> output. An `error`
+    object is an error; its code 429 a rate limit.
+    """
+    obj = _last_object(text)
+    if obj is None:
+        return None
+    error = obj.get("error")
+    response = obj.get("response")
+    said = response if isinstance(response, str) else ""
+    if not said and isinstance(error, dict) and isinstance(error.get("message"), str):
+        said = error["message"]
+    inputs: list[int | None] = []
+    outputs: list[int | None] = []
+    stats = obj.get("stats")
+    models = stats.get("models") if isinstance(stats, dict) else None
+    for model_stats in models.values() if isinstance(models, dict) else ():
+        tokens = model_stats.get("tokens") if isinstance(model_stats, dict) else None
+        if isinstance(tokens, dict):
+            inputs += [int_or_none(tokens.get("prompt")), int_or_none(tokens.get("tool"))]
+            outputs += [int_or_none(tokens.get("candidates")), int_or_none(tokens.get("thoughts"))]
+    code = error.get("code") if isinstance(error, dict) else None
+    limited = code == 429 or code == "RESOURCE_EXHAUSTED"
+    return RunnerOutput(text=said, is_error=bool(error), input_tokens=total(inputs),
+                        output_tokens=total(outputs), cost_usd=None, structured=True,
+                        rate_limited=limited)  # fmt: skip
+
+
+def _last_object(text: str) -> dict[str, Any] | None:
+    """The whole text as gemini's object, else the last top-level one in it (log lines
+    before it, or a pretty-printed object after them)."""
+    obj = loads(text.strip())
+    if isinstance(obj, dict) and any(k in obj for k in _KEYS):
+        return obj
+    decoder = json.JSONDecoder()
+    for match in reversed(list(_TOP_OBJECT_RE.finditer(text))):
+        try:
+            value, _end = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and any(k in value for k in _KEYS):
+            return value
+    return None

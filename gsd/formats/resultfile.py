@@ -1,0 +1,25 @@
+"""The JSON result file a `command` agent may write to $GSD_RESULT_FILE, read into RunnerOutput."""
+
+from __future__ import annotations
+
+from gsd.formats.runneroutput import RunnerOutput, float_or_none, int_or_none, loads
+
+
+def parse_output(stdout: str, result_file_text: str | None) -> RunnerOutput | None:
+    """The object a `command` agent wrote, or None when it wrote no file or no object.
+
+    `{"result": str, "is_error": bool, "input_tokens": int, "output_tokens": int,
+    "cost_usd": float}`, every key optional; without `result` the text is stdout.
+    """
+    data = loads(result_file_text.strip()) if result_file_text else None
+    if not isinstance(data, dict):
+        return None
+    result = data.get("result")
+    return RunnerOutput(
+        text=result if isinstance(result, str) else stdout,
+        is_error=data.get("is_error") is True,
+        input_tokens=int_or_none(data.get("input_tokens")),
+        output_tokens=int_or_none(data.get("output_tokens")),
+        cost_usd=float_or_none(data.get("cost_usd")),
+        structured=True,
+    )

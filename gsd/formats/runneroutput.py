@@ -1,0 +1,58 @@
+"""What a runner said (RunnerOutput), and the lenient JSON readers every runner's parser shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+
+class RunnerOutput(NamedTuple):
+    """What a runner said, read from its structured output when there is one."""
+
+    text: str  # the agent's final text (the raw stdout when nothing structured)
+    is_error: bool
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    structured: bool  # the runner's JSON (or the command's result file) was found
+    # the runner's own structured error said rate or usage limit (HTTP 429 or 529)
+    rate_limited: bool = False
+
+
+def raw_output(stdout: str) -> RunnerOutput:
+    """Output with nothing structured in it: the text is stdout, nothing is counted."""
+    return RunnerOutput(text=stdout, is_error=False, input_tokens=None, output_tokens=None,
+                        cost_usd=None, structured=False)  # fmt: skip
+
+
+def loads(text: str) -> Any:
+    """The JSON value `text` holds, or None when it holds none."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_lines(text: str) -> Iterator[Any]:
+    """Each line of `text` that is a JSON object or array on its own, in order."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line[:1] in ("{", "[") and (value := loads(line)) is not None:
+            yield value
+
+
+def int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def float_or_none(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def total(values: list[int | None]) -> int | None:
+    """The sum of the known values, or None when none is known."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
