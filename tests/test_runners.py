@@ -14,7 +14,8 @@ import pytest
 
 from gsd.core.errors import UsageError
 from gsd.core.result import TaskReport, Verdict, judge, markers, parse_task_report
-from gsd.formats.agents import EXECUTOR, Agent
+from gsd.core.specialists import EXECUTOR
+from gsd.formats.agents import Agent
 from gsd.formats.plan import parse
 from gsd.formats.runners import (
     GEMINI_INSTRUCTION,

@@ -28,7 +28,8 @@ from gsd.core.models import Plan, Task
 from gsd.core.validate import validate
 from gsd.core.words import plural
 from gsd.formats import prompt, summary
-from gsd.formats.agents import EXECUTOR, Agent
+from gsd.core.specialists import EXECUTOR
+from gsd.formats.agents import Agent
 from gsd.io import approvals, sandbox
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git, MergeRefused

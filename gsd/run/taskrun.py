@@ -20,7 +20,7 @@ from gsd.core.outcomes import TaskOutcome
 from gsd.core.words import plural
 from gsd.formats import errorlog, runners
 from gsd.formats.agents import Agent
-from gsd.formats.config import env_flag
+from gsd.core.flags import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
 from gsd.io import proc, userguard
 from gsd.io.dispatch import TaskDispatch, run_files
