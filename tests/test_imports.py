@@ -77,15 +77,9 @@ UPWARD_TODAY: frozenset[tuple[str, str]] = frozenset(
     {
         ("commands.progress", "output.views"),
         ("commands.report", "output.views"),
-        ("core.resolve", "formats.agents"),
-        ("core.resolve", "formats.config"),
-        ("core.resolve", "formats.roster"),
         ("core.result", "formats.lines"),
         ("core.result", "formats.runners"),
         ("core.result", "io.proc"),
-        ("core.validate", "formats.roster"),
-        ("core.validate", "formats.runners"),
-        ("core.validate", "io.project"),
         ("run.execute", "output.render"),
     }
 )

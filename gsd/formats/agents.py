@@ -78,6 +78,7 @@ KNOWN_KEYS = frozenset({
     "background", "isolation", "display_name", "effort",
 })  # fmt: skip
 
+
 class AgentError(Exception):
     """An agent file gsd cannot use; the message names the file and the reason."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+
 from gsd.core.specialists import NAME_RE
 from gsd.formats.lines import Lines
 

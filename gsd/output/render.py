@@ -9,7 +9,7 @@ from gsd.core.models import Diagnostic
 from gsd.core.words import plural
 
 if TYPE_CHECKING:
-    from gsd.core.validate import Report
+    from gsd.core.rules import Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -77,7 +77,7 @@ def _gh_property(value: str) -> str:
 def sarif(report: Report) -> str:
     import json
 
-    from gsd.core.validate import RULES
+    from gsd.core.rules import RULES
 
     rules = [
         {
@@ -158,6 +158,6 @@ FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif, "jun
 
 
 def rules_table() -> list[dict[str, str]]:
-    from gsd.core.validate import RULES
+    from gsd.core.rules import RULES
 
     return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

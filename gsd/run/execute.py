@@ -25,10 +25,9 @@ from gsd.core.errors import (
 )
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan, Task
-from gsd.core.validate import validate
+from gsd.core.specialists import EXECUTOR
 from gsd.core.words import plural
 from gsd.formats import prompt, summary
-from gsd.core.specialists import EXECUTOR
 from gsd.formats.agents import Agent
 from gsd.io import approvals, sandbox
 from gsd.io.dispatch import TaskDispatch
@@ -38,6 +37,7 @@ from gsd.io.lock import RunLock
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 from gsd.io.signals import Interruption
+from gsd.io.validate import validate
 from gsd.io.worktree import Worktrees, branch_of
 from gsd.output import render
 from gsd.run import bookkeeping, preflight

@@ -15,12 +15,12 @@ from typing import NamedTuple
 
 from gsd.core import enforce, result
 from gsd.core.errors import GsdError, logged
+from gsd.core.flags import env_flag
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.words import plural
 from gsd.formats import errorlog, runners
 from gsd.formats.agents import Agent
-from gsd.core.flags import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
 from gsd.io import proc, userguard
 from gsd.io.dispatch import TaskDispatch, run_files
