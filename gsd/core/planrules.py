@@ -27,6 +27,7 @@ GATES = ("blocking", "blocking-human")
 
 
 def check_plan(plan: Plan, facts: Facts) -> Iterator[Diagnostic]:
+    """Every finding in one plan: its parse findings, then frontmatter, tasks and paths."""
     yield from plan.diagnostics
     if not plan.readable:
         return
