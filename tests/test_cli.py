@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gsd.cli.entry import internal_error
-from gsd.core.validate import RULES
+from gsd.core.rules import RULES
 from tests.conftest import auto_task, plan_text
 
 
@@ -94,7 +94,7 @@ def test_waves_with_a_cycle_exits_1(project, gsd) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_rules_lists_every_code(gsd, fmt: str) -> None:
-    from gsd.core.validate import RULES
+    from gsd.core.rules import RULES
 
     result = gsd("rules", "--format", fmt)
     assert result.code == 0

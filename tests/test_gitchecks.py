@@ -291,7 +291,7 @@ def test_an_index_untouched_by_the_agent_is_not_read_again(
     def unexpected(*args: object) -> None:
         raise AssertionError("the index was parsed although it did not change")
 
-    monkeypatch.setattr(gsd.io.git.gitguard, "index_flags", unexpected)
+    monkeypatch.setattr(gsd.io.git.indexflags, "index_flags", unexpected)
     assert g.observe(cp).changed == ["a.txt"]
 
 
@@ -646,7 +646,7 @@ def test_another_plans_checkpoint_tag_gone_between_the_ledger_and_the_ref_is_gsd
     root = repo.root
     other = Git(root)
     theirs = other.create_checkpoint("01-06", 1)
-    gsd.io.git.gitguard.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
+    gsd.io.git.refledger.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
     g = Git(root)
     cp = g.create_checkpoint("01-07", 1)
     git(root, "update-ref", "-d", theirs.tag)  # ... and now it goes

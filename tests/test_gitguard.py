@@ -1,4 +1,4 @@
-"""Byte-exact saves of .git internals and secrets, and the index flag reader, against git."""
+"""Byte-exact saves of .git internals and secrets, and putting them back."""
 
 from __future__ import annotations
 
@@ -9,54 +9,6 @@ from pathlib import Path
 import pytest
 
 from gsd.io import gitguard
-from tests.conftest import git
-
-LONG = "/".join(["d" * 200] * 21) + "/long.txt"  # past the 4095 a name's length field holds
-
-
-def flagged_repo(root: Path, version: int, object_format: str = "sha1") -> Path:
-    git(root.parent, "init", "-q", f"--object-format={object_format}", str(root))
-    git(root, "config", "index.version", str(version))
-    for name in ["plain.txt", "dir/deep/name with space.txt", "ü-utf8.txt", "dir/z.txt"]:
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(name)
-    git(root, "add", "-A")
-    blob = git(root, "hash-object", "-w", "plain.txt").strip()
-    git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{LONG}")  # no such file
-    git(root, "update-index", "--assume-unchanged", "plain.txt", LONG)
-    git(root, "update-index", "--skip-worktree", "dir/deep/name with space.txt", "plain.txt")
-    git(root, "update-index", "--skip-worktree", "dir/z.txt")
-    return root
-
-
-@pytest.mark.parametrize("version", [2, 3, 4])
-@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
-def test_index_flags_read_from_the_file_equal_git_ls_files_v(
-    tmp_path: Path, version: int, object_format: str
-) -> None:
-    root = flagged_repo(tmp_path / "repo", version, object_format)
-    size = 20 if object_format == "sha1" else 32
-    from_file = gitguard.index_flags(root / ".git/index", size)
-    from_git = gitguard.parse_ls_files_v(git(root, "ls-files", "-v", "-z"))
-    assert (
-        from_file
-        == from_git
-        == {
-            "plain.txt": "assume-unchanged,skip-worktree",
-            LONG: "assume-unchanged",
-            "dir/deep/name with space.txt": "skip-worktree",
-            "dir/z.txt": "skip-worktree",
-        }
-    )
-
-
-def test_a_split_index_is_left_to_git(tmp_path: Path) -> None:
-    root = flagged_repo(tmp_path / "repo", 2)
-    git(root, "update-index", "--split-index")
-    assert gitguard.index_flags(root / ".git/index") is None
-    assert gitguard.index_flags(tmp_path / "no-index") == {}
-    (tmp_path / "junk").write_bytes(b"DIRC\0\0\0\x09")
-    assert gitguard.index_flags(tmp_path / "junk") is None
 
 
 def test_save_and_restore_a_tree_exactly(tmp_path: Path) -> None:
@@ -111,16 +63,3 @@ def test_nothing_is_read_or_removed_through_a_symlinked_folder(tmp_path: Path) -
     with pytest.raises(OSError):
         gitguard.restore(base, {"sub/y": gitguard.save(outside, "x")}, ["sub/y"])
     assert not (outside / "y").exists()
-
-
-def test_the_ledger_answers_for_writes_after_a_mark(tmp_path: Path) -> None:
-    ledger = gitguard.ledger(tmp_path)
-    assert gitguard.ledger(tmp_path) is ledger
-    ledger.wrote("refs/heads/a", "1")
-    mark = ledger.now()
-    ledger.wrote("refs/heads/b", "2")
-    ledger.wrote("refs/heads/b", "")
-    # every value since the mark is gsd's: another thread's listing may have seen "2"
-    assert ledger.since(mark) == {"refs/heads/b": frozenset({"2", ""})}
-    ledger.forget("refs/heads/b")
-    assert ledger.since(0) == {"refs/heads/a": frozenset({"1"})}

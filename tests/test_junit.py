@@ -181,7 +181,7 @@ def test_junit_xsd_names_its_source() -> None:
 
 def test_a_path_outside_the_checked_files_is_still_a_case(tmp_path: Path) -> None:
     from gsd.core.models import Diagnostic
-    from gsd.core.validate import Report
+    from gsd.core.rules import Report
     from gsd.output.render import junit as render_junit
 
     stray = Diagnostic(path="other/PLAN.md", line=3, col=1, severity="error", code="GSD003",

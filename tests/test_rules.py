@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.models import REQUIRED_FIELDS
-from gsd.core.validate import RULES
+from gsd.core.rules import RULES
 from tests.conftest import Project, Run, auto_task, plan_text
 
 PHASE_DIR = ".planning/phases/01-alpha"

@@ -14,7 +14,8 @@ import pytest
 
 from gsd.core.errors import UsageError
 from gsd.core.judge import Verdict, judge, rate_limited
-from gsd.formats.agents import EXECUTOR, Agent
+from gsd.core.specialists import EXECUTOR
+from gsd.formats.agents import Agent
 from gsd.formats.gemini import INSTRUCTION
 from gsd.formats.plan import parse
 from gsd.formats.runneroutput import RunnerOutput, raw_output

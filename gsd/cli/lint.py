@@ -91,10 +91,10 @@ def _root(options: Options) -> Path:
 
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
-    from gsd.core.validate import validate
     from gsd.io.phases import resolve_phase
     from gsd.io.project import PLANNING, Project
     from gsd.io.sources import relative_to_root
+    from gsd.io.validate import validate
 
     if options.paths and options.phase is not None:
         raise UsageError(

@@ -109,7 +109,7 @@ def _dry_run(
 ) -> int:
     """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
     like a live run when a runner program is missing, warned when the phase is invalid."""
-    from gsd.core.validate import validate as run_rules
+    from gsd.io.validate import validate as run_rules
     from gsd.output import views
 
     folder = found_phase.path.relative_to(project.root).as_posix()

@@ -282,7 +282,7 @@ def fallback_findings(
     environ: Mapping[str, str],
 ) -> list[Finding]:
     """gsd-executor takes a failed task over; on a runner that is missing it cannot."""
-    from gsd.formats.agents import EXECUTOR
+    from gsd.core.specialists import EXECUTOR
 
     executor = agents.get(EXECUTOR)
     if executor is None or not runs or not project.config.voltagent.fallback_on_error:

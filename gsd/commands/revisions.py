@@ -75,7 +75,7 @@ def _commit_snapshot(root: Path, label: str, commit: str | None) -> Snapshot:
 
 def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
-    from gsd.core.validate import validate
+    from gsd.io.validate import validate
 
     if not source.is_dir(PLANNING):
         return Snapshot(side._replace(has_planning=False), {}, [])

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Collection, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from gsd.formats.agents import EXECUTOR, Agent
-from gsd.formats.config import env_flag
-from gsd.formats.roster import classify
+from gsd.core.flags import env_flag
+from gsd.core.specialists import EXECUTOR, classify
+
+if TYPE_CHECKING:  # an Agent is only looked up by name here; its module needs pydantic
+    from gsd.formats.agents import Agent
 
 
 class Resolution(NamedTuple):

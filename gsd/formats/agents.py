@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gsd.core.specialists import NAME_RE
 from gsd.formats import frontmatter
 from gsd.formats.files import bundled_dir
-from gsd.formats.roster import NAME_RE
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
 Runner = Literal["claude", "gemini", "codex", "command"]
@@ -77,8 +77,6 @@ KNOWN_KEYS = frozenset({
     "disallowedTools", "skills", "hooks", "mcpServers", "mcp_servers", "memory",
     "background", "isolation", "display_name", "effort",
 })  # fmt: skip
-
-EXECUTOR = "gsd-executor"  # the fallback every task can run on
 
 
 class AgentError(Exception):

@@ -8,7 +8,7 @@ from gsd.core.words import plural
 
 if TYPE_CHECKING:
     from gsd.core.models import Diagnostic
-    from gsd.core.validate import Report
+    from gsd.core.rules import Report
 
 LISTED_DIAGNOSTICS = 20  # a refusal lists this many, then says how many more
 

@@ -12,8 +12,9 @@ from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
 from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
+from gsd.core.specialists import EXECUTOR
 from gsd.formats import runners
-from gsd.formats.agents import EXECUTOR, Agent
+from gsd.formats.agents import Agent
 from gsd.formats.settings import Settings
 
 

@@ -17,7 +17,7 @@ from gsd.core.enforce import PROTECTED_PATTERNS
 from gsd.core.errors import GsdError, InputError
 from gsd.core.ids import is_plan_id
 from gsd.core.outcomes import TaskCommit
-from gsd.io import gitguard, gitread, records
+from gsd.io import gitguard, gitread, indexflags, records, refledger
 from gsd.io.gitread import parse_task_log, task_log_args
 
 try:
@@ -189,7 +189,7 @@ class Git:
         # The index file's stamp when it last had no flagged entry: gsd's own add and
         # commit keep it so (`_carry_no_flags`), and the next checkpoint need not read it.
         self._no_flags_at: tuple[int, int, int, int] | None = None
-        self._ledger = gitguard.ledger(self._common_dir)
+        self._ledger = refledger.ledger(self._common_dir)
 
     @property
     def root(self) -> Path:
@@ -333,7 +333,7 @@ class Git:
             snapshot = self._run("stash", "create", message).out.strip() or None
         refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else head
         kept = Kept(protected, gitguard.save(self.common_dir, _STASH_LOG),
-                    gitguard.index_stamp(self._index))  # fmt: skip
+                    indexflags.index_stamp(self._index))  # fmt: skip
         flags, foreign = self._index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._create_tag(plan_id, task, snapshot or head)
         internals = (
@@ -776,23 +776,23 @@ class Git:
     def _index_flags(self) -> dict[str, str]:
         """path -> "assume-unchanged", "skip-worktree" or both, comma separated; read from
         the index file itself (no process) unless it is split or sparse."""
-        stamp = gitguard.index_stamp(self._index)
+        stamp = indexflags.index_stamp(self._index)
         if stamp is not None and stamp == self._no_flags_at:
             return {}
-        found = gitguard.index_flags(self._index, self._hash_size)
+        found = indexflags.index_flags(self._index, self._hash_size)
         if found is None:
-            found = gitguard.parse_ls_files_v(self._run("ls-files", "-v", "-z").out)
+            found = indexflags.parse_ls_files_v(self._run("ls-files", "-v", "-z").out)
         self._no_flags_at = None if found else stamp
         return found
 
     def _carry_no_flags(self, before: tuple[int, int, int, int] | None) -> None:
         """After gsd's own `add` and `commit`: an index with no flags still has none."""
         if before is not None and before == self._no_flags_at:
-            self._no_flags_at = gitguard.index_stamp(self._index)
+            self._no_flags_at = indexflags.index_stamp(self._index)
 
     def _clear_flags(self, cp: Checkpoint) -> list[str]:
         """Clear the flags the agent set (the user's stay); returns "flag on path" lines."""
-        if cp.kept is not None and gitguard.index_stamp(self._index) == cp.kept.index_stamp:
+        if cp.kept is not None and indexflags.index_stamp(self._index) == cp.kept.index_stamp:
             return []  # the index file was not rewritten: no flag changed
         added: dict[str, str] = {}
         for path, kinds in self._index_flags().items():
@@ -806,7 +806,7 @@ class Git:
                 for kind in kinds.split(",")]  # fmt: skip
 
     def _unflag(self, flagged: dict[str, str]) -> None:
-        for kind in (gitguard.ASSUME_UNCHANGED, gitguard.SKIP_WORKTREE):
+        for kind in (indexflags.ASSUME_UNCHANGED, indexflags.SKIP_WORKTREE):
             paths = [path for path, kinds in flagged.items() if kind in kinds.split(",")]
             if paths:  # one option per run: update-index applies only the first it is given
                 self._run("update-index", f"--no-{kind}", "--", *paths)
@@ -921,7 +921,7 @@ class Git:
         """`commit_task` for an index that held nothing staged before the task (no
         --allow-dirty snapshot): stage the paths, commit the index: two processes (three
         when a path is gone from disk: `add` refuses one `git rm` took out of the index)."""
-        index = gitguard.index_stamp(self._index)
+        index = indexflags.index_stamp(self._index)
         present = [p for p in paths if os.path.lexists(self._root / p)]
         gone = [p for p in paths if p not in present]
         if gone:
@@ -1331,7 +1331,7 @@ class Git:
         the user may have worked since the crash) is only re-created, never moved."""
         if cp.confined:
             return  # the agent wrote no ref: what moved meanwhile is the user's, and stays
-        with gitguard.ref_lock(self.common_dir):  # the refs as they are, one writer at once
+        with refledger.ref_lock(self.common_dir):  # the refs as they are, one writer at once
             self._restore_refs_locked(cp, recovery=recovery)
             if not recovery and cp.kept is not None and cp.refs.get("refs/stash"):
                 self._restore_stash_list(cp)

@@ -1,4 +1,4 @@
-"""What git commands do not put back, kept byte for byte: .git internals, index flags, secrets."""
+"""What git commands do not put back, kept byte for byte: .git internals and secrets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import hashlib
 import os
 import shutil
 import stat
-import struct
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,9 +18,6 @@ SIZE_CAP = 1024 * 1024
 # sparse-checkout, grafts). info/refs is left out: `git gc` rewrites it for dumb HTTP.
 INTERNALS = ("config", "config.worktree", "hooks", "info")
 _SKIPPED = {"info/refs"}
-
-ASSUME_UNCHANGED = "assume-unchanged"
-SKIP_WORKTREE = "skip-worktree"
 
 
 class Saved(NamedTuple):
@@ -224,104 +220,6 @@ def _fingerprint(entry: Saved) -> str:
     return f"{entry.kind} {entry.mode:o} {entry.digest}"
 
 
-# -- the index's assume-unchanged and skip-worktree flags ------------------------------
-
-
-def index_stamp(index: Path) -> tuple[int, int, int, int] | None:
-    """The index file's inode, size, mtime and ctime: equal stamps, equal flags."""
-    try:
-        info = os.stat(index)
-    except OSError:
-        return None
-    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def index_flags(index: Path, hash_size: int = 20) -> dict[str, str] | None:
-    """Index entries with assume-unchanged or skip-worktree set: path -> the flags, comma
-    separated. None when the index is a kind this reader leaves to git (split, sparse,
-    unknown version, damaged); {} when there is no index."""
-    try:
-        data = index.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError:
-        return None
-    try:
-        return _parse_flags(data, hash_size)
-    except (struct.error, ValueError, IndexError):
-        return None
-
-
-def _parse_flags(data: bytes, hash_size: int) -> dict[str, str] | None:
-    signature, version, count = struct.unpack_from(">4sII", data, 0)
-    if signature != b"DIRC" or version not in (2, 3, 4):
-        return None
-    flags_at = 40 + hash_size  # ctime, mtime, dev, ino, mode, uid, gid, size, then the hash
-    unpack, find = struct.unpack_from, data.index
-    offset, name = 12, b""
-    found: dict[str, str] = {}
-    for _ in range(count):  # the hot loop (20,000 entries: a few ms): no work per entry
-        (flags,) = unpack(">H", data, offset + flags_at)
-        start = offset + flags_at + 2
-        extended = 0
-        if flags & 0x4000:
-            (extended,) = unpack(">H", data, start)
-            start += 2
-        if version == 4:
-            strip, start = _varint(data, start)
-            end = find(b"\0", start)
-            name = name[: len(name) - strip] + data[start:end]
-            offset = end + 1
-        else:
-            length = flags & 0xFFF
-            end = find(b"\0", start) if length == 0xFFF else start + length
-            if flags & 0x8000 or extended & 0x4000:
-                name = data[start:end]
-            offset += (end - offset + 8) & ~7  # NUL padded to a multiple of 8
-        if flags & 0x8000 or extended & 0x4000:
-            kinds = [ASSUME_UNCHANGED] if flags & 0x8000 else []
-            kinds += [SKIP_WORKTREE] if extended & 0x4000 else []
-            found[name.decode("utf-8", "surrogateescape")] = ",".join(kinds)
-    if _has_extension(data, offset, hash_size, (b"link", b"sdir")):
-        return None  # split index (entries live in another file) or sparse index
-    return found
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    """Git's offset varint (index v4's prefix length)."""
-    byte = data[at]
-    value = byte & 0x7F
-    while byte & 0x80:
-        at += 1
-        byte = data[at]
-        value = ((value + 1) << 7) | (byte & 0x7F)
-    return value, at + 1
-
-
-def _has_extension(data: bytes, offset: int, hash_size: int, wanted: tuple[bytes, ...]) -> bool:
-    end = len(data) - hash_size
-    while offset + 8 <= end:
-        signature, size = struct.unpack_from(">4sI", data, offset)
-        if signature in wanted:
-            return True
-        offset += 8 + size
-    return False
-
-
-def parse_ls_files_v(out: str) -> dict[str, str]:
-    """`git ls-files -v -z`: a lowercase tag is assume-unchanged, S (or s) skip-worktree."""
-    found: dict[str, str] = {}
-    for item in out.split("\0"):
-        if len(item) < 3:
-            continue
-        tag, path = item[0], item[2:]
-        kinds = [k for k, on in ((ASSUME_UNCHANGED, tag.islower()),
-                                 (SKIP_WORKTREE, tag.upper() == "S")) if on]  # fmt: skip
-        if kinds:
-            found[path] = ",".join(kinds)
-    return found
-
-
 # -- one repository's internals while agents run, shared by this process's threads ------
 
 
@@ -407,78 +305,3 @@ def guard(common_dir: Path) -> Guard:
 def active_guard(common_dir: Path) -> Guard | None:
     found = _guards.get(common_dir)
     return found if found is not None and found.open else None
-
-
-# -- refs gsd itself wrote, so that another task's watch does not blame its agent -----
-
-
-class Ledger:
-    """The values gsd gave each ref of one repository in this process ("" = deleted),
-    with a running number: a checkpoint ignores gsd's own writes made after it.
-
-    Every value since a mark counts, not just the last: another thread's tag can be
-    created and deleted between a `for-each-ref` and the look here, and the value that
-    listing saw is still gsd's own."""
-
-    KEEP = 16  # values kept per ref: a mark is never older than one task's writes
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.count = 0
-        self.writes: dict[str, list[tuple[int, str]]] = {}
-
-    def now(self) -> int:
-        with self.lock:
-            return self.count
-
-    def wrote(self, ref: str, sha: str) -> None:
-        with self.lock:
-            self.count += 1
-            values = self.writes.setdefault(ref, [])
-            values.append((self.count, sha))
-            del values[: -self.KEEP]
-
-    def forget(self, ref: str) -> None:
-        with self.lock:
-            self.writes.pop(ref, None)
-
-    def ever(self, ref: str, value: str) -> bool:
-        """Whether gsd gave `ref` this value ("" = deleted it) at any time in this process
-        (its checkpoint tags: another plan's comes and goes as that plan's tasks start and
-        end, and the listing that saw it may be older or newer than any mark)."""
-        with self.lock:
-            return any(sha == value for _, sha in self.writes.get(ref, []))
-
-    def last(self, ref: str, mark: int) -> str | None:
-        """The last value gsd gave `ref` after `mark` ("" = deleted), or None."""
-        with self.lock:
-            values = [sha for n, sha in self.writes.get(ref, []) if n > mark]
-        return values[-1] if values else None
-
-    def since(self, mark: int) -> dict[str, frozenset[str]]:
-        """Refs gsd wrote after `mark`, with every value it gave them since."""
-        with self.lock:
-            found = {
-                ref: frozenset(sha for n, sha in values if n > mark)
-                for ref, values in self.writes.items()
-            }
-        return {ref: values for ref, values in found.items() if values}
-
-
-_ledgers: dict[Path, Ledger] = {}
-_ref_locks: dict[Path, threading.Lock] = {}
-
-
-def ref_lock(common_dir: Path) -> threading.Lock:
-    """One lock per repository for putting refs back: two plans' rollbacks in a wave
-    both see an agent's stray ref, and only the first may delete it."""
-    with _guards_lock:
-        return _ref_locks.setdefault(common_dir, threading.Lock())
-
-
-def ledger(common_dir: Path) -> Ledger:
-    with _guards_lock:
-        found = _ledgers.get(common_dir)
-        if found is None:
-            found = _ledgers[common_dir] = Ledger()
-        return found

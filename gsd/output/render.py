@@ -10,7 +10,7 @@ from gsd.core.words import plural
 from gsd.formats.diagnostics import diagnostic_line
 
 if TYPE_CHECKING:
-    from gsd.core.validate import Report
+    from gsd.core.rules import Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -60,7 +60,7 @@ def _gh_property(value: str) -> str:
 def sarif(report: Report) -> str:
     import json
 
-    from gsd.core.validate import RULES
+    from gsd.core.rules import RULES
 
     rules = [
         {
@@ -141,6 +141,6 @@ FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif, "jun
 
 
 def rules_table() -> list[dict[str, str]]:
-    from gsd.core.validate import RULES
+    from gsd.core.rules import RULES
 
     return [{"code": c, "severity": r.severity, "summary": r.summary} for c, r in RULES.items()]

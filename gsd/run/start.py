@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from gsd.core.errors import GsdError, InputError
 from gsd.core.graph import PhaseGraph
-from gsd.core.validate import validate
 from gsd.core.words import plural
 from gsd.formats import summary
 from gsd.formats.diagnostics import listed_errors
@@ -20,6 +19,7 @@ from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.phases import Phase
 from gsd.io.project import Project
+from gsd.io.validate import validate
 from gsd.io.worktree import Worktrees
 from gsd.run import preflight
 from gsd.run.phaserun import PhaseRun

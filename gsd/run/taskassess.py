@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core import enforce, judge
+from gsd.core.flags import env_flag
 from gsd.core.models import Task
 from gsd.core.words import plural
 from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
-from gsd.formats.config import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
 from gsd.io import proc
 from gsd.io.dispatch import TaskDispatch, run_files

@@ -13,8 +13,9 @@ from pathlib import Path
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.retry import next_rung
+from gsd.core.specialists import EXECUTOR
 from gsd.formats import prompt, summary
-from gsd.formats.agents import EXECUTOR, Agent
+from gsd.formats.agents import Agent
 from gsd.io import approvals
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git

@@ -1,0 +1,250 @@
+"""The rules over one plan and its tasks: frontmatter, task blocks, specialists, paths."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+
+from gsd.core.ids import PLAN_NUMBER_RE
+from gsd.core.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Task
+from gsd.core.rules import Facts, diag
+from gsd.core.specialists import classify
+
+TASK_TYPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # type: (required children, recommended children) -- SPEC section 2
+    "auto": (("name", "action"), ("files", "verify", "done")),
+    "checkpoint:human-verify": (("what-built", "how-to-verify", "resume-signal"), ("name",)),
+    "checkpoint:decision": (("decision", "options", "resume-signal"), ("name", "context")),
+    "checkpoint:human-action": (
+        ("action", "instructions", "verification", "resume-signal"),
+        ("name",),
+    ),
+}
+PLAN_TYPES = ("execute", "tdd")
+GATES = ("blocking", "blocking-human")
+
+
+def check_plan(plan: Plan, facts: Facts) -> Iterator[Diagnostic]:
+    """Every finding in one plan: its parse findings, then frontmatter, tasks and paths."""
+    yield from plan.diagnostics
+    if not plan.readable:
+        return
+    has_frontmatter = not any(d.code == "GSD001" for d in plan.diagnostics)
+    if has_frontmatter:
+        yield from _required_fields(plan)
+        yield from _field_types(plan)
+    if not plan.tasks:
+        yield diag(plan, plan.body_line, "GSD010", "plan has no <task> blocks")
+    for task in plan.tasks:
+        for rule in TASK_RULES:
+            yield from rule(plan, task, facts)
+    yield from _unsafe_paths(plan, plan.field_line("files_modified"), plan.files_modified, facts)
+
+
+def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
+    present = set(plan.frontmatter)
+    if "files-modified" in present:
+        present.add("files_modified")
+    for key in REQUIRED_FIELDS:
+        if key not in present:
+            yield diag(plan, 1, "GSD002", f"frontmatter lacks required field `{key}`")
+
+
+def _field_types(plan: Plan) -> Iterator[Diagnostic]:
+    fm = plan.frontmatter
+
+    def wrong(key: str, message: str) -> Diagnostic:
+        return diag(plan, plan.field_line(key), "GSD003", f"`{key}` {message}")
+
+    for key in ("phase", "plan"):
+        if key in fm and (not isinstance(fm[key], str) or not fm[key].strip()):
+            yield wrong(key, "must be a non-empty string")
+    yield from _plan_number(plan, wrong)
+    if "type" in fm and fm["type"] not in PLAN_TYPES:
+        yield wrong("type", f"is {fm['type']!r}; allowed: {', '.join(PLAN_TYPES)}")
+    if "wave" in fm and plan.wave is None:
+        yield wrong("wave", f"is {fm['wave']!r}; it must be an integer >= 0")
+    for key in ("depends_on", "files_modified", "files-modified"):
+        if key in fm and not _is_str_list(fm[key]) and fm[key] != "":
+            yield wrong(key, 'must be a list of strings, e.g. [] or ["01-01"]')
+    if "autonomous" in fm and plan.autonomous is None:
+        yield wrong("autonomous", f"is {fm['autonomous']!r}; it must be true or false")
+    if "must_haves" in fm:
+        yield from (wrong("must_haves", m) for m in _must_haves_problems(fm["must_haves"]))
+
+
+def _plan_number(plan: Plan, wrong: Callable[[str, str], Diagnostic]) -> Iterator[Diagnostic]:
+    """`plan` is a number ("01"); with no id in the file name, `phase` must give one too."""
+    phase, number = plan.frontmatter.get("phase"), plan.frontmatter.get("plan")
+    if not isinstance(number, str) or not number.strip():
+        return  # missing or not a string: reported above
+    if not PLAN_NUMBER_RE.fullmatch(number):
+        yield wrong("plan", f'is {number!r}; it must be the plan number as a string, e.g. "01"')
+    elif not plan.id and isinstance(phase, str) and phase.strip():
+        yield wrong(
+            "phase",
+            f"is {phase!r} and the file name holds no plan id (NN-MM-name-PLAN.md): "
+            "name the file after its plan, or start `phase` with its number, e.g. 01-name",
+        )
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _must_haves_problems(value: object) -> Iterator[str]:
+    if not isinstance(value, dict):
+        yield "must be a mapping with truths, artifacts and key_links"
+        return
+    if "truths" in value and not _is_str_list(value["truths"]):
+        yield "truths must be a list of strings"
+    for key, needed in (("artifacts", ("path",)), ("key_links", ("from", "to"))):
+        items = value.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            yield f"{key} must be a list of mappings"
+            continue
+        for number, item in enumerate(items, 1):
+            missing = [k for k in needed if k not in item]
+            if missing:
+                yield f"{key} entry {number} lacks {', '.join(missing)}"
+
+
+# --- one task -------------------------------------------------------------------------------
+
+
+def _task_type(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    if task.type not in TASK_TYPES:
+        shown = f"type {task.type!r}" if task.type else "no type attribute"
+        yield diag(
+            plan, task.line, "GSD011",
+            f"task {task.index} has {shown}; allowed: {', '.join(TASK_TYPES)}",
+        )  # fmt: skip
+    gate = task.attrs.get("gate")
+    if gate is not None and gate not in GATES:
+        yield diag(
+            plan,
+            task.line,
+            "GSD011",
+            f"task {task.index} has gate={gate!r}; allowed: {', '.join(GATES)}",
+        )
+
+
+def _task_children(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    required, recommended = TASK_TYPES.get(task.type, ((), ()))
+    present = {e.tag for e in task.children if e.text.strip() or e.children}
+    label = f"task {task.index} ({task.type})"
+    for tag in required:
+        if tag not in present:
+            yield diag(plan, task.line, "GSD012", f"{label} lacks <{tag}>")
+    for tag in recommended:
+        if tag not in present:
+            yield diag(plan, task.line, "GSD013", f"{label} has no <{tag}>")
+    options = task.child("options")
+    if task.type == "checkpoint:decision" and options is not None:
+        choices = [e for e in options.children if e.tag == "option"]
+        if not choices:
+            yield diag(plan, options.line, "GSD012", f"{label}: <options> holds no <option id=...>")
+        for choice in choices:
+            if not choice.attrs.get("id"):
+                yield diag(
+                    plan, choice.line, "GSD012", f"{label}: an <option> lacks its id attribute"
+                )
+
+
+def _checkpoint_autonomy(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    if task.is_checkpoint and plan.autonomous is not False:
+        yield diag(
+            plan, task.line, "GSD014",
+            f"task {task.index} is a {task.type} but the plan does not say `autonomous: false`",
+        )  # fmt: skip
+
+
+def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    name = task.specialist
+    standing = classify(name, facts.roster)
+    if standing == "malformed":
+        yield diag(
+            plan, task.line, "GSD020",
+            f"task {task.index} names specialist {name!r}: only letters, digits and _.:- are "
+            "allowed; it will run as gsd-executor",
+        )  # fmt: skip
+    elif standing == "no-roster":
+        yield diag(
+            plan, task.line, "GSD021",
+            f"task {task.index} names specialist {name!r} but there is no "
+            ".planning/available_agents.md (run `gsd agents sync`); it falls back to gsd-executor",
+        )  # fmt: skip
+    elif standing == "not-in-roster":
+        yield diag(
+            plan, task.line, "GSD021",
+            f"task {task.index} names specialist {name!r}, which is not in "
+            ".planning/available_agents.md; it falls back to gsd-executor",
+        )  # fmt: skip
+
+
+def _runner_override(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    """`runner=` and `model=` on a task (SPEC 0); whether `runner="command"` fits the
+    agent is decided when the task is dispatched: agent files are not read here."""
+    runner, model = task.runner, task.model
+    if runner is not None and runner not in RUNNERS:
+        yield diag(
+            plan, task.line, "GSD022",
+            f"task {task.index} has runner={runner!r}; allowed: {', '.join(RUNNERS)} "
+            "(command only for an agent whose file says runner: command)",
+        )  # fmt: skip
+    problem = None if model is None else facts.model_problem(model)
+    if problem is not None:
+        yield diag(plan, task.line, "GSD022", f"task {task.index} has model=: {problem}")
+
+
+def _task_files(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    files = task.child("files")
+    if files is not None:
+        yield from _unsafe_paths(plan, files.line, task.files, facts)
+
+
+TaskRule = Callable[[Plan, Task, Facts], Iterator[Diagnostic]]
+TASK_RULES: tuple[TaskRule, ...] = (
+    _task_type,
+    _task_children,
+    _checkpoint_autonomy,
+    _specialist,
+    _runner_override,
+    _task_files,
+)
+
+
+def _unsafe_paths(plan: Plan, line: int, paths: list[str], facts: Facts) -> Iterator[Diagnostic]:
+    for raw in paths:
+        problem = path_problem(raw, facts)
+        if problem:
+            yield diag(plan, line, "GSD030", f"path {raw!r} {problem}; use a repo-relative path")
+
+
+def path_problem(raw: str, facts: Facts) -> str | None:
+    """Why a path from a plan is unsafe to hand to an agent, or None if it is fine."""
+    problem, normal = _written_problem(raw)
+    if problem is None and normal and facts.leaves_through_symlink(normal):
+        return "leads out of the repository through a symlink"
+    return problem
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f]")
+
+
+@lru_cache(maxsize=8192)
+def _written_problem(raw: str) -> tuple[str | None, str]:
+    """What is wrong with the path as written, and its normal form ("" for no path)."""
+    path = raw.strip().strip("`\"'")
+    if not path:
+        return None, ""
+    if path.startswith(("/", "\\", "~")) or (len(path) > 1 and path[1] == ":"):
+        return "is absolute", ""
+    normal = posixpath.normpath(path.replace("\\", "/"))
+    if normal == ".." or normal.startswith("../"):
+        return "leaves the repository", ""
+    if _CONTROL_RE.search(path):
+        return "holds control characters", ""
+    return None, normal

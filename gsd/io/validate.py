@@ -1,0 +1,144 @@
+"""Running the rules of `gsd validate` over plan files: a phase at a time, forked for big trees."""
+
+from __future__ import annotations
+
+import gc
+import os
+import posixpath
+from collections.abc import Iterable
+from functools import cached_property, lru_cache
+
+from gsd.core.models import Diagnostic
+from gsd.core.phaserules import check_phase
+from gsd.core.planrules import check_plan
+from gsd.core.rules import Report, escalate
+from gsd.io.project import Project
+
+# Below this many plans, starting worker processes costs more than it saves.
+PARALLEL_MIN_PLANS = 400
+
+
+def validate(
+    project: Project, targets: Iterable[str], *, strict: bool = False, jobs: int | None = None
+) -> Report:
+    """Check the plan files under `targets` (repo-relative paths).
+
+    Rules that look across plans (dependencies, waves, ids) read every plan of
+    the phase directory, but only the requested files are reported on. Large
+    trees are checked by `jobs` processes (default: one per CPU), a phase
+    directory each at a time.
+    """
+    requested: dict[str, None] = {}
+    for target in targets:
+        requested.update(dict.fromkeys(project.plans_under(target)))
+    folders: dict[str, list[str]] = {}
+    for path in requested:
+        folders.setdefault(posixpath.dirname(path), []).append(path)
+    facts = ProjectFacts(project)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(requested) >= PARALLEL_MIN_PLANS and len(folders) > 1:
+        found = _check_in_workers(facts, list(folders.values()), jobs)
+    else:
+        found = _check_folders(facts, list(folders.values()))
+    diagnostics = sorted(set(escalate(found, strict)), key=Diagnostic.sort_key)
+    return Report(len(requested), diagnostics, list(requested))
+
+
+class ProjectFacts:
+    """What the rules know of a project (core.rules.Facts): its roster and plan ids, where
+    its symlinks lead, and which model names a runner takes."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._root = str(project.root)
+
+    @cached_property
+    def roster(self) -> dict[str, str] | None:
+        return self.project.roster
+
+    @cached_property
+    def all_plan_ids(self) -> set[str]:
+        return self.project.all_plan_ids
+
+    def leaves_through_symlink(self, normal: str) -> bool:
+        return _leaves_through_symlink(self._root, normal)
+
+    def model_problem(self, model: str) -> str | None:
+        from gsd.formats.runners import check_model  # no pydantic: fine on the hook path
+
+        try:
+            check_model(model)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+
+@lru_cache(maxsize=8192)
+def _leaves_through_symlink(root: str, normal: str) -> bool:
+    """Does `normal` (repo-relative, no `..`) resolve outside the repository?"""
+    real_root = _realpath(root)
+    real = _realpath(os.path.join(real_root, normal))
+    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+@lru_cache(maxsize=8192)
+def _realpath(path: str) -> str:
+    """`os.path.realpath`, one lstat per new directory: parents come from the cache."""
+    parent, name = os.path.split(path)
+    if not name or parent == path:
+        return os.path.realpath(path)
+    real = os.path.join(_realpath(parent), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
+def _check_folders(facts: ProjectFacts, folders: list[list[str]]) -> list[Diagnostic]:
+    """Every rule for the given plan files, grouped by phase directory."""
+    project = facts.project
+    found: list[Diagnostic] = []
+    # Parsed plans hold no reference cycles: the collector would only walk them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for paths in folders:
+            project.preload(paths)
+            wanted = set(paths)
+            for path in paths:
+                found.extend(check_plan(project.plan(path), facts))
+            graph = project.graph_of(paths[0])
+            plans = [p for p in project.siblings(paths[0]) if p.readable]
+            found.extend(d for d in check_phase(plans, graph, facts) if d.path in wanted)
+            project.release(posixpath.dirname(paths[0]))  # done with this phase
+    finally:
+        if collecting:
+            gc.enable()
+    return found
+
+
+_WORK: tuple[ProjectFacts, list[list[list[str]]]] | None = None  # set before the fork
+
+
+def _check_chunk(index: int) -> list[Diagnostic]:
+    assert _WORK is not None
+    facts, chunks = _WORK
+    return _check_folders(facts, chunks[index])
+
+
+def _check_in_workers(facts: ProjectFacts, folders: list[list[str]], jobs: int) -> list[Diagnostic]:
+    """Fork `jobs` workers that share the parent's state; only diagnostics come back."""
+    import multiprocessing
+
+    global _WORK
+    _ = (facts.all_plan_ids, facts.roster)  # computed once, before the fork
+    total = sum(len(paths) for paths in folders)
+    chunks: list[list[list[str]]] = [[] for _ in range(jobs)]
+    done = 0
+    for paths in folders:  # contiguous chunks of about equal plan counts
+        chunks[min(jobs - 1, done * jobs // total)].append(paths)
+        done += len(paths)
+    _WORK = (facts, chunks)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_check_chunk, range(jobs))
+    finally:
+        _WORK = None
+    return [d for result in results for d in result]
