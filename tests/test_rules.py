@@ -7,6 +7,9 @@ its severity, the file and the line, and the exit code.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -989,3 +992,22 @@ def test_a_repeated_dependency_does_not_hide_gsd042(project: Project, gsd, depen
     assert [(d["code"], d["path"], d["line"]) for d in diagnostics] == [
         ("GSD042", PLAN_02, line_of(text, "wave:"))
     ]
+
+
+def test_two_findings_on_one_line_come_out_in_one_order(project: Project) -> None:
+    """Two GSD002s on line 1 sorted by where and code alone came out in the order of a
+    set, which changes with PYTHONHASHSEED: the message breaks the tie."""
+    project.plan("01-01", without(without(BASE, "wave"), "type"))
+    outputs = set()
+    for seed in ("1", "2", "3", "4", "5"):
+        done = subprocess.run(
+            [sys.executable, "-m", "gsd", "validate", "--format", "json"],
+            cwd=project.root, capture_output=True, text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    found = [d for d in json.loads(outputs.pop())["diagnostics"] if d["code"] == "GSD002"]
+    assert [d["message"] for d in found] == sorted(d["message"] for d in found)
+    assert len(found) == 2

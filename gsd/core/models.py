@@ -49,8 +49,10 @@ class Diagnostic(NamedTuple):
     code: str
     message: str
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.col, self.code)
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        """Where, then which rule, then the message: two findings of one rule on one line
+        (two missing fields) come out in the same order in every run."""
+        return (self.path, self.line, self.col, self.code, self.message)
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
