@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -11,7 +10,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.io import gitguard, gitread, records
-from gsd.io.gitrun import GitRunner, Result, Side, lock_held, literal, reason, split
+from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, reason, split
 
 try:
     import git  # noqa: F401 - its import is the check that git runs (see below)
