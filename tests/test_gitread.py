@@ -13,6 +13,7 @@ import pytest
 import gsd.io.git
 import gsd.io.gitread
 from gsd.core.errors import GsdError, UsageError, logged
+from gsd.io.commits import Commits
 from gsd.io.gitread import committed_tasks
 from tests.conftest import REPO, Project, git, plan_text
 
@@ -41,10 +42,10 @@ def test_newest_commit_per_task_from_head_and_plan_branches(
     git(root, "branch", "other", on_branch)  # not a plan branch: not counted
     assert committed_tasks(root) == {"01-01-1": newer}
     assert committed_tasks(root, plan_branches=True) == {"01-01-1": newer, "01-02-1": on_branch}
-    assert committed_tasks(root) == gsd.io.git.Git(root).committed_tasks()
-    assert committed_tasks(root, plan_branches=True) == gsd.io.git.Git(root).committed_tasks(
-        plan_branches=True
-    )
+    assert committed_tasks(root) == Commits(gsd.io.git.Git(root)).committed_tasks()
+    assert committed_tasks(root, plan_branches=True) == Commits(
+        gsd.io.git.Git(root)
+    ).committed_tasks(plan_branches=True)
 
 
 def test_nothing_committed_outside_a_repository_or_before_the_first_commit(
@@ -137,7 +138,7 @@ def test_a_hook_that_hangs_ends_as_a_one_line_error(
     git_project.write("a.txt", "work\n")
     started = time.monotonic()
     with pytest.raises(GsdError) as caught:
-        gsd.io.git.Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+        Commits(gsd.io.git.Git(root)).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert time.monotonic() - started < 60  # 1 s, then at most 2 x 5 s of grace
     message = str(caught.value)
     assert "\n" not in message

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 from gsd.core.errors import GsdError
-from gsd.io import records
+from gsd.io import gitrun, records
 from gsd.io.git import SHA_RE, Git
-from gsd.io.gitrun import LOCK_WAIT_S, details, literal, reason, some, split
+from gsd.io.gitrun import details, literal, reason, some, split
 
 PLAN_BRANCH_PREFIX = "refs/heads/gsd/"
 
@@ -122,7 +122,7 @@ class Branches:
         `finish_merge`'s), else the conflicted paths, with the merge already aborted.
         Another git's index.lock is waited for, then a GsdError: never a conflict."""
         argv = ("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch)
-        deadline = time.monotonic() + LOCK_WAIT_S
+        deadline = time.monotonic() + gitrun.LOCK_WAIT_S
         while True:
             self.git.wait_for_index_lock(deadline, argv)
             done = self.git.run(*argv, ok=(0, 1, 2))

@@ -30,12 +30,15 @@ from gsd.core.words import plural
 from gsd.formats import prompt, summary
 from gsd.formats.agents import EXECUTOR, Agent
 from gsd.io import approvals, sandbox
+from gsd.io.branches import Branches, MergeRefused
+from gsd.io.commits import Commits
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git, MergeRefused
+from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.lock import RunLock
 from gsd.io.phases import Phase
 from gsd.io.project import Project
+from gsd.io.recovery import OpenCheckpoints
 from gsd.io.signals import Interruption
 from gsd.io.worktree import Worktrees, branch_of
 from gsd.output import render
@@ -127,7 +130,7 @@ def _recover(git: Git, say: Callable[[str], None]) -> Worktrees:
     # A run killed during a spawn left a checkpoint open. In the user's checkout (the
     # in-place opt-in) nothing is reset: what changed since may be the user's, and a
     # one-line error says what to do; plan worktrees are gsd's and are rolled back.
-    recovery = git.recover(owned=False)
+    recovery = OpenCheckpoints(git).recover(owned=False)
     for tag in recovery.rolled_back:
         say(f"rolled back {tag}, left open by an interrupted run")
     for line in recovery.warnings:
@@ -255,7 +258,7 @@ class _Run:
         # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
         # derived on the branch it is merged into, never on this one (they would conflict)
         self.books.on_plan_branch = worktrees.here in {branch_of(p) for p in graph.plans}
-        self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
+        self.committed = Commits(git).committed_tasks()  # Gsd-Task trailer -> commit
         settings = project.config
         self.scope = settings.specialists.scope
         self.retries = settings.specialists.max_retries
@@ -282,7 +285,7 @@ class _Run:
 
     def to_spawn(self) -> list[TaskDispatch]:
         """Every task this run may start an agent for (not done, not committed)."""
-        committed = self.git.committed_tasks(plan_branches=True)
+        committed = Commits(self.git).committed_tasks(plan_branches=True)
         found = []
         for number, wave in enumerate(self.graph.waves, 1):
             if self.options.only_wave not in (None, number):
@@ -434,7 +437,7 @@ class _Run:
                            error_type="unknown", details=str(exc))  # fmt: skip
         for tag in recovered:
             self.say(f"rolled back {tag}, left open by an interrupted run")
-        end = self.tasks(plan, wave, place, place.committed_tasks())
+        end = self.tasks(plan, wave, place, Commits(place).committed_tasks())
         if end.status == "complete":
             end = end._replace(summary=self._summary(end, place))
             if self.commit_docs:  # else it is written after the merge (`merge`)
@@ -454,7 +457,7 @@ class _Run:
         its committed tasks go onto that branch (a fast-forward), which the job pushes and
         the next run there continues. gsd/{plan}-run keeps them when that cannot be."""
         run_branch = self.worktrees.branch(plan.id)
-        if self.git.fast_forward(run_branch):
+        if Branches(self.git).fast_forward(run_branch):
             self.worktrees.delete_branch(plan.id)
         else:
             self.say(
@@ -478,14 +481,16 @@ class _Run:
         # one look at the files the bookkeeping may write; the user's other uncommitted
         # files git itself keeps: a merge that would overwrite one never starts
         self.books.seen(self.git.dirty_among(self.books.candidates()))
-        present = [p for p in self.git.added_by(branch) if os.path.lexists(self.project.root / p)]
+        present = [
+            p for p in Branches(self.git).added_by(branch) if os.path.lexists(self.project.root / p)
+        ]
         ignored = sorted(set(present) - self.git.tracked_among(present)) if present else []
         if ignored:  # git would overwrite them (and an undone merge delete them)
             return self._unmerged(end, branch, (
                 f"it adds {', '.join(ignored[:5])}, which your checkout has as files git "
                 "ignores: move them away"))  # fmt: skip
         try:
-            conflicts = self.git.start_merge(branch, message)
+            conflicts = Branches(self.git).start_merge(branch, message)
         except MergeRefused as refused:
             return self._unmerged(end, branch, self._refusal(refused.paths))
         if conflicts:
@@ -521,11 +526,11 @@ class _Run:
             self.books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
             pending = sorted(self.books.written)
             paths = pending if self.commit_docs else []
-            sha = self.git.finish_merge(message, paths)
+            sha = Branches(self.git).finish_merge(message, paths)
         except BaseException:
             if not self.commit_docs:
                 unmerged.unlink(missing_ok=True)  # not merged: the plan is not done here
-            self.git.abort_merge()  # which also undoes the log lines flushed for it
+            Branches(self.git).abort_merge()  # which also undoes the log lines flushed for it
             self.journal.unflush()
             self.books.undo(self.git)
             raise
@@ -729,14 +734,14 @@ class _Run:
         plan = end.plan
         self.journal.plan_event(plan.id, "plan-complete")
         tip = place.head() or "HEAD"
-        changed = self.git.changed_since_fork(tip, [
+        changed = Branches(self.git).changed_since_fork(tip, [
             self.journal.plan_log(plan.id),
             *(t for t in self.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
         ])  # fmt: skip
         paths = self.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
         written = self._summary_folder(place.root) / f"{plan.id}-SUMMARY.md"
         summary.write(written, end.summary)
-        place.commit_docs(f"docs({plan.id}): plan summary",
+        Commits(place).commit_docs(f"docs({plan.id}): plan summary",
                           [written.relative_to(place.root).as_posix(), *paths])  # fmt: skip
 
     def _summary(self, end: PlanEnd, place: Git) -> str:
@@ -747,7 +752,7 @@ class _Run:
         earlier = summary.logged_attempts(plan.id, dict.fromkeys(
             [self.project.planning, place.root / planning_rel]))  # fmt: skip
         outcomes, created = summary.with_commits(
-            plan.id, [*earlier, *end.attempts], place.plan_task_commits(plan.id)
+            plan.id, [*earlier, *end.attempts], Commits(place).plan_task_commits(plan.id)
         )
         now = datetime.now(timezone.utc)
         started, finished = end.started or now, end.finished or now

@@ -23,8 +23,12 @@ from gsd.formats.agents import Agent
 from gsd.formats.config import env_flag
 from gsd.formats.prompt import allowed_files, automated_commands
 from gsd.io import proc, userguard
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import Checkpoint
+from gsd.io.commits import Commits
 from gsd.io.dispatch import TaskDispatch, run_files
-from gsd.io.git import Checkpoint, Git, Observation
+from gsd.io.git import Git
+from gsd.io.observe import Observation, Observer
 from gsd.io.records import ANY_SIZE, read_private
 from gsd.io.sandbox import Confinement, Settings, landlock_abi, make_state_folders
 
@@ -73,7 +77,7 @@ def run_task(
         return guards
     with _rolled_back_on_crash(git, guards.checkpoint):
         if cancel is not None and cancel.is_set():  # interrupted before the spawn
-            git.delete_checkpoint(guards.checkpoint)
+            Checkpoints(git).delete(guards.checkpoint)
             return _failed(job, error_type="unknown",
                            details="interrupted before the agent started")  # fmt: skip
         spawn = _spawn(job, guards)
@@ -142,7 +146,7 @@ def _prepare(job: _Job, allow_dirty: bool) -> _Guards | TaskOutcome:
     user = _unconfined_user_checkout(git, sandbox)
     confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
-        checkpoint = git.create_checkpoint(job.plan.id, job.task.index,
+        checkpoint = Checkpoints(git).create(job.plan.id, job.task.index,
                                            allow_dirty=allow_dirty, confined=confined)  # fmt: skip
     except GsdError as exc:
         return _failed(job, error_type="checkpoint-failed", details=logged(exc))
@@ -156,7 +160,7 @@ def _rolled_back_on_crash(git: Git, checkpoint: Checkpoint) -> Iterator[None]:
         yield
     except BaseException:
         with contextlib.suppress(GsdError, OSError):
-            git.rollback(checkpoint)
+            Checkpoints(git).rollback(checkpoint)
         raise
 
 
@@ -197,7 +201,9 @@ def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
-    seen = seen.then(git.observe(checkpoint)) if seen else git.observe(checkpoint)
+    seen = (
+        seen.then(Observer(git).observe(checkpoint)) if seen else Observer(git).observe(checkpoint)
+    )
     violations = enforce.check(
         tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
         changed_refs=seen.changed_refs,
@@ -242,10 +248,10 @@ def _settle(
         details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
     if error_type is None:
-        git.delete_checkpoint(checkpoint)
+        Checkpoints(git).delete(checkpoint)
     else:
         try:
-            git.rollback(checkpoint)
+            Checkpoints(git).rollback(checkpoint)
         except GsdError as exc:  # the tree is not restored: log the failure, then stop
             rollback_failed = exc
             details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
@@ -282,7 +288,7 @@ def _judge(
     without = verdict(False)
     if without.success or verdict(True) == without:
         return without, None
-    seen = git.observe(checkpoint)
+    seen = Observer(git).observe(checkpoint)
     return verdict(bool(seen.changed)), seen
 
 
@@ -293,12 +299,20 @@ def _commit(
     nothing changed, error type, details)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     try:
-        git.squash_agent_commits(checkpoint)
+        Checkpoints(git).squash_agent_commits(checkpoint)
         if not changed:
             return None, None, ""  # nothing to commit: no empty commit
         if checkpoint.snapshot is None:  # nothing else was staged: the quick way
-            return git.commit_paths(plan.id, task.index, task.name, agent.name, changed), None, ""
-        return git.commit_task(plan.id, task.index, task.name, agent.name, changed), None, ""
+            return (
+                Commits(git).commit_paths(plan.id, task.index, task.name, agent.name, changed),
+                None,
+                "",
+            )
+        return (
+            Commits(git).commit_task(plan.id, task.index, task.name, agent.name, changed),
+            None,
+            "",
+        )
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
         return None, "unknown", f"task commit failed: {logged(exc)}"
 
