@@ -481,16 +481,15 @@ class _Run:
         # one look at the files the bookkeeping may write; the user's other uncommitted
         # files git itself keeps: a merge that would overwrite one never starts
         self.books.seen(self.git.dirty_among(self.books.candidates()))
-        present = [
-            p for p in Branches(self.git).added_by(branch) if os.path.lexists(self.project.root / p)
-        ]
+        branches = Branches(self.git)
+        present = [p for p in branches.added_by(branch) if os.path.lexists(self.project.root / p)]
         ignored = sorted(set(present) - self.git.tracked_among(present)) if present else []
         if ignored:  # git would overwrite them (and an undone merge delete them)
             return self._unmerged(end, branch, (
                 f"it adds {', '.join(ignored[:5])}, which your checkout has as files git "
                 "ignores: move them away"))  # fmt: skip
         try:
-            conflicts = Branches(self.git).start_merge(branch, message)
+            conflicts = branches.start_merge(branch, message)
         except MergeRefused as refused:
             return self._unmerged(end, branch, self._refusal(refused.paths))
         if conflicts:

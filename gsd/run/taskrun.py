@@ -201,9 +201,8 @@ def _assess(job: _Job, checkpoint: Checkpoint, spawn: _Spawned, scope: str) -> _
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
-    seen = (
-        seen.then(Observer(git).observe(checkpoint)) if seen else Observer(git).observe(checkpoint)
-    )
+    observed = Observer(git).observe(checkpoint)
+    seen = seen.then(observed) if seen else observed
     violations = enforce.check(
         tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
         changed_refs=seen.changed_refs,
@@ -297,22 +296,14 @@ def _commit(
 ) -> tuple[str | None, str | None, str]:
     """The task's one commit (the agent's own commits folded in): (sha or None when
     nothing changed, error type, details)."""
-    git, plan, task, agent = job.git, job.plan, job.task, job.agent
+    commits, plan, task, agent = Commits(job.git), job.plan, job.task, job.agent
     try:
-        Checkpoints(git).squash_agent_commits(checkpoint)
+        Checkpoints(job.git).squash_agent_commits(checkpoint)
         if not changed:
             return None, None, ""  # nothing to commit: no empty commit
-        if checkpoint.snapshot is None:  # nothing else was staged: the quick way
-            return (
-                Commits(git).commit_paths(plan.id, task.index, task.name, agent.name, changed),
-                None,
-                "",
-            )
-        return (
-            Commits(git).commit_task(plan.id, task.index, task.name, agent.name, changed),
-            None,
-            "",
-        )
+        # nothing else was staged (no snapshot): the quick way
+        commit = commits.commit_paths if checkpoint.snapshot is None else commits.commit_task
+        return commit(plan.id, task.index, task.name, agent.name, changed), None, ""
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
         return None, "unknown", f"task commit failed: {logged(exc)}"
 
