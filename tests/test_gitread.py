@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -25,10 +26,14 @@ def commit(root: Path, message: str, *trailers: str) -> str:
     return git(root, "rev-parse", "HEAD").strip()
 
 
-def test_same_program_as_gitpython_finds() -> None:
-    import git  # GitPython: its import is gsd.io.git's check that this program runs
-
-    assert gsd.io.gitread.GIT == str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+def test_the_program_is_git_on_path_or_the_one_named_by_the_variable() -> None:
+    probe = "import gsd.io.gitread as g; print(g.GIT)"
+    named = {**os.environ, "GIT_PYTHON_GIT_EXECUTABLE": "/opt/git/bin/git"}
+    unset = {k: v for k, v in os.environ.items() if k != "GIT_PYTHON_GIT_EXECUTABLE"}
+    for env, program in ((named, "/opt/git/bin/git"), (unset, "git")):
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        assert done.stdout == f"{program}\n"
 
 
 def test_newest_commit_per_task_from_head_and_plan_branches(

@@ -12,20 +12,9 @@ from gsd.core.errors import GsdError, InputError
 from gsd.io import gitguard, gitread, records
 from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, reason, split
 
-try:
-    import git  # noqa: F401 - its import is the check that git runs (see below)
-except ImportError as exc:  # GitPython refuses to import when it finds no git executable
-    _said = str(exc).strip()
-    raise GsdError(
-        f"cannot use git: {_said.splitlines()[0] if _said else type(exc).__name__}",
-        hint="install git, or point GIT_PYTHON_GIT_EXECUTABLE at it",
-        details=_said,
-    ) from exc
-
-# GitPython's import found git (honouring GIT_PYTHON_GIT_EXECUTABLE) and checked that it
-# runs; every command is then started by gsd.io.gitread (the same program), which drops the
-# GIT_* variables a parent git exports and ends a command that outlives its timeout
-# (GitPython's launcher only adds to the environment and waits for ever).
+# Every command is started by gsd.io.gitread, which drops the GIT_* variables a parent git
+# exports and ends a command that outlives its timeout; a git that cannot start is one
+# line (`Git()` says so). GitPython was measured and removed (docs/PERFORMANCE.md).
 
 # State files of an operation that stops half way; checkpoints refuse to start inside one.
 _OPERATIONS = {
