@@ -8,7 +8,8 @@ from pathlib import Path
 from gsd.core.errors import GsdError
 from gsd.io import gitrun, records
 from gsd.io.git import SHA_RE, Git
-from gsd.io.gitrun import details, literal, reason, some, split
+from gsd.io.gitread import details, first_reason
+from gsd.io.gitrun import literal, some, split
 
 PLAN_BRANCH_PREFIX = "refs/heads/gsd/"
 
@@ -133,7 +134,7 @@ class Branches:
                 raise MergeRefused(branch, refused)
             if done.status == 2:
                 raise GsdError(f"git merge {branch} failed in {self.git.root}: "
-                               f"{reason(done.err) or 'exit status 2'}",
+                               f"{first_reason(done.err) or 'exit status 2'}",
                                details=details(argv, done))  # fmt: skip
             if "Unable to write index" not in done.err:
                 break
@@ -142,7 +143,7 @@ class Branches:
             self.abort_merge()
         conflicted = split(self.git.run("diff", "--name-only", "-z", "--diff-filter=U").out)
         self.abort_merge()
-        return conflicted or [reason(done.err) or "merge failed"]
+        return conflicted or [first_reason(done.err) or "merge failed"]
 
     def finish_merge(self, message: str, paths: list[str]) -> str:
         """Commit the merge `start_merge` prepared, with `paths` (gsd's bookkeeping) added."""

@@ -20,7 +20,8 @@ from gsd.io.checkpointrecord import (
     Kept,
 )
 from gsd.io.git import REFS, Git, Status
-from gsd.io.gitrun import one_line, reason, some, split
+from gsd.io.gitread import first_reason
+from gsd.io.gitrun import one_line, some, split
 from gsd.io.observe import Observer
 from gsd.io.restore import PROTECTED_SCAN, STASH_LOG, ProtectedFiles, RefRestorer
 
@@ -212,7 +213,7 @@ class Checkpoints:
             self.git.ledger.forget(tag)
             if self.git.run("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
                 raise GsdError(
-                    f"cannot create checkpoint tag {tag}: {reason(done.err)}",
+                    f"cannot create checkpoint tag {tag}: {first_reason(done.err)}",
                     hint="check that the repository is writable",
                     details=done.err,
                 )

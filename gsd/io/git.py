@@ -10,7 +10,8 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.io import gitguard, gitread, records
-from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, reason, split
+from gsd.io.gitread import first_reason
+from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, split
 
 # Every command is started by gsd.io.gitread, which drops the GIT_* variables a parent git
 # exports and ends a command that outlives its timeout; a git that cannot start is one
@@ -284,7 +285,7 @@ class Git:
         if done.status == 1 and not done.err.strip():  # once more, on a refreshed index
             done = self.run("stash", "create", ok=(0, 1))
         if done.status == 1 and done.err.strip():
-            raise GsdError(f"git stash create failed in {self._root}: {reason(done.err)}",
+            raise GsdError(f"git stash create failed in {self._root}: {first_reason(done.err)}",
                            details=done.err)  # fmt: skip
         return done.out.strip()
 

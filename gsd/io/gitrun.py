@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError
 from gsd.io import gitguard, gitread
+from gsd.io.gitread import details, first_reason
 
 # Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
 # index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
@@ -19,9 +20,6 @@ _READ_ONLY = {"status", "diff", "diff-tree", "ls-files", "for-each-ref", "rev-pa
               "merge-base", "cat-file", "rev-list"}  # fmt: skip
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
 LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.lock
-
-reason = gitread.first_reason
-details = gitread.details
 
 
 class Result(NamedTuple):
@@ -98,7 +96,7 @@ class GitRunner:
     def _error(self, argv: tuple[str, ...], result: Result) -> GsdError:
         command, args = argv[0], argv[1:]
         what = " ".join([command, *[a for a in args[:1] if not a.startswith("-")]])
-        why = reason(result.err) or f"exit status {result.status}"
+        why = first_reason(result.err) or f"exit status {result.status}"
         hint = "the log has git's whole message"
         if "identity unknown" in result.err or "tell me who you are" in result.err:
             hint = "set git config user.name and user.email"
