@@ -18,7 +18,7 @@ order rotated each round, after warm-up tasks:
          (a built-in), `git tag`, `git add -A`, `git commit -q -m ...`, `git tag -d`.
 
 gsd's own cost per task is run_task minus the agent alone (median minus median, and
-minimum minus minimum); the ratio is that over the floor. While gsd runs, `Git._run`
+minimum minus minimum); the ratio is that over the floor. While gsd runs, `Git.run`
 (the one place gsd starts git) and `proc.supervise` are wrapped with perf_counter to
 count and time git processes per task, by subcommand and by the Git method run_task
 called (the wrappers cost about a microsecond a call). After the timed tasks, the
@@ -200,15 +200,16 @@ class Calls:
         self.active = False
         self.git: list[tuple[str, str, float]] = []  # (Git method run_task called, subcommand, s)
         self.supervise: list[float] = []
-        self.started = 0  # every git process, those run beside another (Git._start) too
+        self.started = 0  # every git process, those run beside another (GitRunner.start) too
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
         from gsd.io import proc
         from gsd.io.git import Git
+        from gsd.io.gitrun import GitRunner
 
-        run_original, supervise_original = Git._run, proc.supervise
-        start_original = Git._start
+        run_original, supervise_original = Git.run, proc.supervise
+        start_original = GitRunner.start
 
         def _start(git_self: Any, *args: Any, **kwargs: Any) -> Any:
             if self.active:
@@ -232,12 +233,12 @@ class Calls:
                 if self.active:
                     self.supervise.append(time.perf_counter() - start)
 
-        setattr(Git, "_run", _run)  # noqa: B010 (a wrapper, put back by uninstall)
-        setattr(Git, "_start", _start)  # noqa: B010
+        setattr(Git, "run", _run)  # noqa: B010 (a wrapper, put back by uninstall)
+        setattr(GitRunner, "start", _start)  # noqa: B010
         setattr(proc, "supervise", supervise)  # noqa: B010
         self._undo = [
-            lambda: setattr(Git, "_run", run_original),
-            lambda: setattr(Git, "_start", start_original),
+            lambda: setattr(Git, "run", run_original),
+            lambda: setattr(GitRunner, "start", start_original),
             lambda: setattr(proc, "supervise", supervise_original),
         ]
 
@@ -374,13 +375,13 @@ def measure_size(
 
 
 def per_call_cost(gsd_git: Any, root: Path, runs: int = 15) -> tuple[float, float]:
-    """One cheap git command (`rev-parse --git-dir`) via gsd's Git._run (GitPython) and
-    via a bare subprocess.run: the fixed cost of one git process, and GitPython's share."""
+    """One cheap git command (`rev-parse --git-dir`) via gsd's Git.run and
+    via a bare subprocess.run: the fixed cost of one git process, and gsd's share."""
     via_gsd, via_subprocess = [], []
     argv = ["git", "rev-parse", "--git-dir"]
     for _ in range(runs):
         start = time.perf_counter()
-        gsd_git._run("rev-parse", "--git-dir")
+        gsd_git.run("rev-parse", "--git-dir")
         via_gsd.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run(argv, cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
@@ -425,7 +426,7 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     say(f"-- where gsd's time goes at {files:,} files (mean per task over {tasks} tasks) --")
     rows = [
         [f"git processes ({result['started'] / tasks:.0f} per task; {len(git_calls) / tasks:.0f} "
-         "timed via Git._run, the rest run beside them)",
+         "timed via Git.run, the rest run beside them)",
          ms(git_total / tasks), f"{git_total / gsd_total:.0%}"],
         ["proc.supervise (spawn, wait, registry; agent included)",
          ms(supervise_total / tasks), f"{supervise_total / gsd_total:.0%}"],
@@ -463,8 +464,8 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     table(["command", "ms"], [[k, ms(v)] for k, v in result["floor_commands"].items()])
     via_gsd, via_subprocess = result["per_call"]
     say(
-        f"one `git rev-parse --git-dir` (median of 15): {ms(via_gsd)} ms via gsd's Git._run "
-        f"(GitPython), {ms(via_subprocess)} ms via a bare subprocess.run"
+        f"one `git rev-parse --git-dir` (median of 15): {ms(via_gsd)} ms via gsd's Git.run "
+        f", {ms(via_subprocess)} ms via a bare subprocess.run"
     )
     say("")
 

@@ -159,10 +159,11 @@ def test_errors_command_filters_and_formats(project, gsd) -> None:
 
 
 def test_checkpoints_list_and_prune(git_project, gsd) -> None:
+    from gsd.io.checkpoint import Checkpoints
     from gsd.io.git import Git
 
     assert gsd("checkpoints", "list").out == "No checkpoint tags.\n"
-    left = Git(git_project.root).create_checkpoint("01-02", 3)  # as a crash leaves it
+    left = Checkpoints(Git(git_project.root)).create("01-02", 3)  # as a crash leaves it
     listed = json.loads(gsd("checkpoints", "list", "--format", "json").out)["checkpoints"]
     assert [(c["tag"], c["plan"], c["task"]) for c in listed] == [(left.tag, "01-02", 3)]
     assert gsd("checkpoints", "prune", "--older-than", "1").out == ""  # too recent to prune

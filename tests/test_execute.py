@@ -400,11 +400,12 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
 ])  # fmt: skip
 def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) -> None:
     """SPEC 8: every listing command takes --format text|markdown|json."""
+    from gsd.io.checkpoint import Checkpoints
     from gsd.io.git import Git
 
     fail(tmp_path, "01-01", 2)  # a failure, so that errors and report have rows
     gsd("execute-phase", "1")
-    Git(phase.root).create_checkpoint("01-01", 2)  # one left behind, for checkpoints list
+    Checkpoints(Git(phase.root)).create("01-01", 2)  # one left behind, for checkpoints list
     result = gsd(*command, "--format", "markdown")
     assert result.code == 0, result.err
     rows = [line for line in result.out.splitlines() if line.startswith("|")]

@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-import gsd.io.git
+import gsd.io.checkpoint
+import gsd.io.gitread
 from gsd.core.errors import GsdError, InputError
-from gsd.io.git import CHECKPOINT_PREFIX, Git
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.commits import Commits
+from gsd.io.git import Git
+from gsd.io.observe import Observer
+from gsd.io.recovery import OpenCheckpoints
 from tests.conftest import Project, git
 
 
@@ -80,6 +86,15 @@ def test_not_a_repository_is_one_clear_line(tmp_path: Path) -> None:
     assert one_line_error(caught.value) == f"not a git repository: {plain} (run git init)"
 
 
+def test_a_missing_git_program_is_one_clear_line(
+    repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gsd.io.gitread, "GIT", str(tmp_path / "no-such-git"))
+    with pytest.raises(GsdError) as caught:
+        Git(repo.root)
+    assert one_line_error(caught.value) == "git is not installed or not on PATH (install git)"
+
+
 def test_root_and_git_dirs_in_a_worktree(repo: Project, tmp_path: Path) -> None:
     main = Git(repo.root)
     assert main.root == repo.root.resolve()
@@ -110,7 +125,7 @@ def test_remove_new_untracked_touches_only_new_untracked_files(repo: Project) ->
 def test_two_checkpoints_in_the_same_second_differ(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.io.git, "datetime", Frozen)
+    monkeypatch.setattr(gsd.io.checkpoint, "datetime", Frozen)
     suffixes = iter(["aaaaaa", "aaaaaa", "bbbbbb"])  # the second name collides once
 
     class Secrets:
@@ -118,10 +133,10 @@ def test_two_checkpoints_in_the_same_second_differ(
         def token_hex(n: int) -> str:
             return next(suffixes)
 
-    monkeypatch.setattr(gsd.io.git, "secrets", Secrets)
+    monkeypatch.setattr(gsd.io.checkpoint, "secrets", Secrets)
     g = Git(repo.root)
-    first = g.create_checkpoint("01-02", 1)
-    second = g.create_checkpoint("01-02", 1)
+    first = Checkpoints(g).create("01-02", 1)
+    second = Checkpoints(g).create("01-02", 1)
     assert first.tag == f"{CHECKPOINT_PREFIX}01-02/1-20260223T143215Z-aaaaaa"
     assert second.tag == f"{CHECKPOINT_PREFIX}01-02/1-20260223T143215Z-bbbbbb"
     assert checkpoint_tags(repo.root) == [first.tag, second.tag]
@@ -132,14 +147,14 @@ def test_checkpoint_adds_no_commit(repo: Project) -> None:
     count = git(root, "rev-list", "--count", "HEAD")
     branches = git(root, "log", "--branches", "--format=%H")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 3)
+    cp = Checkpoints(g).create("01-02", 3)
     assert cp.head == git(root, "rev-parse", "HEAD").strip()
     assert cp.branch == "main" and cp.snapshot is None and cp.untracked == ()
     assert git(root, "rev-parse", cp.tag).strip() == cp.head
     assert "refs/heads/main" in cp.refs and cp.refs["HEAD"] == "ref: refs/heads/main"
     assert not any(ref.startswith(CHECKPOINT_PREFIX) for ref in cp.refs)
     repo.write("a.txt", "dirty\n")
-    dirty = g.create_checkpoint("01-02", 4, allow_dirty=True)
+    dirty = Checkpoints(g).create("01-02", 4, allow_dirty=True)
     assert dirty.snapshot and git(root, "rev-parse", dirty.tag).strip() == dirty.snapshot
     assert git(root, "rev-list", "--count", "HEAD") == count
     assert git(root, "log", "--branches", "--format=%H") == branches
@@ -152,14 +167,14 @@ def test_dirty_tree_is_refused_without_allow_dirty(repo: Project) -> None:
     repo.write("untracked.txt", "x\n")
     repo.write("a.txt", "uncommitted\n")
     with pytest.raises(GsdError) as caught:
-        g.create_checkpoint("01-02", 1)
+        Checkpoints(g).create("01-02", 1)
     message = one_line_error(caught.value)
     assert message.startswith("working tree has uncommitted changes: a.txt in ")
     assert message.endswith("(commit or stash them, or pass --allow-dirty)")
     assert checkpoint_tags(repo.root) == []
     git(repo.root, "checkout", "--", "a.txt")
     # Untracked files alone are not dirt: nothing to snapshot, the tag points at HEAD.
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     assert cp.snapshot is None and cp.untracked == ("untracked.txt",)
 
 
@@ -174,30 +189,30 @@ def test_checkpoint_refuses_an_unfinished_operation(repo: Project) -> None:
     done = subprocess.run(["git", "cherry-pick", side], cwd=root, capture_output=True)
     assert done.returncode != 0
     with pytest.raises(GsdError, match="a cherry-pick is in progress"):
-        Git(root).create_checkpoint("01-02", 1, allow_dirty=True)
+        Checkpoints(Git(root)).create("01-02", 1, allow_dirty=True)
 
 
 def test_bad_plan_id_is_a_clear_error(repo: Project) -> None:
     with pytest.raises(GsdError) as caught:
-        Git(repo.root).create_checkpoint("01..02", 1)
+        Checkpoints(Git(repo.root)).create("01..02", 1)
     assert "cannot be part of a git tag name" in one_line_error(caught.value)
 
 
 def test_list_and_prune_checkpoints(repo: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     g = Git(repo.root)
-    monkeypatch.setattr(gsd.io.git, "datetime", Frozen)
-    old = g.create_checkpoint("02.1-01", 2)
+    monkeypatch.setattr(gsd.io.checkpoint, "datetime", Frozen)
+    old = Checkpoints(g).create("02.1-01", 2)
     monkeypatch.undo()
-    new = g.create_checkpoint("01-02", 1)
+    new = Checkpoints(g).create("01-02", 1)
     head = git(repo.root, "rev-parse", "HEAD").strip()
     git(repo.root, "update-ref", f"{CHECKPOINT_PREFIX}odd-name", head)
-    listed = g.list_checkpoints()
+    listed = Checkpoints(g).tags()
     assert [cp.tag for cp in listed] == [old.tag, new.tag]
     assert listed[0].plan_id == "02.1-01" and listed[0].task == 2 and listed[0].sha == head
     assert listed[0].created == Frozen.moment
-    assert g.prune_checkpoints(older_than=timedelta(days=1)) == [old.tag]
-    assert sorted(g.prune_checkpoints()) == sorted([new.tag, f"{CHECKPOINT_PREFIX}odd-name"])
-    assert checkpoint_tags(repo.root) == [] and g.list_checkpoints() == []
+    assert Checkpoints(g).prune(older_than=timedelta(days=1)) == [old.tag]
+    assert sorted(Checkpoints(g).prune()) == sorted([new.tag, f"{CHECKPOINT_PREFIX}odd-name"])
+    assert checkpoint_tags(repo.root) == [] and Checkpoints(g).tags() == []
 
 
 # -- rollback ------------------------------------------------------------------------
@@ -218,7 +233,7 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     git(root, "add", "staged.txt")
     before = repo_state(root)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
+    cp = Checkpoints(g).create("01-02", 1, allow_dirty=True)
     assert cp.snapshot and cp.untracked == ("notes.txt",)
     assert git(root, "status", "--porcelain", "-uall") == before["status"]
 
@@ -236,8 +251,8 @@ def test_rollback_of_a_dirty_checkpoint_is_exact(repo: Project) -> None:
     commit_all(root, "feature commit")
     repo.write("later.txt", "uncommitted\n")
 
-    changed = g.changed_files(cp)
-    g.rollback(cp)
+    changed = Observer(g).changed_files(cp)
+    Checkpoints(g).rollback(cp)
 
     after = repo_state(root)
     # a branch made meanwhile may be the user's (made in their checkout): it is left, and
@@ -270,14 +285,14 @@ def test_rollback_of_a_clean_checkpoint(repo: Project) -> None:
     root = repo.root
     g = Git(root)
     head = git(root, "rev-parse", "HEAD")
-    cp = g.create_checkpoint("01-02", 2)
+    cp = Checkpoints(g).create("01-02", 2)
     repo.write("a.txt", "agent\n")
     git(root, "mv", "b.txt", "moved.txt")
     repo.write("brand/new.txt", "new\n")
     commit_all(root, "agent")
     git(root, "checkout", "-q", "--detach", "HEAD~1")
-    changed = g.changed_files(cp)
-    g.rollback(cp)
+    changed = Observer(g).changed_files(cp)
+    Checkpoints(g).rollback(cp)
     assert changed == ["a.txt", "b.txt", "brand/new.txt", "moved.txt"]
     assert git(root, "status", "--porcelain", "-uall") == ""
     assert git(root, "rev-parse", "HEAD") == head
@@ -290,7 +305,7 @@ def test_rollback_of_a_detached_checkpoint_and_a_half_done_rebase(repo: Project)
     git(root, "checkout", "-q", "--detach", "HEAD")
     head = git(root, "rev-parse", "HEAD")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     assert cp.branch is None
     git(root, "checkout", "-q", "-b", "tmp")
     repo.write("a.txt", "tmp\n")
@@ -300,7 +315,7 @@ def test_rollback_of_a_detached_checkpoint_and_a_half_done_rebase(repo: Project)
     commit_all(root, "main")
     done = subprocess.run(["git", "rebase", "tmp"], cwd=root, capture_output=True)
     assert done.returncode != 0  # stopped on a conflict
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert git(root, "rev-parse", "HEAD") == head
     assert subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=root).returncode == 1
     assert git(root, "status", "--porcelain", "-uall") == ""
@@ -318,21 +333,21 @@ def test_rollback_keeps_a_preexisting_untracked_file_the_agent_committed(
     root = repo.root
     repo.write("mine.txt", "mine\n")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
+    cp = Checkpoints(g).create("01-02", 1, allow_dirty=True)
     git(root, "add", "mine.txt")
     git(root, "commit", "-q", "-m", "agent took it")
-    assert g.changed_files(cp) == ["mine.txt"]
-    g.rollback(cp)
+    assert Observer(g).changed_files(cp) == ["mine.txt"]
+    Checkpoints(g).rollback(cp)
     assert (root / "mine.txt").read_text() == "mine\n"
     assert git(root, "status", "--porcelain", "-uall") == "?? mine.txt\n"
 
 
 def test_rollback_failure_keeps_the_tag(repo: Project) -> None:
     g = Git(repo.root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     bogus = cp._replace(snapshot="0" * 40)
     with pytest.raises(GsdError) as caught:
-        g.rollback(bogus)
+        Checkpoints(g).rollback(bogus)
     message = one_line_error(caught.value)
     assert message.startswith(f"rollback to {cp.tag} failed: ")
     assert "the tag is kept" in message
@@ -349,8 +364,8 @@ def test_changed_files_lists_exactly_what_the_spawn_changed(repo: Project) -> No
     commit_all(root, "more files")
     repo.write("pre.txt", "predates\n")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
-    assert g.changed_files(cp) == []
+    cp = Checkpoints(g).create("01-02", 1, allow_dirty=True)
+    assert Observer(g).changed_files(cp) == []
     repo.write("committed.txt", "changed\n")
     git(root, "commit", "-q", "-m", "one", "committed.txt")
     repo.write("flip.txt", "flipped\n")
@@ -362,7 +377,7 @@ def test_changed_files_lists_exactly_what_the_spawn_changed(repo: Project) -> No
     git(root, "mv", "old.txt", "renamed.txt")
     repo.write("new/new.txt", "new\n")
     repo.write("new.log", "ignored\n")
-    assert g.changed_files(cp) == [
+    assert Observer(g).changed_files(cp) == [
         "committed.txt",
         "del.txt",
         "flip.txt",
@@ -379,11 +394,11 @@ def test_changed_files_is_relative_to_the_snapshot(repo: Project) -> None:
     repo.write("b.txt", "user's staged work\n")
     git(repo.root, "add", "b.txt")
     g = Git(repo.root)
-    cp = g.create_checkpoint("01-02", 1, allow_dirty=True)
-    assert g.changed_files(cp) == []
+    cp = Checkpoints(g).create("01-02", 1, allow_dirty=True)
+    assert Observer(g).changed_files(cp) == []
     repo.write("sub/c.txt", "agent\n")
     git(repo.root, "add", "a.txt")  # staging alone is a change to the index
-    assert g.changed_files(cp) == ["a.txt", "sub/c.txt"]
+    assert Observer(g).changed_files(cp) == ["a.txt", "sub/c.txt"]
 
 
 def test_changed_refs_reports_rewrites_not_new_commits(repo: Project) -> None:
@@ -392,17 +407,17 @@ def test_changed_refs_reports_rewrites_not_new_commits(repo: Project) -> None:
     git(root, "tag", "v2")
     git(root, "branch", "other")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     repo.write("a.txt", "agent\n")
     sha = commit_all(root, "agent commit")
     git(root, "tag", "new-tag")
-    assert g.changed_refs(cp.refs, cp) == []
+    assert Observer(g).changed_refs(cp.refs, cp) == []
     assert git(root, "rev-list", f"{cp.head}..HEAD").split() == [sha]
     git(root, "tag", "-d", "v1")
     git(root, "tag", "-f", "v2", "HEAD")
     git(root, "branch", "-f", "other", "HEAD")
     git(root, "reset", "-q", "--hard", "HEAD~2")
-    assert g.changed_refs(cp.refs, cp) == [
+    assert Observer(g).changed_refs(cp.refs, cp) == [
         "branch other moved",
         "tag v1 deleted",
         "tag v2 moved",
@@ -414,12 +429,12 @@ def test_changed_refs_reports_rewrites_not_new_commits(repo: Project) -> None:
 def test_changed_refs_reports_switch_and_detach(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "checkout", "-q", "-b", "x")
-    assert g.changed_refs(cp.refs, cp) == ["HEAD switched to branch x"]
+    assert Observer(g).changed_refs(cp.refs, cp) == ["HEAD switched to branch x"]
     git(root, "checkout", "-q", "--detach")
     git(root, "branch", "-f", "main", "HEAD~1")
-    assert g.changed_refs(cp.refs, cp) == [
+    assert Observer(g).changed_refs(cp.refs, cp) == [
         "HEAD detached",
         "branch main moved to a commit that does not descend from the checkpoint",
     ]
@@ -432,14 +447,14 @@ def test_other_worktrees_are_neither_reported_nor_restored(repo: Project, tmp_pa
         git(root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(tmp_path / plan))
     mine, theirs = tmp_path / "01-02", tmp_path / "01-03"
     g = Git(mine)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     (theirs / "a.txt").write_text("other plan\n")
     their_commit = commit_all(theirs, "other plan's task")
     (root / "README.md").write_text("user on main\n")
     user_commit = commit_all(root, "user on main")
     (mine / "mine.txt").write_text("agent\n")
-    assert g.changed_refs(cp.refs, cp) == []
-    g.rollback(cp)
+    assert Observer(g).changed_refs(cp.refs, cp) == []
+    Checkpoints(g).rollback(cp)
     assert git(root, "rev-parse", "gsd/01-03").strip() == their_commit
     assert git(root, "rev-parse", "main").strip() == user_commit
     assert git(mine, "rev-parse", "HEAD").strip() == base
@@ -453,11 +468,11 @@ def test_commit_task_message_and_trailers(repo: Project) -> None:
     root = repo.root
     g = Git(root)
     before = git(root, "rev-list", "--count", "HEAD")
-    assert g.commit_task("01-02", 3, "Task 3: nothing", "python-pro", []) is None
+    assert Commits(g).commit_task("01-02", 3, "Task 3: nothing", "python-pro", []) is None
     assert git(root, "rev-list", "--count", "HEAD") == before  # no empty commit
     repo.write("a.txt", "work\n")
     repo.write("new.txt", "work\n")
-    sha = g.commit_task(
+    sha = Commits(g).commit_task(
         "01-02", 3, "Task 3:\n  add the\nthing ", "python-pro", ["a.txt", "new.txt"]
     )
     assert sha == git(root, "rev-parse", "HEAD").strip()
@@ -465,7 +480,7 @@ def test_commit_task_message_and_trailers(repo: Project) -> None:
         "feat(01-02): Task 3: add the thing\n\nGsd-Task: 01-02-3\nGsd-Specialist: python-pro\n\n"
     )
     assert git(root, "status", "--porcelain", "-uall") == ""
-    assert g.committed_tasks() == {"01-02-3": sha}
+    assert Commits(g).committed_tasks() == {"01-02-3": sha}
 
 
 def test_commit_task_with_paths_commits_only_those(repo: Project) -> None:
@@ -477,8 +492,11 @@ def test_commit_task_with_paths_commits_only_those(repo: Project) -> None:
     (root / "gone.txt").unlink()
     repo.write("odd*name.txt", "task\n")
     repo.write("untouched.txt", "not the task's\n")
-    assert g.commit_task("01-02", 1, "n", "a", paths=["sub/c.txt", "never-existed.txt"]) is None
-    sha = g.commit_task("01-02", 1, "n", "a", paths=["a.txt", "gone.txt", "odd*name.txt"])
+    assert (
+        Commits(g).commit_task("01-02", 1, "n", "a", paths=["sub/c.txt", "never-existed.txt"])
+        is None
+    )
+    sha = Commits(g).commit_task("01-02", 1, "n", "a", paths=["a.txt", "gone.txt", "odd*name.txt"])
     assert sha is not None
     shown = git(root, "show", "--name-status", "--format=", sha)
     assert shown == "M\ta.txt\nD\tgone.txt\nA\todd*name.txt\n"
@@ -489,13 +507,13 @@ def test_committed_tasks_since_and_through_a_merge(repo: Project, tmp_path: Path
     root = repo.root
     g = Git(root)
     repo.write("a.txt", "one\n")
-    first = g.commit_task("01-01", 1, "one", "gsd-executor", ["a.txt"])
+    first = Commits(g).commit_task("01-01", 1, "one", "gsd-executor", ["a.txt"])
     git(root, "worktree", "add", "-q", "-b", "gsd/01-02", str(tmp_path / "wt"))
     (tmp_path / "wt" / "b.txt").write_text("two\n")
-    second = Git(tmp_path / "wt").commit_task("01-02", 1, "two", "python-pro", ["b.txt"])
+    second = Commits(Git(tmp_path / "wt")).commit_task("01-02", 1, "two", "python-pro", ["b.txt"])
     git(root, "merge", "-q", "--no-ff", "-m", "merge", "gsd/01-02")
-    assert g.committed_tasks() == {"01-01-1": first, "01-02-1": second}
-    assert g.committed_tasks(since=first) == {"01-02-1": second}
+    assert Commits(g).committed_tasks() == {"01-01-1": first, "01-02-1": second}
+    assert Commits(g).committed_tasks(since=first) == {"01-02-1": second}
 
 
 def test_commit_without_identity_is_one_clear_line(
@@ -507,7 +525,7 @@ def test_commit_without_identity_is_one_clear_line(
     git(repo.root, "config", "user.useConfigOnly", "true")
     repo.write("a.txt", "work\n")
     with pytest.raises(GsdError) as caught:
-        Git(repo.root).commit_task("01-02", 1, "n", "a", ["a.txt"])
+        Commits(Git(repo.root)).commit_task("01-02", 1, "n", "a", ["a.txt"])
     message = one_line_error(caught.value)
     assert message.startswith(f"git commit failed in {repo.root.resolve()}: ")
     assert message.endswith("(set git config user.name and user.email)")
@@ -536,7 +554,7 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
     repo.write("old-untracked.txt", "before\n")
     git(root, "branch", "gsd/01-03")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     for step in AGENT_ACTIONS[action]:
         verb, _, arg = step.partition(" ")
         if verb == "write":
@@ -555,8 +573,14 @@ def test_observe_equals_the_full_methods(repo: Project, action: str) -> None:
             git(root, "branch", "-f", arg, "HEAD~1")
         elif verb == "stash":
             git(root, "stash", "-q")
-    seen = g.observe(cp)
-    assert seen == (g.changed_files(cp), g.changed_refs(cp.refs, cp), [], [], [])
+    seen = Observer(g).observe(cp)
+    assert seen == (
+        Observer(g).changed_files(cp),
+        Observer(g).changed_refs(cp.refs, cp),
+        [],
+        [],
+        [],
+    )
     status = g.status()
     assert status.head == g.head()
     if action != "commit":  # (that agent's `git add -A` committed the old file)
@@ -571,33 +595,38 @@ def test_observe_is_three_git_processes_side_by_side_while_other_plans_move(
         git(root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(tmp_path / plan))
     mine, theirs = tmp_path / "01-02", tmp_path / "01-03"
     g = Git(mine)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     (theirs / "a.txt").write_text("other plan\n")
-    Git(theirs).commit_paths("01-03", 1, "other plan's task", "worker", ["a.txt"])
+    Commits(Git(theirs)).commit_paths("01-03", 1, "other plan's task", "worker", ["a.txt"])
     git(root, "branch", "-f", "gsd/01-04", "HEAD")  # a plan branch made meanwhile
     (mine / "mine.txt").write_text("agent\n")
     trace = tmp_path / "trace"
     monkeypatch.setenv("GIT_TRACE", str(trace))
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     monkeypatch.delenv("GIT_TRACE")
     commands = [line.split("trace: built-in: git ")[1].split()[0]
                 for line in trace.read_text().splitlines() if "built-in: git " in line]  # fmt: skip
     assert sorted(commands) == ["for-each-ref", "ls-files", "status"]
     assert seen == (["mine.txt"], [], [], [], [])
-    assert seen[:2] == (g.changed_files(cp), g.changed_refs(cp.refs, cp))
+    assert seen[:2] == (Observer(g).changed_files(cp), Observer(g).changed_refs(cp.refs, cp))
 
 
 def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: Project) -> None:
     root = repo.root
     g = Git(root)
     head = git(root, "rev-parse", "HEAD")
-    g.create_checkpoint("01-02", 1)
+    Checkpoints(g).create("01-02", 1)
     repo.write("a.txt", "half done\n")  # gsd killed during the spawn
-    assert Git(root).recover(owned=True).rolled_back and git(root, "rev-parse", "HEAD") == head
+    assert (
+        OpenCheckpoints(Git(root)).recover(owned=True).rolled_back
+        and git(root, "rev-parse", "HEAD") == head
+    )
     assert (root / "a.txt").read_text() == "a.txt v1\n" and checkpoint_tags(root) == []
-    g.create_checkpoint("01-02", 1)
+    Checkpoints(g).create("01-02", 1)
     repo.write("a.txt", "done\n")
-    sha = g.commit_task("01-02", 1, "Task 1", "worker", ["a.txt"])  # killed before the tag went
-    assert Git(root).recover(owned=True).rolled_back == []
+    sha = Commits(g).commit_task(
+        "01-02", 1, "Task 1", "worker", ["a.txt"]
+    )  # killed before the tag went
+    assert OpenCheckpoints(Git(root)).recover(owned=True).rolled_back == []
     assert git(root, "rev-parse", "HEAD").strip() == sha
     assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []

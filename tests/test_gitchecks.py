@@ -15,9 +15,15 @@ import pytest
 
 import gsd.io.git
 import gsd.io.gitread
+import gsd.io.gitrun
 from gsd.core import enforce
 from gsd.core.errors import GsdError
-from gsd.io.git import CHECKPOINT_PREFIX, Git
+from gsd.io.branches import Branches
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.commits import Commits
+from gsd.io.git import Git
+from gsd.io.observe import Observer
 from tests.conftest import Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error, repo_state
 
@@ -58,12 +64,12 @@ def test_stash_clear_is_reported_and_every_stash_comes_back(repo: Project) -> No
     make_stashes(repo, 3)
     before = stash_list(root)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "stash", "clear")
     assert stash_list(root) == ""
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.changed_refs == ["stash list changed"]
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert stash_list(root) == before
     git(root, "stash", "pop", "-q", "stash@{2}")  # the oldest one still applies
     assert (root / "a.txt").read_text() == "user's stash 0\n"
@@ -74,10 +80,10 @@ def test_a_dropped_stash_in_the_middle_is_reported_and_restored(repo: Project) -
     make_stashes(repo, 3)
     before = stash_list(root)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "stash", "drop", "-q", "stash@{1}")  # refs/stash itself stays where it was
-    assert g.observe(cp).changed_refs == ["stash list changed"]
-    g.rollback(cp)
+    assert Observer(g).observe(cp).changed_refs == ["stash list changed"]
+    Checkpoints(g).rollback(cp)
     assert stash_list(root) == before
 
 
@@ -91,11 +97,11 @@ def test_the_newest_stash_taken_comes_back_with_no_entry_added(
     make_stashes(repo, 3)
     before = stash_list(root)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "stash", *taken)
     git(root, "checkout", "-q", "--", ".")  # what a pop applied: the agent's change
-    assert g.observe(cp).changed_refs == ["stash list changed"]
-    g.rollback(cp)
+    assert Observer(g).observe(cp).changed_refs == ["stash list changed"]
+    Checkpoints(g).rollback(cp)
     assert stash_list(root) == before
 
 
@@ -105,12 +111,12 @@ def test_a_stash_pushed_meanwhile_is_left_it_may_be_the_users(repo: Project) -> 
     root = repo.root
     make_stashes(repo, 1)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     repo.write("a.txt", "the user's work, stashed while the agent ran\n")
     git(root, "stash", "push", "-q", "-m", "user later")
     after = stash_list(root)
-    assert g.observe(cp).changed_refs == []
-    g.rollback(cp)
+    assert Observer(g).observe(cp).changed_refs == []
+    Checkpoints(g).rollback(cp)
     assert stash_list(root) == after and after.count("\n") == 2
 
 
@@ -121,18 +127,18 @@ def test_notes_remotes_and_any_ref_are_watched_and_restored(repo: Project) -> No
     git(root, "update-ref", "refs/remotes/origin/main", head)
     git(root, "update-ref", "refs/custom/thing", head)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "notes", "add", "-f", "-m", "agent's note")
     git(root, "update-ref", "-d", "refs/remotes/origin/main")
     git(root, "update-ref", "refs/custom/thing", git(root, "rev-parse", "HEAD~1").strip())
     git(root, "update-ref", "refs/custom/new", head)  # created: not reported, left
-    assert g.observe(cp).changed_refs == [
+    assert Observer(g).observe(cp).changed_refs == [
         "ref refs/custom/thing moved",
         "notes commits moved",
         "remote-tracking branch origin/main deleted",
     ]
     notes = git(root, "rev-parse", "refs/notes/commits")
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     # what was deleted or moved off its line is put back; what moved on (the notes) and
     # what is new (refs/custom/new) may be the user's and loses nothing: both are left
     after = git(root, "for-each-ref")
@@ -144,25 +150,25 @@ def test_notes_remotes_and_any_ref_are_watched_and_restored(repo: Project) -> No
 def test_a_checkpoint_tag_an_agent_makes_is_reported_and_deleted(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     forged = f"{CHECKPOINT_PREFIX}01-02/1-20200101T000000Z-abcdef"
     git(root, "update-ref", forged, "HEAD")
-    other = Git(root).create_checkpoint("01-03", 1)  # gsd's own, meanwhile: not the agent's
-    seen = g.observe(cp)
+    other = Checkpoints(Git(root)).create("01-03", 1)  # gsd's own, meanwhile: not the agent's
+    seen = Observer(g).observe(cp)
     assert seen.changed_refs == ["checkpoint tag checkpoint/01-02/1-20200101T000000Z-abcdef "
                                  "created, not by gsd"]  # fmt: skip
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert checkpoint_tags(root) == [other.tag]
 
 
 def test_deleting_another_gsd_tag_is_reported_and_undone(repo: Project) -> None:
     root = repo.root
-    older = Git(root).create_checkpoint("01-03", 1)  # another plan's, open
+    older = Checkpoints(Git(root)).create("01-03", 1)  # another plan's, open
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "update-ref", "-d", older.tag)
-    assert g.observe(cp).changed_refs == [f"tag {older.name} deleted"]
-    g.rollback(cp)
+    assert Observer(g).observe(cp).changed_refs == [f"tag {older.name} deleted"]
+    Checkpoints(g).rollback(cp)
     assert checkpoint_tags(root) == [older.tag]
 
 
@@ -179,14 +185,14 @@ def test_another_plans_branch_deleted_is_reported_and_restored(
 ) -> None:
     mine, theirs = plans
     (theirs / "t.txt").write_text("their work\n")
-    their_tip = Git(theirs).commit_paths("01-03", 1, "theirs", "worker", ["t.txt"])
+    their_tip = Commits(Git(theirs)).commit_paths("01-03", 1, "theirs", "worker", ["t.txt"])
     g = Git(mine)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(mine, "update-ref", "-d", "refs/heads/gsd/01-03")  # the agent, from its worktree
-    assert g.observe(cp).changed_refs == [
+    assert Observer(g).observe(cp).changed_refs == [
         "branch gsd/01-03 (checked out in another worktree) deleted"
     ]
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert git(repo.root, "rev-parse", "gsd/01-03").strip() == their_tip
 
 
@@ -195,12 +201,12 @@ def test_another_plans_branch_moved_off_its_line_is_reported_not_moved_back(
 ) -> None:
     mine, theirs = plans
     g = Git(mine)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     (theirs / "t.txt").write_text("their work, committed by plain git\n")
     commit_all(theirs, "their agent's own commit")  # a descendant: their plan's business
-    assert g.observe(cp).changed_refs == []
+    assert Observer(g).observe(cp).changed_refs == []
     git(mine, "update-ref", "refs/heads/gsd/01-03", "HEAD~1")
-    assert g.observe(cp).changed_refs == [
+    assert Observer(g).observe(cp).changed_refs == [
         "branch gsd/01-03 (checked out in another worktree) moved to a commit that does not "
         "descend from its tip"
     ]
@@ -210,10 +216,10 @@ def test_a_plan_branch_checked_out_nowhere_is_watched_like_any(repo: Project) ->
     root = repo.root
     git(root, "branch", "gsd/01-09")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "branch", "-D", "gsd/01-09")
-    assert g.observe(cp).changed_refs == ["branch gsd/01-09 deleted"]
-    g.rollback(cp)
+    assert Observer(g).observe(cp).changed_refs == ["branch gsd/01-09 deleted"]
+    Checkpoints(g).rollback(cp)
     assert git(root, "branch", "--list", "gsd/01-09").strip() == "gsd/01-09"
 
 
@@ -223,17 +229,17 @@ def test_gsds_own_writes_meanwhile_are_neither_reported_nor_undone(
     root = repo.root
     mine, theirs = plans
     g = Git(mine)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     # While this spawn runs: the other plan commits, then its worktree goes (its branch is
     # no longer checked out anywhere), and a wave-1 branch is deleted after its merge.
     git(root, "branch", "gsd/01-01")
     (theirs / "t.txt").write_text("their work\n")
-    their_tip = Git(theirs).commit_paths("01-03", 1, "theirs", "worker", ["t.txt"])
+    their_tip = Commits(Git(theirs)).commit_paths("01-03", 1, "theirs", "worker", ["t.txt"])
     git(root, "worktree", "remove", str(theirs))
-    Git(root).delete_branch("gsd/01-01")
-    seen = g.observe(cp)
+    Branches(Git(root)).delete_branch("gsd/01-01")
+    seen = Observer(g).observe(cp)
     assert seen.changed_refs == []
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert git(root, "rev-parse", "gsd/01-03").strip() == their_tip
     assert git(root, "branch", "--list", "gsd/01-01") == ""
 
@@ -247,11 +253,11 @@ def test_a_hidden_edit_of_config_json_shows_and_the_flag_is_cleared(
 ) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     repo.write(".planning/config.json", '{"mode": "yolo"}\n')
     git(root, "update-index", flag, ".planning/config.json")
     assert git(root, "status", "--porcelain") == ""  # what git alone shows
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     kind = flag.removeprefix("--")
     assert seen.flags == [f"{kind} on .planning/config.json"]
     assert seen.changed == [".planning/config.json"]
@@ -260,7 +266,7 @@ def test_a_hidden_edit_of_config_json_shows_and_the_flag_is_cleared(
     assert [v.kind for v in found] == ["tier", "protected", "index-flags"]
     assert all(v.fatal for v in found)
     assert git(root, "ls-files", "-v", ".planning/config.json") == "H .planning/config.json\n"
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert (root / ".planning/config.json").read_text() == ".planning/config.json v1\n"
     assert git(root, "status", "--porcelain") == ""
 
@@ -270,12 +276,12 @@ def test_the_users_own_flags_are_left_alone(repo: Project) -> None:
     git(root, "update-index", "--assume-unchanged", "a.txt")
     git(root, "update-index", "--skip-worktree", "b.txt")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     assert cp.flags == {"a.txt": "assume-unchanged", "b.txt": "skip-worktree"}
     git(root, "update-index", "--skip-worktree", "c.txt")  # the agent adds one
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.flags == ["skip-worktree on c.txt"]
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert git(root, "ls-files", "-v") == (
         "H .gitignore\nH .planning/config.json\nH README.md\nh a.txt\nS b.txt\nH c.txt\n"
     )
@@ -285,14 +291,14 @@ def test_an_index_untouched_by_the_agent_is_not_read_again(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     g = Git(repo.root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     repo.write("a.txt", "agent, without git\n")
 
     def unexpected(*args: object) -> None:
         raise AssertionError("the index was parsed although it did not change")
 
     monkeypatch.setattr(gsd.io.git.indexflags, "index_flags", unexpected)
-    assert g.observe(cp).changed == ["a.txt"]
+    assert Observer(g).observe(cp).changed == ["a.txt"]
 
 
 # -- .git internals ------------------------------------------------------------------
@@ -304,7 +310,7 @@ def test_a_planted_hook_and_fsmonitor_never_run_and_are_put_back(repo: Project) 
     config = (root / ".git/config").read_bytes()
     hooks = sorted(p.name for p in (root / ".git/hooks").iterdir())
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     # The agent: a hook, an fsmonitor (run by every git status), a pager, an alias.
     evil = str(root.parent / "evil.sh")
     for hook in ("pre-commit", "post-commit", "commit-msg"):
@@ -313,13 +319,13 @@ def test_a_planted_hook_and_fsmonitor_never_run_and_are_put_back(repo: Project) 
     (root / ".git/info/attributes").write_text("* filter=evil\n")
     git(root, "config", "filter.evil.clean", evil)
     repo.write("a.txt", "agent\n")
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.internals == [
         "config", "hooks/commit-msg", "hooks/post-commit", "hooks/pre-commit", "info/attributes",
     ]  # fmt: skip
     assert seen.changed == ["a.txt"]
-    g.commit_paths("01-02", 1, "task", "worker", seen.changed)
-    g.delete_checkpoint(cp)
+    Commits(g).commit_paths("01-02", 1, "task", "worker", seen.changed)
+    Checkpoints(g).delete(cp)
     assert not mark.exists(), "gsd ran a program the agent planted"
     assert (root / ".git/config").read_bytes() == config
     assert sorted(p.name for p in (root / ".git/hooks").iterdir()) == hooks
@@ -337,27 +343,27 @@ def test_a_hooks_folder_swapped_for_a_symlink_comes_back_as_it_was(
     elsewhere.mkdir()
     (elsewhere / "keep.txt").write_text("not gsd's to touch\n")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     os.rename(hooks, tmp_path / "old-hooks")
     hooks.symlink_to(elsewhere)
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert "hooks" in seen.internals
     assert hooks.is_dir() and not hooks.is_symlink()
     assert stat.S_IMODE((hooks / "pre-push").stat().st_mode) == 0o751
     assert (elsewhere / "keep.txt").read_text() == "not gsd's to touch\n"
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
 
 
 def test_a_worktrees_own_config_worktree_is_watched(repo: Project, tmp_path: Path) -> None:
     git(repo.root, "worktree", "add", "-q", "-b", "gsd/01-02", str(tmp_path / "wt"))
     g = Git(tmp_path / "wt")
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(repo.root, "config", "extensions.worktreeConfig", "true")
     git(tmp_path / "wt", "config", "--worktree", "core.pager", "evil")
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.internals == ["config", "worktrees/wt/config.worktree"]
     assert not (repo.root / ".git/worktrees/wt/config.worktree").exists()
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
 
 
 def test_a_hook_planted_by_one_plans_agent_never_runs_in_another_plans_commit(
@@ -366,27 +372,27 @@ def test_a_hook_planted_by_one_plans_agent_never_runs_in_another_plans_commit(
     mine, theirs = plans
     mark = planted(repo.root)
     me, them = Git(mine), Git(theirs)
-    mine_cp, their_cp = me.create_checkpoint("01-02", 1), them.create_checkpoint("01-03", 1)
+    mine_cp, their_cp = Checkpoints(me).create("01-02", 1), Checkpoints(them).create("01-03", 1)
     (theirs / "t.txt").write_text("their agent's work\n")
     hook = repo.root / ".git/hooks/pre-commit"
     hook.symlink_to(repo.root.parent / "evil.sh")  # their agent, while both spawns run
     (mine / "m.txt").write_text("my agent's work\n")
-    seen = me.observe(mine_cp)  # gsd's first git command after my spawn: hook gone first
-    me.commit_paths("01-02", 1, "mine", "worker", seen.changed)
-    me.delete_checkpoint(mine_cp)
+    seen = Observer(me).observe(mine_cp)  # gsd's first git command after my spawn: hook gone first
+    Commits(me).commit_paths("01-02", 1, "mine", "worker", seen.changed)
+    Checkpoints(me).delete(mine_cp)
     assert not mark.exists() and not os.path.lexists(hook)
     # Nobody can tell which agent did it: every spawn open at the time hears of it.
     assert seen.internals == ["hooks/pre-commit"]
-    assert them.observe(their_cp).internals == ["hooks/pre-commit"]
-    them.rollback(their_cp)
+    assert Observer(them).observe(their_cp).internals == ["hooks/pre-commit"]
+    Checkpoints(them).rollback(their_cp)
 
 
 def test_rollback_alone_puts_internals_back(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     (root / ".git/hooks/pre-commit").write_text("#!/bin/sh\nexit 1\n")
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert not (root / ".git/hooks/pre-commit").exists()
 
 
@@ -401,20 +407,20 @@ def test_ignored_secrets_are_compared_and_restored_exactly(repo: Project) -> Non
     repo.write("secrets/deploy.key", "KEY user\n")  # inside an ignored folder
     repo.write("unrelated.log", "ignored, not protected\n")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     repo.write(".env", "TOKEN=agent\n")
     (root / "certs/server.pem").unlink()
     repo.write("secrets/deploy.key", "KEY agent\n")
     repo.write("new/.env.production", "TOKEN=planted\n")
     repo.write("unrelated.log", "agent\n")
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.protected == [".env", "certs/server.pem", "new/.env.production",
                               "secrets/deploy.key"]  # fmt: skip
     assert seen.changed == []
     found = enforce.check(tier="full", changed=[], allowed=[], scope="warn",
                           ignored_protected=seen.protected)  # fmt: skip
     assert [(v.kind, v.fatal) for v in found] == [("protected", True)]
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert (root / ".env").read_text() == "TOKEN=user\n"
     assert stat.S_IMODE((root / ".env").stat().st_mode) == 0o600
     assert (root / "certs/server.pem").read_text() == "PEM user\n"
@@ -432,12 +438,12 @@ def test_a_secret_behind_a_symlinked_folder_is_never_written_through(
     outside.mkdir()
     (outside / ".env").write_text("someone else's\n")
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     os.rename(root / "conf", tmp_path / "moved-conf")
     (root / "conf").symlink_to(outside)
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.protected == ["conf/.env"] and seen.changed == ["conf"]
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert (root / "conf/.env").read_text() == "TOKEN=user\n" and not (root / "conf").is_symlink()
     assert (outside / ".env").read_text() == "someone else's\n"
 
@@ -448,18 +454,18 @@ def test_a_secret_behind_a_symlinked_folder_is_never_written_through(
 def test_an_agents_commits_mv_and_rm_end_in_one_task_commit(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "mv", "a.txt", "moved.txt")
     git(root, "rm", "-q", "b.txt")
     repo.write("c.txt", "agent\n")
     git(root, "commit", "-q", "-am", "the agent's own commit")
     git(root, "mv", "c.txt", "c2.txt")  # and more, staged only
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.changed == ["a.txt", "b.txt", "c.txt", "c2.txt", "moved.txt"]
     assert seen.changed_refs == []
-    assert g.squash_agent_commits(cp) is True
-    sha = g.commit_paths("01-02", 1, "Task 1", "worker", seen.changed)
-    g.delete_checkpoint(cp)
+    assert Checkpoints(g).squash_agent_commits(cp) is True
+    sha = Commits(g).commit_paths("01-02", 1, "Task 1", "worker", seen.changed)
+    Checkpoints(g).delete(cp)
     assert git(root, "rev-list", "--count", f"{cp.head}..HEAD").strip() == "1"
     shown = git(root, "show", "--name-status", "--no-renames", "--format=%B", sha)
     assert "Gsd-Task: 01-02-1" in shown
@@ -474,7 +480,7 @@ def test_git_mv_and_rm_commit_through_commit_task_too(repo: Project) -> None:
     g = Git(root)
     git(root, "mv", "a.txt", "moved.txt")
     git(root, "rm", "-q", "b.txt")
-    sha = g.commit_task("01-02", 1, "Task 1", "worker", ["a.txt", "b.txt", "moved.txt"])
+    sha = Commits(g).commit_task("01-02", 1, "Task 1", "worker", ["a.txt", "b.txt", "moved.txt"])
     assert sha is not None
     shown = git(root, "show", "--name-status", "--no-renames", "--format=", sha)
     assert shown == "D\ta.txt\nD\tb.txt\nA\tmoved.txt\n"
@@ -483,12 +489,12 @@ def test_git_mv_and_rm_commit_through_commit_task_too(repo: Project) -> None:
 def test_nothing_to_squash(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
-    assert g.squash_agent_commits(cp) is False
+    cp = Checkpoints(g).create("01-02", 1)
+    assert Checkpoints(g).squash_agent_commits(cp) is False
     git(root, "checkout", "-q", "-b", "elsewhere")
     repo.write("a.txt", "elsewhere\n")
     commit_all(root, "on another branch")
-    assert g.squash_agent_commits(cp) is False
+    assert Checkpoints(g).squash_agent_commits(cp) is False
 
 
 # -- index.lock, stderr, environment --------------------------------------------------
@@ -503,7 +509,7 @@ def test_another_gits_index_lock_is_waited_for(repo: Project) -> None:
     threading.Timer(0.3, lock.unlink).start()
     repo.write("a.txt", "work\n")
     started = time.monotonic()
-    g.commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+    Commits(g).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert time.monotonic() - started >= 0.25
     assert g.index_lock_held() is None
     assert git(root, "status", "--porcelain") == ""
@@ -513,7 +519,7 @@ def test_a_lock_held_too_long_is_one_clear_error_never_a_merge_conflict(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo.root
-    monkeypatch.setattr(gsd.io.git, "LOCK_WAIT_S", 0.3)
+    monkeypatch.setattr(gsd.io.gitrun, "LOCK_WAIT_S", 0.3)
     git(root, "checkout", "-q", "-b", "side")
     repo.write("side.txt", "side\n")
     commit_all(root, "side")
@@ -522,14 +528,14 @@ def test_a_lock_held_too_long_is_one_clear_error_never_a_merge_conflict(
     lock.write_text("")
     g = Git(root)
     with pytest.raises(GsdError) as caught:
-        g.start_merge("side", "merge side")
+        Branches(g).start_merge("side", "merge side")
     message = one_line_error(caught.value)
     assert message.startswith(f"another git process holds {lock}; gsd waited 0.3 s")
     assert "index.lock still there after 0.3 s" in caught.value.details
     assert g.status().changed == frozenset()  # a read needs no lock
     lock.unlink()
-    assert g.start_merge("side", "merge side") == []
-    g.abort_merge()
+    assert Branches(g).start_merge("side", "merge side") == []
+    Branches(g).abort_merge()
 
 
 def test_a_lock_taken_during_a_merge_is_waited_for_not_called_a_conflict(
@@ -550,9 +556,9 @@ def test_a_lock_taken_during_a_merge_is_waited_for_not_called_a_conflict(
     )
     hook.chmod(0o755)
     g = Git(root)
-    assert g.start_merge("side", "merge side") == []
+    assert Branches(g).start_merge("side", "merge side") == []
     assert once.exists()
-    g.finish_merge("merge side", [])
+    Branches(g).finish_merge("merge side", [])
     assert (root / "side.txt").read_text() == "side\n"
 
 
@@ -563,7 +569,7 @@ def test_a_git_error_keeps_its_whole_stderr(repo: Project) -> None:
     hook.chmod(0o755)
     repo.write("a.txt", "work\n")
     with pytest.raises(GsdError) as caught:
-        Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+        Commits(Git(root)).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert one_line_error(caught.value).startswith(f"git commit failed in {root}: first line")
     assert caught.value.details.splitlines()[1:] == ["first line", "second line"]
     assert "Gsd-Task: 01-02-1" in caught.value.details.splitlines()[0]
@@ -606,7 +612,7 @@ def test_repo_state_is_exact_after_everything_at_once(repo: Project) -> None:
     repo.write(".env", "TOKEN=user\n")
     before = {**repo_state(root), "stash": stash_list(root)}
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "stash", "clear")
     git(root, "tag", "-d", "v1")
     git(root, "update-index", "--skip-worktree", "a.txt")
@@ -615,9 +621,9 @@ def test_repo_state_is_exact_after_everything_at_once(repo: Project) -> None:
     (root / ".git/hooks/post-checkout").write_text("#!/bin/sh\nexit 0\n")
     repo.write("b.txt", "committed by the agent\n")
     commit_all(root, "agent")
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert all(seen[1:]), seen
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert {**repo_state(root), "stash": stash_list(root)} == before
     assert (root / ".env").read_text() == "TOKEN=user\n"
     assert not (root / ".git/hooks/post-checkout").exists()
@@ -629,11 +635,11 @@ def test_a_program_gsd_would_run_is_not_run_while_observing(repo: Project) -> No
     root = repo.root
     mark = planted(root)
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1)
+    cp = Checkpoints(g).create("01-02", 1)
     git(root, "config", "core.fsmonitor", str(root.parent / "evil.sh"))
     subprocess.run([sys.executable, "-c", "pass"], check=True)  # the spawn ends
-    g.observe(cp)
-    g.rollback(cp)
+    Observer(g).observe(cp)
+    Checkpoints(g).rollback(cp)
     assert not mark.exists()
 
 
@@ -645,25 +651,25 @@ def test_another_plans_checkpoint_tag_gone_between_the_ledger_and_the_ref_is_gsd
     gsd's own, so nothing is reported and rollback does not bring it back."""
     root = repo.root
     other = Git(root)
-    theirs = other.create_checkpoint("01-06", 1)
+    theirs = Checkpoints(other).create("01-06", 1)
     gsd.io.git.refledger.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
     g = Git(root)
-    cp = g.create_checkpoint("01-07", 1)
+    cp = Checkpoints(g).create("01-07", 1)
     git(root, "update-ref", "-d", theirs.tag)  # ... and now it goes
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert seen.changed_refs == []
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert theirs.tag.removeprefix("refs/tags/") not in git(root, "tag", "--list")
 
 
 def test_a_checkpoint_tag_gsd_never_made_is_still_the_agents(repo: Project) -> None:
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-07", 1)
+    cp = Checkpoints(g).create("01-07", 1)
     head = git(root, "rev-parse", "HEAD").strip()
     git(root, "update-ref", f"{CHECKPOINT_PREFIX}01-07/9-20200101T000000Z-planted", head)
-    assert any("created, not by gsd" in note for note in g.observe(cp).changed_refs)
-    g.rollback(cp)
+    assert any("created, not by gsd" in note for note in Observer(g).observe(cp).changed_refs)
+    Checkpoints(g).rollback(cp)
     assert "planted" not in git(root, "tag", "--list")
 
 
@@ -675,7 +681,7 @@ def test_in_a_sandbox_what_the_user_does_to_refs_and_config_meanwhile_stays(
     rollback keeps the user's new stash, branch, commit, tag and remote."""
     root = repo.root
     g = Git(root)
-    cp = g.create_checkpoint("01-02", 1, confined=True)
+    cp = Checkpoints(g).create("01-02", 1, confined=True)
     repo.write("a.txt", "the user's work, stashed\n")
     git(root, "stash", "push", "-q", "-m", "user's stash")
     git(root, "switch", "-q", "-c", "feature")
@@ -690,9 +696,9 @@ def test_in_a_sandbox_what_the_user_does_to_refs_and_config_meanwhile_stays(
         return [line for line in listed if not line.startswith(CHECKPOINT_PREFIX)]
 
     refs = users_refs()
-    seen = g.observe(cp)
+    seen = Observer(g).observe(cp)
     assert (seen.changed_refs, seen.internals) == ([], [])
-    g.rollback(cp)
+    Checkpoints(g).rollback(cp)
     assert users_refs() == refs
     assert "user's stash" in stash_list(root)
     assert "origin" in git(root, "remote")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 import gsd.io.git
 import gsd.io.gitread
 from gsd.core.errors import GsdError, UsageError, logged
+from gsd.io.commits import Commits
 from gsd.io.gitread import committed_tasks
 from tests.conftest import REPO, Project, git, plan_text
 
@@ -24,10 +26,14 @@ def commit(root: Path, message: str, *trailers: str) -> str:
     return git(root, "rev-parse", "HEAD").strip()
 
 
-def test_same_program_as_gitpython_finds() -> None:
-    import git  # GitPython: its import is gsd.io.git's check that this program runs
-
-    assert gsd.io.gitread.GIT == str(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+def test_the_program_is_git_on_path_or_the_one_named_by_the_variable() -> None:
+    probe = "import gsd.io.gitread as g; print(g.GIT)"
+    named = {**os.environ, "GIT_PYTHON_GIT_EXECUTABLE": "/opt/git/bin/git"}
+    unset = {k: v for k, v in os.environ.items() if k != "GIT_PYTHON_GIT_EXECUTABLE"}
+    for env, program in ((named, "/opt/git/bin/git"), (unset, "git")):
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        assert done.stdout == f"{program}\n"
 
 
 def test_newest_commit_per_task_from_head_and_plan_branches(
@@ -41,10 +47,10 @@ def test_newest_commit_per_task_from_head_and_plan_branches(
     git(root, "branch", "other", on_branch)  # not a plan branch: not counted
     assert committed_tasks(root) == {"01-01-1": newer}
     assert committed_tasks(root, plan_branches=True) == {"01-01-1": newer, "01-02-1": on_branch}
-    assert committed_tasks(root) == gsd.io.git.Git(root).committed_tasks()
-    assert committed_tasks(root, plan_branches=True) == gsd.io.git.Git(root).committed_tasks(
-        plan_branches=True
-    )
+    assert committed_tasks(root) == Commits(gsd.io.git.Git(root)).committed_tasks()
+    assert committed_tasks(root, plan_branches=True) == Commits(
+        gsd.io.git.Git(root)
+    ).committed_tasks(plan_branches=True)
 
 
 def test_nothing_committed_outside_a_repository_or_before_the_first_commit(
@@ -137,7 +143,7 @@ def test_a_hook_that_hangs_ends_as_a_one_line_error(
     git_project.write("a.txt", "work\n")
     started = time.monotonic()
     with pytest.raises(GsdError) as caught:
-        gsd.io.git.Git(root).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+        Commits(gsd.io.git.Git(root)).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert time.monotonic() - started < 60  # 1 s, then at most 2 x 5 s of grace
     message = str(caught.value)
     assert "\n" not in message

@@ -14,7 +14,12 @@ import pytest
 
 from gsd.core.errors import GsdError
 from gsd.io import records
-from gsd.io.git import CHECKPOINT_PREFIX, Git
+from gsd.io.branches import Branches
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.commits import Commits
+from gsd.io.git import Git
+from gsd.io.recovery import OpenCheckpoints
 from tests.conftest import REPO, Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error
 
@@ -31,8 +36,8 @@ def repo(git_project: Project) -> Project:
 def killed_checkpoint(root: Path, plan: str = "01-02", task: int = 1) -> str:
     """A checkpoint made by a gsd process that then dies without a word (SIGKILL)."""
     code = (
-        "import os, sys\nfrom gsd.io.git import Git\n"
-        f"cp = Git(sys.argv[1]).create_checkpoint({plan!r}, {task})\n"
+        "import os, sys\nfrom gsd.io.checkpoint import Checkpoints\nfrom gsd.io.git import Git\n"
+        f"cp = Checkpoints(Git(sys.argv[1])).create({plan!r}, {task})\n"
         "print(cp.tag, flush=True)\nos._exit(9)\n"
     )
     done = subprocess.run(
@@ -140,7 +145,7 @@ def test_a_forged_record_is_ignored_reported_once_and_nothing_is_reset(repo: Pro
             "refs": {"HEAD": "ref: refs/heads/main"}}  # fmt: skip
     path = forge(repo, tag, data)
     head = git(root, "rev-parse", "HEAD")
-    recovery = Git(root).recover(owned=True)
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == [] and recovery.dropped == []
     (warning,) = recovery.warnings
     assert warning == f"ignored {path}: not signed by gsd (or damaged) (gsd acts only on " \
@@ -148,7 +153,7 @@ def test_a_forged_record_is_ignored_reported_once_and_nothing_is_reset(repo: Pro
     assert git(root, "rev-parse", "HEAD") == head
     assert "users-branch" in git(root, "branch") and git(root, "tag", "-l", "users-tag")
     assert (root / "users-untracked.txt").read_text() == "mine\n"
-    assert Git(root).recover(owned=True).warnings == []  # reported once
+    assert OpenCheckpoints(Git(root)).recover(owned=True).warnings == []  # reported once
 
 
 def test_a_record_signed_with_another_key_is_ignored(
@@ -158,7 +163,7 @@ def test_a_record_signed_with_another_key_is_ignored(
     tag = killed_checkpoint(repo.root)
     monkeypatch.delenv("XDG_STATE_HOME")
     repo.write("a.txt", "after the crash\n")
-    recovery = Git(repo.root).recover(owned=True)
+    recovery = OpenCheckpoints(Git(repo.root)).recover(owned=True)
     assert recovery.rolled_back == [] and "not signed by gsd" in recovery.warnings[0]
     assert (repo.root / "a.txt").read_text() == "after the crash\n"
     assert tag in checkpoint_tags(repo.root)  # not gsd's to delete either
@@ -171,18 +176,18 @@ def test_a_symlinked_record_or_folder_is_never_followed(repo: Project, tmp_path:
     kept = tmp_path / "kept.json"
     os.rename(path, kept)
     path.symlink_to(kept)
-    recovery = Git(root).recover(owned=True)
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == []
     assert recovery.warnings == [f"ignored {path}: a symlink, not a regular file, or too big "
                                  "(gsd acts only on records it wrote)"]  # fmt: skip
     folder = root / ".git/gsd/checkpoints"
     os.rename(folder, tmp_path / "folder")
     folder.symlink_to(tmp_path / "folder")
-    assert Git(root).recover(owned=True).warnings == [
+    assert OpenCheckpoints(Git(root)).recover(owned=True).warnings == [
         f"ignored {folder}: a symlink or not a folder (gsd does not follow it)"
     ]
     with pytest.raises(GsdError) as caught:
-        Git(root).create_checkpoint("01-02", 2)
+        Checkpoints(Git(root)).create("01-02", 2)
     assert "gsd does not follow it" in one_line_error(caught.value)
     assert checkpoint_tags(root) == [tag]  # no tag without its record
 
@@ -195,10 +200,10 @@ def test_a_record_of_another_worktree_or_tag_is_ignored(repo: Project, tmp_path:
     elsewhere.parent.mkdir(parents=True)
     theirs = root / ".git/worktrees/wt/gsd/checkpoints" / record_of(root, tag).name
     elsewhere.write_bytes(theirs.read_bytes())
-    recovery = Git(root).recover(owned=True)
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert "a record of another worktree" in recovery.warnings[0]
     git(root, "update-ref", tag, "HEAD~1")  # the tag moved: not the checkpoint any more
-    recovery = Git(tmp_path / "wt").recover(owned=True)
+    recovery = OpenCheckpoints(Git(tmp_path / "wt")).recover(owned=True)
     assert recovery.rolled_back == [] and "points elsewhere" in recovery.warnings[0]
 
 
@@ -213,8 +218,8 @@ def test_an_owned_worktree_is_rolled_back_from_the_record_even_after_prune(
     tag = killed_checkpoint(root)
     repo.write("a.txt", "half done\n")  # the killed task's agent
     repo.write("new.txt", "half done\n")
-    assert Git(root).prune_checkpoints() == [tag]  # the user tidies tags after the crash
-    recovery = Git(root).recover(owned=True)
+    assert Checkpoints(Git(root)).prune() == [tag]  # the user tidies tags after the crash
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == [tag] and recovery.warnings == []
     assert git(root, "rev-parse", "HEAD") == head
     assert (root / "a.txt").read_text() == "a.txt v1\n" and not (root / "new.txt").exists()
@@ -227,7 +232,7 @@ def test_recovery_never_deletes_or_moves_refs_made_after_the_crash(repo: Project
     tag = killed_checkpoint(root)
     git(root, "tag", "-d", "v1")  # the agent, before the crash
     git(root, "branch", "made-after-the-crash")  # the user, after it
-    Git(root).recover(owned=True)
+    OpenCheckpoints(Git(root)).recover(owned=True)
     assert git(root, "tag", "-l", "v1") == "v1\n"  # re-created: deleting loses nothing
     assert "made-after-the-crash" in git(root, "branch")
     assert tag not in checkpoint_tags(root)
@@ -237,14 +242,14 @@ def test_an_old_record_copied_back_never_rewinds_later_tasks(repo: Project) -> N
     root = repo.root
     tag = killed_checkpoint(root, task=3)  # a task that is later done again, elsewhere
     saved = record_of(root, tag).read_bytes()
-    Git(root).recover(owned=True)
+    OpenCheckpoints(Git(root)).recover(owned=True)
     g = Git(root)
     repo.write("a.txt", "task 1\n")
-    g.commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+    Commits(g).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     repo.write("b.txt", "task 2\n")
-    sha = g.commit_paths("01-02", 2, "Task 2", "worker", ["b.txt"])
+    sha = Commits(g).commit_paths("01-02", 2, "Task 2", "worker", ["b.txt"])
     record_of(root, tag).write_bytes(saved)  # an agent replays it
-    recovery = Git(root).recover(owned=True)
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == []
     assert recovery.warnings == [f"did not roll back {tag.removeprefix('refs/tags/')}: tasks "
                                  "were committed after it"]  # fmt: skip
@@ -259,7 +264,7 @@ def test_internals_changed_since_the_crash_stop_recovery(repo: Project) -> None:
     hook.chmod(0o755)
     for owned in (True, False):
         with pytest.raises(GsdError) as caught:
-            Git(root).recover(owned=owned)
+            OpenCheckpoints(Git(root)).recover(owned=owned)
         message = one_line_error(caught.value)
         assert message.startswith(".git/hooks/pre-commit changed since checkpoint checkpoint/")
         assert "gsd checkpoints prune" in message
@@ -269,7 +274,7 @@ def test_drop_open_records_rolls_nothing_back(repo: Project) -> None:
     root = repo.root
     tag = killed_checkpoint(root)
     repo.write("a.txt", "whoever's\n")
-    assert Git(root).drop_open_records() == [tag]
+    assert OpenCheckpoints(Git(root)).drop() == [tag]
     assert checkpoint_tags(root) == [] and not record_of(root, tag).exists()
     assert (root / "a.txt").read_text() == "whoever's\n"
 
@@ -284,7 +289,7 @@ def test_reset_owned_worktree_puts_it_at_its_branch_tip(repo: Project, tmp_path:
     (wt / "keep.log").write_text("ignored\n")
     git(wt, "update-index", "--skip-worktree", "b.txt")
     git(wt, "checkout", "-q", "--detach")
-    Git(wt).reset_owned_worktree("gsd/01-02")
+    Branches(Git(wt)).reset_owned_worktree("gsd/01-02")
     assert git(wt, "status", "--porcelain", "-uall") == "" and git(wt, "rev-parse", "HEAD") == tip
     assert git(wt, "symbolic-ref", "HEAD") == "refs/heads/gsd/01-02\n"
     assert "S " not in git(wt, "ls-files", "-v")
@@ -296,7 +301,7 @@ def test_reset_owned_worktree_puts_it_at_its_branch_tip(repo: Project, tmp_path:
 
 def test_in_the_users_checkout_an_untouched_checkpoint_is_just_dropped(repo: Project) -> None:
     tag = killed_checkpoint(repo.root)
-    recovery = Git(repo.root).recover(owned=False)
+    recovery = OpenCheckpoints(Git(repo.root)).recover(owned=False)
     assert recovery == ([], [tag], [])
     assert checkpoint_tags(repo.root) == []
 
@@ -309,7 +314,7 @@ def test_in_the_users_checkout_a_commit_since_settles_the_checkpoint(repo: Proje
     repo.write("b.txt", "committed\n")
     commit_all(root, "the user's commit")
     head = git(root, "rev-parse", "HEAD")
-    assert Git(root).recover(owned=False) == ([], [tag], [])
+    assert OpenCheckpoints(Git(root)).recover(owned=False) == ([], [tag], [])
     assert git(root, "rev-parse", "HEAD") == head and git(root, "status", "--porcelain") == ""
     assert checkpoint_tags(root) == []
 
@@ -329,7 +334,7 @@ def test_in_the_users_checkout_any_difference_is_left_and_explained(
         repo.write(".env", "TOKEN=2\n")
     before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"))
     with pytest.raises(GsdError) as caught:
-        Git(root).recover(owned=False)
+        OpenCheckpoints(Git(root)).recover(owned=False)
     message = one_line_error(caught.value)
     name = tag.removeprefix("refs/tags/")
     assert message.startswith(f"checkpoint {name} of an interrupted run is still open in ")

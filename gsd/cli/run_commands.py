@@ -286,13 +286,14 @@ def checkpoints_list(fmt: str) -> int:
 
     Example: gsd checkpoints list --format json
     """
+    from gsd.io.checkpoint import Checkpoints
     from gsd.io.git import Git
     from gsd.output import views
 
     rows = [
         {"tag": c.tag, "plan": c.plan_id, "task": c.task, "created": c.created.isoformat(),
          "commit": c.sha[:12]}
-        for c in Git(Path.cwd()).list_checkpoints()
+        for c in Checkpoints(Git(Path.cwd())).tags()
     ]  # fmt: skip
     if not rows and fmt != "json":
         click.echo("No checkpoint tags.")
@@ -316,15 +317,17 @@ def checkpoints_prune(older_than: float | None) -> int:
     """
     from datetime import timedelta
 
+    from gsd.io.checkpoint import Checkpoints
     from gsd.io.git import Git
     from gsd.io.lock import RunLock
+    from gsd.io.recovery import OpenCheckpoints
 
     age = timedelta(hours=older_than) if older_than is not None else None
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
-        forgotten = git.drop_open_records() if age is None else []
-        pruned = [*forgotten, *git.prune_checkpoints(age)]
+        forgotten = OpenCheckpoints(git).drop() if age is None else []
+        pruned = [*forgotten, *Checkpoints(git).prune(age)]
     for tag in pruned:
         click.echo(f"deleted {tag}")
     click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, UsageError
 
-# The program GitPython would start: GIT_PYTHON_GIT_EXECUTABLE, or `git` found on PATH
-# (gsd.io.git still imports GitPython, whose import checks that the program runs).
+# The program: GIT_PYTHON_GIT_EXECUTABLE (GitPython's variable, still honoured for those
+# who set it), or `git` found on PATH.
 GIT = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
 
 # The environment of every git command: a parent git's GIT_DIR, GIT_INDEX_FILE, ... (gsd
@@ -260,7 +260,7 @@ def parse_task_log(out: str) -> dict[str, str]:
 def committed_tasks(root: Path, *, plan_branches: bool = False) -> dict[str, str]:
     """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD (and the
     `gsd/*` branches); empty when `root` is in no repository, before the first commit, or
-    when git cannot run. For commands that only look (`gsd status`): no GitPython."""
+    when git cannot run. For commands that only look (`gsd status`): no Git object."""
     done = run(["log", *task_log_args(plan_branches=plan_branches)], cwd=root, read_only=True)
     if done.status != 0:
         return {}

@@ -21,6 +21,7 @@ from typing import NamedTuple
 from gsd.core.errors import GsdError
 from gsd.io import gitguard
 from gsd.io.git import Git
+from gsd.io.restore import ProtectedFiles
 
 
 class Snapshot(NamedTuple):
@@ -61,7 +62,7 @@ def take(user: Git) -> Snapshot | None:
             return None
         tree, staged = (made, f"{made}^2") if made else (head, head)
         snap = Snapshot(tree=tree, staged=staged, untracked=frozenset(status.untracked),
-                        secrets=user.keep_protected(), head=head,
+                        secrets=ProtectedFiles(user).keep(), head=head,
                         branch=status.branch)  # fmt: skip
         _open[user.root] = _Shared(snap)
         return snap
@@ -101,7 +102,7 @@ def _put_back(user: Git, before: Snapshot) -> list[str]:
         user.restore_paths(before.tree, changed, staged=False)
     if staged:
         user.restore_paths(before.staged, staged, staged=True)
-    secrets = user.put_back_protected(before.secrets)
+    secrets = ProtectedFiles(user).put_back(before.secrets)
     notes = [f"{rel} (changed)" for rel in changed]
     notes += [f"{rel} (staged)" for rel in staged if rel not in changed]
     notes += [f"{rel} (new)" for rel in new]

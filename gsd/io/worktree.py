@@ -11,7 +11,9 @@ import threading
 from pathlib import Path
 
 from gsd.core.errors import InputError
+from gsd.io.branches import Branches
 from gsd.io.git import Git
+from gsd.io.recovery import OpenCheckpoints
 
 PREFIX = "gsd/"
 
@@ -26,6 +28,7 @@ class Worktrees:
 
     def __init__(self, git: Git) -> None:
         self.git = git  # the user's checkout, where plans are merged back
+        self.branches = Branches(git)
         self.folder = git.common_dir / "gsd" / "worktrees"
         self.here = git.current_branch()
         self._lock = threading.Lock()  # worktrees are added and removed one at a time
@@ -52,7 +55,7 @@ class Worktrees:
     def tip(self, plan_id: str) -> str | None:
         """The commit the plan's branch points at (None: no branch)."""
         with self._lock:
-            return self.git.branch_tip(self.branch(plan_id))
+            return self.branches.branch_tip(self.branch(plan_id))
 
     def open(self, plan_id: str, start: str) -> tuple[Git, list[str]]:
         """The plan's worktree, exactly at its branch's tip: reused if it exists, else
@@ -70,14 +73,14 @@ class Worktrees:
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(parents=True, exist_ok=True)
-                self.git.add_worktree(where, self.branch(plan_id), start)
+                self.branches.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
         if fresh:  # just checked out: nothing in it but the branch's tip
             return place, []
-        recovery = place.recover(owned=True)
+        recovery = OpenCheckpoints(place).recover(owned=True)
         for line in recovery.warnings:
             sys.stderr.write(f"gsd: warning: {line}\n")
-        place.reset_owned_worktree(self.branch(plan_id))
+        Branches(place).reset_owned_worktree(self.branch(plan_id))
         return place, recovery.rolled_back
 
     def close(self, plan_id: str) -> None:
@@ -87,12 +90,12 @@ class Worktrees:
     def _close(self, branch: str) -> None:
         with self._lock:
             if self._folder_of(branch).exists():
-                self.git.remove_worktree(self._folder_of(branch))
+                self.branches.remove_worktree(self._folder_of(branch))
 
     def delete_branch(self, plan_id: str) -> None:
         """Delete the plan's branch (merged, or with nothing on it)."""
         with self._lock:
-            self.git.delete_branch(self.branch(plan_id))
+            self.branches.delete_branch(self.branch(plan_id))
 
     def tidy(self) -> list[str]:
         """What a killed run left behind, put straight: checkpoints open in plan
@@ -100,19 +103,21 @@ class Worktrees:
         merge runs again), and worktrees and branches with nothing left to merge are
         removed. Returns one line per thing done."""
         done = []
-        self.git.prune_worktrees()  # folders removed by hand
-        checked_out = self.git.worktrees()
+        self.branches.prune_worktrees()  # folders removed by hand
+        checked_out = self.branches.worktrees()
         for path, branch in checked_out.items():
             if branch is not None and branch.startswith(PREFIX) and self._ours(path):
-                recovery = Git(path).recover(owned=True)  # a spawn a killed run left in it
+                recovery = OpenCheckpoints(Git(path)).recover(
+                    owned=True
+                )  # a spawn a killed run left in it
                 for tag in recovery.rolled_back:
                     done.append(f"rolled back {tag} in {branch}, left open by an interrupted run")
                 done += recovery.warnings
-        branches = self.git.plan_branches()
+        branches = self.branches.plan_branches()
         for path, branch in checked_out.items():  # checked out by the user (a CI job's
             if branch is not None and not self._ours(path):  # gsd/{plan}): theirs
                 branches.pop(branch, None)
-        merging = self.git.merge_head()
+        merging = self.branches.merge_head()
         if merging is not None and merging in branches.values() and self._our_merge():
             touched = self.git.unstaged_paths() & set(self.git.staged_paths())
             if touched:  # the user edited files of the merge after gsd was killed
@@ -122,13 +127,13 @@ class Worktrees:
                     "changed since: gsd leaves it as it is",
                     hint="finish it (git commit) or undo it (git merge --abort), then run again",
                 )
-            self.git.abort_merge()
+            self.branches.abort_merge()
             done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
         for branch, tip in sorted(branches.items()):
-            if self.git.head_contains(tip):
+            if self.branches.head_contains(tip):
                 self._close(branch)
                 with self._lock:
-                    self.git.delete_branch(branch)
+                    self.branches.delete_branch(branch)
                 done.append(f"removed {branch}: nothing on it left to merge")
         return done
 

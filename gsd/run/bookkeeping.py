@@ -14,6 +14,7 @@ from gsd.formats import errorlog, execlog, state
 from gsd.formats.files import append_line, write_atomic
 from gsd.io.appends import Appends
 from gsd.io.approvals import APPROVALS
+from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.io.project import Project
 from gsd.io.records import ANY_SIZE, read_private
@@ -269,7 +270,7 @@ class Books:
             for line in warnings:
                 warn(line)
             if ours:
-                git.commit_docs("docs: log lines of an interrupted run", ours)
+                Commits(git).commit_docs("docs: log lines of an interrupted run", ours)
         else:
             journal.settled()
 
@@ -347,7 +348,7 @@ class Books:
         only the files gsd wrote, whatever else is changed or new in the checkout."""
         paths = self.pending()
         if self.commit_docs and paths:
-            self.git.commit_docs(message, paths)
+            Commits(self.git).commit_docs(message, paths)
             self.committed()
         elif not self.commit_docs:
             self.journal.settled()  # nothing is ever committed: the appends are final

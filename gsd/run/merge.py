@@ -10,7 +10,7 @@ import os
 
 from gsd.core.errors import GsdError, logged
 from gsd.formats import summary
-from gsd.io.git import MergeRefused
+from gsd.io.branches import Branches, MergeRefused
 from gsd.run.phaserun import PhaseRun, PlanEnd
 
 
@@ -31,14 +31,16 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     # one look at the files the bookkeeping may write; the user's other uncommitted
     # files git itself keeps: a merge that would overwrite one never starts
     run.books.seen(run.git.dirty_among(run.books.candidates()))
-    present = [p for p in run.git.added_by(branch) if os.path.lexists(run.project.root / p)]
+    present = [
+        p for p in Branches(run.git).added_by(branch) if os.path.lexists(run.project.root / p)
+    ]
     ignored = sorted(set(present) - run.git.tracked_among(present)) if present else []
     if ignored:  # git would overwrite them (and an undone merge delete them)
         return _unmerged(run, end, branch, (
             f"it adds {', '.join(ignored[:5])}, which your checkout has as files git "
             "ignores: move them away"))  # fmt: skip
     try:
-        conflicts = run.git.start_merge(branch, message)
+        conflicts = Branches(run.git).start_merge(branch, message)
     except MergeRefused as refused:
         return _unmerged(run, end, branch, _refusal(run, refused.paths))
     if conflicts:
@@ -75,11 +77,11 @@ def _commit_merge(run: PhaseRun, end: PlanEnd, branch: str, message: str) -> str
         run.books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
         pending = sorted(run.books.written)
         paths = pending if run.commit_docs else []
-        sha = run.git.finish_merge(message, paths)
+        sha = Branches(run.git).finish_merge(message, paths)
     except BaseException:
         if not run.commit_docs:
             unmerged.unlink(missing_ok=True)  # not merged: the plan is not done here
-        run.git.abort_merge()  # which also undoes the log lines flushed for it
+        Branches(run.git).abort_merge()  # which also undoes the log lines flushed for it
         run.journal.unflush()
         run.books.undo(run.git)
         raise

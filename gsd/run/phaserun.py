@@ -15,6 +15,7 @@ from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan
 from gsd.core.outcomes import TaskOutcome
 from gsd.formats import prompt, summary
+from gsd.io.commits import Commits
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git
 from gsd.io.live import Console
@@ -78,7 +79,7 @@ class PhaseRun:
         # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
         # derived on the branch it is merged into, never on this one (they would conflict)
         self.books.on_plan_branch = worktrees.here in {branch_of(p) for p in graph.plans}
-        self.committed = git.committed_tasks()  # Gsd-Task trailer -> commit
+        self.committed = Commits(git).committed_tasks()  # Gsd-Task trailer -> commit
         settings = project.config
         self.scope = settings.specialists.scope
         self.retries = settings.specialists.max_retries
@@ -105,7 +106,7 @@ class PhaseRun:
 
     def to_spawn(self) -> list[TaskDispatch]:
         """Every task this run may start an agent for (not done, not committed)."""
-        committed = self.git.committed_tasks(plan_branches=True)
+        committed = Commits(self.git).committed_tasks(plan_branches=True)
         found = []
         for number, wave in enumerate(self.graph.waves, 1):
             if self.options.only_wave not in (None, number):

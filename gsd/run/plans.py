@@ -11,6 +11,8 @@ from pathlib import Path
 from gsd.core.errors import GsdError
 from gsd.core.models import Plan
 from gsd.formats import summary
+from gsd.io.branches import Branches
+from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.tasks import run_tasks
@@ -45,7 +47,7 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
                        error_type="unknown", details=str(exc))  # fmt: skip
     for tag in recovered:
         run.say(f"rolled back {tag}, left open by an interrupted run")
-    end = run_tasks(run, plan, wave, place, place.committed_tasks())
+    end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
     if end.status == "complete":
         end = end._replace(summary=plan_summary(run, end, place))
         if run.commit_docs:  # else it is written after the merge (`merge_plan`)
@@ -66,7 +68,7 @@ def _keep_on_checkout(run: PhaseRun, plan: Plan) -> None:
     its committed tasks go onto that branch (a fast-forward), which the job pushes and
     the next run there continues. gsd/{plan}-run keeps them when that cannot be."""
     run_branch = run.worktrees.branch(plan.id)
-    if run.git.fast_forward(run_branch):
+    if Branches(run.git).fast_forward(run_branch):
         run.worktrees.delete_branch(plan.id)
     else:
         run.say(
@@ -83,7 +85,7 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     earlier = summary.logged_attempts(plan.id, dict.fromkeys(
         [run.project.planning, place.root / planning_rel]))  # fmt: skip
     outcomes, created = summary.with_commits(
-        plan.id, [*earlier, *end.attempts], place.plan_task_commits(plan.id)
+        plan.id, [*earlier, *end.attempts], Commits(place).plan_task_commits(plan.id)
     )
     now = datetime.now(timezone.utc)
     started, finished = end.started or now, end.finished or now
@@ -103,14 +105,14 @@ def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
     plan = end.plan
     run.journal.plan_event(plan.id, "plan-complete")
     tip = place.head() or "HEAD"
-    changed = run.git.changed_since_fork(tip, [
+    changed = Branches(run.git).changed_since_fork(tip, [
         run.journal.plan_log(plan.id),
         *(t for t in run.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
     ])  # fmt: skip
     paths = run.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
     written = _summary_folder(run, place.root) / f"{plan.id}-SUMMARY.md"
     summary.write(written, end.summary)
-    place.commit_docs(f"docs({plan.id}): plan summary",
+    Commits(place).commit_docs(f"docs({plan.id}): plan summary",
                       [written.relative_to(place.root).as_posix(), *paths])  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.phases import Phase
 from gsd.io.project import Project
+from gsd.io.recovery import OpenCheckpoints
 from gsd.io.validate import validate
 from gsd.io.worktree import Worktrees
 from gsd.run import preflight
@@ -33,7 +34,7 @@ def recover(git: Git, say: Callable[[str], None]) -> Worktrees:
     # A run killed during a spawn left a checkpoint open. In the user's checkout (the
     # in-place opt-in) nothing is reset: what changed since may be the user's, and a
     # one-line error says what to do; plan worktrees are gsd's and are rolled back.
-    recovery = git.recover(owned=False)
+    recovery = OpenCheckpoints(git).recover(owned=False)
     for tag in recovery.rolled_back:
         say(f"rolled back {tag}, left open by an interrupted run")
     for line in recovery.warnings:

@@ -22,8 +22,10 @@ from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import allowed_files, automated_commands
 from gsd.io import proc
+from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
-from gsd.io.git import Checkpoint, Git, Observation
+from gsd.io.git import Git
+from gsd.io.observe import Observation, Observer
 from gsd.io.sandbox import Confinement, Settings
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 
@@ -62,7 +64,8 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
-    seen = seen.then(git.observe(checkpoint)) if seen else git.observe(checkpoint)
+    observed = Observer(git).observe(checkpoint)
+    seen = seen.then(observed) if seen else observed
     violations = enforce.check(
         tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
         changed_refs=seen.changed_refs,
@@ -108,7 +111,7 @@ def _judge(
     without = verdict(False)
     if without.success or verdict(True) == without:
         return without, None
-    seen = git.observe(checkpoint)
+    seen = Observer(git).observe(checkpoint)
     return verdict(bool(seen.changed)), seen
 
 

@@ -20,8 +20,11 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import Checkpoint
+from gsd.io.commits import Commits
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Checkpoint, Git
+from gsd.io.git import Git
 from gsd.io.sandbox import Settings
 from gsd.run.taskassess import STDERR_TAIL, Assessed, assess, tail
 from gsd.run.taskspawn import Job, failed_before_spawn, prepare, spawn_agent
@@ -69,7 +72,7 @@ def run_task(
         return guards
     with _rolled_back_on_crash(git, guards.checkpoint):
         if cancel is not None and cancel.is_set():  # interrupted before the spawn
-            git.delete_checkpoint(guards.checkpoint)
+            Checkpoints(git).delete(guards.checkpoint)
             return failed_before_spawn(job, error_type="unknown",
                                        details="interrupted before the agent started")  # fmt: skip
         spawn = spawn_agent(job, guards)
@@ -89,7 +92,7 @@ def _rolled_back_on_crash(git: Git, checkpoint: Checkpoint) -> Iterator[None]:
         yield
     except BaseException:
         with contextlib.suppress(GsdError, OSError):
-            git.rollback(checkpoint)
+            Checkpoints(git).rollback(checkpoint)
         raise
 
 
@@ -110,10 +113,10 @@ def _settle(
         details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
     if error_type is None:
-        git.delete_checkpoint(checkpoint)
+        Checkpoints(git).delete(checkpoint)
     else:
         try:
-            git.rollback(checkpoint)
+            Checkpoints(git).rollback(checkpoint)
         except GsdError as exc:  # the tree is not restored: log the failure, then stop
             rollback_failed = exc
             details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
@@ -140,12 +143,13 @@ def _commit(
     nothing changed, error type, details)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     try:
-        git.squash_agent_commits(checkpoint)
+        Checkpoints(git).squash_agent_commits(checkpoint)
         if not changed:
             return None, None, ""  # nothing to commit: no empty commit
-        if checkpoint.snapshot is None:  # nothing else was staged: the quick way
-            return git.commit_paths(plan.id, task.index, task.name, agent.name, changed), None, ""
-        return git.commit_task(plan.id, task.index, task.name, agent.name, changed), None, ""
+        # nothing else was staged (no snapshot): the quick way
+        commits = Commits(git)
+        commit = commits.commit_paths if checkpoint.snapshot is None else commits.commit_task
+        return commit(plan.id, task.index, task.name, agent.name, changed), None, ""
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
         return None, "unknown", f"task commit failed: {logged(exc)}"
 

@@ -22,8 +22,10 @@ from gsd.core.words import plural
 from gsd.formats import gemini, runners
 from gsd.formats.agents import Agent
 from gsd.io import proc, userguard
+from gsd.io.checkpoint import Checkpoints
+from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
-from gsd.io.git import Checkpoint, Git
+from gsd.io.git import Git
 from gsd.io.records import ANY_SIZE, read_private
 from gsd.io.sandbox import Settings, landlock_abi, make_state_folders
 
@@ -71,7 +73,7 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
     user = _unconfined_user_checkout(git, sandbox)
     confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
-        checkpoint = git.create_checkpoint(job.plan.id, job.task.index,
+        checkpoint = Checkpoints(git).create(job.plan.id, job.task.index,
                                            allow_dirty=allow_dirty, confined=confined)  # fmt: skip
     except GsdError as exc:
         return failed_before_spawn(job, error_type="checkpoint-failed", details=logged(exc))
