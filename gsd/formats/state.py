@@ -21,7 +21,7 @@ from gsd.core.errors import ERROR_TYPES, InputError
 from gsd.core.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
 from gsd.core.words import plural
 from gsd.formats.files import write_atomic
-from gsd.formats.lines import SEPARATOR_RE, Lines
+from gsd.formats.lines import SEPARATOR_RE, Lines, is_table_row, row_cells, table_row
 
 STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
@@ -343,17 +343,6 @@ def blocker_plans(text: str) -> list[tuple[str, str]]:
 # ------------------------------------------------------------------ performance metrics
 
 
-def _cells(body: str) -> list[str]:
-    inner = body.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [cell.strip() for cell in inner.split("|")]
-
-
-def _is_row(body: str) -> bool:
-    return body.lstrip().startswith("|")
-
-
 def _metric_label(plan_id: str) -> str:
     phase, number = split_plan_id(plan_id)
     return f"Phase {phase} P{number}" if phase else plan_id
@@ -370,9 +359,9 @@ def _table(lines: Lines, span: range, first: str, wanted: str) -> tuple[int, lis
     """(header line, header cells) of the section's first table whose first column is
     `first` and that has a column holding `wanted`, e.g. `| Plan | Duration |`."""
     for index in span[1:-1]:
-        header = _cells(lines.body(index))
+        header = row_cells(lines.body(index))
         if (
-            _is_row(lines.body(index))
+            is_table_row(lines.body(index))
             and SEPARATOR_RE.match(lines.body(index + 1))
             and header[0].lower() == first
             and any(wanted in cell.lower() for cell in header)
@@ -401,25 +390,25 @@ def _put_row(
         return text
     start, header = table
     cells = [by_column.get(name.lower(), "-") for name in header]
-    row = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    row = table_row(cells)
     for index in span[1:]:
         body = lines.body(index)
-        if _is_row(body) and mine(_cells(body)[0]):
+        if is_table_row(body) and mine(row_cells(body)[0]):
             if body.rstrip() != row:
                 lines.set(index, row)
             return lines.result(text)
     stop = start + 2
-    while stop < span.stop and _is_row(lines.body(stop)):
+    while stop < span.stop and is_table_row(lines.body(stop)):
         stop += 1
     rows = range(start + 2, stop)
     blank = {"", "-", "—", "none", "none yet", "none yet."}
-    if rows and all(cell.lower() in blank for i in rows for cell in _cells(lines.body(i))):
+    if rows and all(cell.lower() in blank for i in rows for cell in row_cells(lines.body(i))):
         lines.set(rows.start, row)  # the template's placeholder row
         for index in reversed(rows[1:]):
             lines.delete(index)
         return lines.result(text)
     key = order(by_column[first])
-    later = [i for i in rows if (other := order(_cells(lines.body(i))[0])) is not None
+    later = [i for i in rows if (other := order(row_cells(lines.body(i))[0])) is not None
              and key is not None and other > key]  # type: ignore[operator]  # fmt: skip
     lines.insert(later[0] if later else rows.stop, [row])
     return lines.result(text)
@@ -523,4 +512,4 @@ def has_phase_metric(text: str, phase: str) -> bool:
         return False
     wanted = phase_key(phase)
     rows = (lines.body(i) for i in range(table[0] + 2, span.stop))
-    return any(_is_row(b) and phase_key(_cells(b)[0]) == wanted for b in rows)
+    return any(is_table_row(b) and phase_key(row_cells(b)[0]) == wanted for b in rows)
