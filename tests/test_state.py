@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import ERROR_TYPES, InputError
-from gsd.formats import state
+from gsd.formats import metrics, state
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -76,7 +76,7 @@ def add_blocker(text: str) -> str:
 
 
 def record_metric(text: str) -> str:
-    return state.record_metric(text, plan_id="03-02", duration="7min", tasks=3, files=1)
+    return metrics.record_metric(text, plan_id="03-02", duration="7min", tasks=3, files=1)
 
 
 EDITS = [
@@ -120,7 +120,7 @@ def test_values_already_there_change_nothing(path: Path) -> None:
     assert state.remove_blockers(text, "99-99") is text
     rows = [m for line in text.split("\n") if (m := METRIC_ROW.match(line))]
     for row in rows:
-        same = state.record_metric(
+        same = metrics.record_metric(
             text,
             plan_id=f"{row['phase']}-{row['plan']}",
             duration=row["duration"],
@@ -672,7 +672,7 @@ METRICS = """\
     ],
 )
 def test_record_metric(text: str, expected: str) -> None:
-    assert state.record_metric(text, plan_id="01-02", duration="6min", tasks=1, files=2) == (
+    assert metrics.record_metric(text, plan_id="01-02", duration="6min", tasks=1, files=2) == (
         expected
     )
 
@@ -770,6 +770,6 @@ def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:
 
 def test_an_escaped_pipe_in_the_metrics_header_is_one_column() -> None:
     text = "## Performance Metrics\n\n| Plan | Duration \\| wall | Tasks | Files |\n|-|-|-|-|\n"
-    assert state.record_metric(text, plan_id="01-02", duration="6min", tasks=1, files=2) == (
+    assert metrics.record_metric(text, plan_id="01-02", duration="6min", tasks=1, files=2) == (
         text + "| Phase 01 P02 | - | 1 task | 2 files |\n"
     )

@@ -34,6 +34,11 @@ FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
 
 
+def one_line(value: str) -> str:
+    """A value as one line: a newline inside it would hand an edit a line it does not own."""
+    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
+
+
 class Fence(NamedTuple):
     """A fence line: its character, how long its run is, its info string (trimmed)."""
 
