@@ -20,7 +20,7 @@ from typing import Any
 
 from gsd.core.ids import phase_key, short_phase_number
 from gsd.core.models import Plan
-from gsd.formats import errorlog, metrics, roadmap, state, summary
+from gsd.formats import errorlog, metrics, roadmap, state, summaryread
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
 from gsd.io import approvals
 from gsd.io.phases import Phase
@@ -126,12 +126,12 @@ def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[st
                 errors: list[ErrorRecord]) -> PlanFacts:  # fmt: skip
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    found = summary.find(phase.path, plan.id)
+    found = summaryread.find(phase.path, plan.id)
     base = PlanFacts(plan.id, path, len(plan.tasks), found is not None,
                      active=bool(events or errors))  # fmt: skip
     if found is None:
         return PlanFacts(**{**base.__dict__, "blocker": _blocker(project, plan, events, errors)})
-    front = summary.load(found)
+    front = summaryread.load(found)
     key_files = front.get("key-files")
     files = 0
     if isinstance(key_files, dict):

@@ -27,7 +27,7 @@ from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan, Task
 from gsd.core.validate import validate
 from gsd.core.words import plural
-from gsd.formats import prompt, summary
+from gsd.formats import attempts, prompt, summary, summaryread
 from gsd.formats.agents import EXECUTOR, Agent
 from gsd.io import approvals, sandbox
 from gsd.io.dispatch import TaskDispatch
@@ -183,7 +183,7 @@ def _run_wave(run: _Run, number: int, wave: list[str]) -> RunResult | None:
     say, phase, graph = run.console.say, run.phase, run.graph
     pending = []
     for plan_id in run.pending(wave):
-        if summary.exists(phase.path, plan_id):  # 3. what is already done
+        if summaryread.exists(phase.path, plan_id):  # 3. what is already done
             say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
             run.ended[plan_id] = "done before"
             continue
@@ -288,7 +288,7 @@ class _Run:
             if self.options.only_wave not in (None, number):
                 continue
             for plan_id in self.pending(wave):
-                if summary.exists(self.phase.path, plan_id):
+                if summaryread.exists(self.phase.path, plan_id):
                     continue
                 plan = self.graph.plans[plan_id]
                 found += [self.dispatcher.task(number, plan, task) for task in plan.tasks
@@ -744,9 +744,9 @@ class _Run:
         earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
         plan = end.plan
         planning_rel = self.project.planning.relative_to(self.project.root)
-        earlier = summary.logged_attempts(plan.id, dict.fromkeys(
+        earlier = attempts.logged_attempts(plan.id, dict.fromkeys(
             [self.project.planning, place.root / planning_rel]))  # fmt: skip
-        outcomes, created = summary.with_commits(
+        outcomes, created = attempts.with_commits(
             plan.id, [*earlier, *end.attempts], place.plan_task_commits(plan.id)
         )
         now = datetime.now(timezone.utc)
@@ -798,7 +798,7 @@ def _check_plan_ready(
         raise GsdError(f"no plan {plan_id} in {phase.name} (plans: {known})")
     folders = [p.path for p in project.phases()]
     waiting = [d for d in dict.fromkeys(plan.depends_on)
-               if not any(summary.exists(folder, d) for folder in folders)]  # fmt: skip
+               if not any(summaryread.exists(folder, d) for folder in folders)]  # fmt: skip
     if waiting:
         raise GsdError(
             f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",
@@ -807,7 +807,7 @@ def _check_plan_ready(
     if not alone:
         return
     before = _group_before(graph, plan_id)
-    first = next((p for p in before if not summary.exists(phase.path, p)), None)
+    first = next((p for p in before if not summaryread.exists(phase.path, p)), None)
     if first is not None:
         shared = sorted(set(graph.plans[first].files_modified) & set(plan.files_modified))
         raise GsdError(
@@ -830,11 +830,11 @@ def _group_before(graph: PhaseGraph, plan_id: str) -> list[str]:
 
 def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
     """The SUMMARY.md of each plan this one depends on (None: not done), found as
-    `summary.exists` finds them, in whichever phase they are."""
+    `summaryread.exists` finds them, in whichever phase they are."""
     folders = [phase.path for phase in project.phases()]
     found: list[tuple[str, str | None]] = []
     for dep in plan.depends_on:
-        path = next((p for f in folders if (p := summary.find(f, dep))), None)
+        path = next((p for f in folders if (p := summaryread.find(f, dep))), None)
         text = path.read_text(encoding="utf-8", errors="replace") if path else None
         found.append((dep, text))
     return found
