@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gsd.formats import errorlog, execlog, summary
+from gsd.formats import errorlog, execlog, summaryread
 from tests import test_execute
 from tests.conftest import git
 from tests.test_execute import fail
@@ -114,7 +114,7 @@ def test_a_resumed_plans_summary_tells_its_whole_history(phase, gsd, tmp_path, i
                    f"--grep=Gsd-Task: 01-01-{n}").split()[0] for n in (1, 2)}  # fmt: skip
     assert f"1. **Task 1: Task 1** - `{shas[1]}` (worker)" in text
     assert f"2. **Task 2: Task 2** - `{shas[2]}`" in text
-    front = summary.parse(text)
+    front = summaryread.parse(text)
     assert front["key-files"] == {"created": ["src/t01-01_1.py", "src/t01-01_2.py"],
                                   "modified": []}  # fmt: skip
     assert "Task 2 attempt 1 (worker):** nonzero-exit" in text  # the first run's failure

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gsd.formats import roadmap
-from gsd.formats.lines import Lines
+from gsd.formats.lines import Lines, row_cells
 from tests.conftest import CORPUS, REPO, requires_corpus
 from tests.test_state import changes
 
@@ -77,7 +77,7 @@ def progress_row(text: str, phase: str) -> dict[str, str] | None:
     if not rows:
         return None
     index, columns = rows[-1]
-    cells = [cell.strip() for cell in roadmap._split_row(lines.body(index))[1]]
+    cells = row_cells(lines.body(index))
     return {name: cells[column] if column < len(cells) else "" for name, column in columns.items()}
 
 
@@ -369,3 +369,30 @@ def test_template_reads_back() -> None:
         "status": "Not started",
         "completed": "-",
     }
+
+
+def test_an_escaped_pipe_written_into_a_cell_reads_back_as_one_cell() -> None:
+    text = FOUR.format(rows="| 1. A | 0/3 | Not started | - |\n")
+    once = roadmap.set_progress(text, "1", 1, 3, "Blocked | see STATE", None)
+    assert once == FOUR.format(rows="| 1. A | 1/3 | Blocked \\| see STATE | - |\n")
+    assert roadmap.set_progress(once, "1", 1, 3, "Blocked | see STATE", None) is once
+    assert progress_row(once, "1") == {
+        "plans": "1/3",
+        "status": "Blocked | see STATE",
+        "completed": "-",
+    }
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        pytest.param("### Phase 1: Foundation", "Foundation", id="heading"),
+        pytest.param("### Phase 1: Foundation ###", "Foundation", id="closing-run"),
+        pytest.param("   ## Phase 1: Foundation", "Foundation", id="indented-heading"),
+        pytest.param("    ### Phase 1: Foundation", None, id="indented-code"),
+        pytest.param("- [ ] **Phase 1: Foundation** - core", "Foundation", id="checkbox"),
+        pytest.param("**Phase 1: Foundation**", "Foundation", id="bold-line"),
+    ],
+)
+def test_phase_titles_are_read_with_the_heading_reader(line: str, name: str | None) -> None:
+    assert roadmap.phase_title(f"# Roadmap\n\n{line}\n", "1") == name

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import ERROR_TYPES, InputError
-from gsd.formats import state
+from gsd.formats import metrics, state
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -76,7 +76,7 @@ def add_blocker(text: str) -> str:
 
 
 def record_metric(text: str) -> str:
-    return state.record_metric(text, plan_id="03-02", duration="7min", tasks=3, files=1)
+    return metrics.record_metric(text, plan_id="03-02", duration="7min", tasks=3, files=1)
 
 
 EDITS = [
@@ -120,7 +120,7 @@ def test_values_already_there_change_nothing(path: Path) -> None:
     assert state.remove_blockers(text, "99-99") is text
     rows = [m for line in text.split("\n") if (m := METRIC_ROW.match(line))]
     for row in rows:
-        same = state.record_metric(
+        same = metrics.record_metric(
             text,
             plan_id=f"{row['phase']}-{row['plan']}",
             duration=row["duration"],
@@ -607,74 +607,6 @@ def test_set_session_partial() -> None:
     text = "## Session Continuity\n\nLast session: a\nStopped at: b\nResume file: c\n"
     assert state.set_session(text, stopped_at="d") == text.replace("b", "d")
     assert state.set_session(text) is text
-
-
-METRICS = """\
-## Performance Metrics
-
-**Recent Execution:**
-
-| Plan | Duration | Tasks | Files |
-|------|----------|-------|-------|
-{rows}
-*Updated after each plan completion*
-
-## Accumulated Context
-"""
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        pytest.param(
-            METRICS.format(rows="| Phase 01 P01 | 5min | 4 tasks | 3 files |\n"),
-            METRICS.format(
-                rows="| Phase 01 P01 | 5min | 4 tasks | 3 files |\n"
-                "| Phase 01 P02 | 6min | 1 task | 2 files |\n"
-            ),
-            id="appended",
-        ),
-        pytest.param(
-            METRICS.format(
-                rows="| Phase 1 P2 | 1min | 9 tasks | 9 files |\n| Phase 01 P01 | x |\n"
-            ),
-            METRICS.format(
-                rows="| Phase 01 P02 | 6min | 1 task | 2 files |\n| Phase 01 P01 | x |\n"
-            ),
-            id="replaced-in-place",
-        ),
-        pytest.param(
-            METRICS.format(rows="| - | - | - | - |\n"),
-            METRICS.format(rows="| Phase 01 P02 | 6min | 1 task | 2 files |\n"),
-            id="placeholder-row",
-        ),
-        pytest.param(
-            METRICS.format(rows=""),
-            METRICS.format(rows="| Phase 01 P02 | 6min | 1 task | 2 files |\n"),
-            id="no-rows-yet",
-        ),
-        pytest.param(
-            "## Performance Metrics\n\n| Phase | Plans | Total | Avg/Plan |\n|--|--|--|--|\n",
-            "## Performance Metrics\n\n| Phase | Plans | Total | Avg/Plan |\n|--|--|--|--|\n",
-            id="no-plan-table",
-        ),
-        pytest.param(
-            "## Other\n\n| Plan | Duration |\n|--|--|\n",
-            "## Other\n\n| Plan | Duration |\n|--|--|\n",
-            id="table-outside-the-section",
-        ),
-        pytest.param(
-            "## Performance Metrics\n\n| Plan | Duration | Tasks | Files |\n|-|-|-|-|",
-            "## Performance Metrics\n\n| Plan | Duration | Tasks | Files |\n|-|-|-|-|\n"
-            "| Phase 01 P02 | 6min | 1 task | 2 files |",
-            id="at-end-without-newline",
-        ),
-    ],
-)
-def test_record_metric(text: str, expected: str) -> None:
-    assert state.record_metric(text, plan_id="01-02", duration="6min", tasks=1, files=2) == (
-        expected
-    )
 
 
 def test_demo_after_a_plan() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats import state
+from gsd.formats import metrics
 from gsd.run import derive
 from tests import test_worktrees
 from tests.conftest import git
@@ -313,11 +313,11 @@ def test_a_ci_fan_out_merged_in_any_order_then_synced_equals_a_local_run(
 def test_derived_rows_do_not_depend_on_the_order_plans_completed_in() -> None:
     text = STATE
     for plan_id in ("01-03", "01-01", "01-02"):
-        text = state.record_metric(text, plan_id=plan_id, duration="1min", tasks=1, files=1)
+        text = metrics.record_metric(text, plan_id=plan_id, duration="1min", tasks=1, files=1)
     rows = [line for line in text.splitlines() if line.startswith("| Phase 01 P")]
     assert rows == [f"| Phase 01 P0{n} | 1min | 1 task | 1 file |" for n in (1, 2, 3)]
     for phase in ("02", "01", "02.1"):
-        text = state.record_phase_metric(text, phase=phase, plans=1, total="1min",
+        text = metrics.record_phase_metric(text, phase=phase, plans=1, total="1min",
                                          average="1min")  # fmt: skip
     phases = [line.split("|")[1].strip() for line in text.splitlines()
               if re.match(r"\| 0\d", line)]  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsd.core.ids import same_plan
-from gsd.formats import state, summary
+from gsd.formats import state, summaryread
 from gsd.io.gitread import committed_tasks
 from gsd.io.project import Project
 
@@ -25,7 +25,7 @@ def project_status(project: Project) -> dict[str, Any]:
         for plan_id, plan in graph.plans.items():
             done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
             mine = [kind for tag, kind in failures if same_plan(tag, plan_id)]
-            if summary.exists(phase.path, plan_id):
+            if summaryread.exists(phase.path, plan_id):
                 status = "done"
             elif "checkpoint-paused" in mine:
                 status = "paused"

@@ -2,9 +2,11 @@
 
 This module is the one reader of fenced code for every file gsd reads: plans
 (`gsd.formats.plan`, and through it `gsd.commands.diff` and `gsd.formats.prompt`),
-agent output (`gsd.formats.taskreport`), STATE.md, ROADMAP.md and the roster.
-STATE.md and ROADMAP.md are edited through `Lines`: each line keeps its own `\r`, so
-CRLF stays CRLF and a missing final newline stays missing.
+agent output (`gsd.formats.taskreport`), STATE.md, ROADMAP.md and the roster; and the
+one reader of ATX headings (`heading_of`) and of table rows (`split_row`, `row_cells`,
+with `table_row` their writer) for STATE.md and ROADMAP.md. Those two are edited through
+`Lines`: each line keeps its own `\r`, so CRLF stays CRLF and a missing final newline
+stays missing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# An ATX heading's opening run, CommonMark 0.31.2 section 4.2
+# (spec.commonmark.org/0.31.2/#atx-headings): up to three spaces of indent (four make an
+# indented code block, and a tab reaches column four), one to six `#`, then a space, a
+# tab or the end of the line (`#5` is text).
+_ATX_OPENING_RE = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
+# A pipe that separates table cells: GFM tables (github.github.com/gfm/#tables-extension-)
+# read `\|` as a pipe inside a cell, so a pipe after a backslash separates nothing.
+_CELL_PIPE_RE = re.compile(r"(?<!\\)\|")
 # A code fence, CommonMark 0.31.2 section 4.5 (spec.commonmark.org/0.31.2/#fenced-code-blocks):
 # a run of at least three backticks or three tildes, then the info string. CommonMark
 # allows up to three spaces of indent counted from the content column of the list item or
@@ -23,6 +32,11 @@ HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 # A table's header separator: `|---|:--:|`, `--- | ---`.
 SEPARATOR_RE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
+
+
+def one_line(value: str) -> str:
+    """A value as one line: a newline inside it would hand an edit a line it does not own."""
+    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
 
 
 class Fence(NamedTuple):
@@ -116,6 +130,90 @@ def fenced_ranges(text: str, start: int = 0, *, nested: bool = False) -> list[tu
     return fenced_blocks(text_fences(text, start), len(text), nested=nested)
 
 
+class Heading(NamedTuple):
+    """An ATX heading: its level (the number of `#`) and its title, trimmed, without the
+    closing run of `#`."""
+
+    level: int
+    title: str
+
+
+def heading_of(line: str) -> Heading | None:
+    """The ATX heading `line` is, or None (CommonMark 0.31.2 section 4.2).
+
+    A closing run of `#` goes when a space or a tab comes before it (`# foo#` is titled
+    `foo#`, `### foo \\###` keeps its escaped run); `#` alone is an empty heading. A line
+    reader knows no containers: a heading inside a list item or a quote is not one.
+    """
+    opening = _ATX_OPENING_RE.match(line)
+    if opening is None:
+        return None
+    title = line[opening.end() :].strip(" \t")
+    unclosed = title.rstrip("#")
+    if not unclosed:
+        title = ""
+    elif unclosed[-1] in " \t":
+        title = unclosed.rstrip(" \t")
+    return Heading(level=len(opening.group(1)), title=title)
+
+
+class TableRow(NamedTuple):
+    """A table row split at its cell pipes, every byte kept: `opening` is its indent and
+    opening pipe (just the indent when it has none), `cells` the raw text between the
+    pipes (spaces and `\\|` escapes as written), `closing` the closing pipe and what
+    follows it ("" when it has none)."""
+
+    opening: str
+    cells: list[str]
+    closing: str
+
+    def text(self) -> str:
+        """The row as a line again."""
+        return self.opening + "|".join(self.cells) + self.closing
+
+
+def split_row(body: str) -> TableRow:
+    """`  | a | b \\| c |` as ("  |", [" a ", " b \\| c "], "|"): a GFM table row, where
+    `\\|` is a pipe inside a cell; the outer pipes are optional, as in GFM."""
+    pipes = [match.start() for match in _CELL_PIPE_RE.finditer(body)]
+    start, stop = 0, len(body)
+    opening = closing = ""
+    if pipes and not body[: pipes[0]].strip(" \t"):
+        start = pipes.pop(0) + 1
+        opening = body[:start]
+    if pipes and not body[pipes[-1] + 1 :].strip(" \t"):
+        stop = pipes.pop()
+        closing = body[stop:]
+    bounds = [start - 1, *pipes, stop]
+    cells = [body[bounds[i] + 1 : bounds[i + 1]] for i in range(len(bounds) - 1)]
+    return TableRow(opening=opening, cells=cells, closing=closing)
+
+
+def is_table_row(body: str) -> bool:
+    """Whether a line is a row of the tables gsd edits: one that opens with a pipe."""
+    return body.lstrip(" \t").startswith("|")
+
+
+def cell_value(cell: str) -> str:
+    """A raw cell's content: trimmed, `\\|` read as `|`."""
+    return cell.strip().replace("\\|", "|")
+
+
+def row_cells(body: str) -> list[str]:
+    """The contents of a table row's cells (`cell_value` of each)."""
+    return [cell_value(cell) for cell in split_row(body).cells]
+
+
+def escape_cell(value: str) -> str:
+    """A value as a cell's text: a pipe in it escaped, so it stays one cell."""
+    return value.replace("|", "\\|")
+
+
+def table_row(values: Iterable[str]) -> str:
+    """`| a | b |`, each value escaped (`escape_cell`)."""
+    return "| " + " | ".join(escape_cell(value) for value in values) + " |"
+
+
 class Lines:
     """A text as lines; each line keeps its own `\\r`, so joining gives back every byte."""
 
@@ -176,9 +274,9 @@ class Lines:
     def headings(self) -> Iterator[tuple[int, int, str]]:
         """(index, level, title) of each Markdown heading outside frontmatter and fences."""
         for i in self.plain():
-            match = HEADING_RE.match(self.body(i))
-            if match:
-                yield i, len(match.group(1)), match.group(2)
+            heading = heading_of(self.body(i))
+            if heading is not None:
+                yield i, heading.level, heading.title
 
     def section(self, title: re.Pattern[str], levels: tuple[int, ...] = (2,)) -> range | None:
         """The lines of the first section titled `title`: its heading up to the next heading

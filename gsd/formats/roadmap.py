@@ -12,7 +12,15 @@ import re
 from collections.abc import Iterator
 
 from gsd.core.ids import PHASE_REF, PLAN_NUMBER, phase_key, same_plan
-from gsd.formats.lines import SEPARATOR_RE, Lines
+from gsd.formats.lines import (
+    SEPARATOR_RE,
+    Lines,
+    cell_value,
+    escape_cell,
+    heading_of,
+    is_table_row,
+    split_row,
+)
 from gsd.formats.state import load, save
 
 __all__ = [
@@ -62,13 +70,22 @@ _PHASE_REF_RE = re.compile(
     r"(?=[.:\s*]|$)",
     re.I,
 )
-# `### Phase 1: Foundation`, `**Phase 1: Foundation**`: where a phase's name is written.
-_PHASE_TITLE_RE = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+\[[ xX]\][ \t]+)?(?:\*\*)?Phase[ \t]+"
-    rf"(?P<number>{PHASE_REF})[ \t]*:[ \t]*(?P<name>[^*]+?)"
-    r"[ \t]*(?:\*\*.*)?$",
-    re.I,
+# Where a phase's name is written: the title of `### Phase 1: Foundation` (any ATX heading,
+# `heading_of`), or a line `**Phase 1: Foundation**`, `- [ ] **Phase 1: Foundation** - ...`.
+_PHASE_NAME = (
+    rf"(?:\*\*)?Phase[ \t]+(?P<number>{PHASE_REF})[ \t]*:[ \t]*(?P<name>[^*]+?)"
+    r"[ \t]*(?:\*\*.*)?$"
 )
+_PHASE_HEADING_RE = re.compile(_PHASE_NAME, re.I)
+_PHASE_LINE_RE = re.compile(r"^[ \t]*(?:[-*+][ \t]+\[[ xX]\][ \t]+)?" + _PHASE_NAME, re.I)
+
+
+def _phase_title(body: str) -> re.Match[str] | None:
+    """The phase number and name a roadmap line writes, if it is a phase's title line."""
+    heading = heading_of(body)
+    if heading is not None:
+        return _PHASE_HEADING_RE.match(heading.title)
+    return _PHASE_LINE_RE.match(body)
 
 
 def _phase_boxes(lines: Lines, phase: str) -> Iterator[tuple[int, re.Match[str]]]:
@@ -95,7 +112,7 @@ def listed_phases(text: str) -> set[str]:
     lines = Lines(text)
     found = set()
     for index in lines.plain(frontmatter=False):
-        title = _PHASE_TITLE_RE.match(lines.body(index))
+        title = _phase_title(lines.body(index))
         key = phase_key(title.group("number")) if title else None
         if key is not None:
             found.add(str(key))
@@ -107,7 +124,7 @@ def phase_title(text: str, phase: str) -> str | None:
     wanted = phase_key(phase.strip())
     lines = Lines(text)
     for index in lines.plain(frontmatter=False):
-        title = _PHASE_TITLE_RE.match(lines.body(index))
+        title = _phase_title(lines.body(index))
         if title and wanted is not None and phase_key(title.group("number")) == wanted:
             name = title.group("name").strip()
             if name and not name.startswith("["):  # the template's `[Name]`
@@ -118,22 +135,9 @@ def phase_title(text: str, phase: str) -> str | None:
 # ------------------------------------------------------------------------ progress table
 
 
-def _split_row(body: str) -> tuple[str, list[str], str | None]:
-    """`  | a | b |` as ("  ", [" a ", " b "], ""): cells keep their own spaces; the
-    text after the closing pipe is None when the row has none."""
-    segments = body.split("|")
-    if body.rstrip().endswith("|") and len(segments) > 2:
-        return segments[0], segments[1:-1], segments[-1]
-    return segments[0], segments[1:], None
-
-
-def _join_row(lead: str, cells: list[str], trail: str | None) -> str:
-    return "|".join([lead, *cells] if trail is None else [lead, *cells, trail])
-
-
 def _columns(header: list[str]) -> dict[str, int] | None:
     """Column indexes of a progress table header, or None when it is not one."""
-    names = [cell.strip().lower() for cell in header]
+    names = [cell_value(cell).lower() for cell in header]
     if not names or not names[0].startswith("phase"):
         return None
     columns = {}
@@ -154,23 +158,23 @@ def _progress_rows(lines: Lines, phase: str) -> Iterator[tuple[int, dict[str, in
     plain = lines.plain(frontmatter=False)
     for position, index in enumerate(plain):
         body = lines.body(index)
-        if not body.lstrip().startswith("|"):
+        if not is_table_row(body):
             columns = None
             continue
         following = plain[position + 1] if position + 1 < len(plain) else None
         if following is not None and SEPARATOR_RE.match(lines.body(following)):
-            columns = _columns(_split_row(body)[1])
+            columns = _columns(split_row(body).cells)
             continue
         if columns is None or SEPARATOR_RE.match(body):
             continue
-        cells = _split_row(body)[1]
-        number = _PHASE_CELL_RE.match(cells[0].strip() if cells else "")
+        cells = split_row(body).cells
+        number = _PHASE_CELL_RE.match(cell_value(cells[0]) if cells else "")
         if number and wanted is not None and phase_key(number.group("number")) == wanted:
             yield index, columns
 
 
 def _cell(value: str) -> str:
-    return re.sub(r"\s+", " ", value).strip().replace("|", "\\|") or "-"
+    return escape_cell(re.sub(r"\s+", " ", value).strip()) or "-"
 
 
 def set_progress(
@@ -189,7 +193,8 @@ def set_progress(
     if not rows:
         return text
     index, columns = rows[-1]
-    lead, cells, trail = _split_row(lines.body(index))
+    row = split_row(lines.body(index))
+    cells = row.cells
     values = {
         "plans": f"{completed}/{total}",
         "status": _cell(status),
@@ -203,5 +208,5 @@ def set_progress(
             cells.append(" - ")
         if cells[column].strip() != value:
             cells[column] = f" {value} "
-    lines.set(index, _join_row(lead, cells, trail))
+    lines.set(index, row.text())
     return lines.result(text)

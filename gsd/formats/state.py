@@ -3,8 +3,8 @@
 gsd owns the `Phase:`, `Plan:`, `Status:`, `Last activity:` and `Progress:` lines under
 `## Current Position`, the `- [01-02] ...` bullets under `### Blockers/Concerns` (or
 `## Blockers`), the `Last session:`, `Stopped at:` and `Resume file:` lines under
-`## Session Continuity`, and the plan rows of the Performance Metrics table (SPEC
-section 7). Each edit is a pure `text -> text` function that keeps line endings (CRLF
+`## Session Continuity`, and (in `gsd.formats.metrics`) the Performance Metrics rows and
+counters (SPEC section 7). Each edit is a pure `text -> text` function that keeps line endings (CRLF
 stays CRLF, a missing final newline stays missing) and returns its input, the very same
 string, when nothing needs to change. `load` and `save` are the only functions that
 touch the disk.
@@ -18,10 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gsd.core.errors import ERROR_TYPES, InputError
-from gsd.core.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
-from gsd.core.words import plural
+from gsd.core.ids import same_plan
 from gsd.formats.files import write_atomic
-from gsd.formats.lines import SEPARATOR_RE, Lines
+from gsd.formats.lines import Lines, one_line
 
 STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
@@ -29,7 +28,6 @@ PLACEHOLDER = "None yet."
 
 _POSITION_RE = re.compile(r"current position", re.I)
 _SESSION_RE = re.compile(r"session continuity", re.I)
-_METRICS_RE = re.compile(r"performance metrics", re.I)
 _BLOCKERS_RE = re.compile(r"blockers\b.*", re.I)
 # gsd's own blocker bullets: `- [01-02] timeout: ...`, the word after the tag an error type.
 _BLOCKER_RE = re.compile(
@@ -43,7 +41,6 @@ _PLACEHOLDER_RE = re.compile(
 # `[██████░░░░] 60%`, `[====..] 87%`: the bar and the number gsd redraws; the rest stays.
 _BAR_RE = re.compile(r"^\[(?P<bar>[^\]]*)\][ \t]*(?P<pct>\d+(?:\.\d+)?)[ \t]*%")
 _BAR_EMPTY = "░▒ .-_·"
-_METRIC_LABEL_RE = re.compile(rf"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>{PLAN_NUMBER})$", re.I)
 
 # (keyword, label) in the order the GSD template writes them.
 _POSITION_FIELDS = (
@@ -57,11 +54,6 @@ _SESSION_FIELDS = (
     ("stopped_at", "Stopped at"),
     ("resume_file", "Resume file"),
 )
-
-
-def _one_line(value: str) -> str:
-    """A value as one line: a newline inside it would hand a line gsd does not own."""
-    return re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
 
 
 # ------------------------------------------------------------------- fields (shared)
@@ -142,7 +134,7 @@ def _fields(
 
 
 def _constant(value: str) -> Callable[[str | None], str]:
-    line = _one_line(value)
+    line = one_line(value)
     return lambda old: line
 
 
@@ -241,14 +233,14 @@ def set_session(
 
 def blocker_line(plan_id: str, error_type: str, details: str = "", width: int = 200) -> str:
     """`- [01-02] timeout: details`, on one line, details cut to `width` characters."""
-    details = _one_line(details)
+    details = one_line(details)
     if len(details) > width:
         details = details[: width - 1].rstrip() + "…"
     return f"- [{plan_id}] {error_type}" + (f": {details}" if details else "")
 
 
 def _bullet(line: str) -> str:
-    line = _one_line(line)
+    line = one_line(line)
     return line if re.match(r"[-*+][ \t]", line) else f"- {line}"
 
 
@@ -340,145 +332,6 @@ def blocker_plans(text: str) -> list[tuple[str, str]]:
     return [pair for pair in owned if pair]
 
 
-# ------------------------------------------------------------------ performance metrics
-
-
-def _cells(body: str) -> list[str]:
-    inner = body.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [cell.strip() for cell in inner.split("|")]
-
-
-def _is_row(body: str) -> bool:
-    return body.lstrip().startswith("|")
-
-
-def _metric_label(plan_id: str) -> str:
-    phase, number = split_plan_id(plan_id)
-    return f"Phase {phase} P{number}" if phase else plan_id
-
-
-def _is_metric_of(cell: str, plan_id: str) -> bool:
-    label = _METRIC_LABEL_RE.match(cell)
-    if label:
-        cell = f"{label.group('phase')}-{label.group('plan')}"
-    return same_plan(cell, plan_id)
-
-
-def _table(lines: Lines, span: range, first: str, wanted: str) -> tuple[int, list[str]] | None:
-    """(header line, header cells) of the section's first table whose first column is
-    `first` and that has a column holding `wanted`, e.g. `| Plan | Duration |`."""
-    for index in span[1:-1]:
-        header = _cells(lines.body(index))
-        if (
-            _is_row(lines.body(index))
-            and SEPARATOR_RE.match(lines.body(index + 1))
-            and header[0].lower() == first
-            and any(wanted in cell.lower() for cell in header)
-        ):
-            return index, header
-    return None
-
-
-def _put_row(
-    text: str,
-    first: str,
-    wanted: str,
-    by_column: dict[str, str],
-    mine: Callable[[str], bool],
-    order: Callable[[str], object],
-) -> str:
-    """Write one row into the Performance Metrics table whose header starts `| first |`
-    and has a `wanted` column: the row whose first cell `mine` accepts is replaced
-    wherever it is in the section; a new row goes before the first of gsd's rows that
-    sorts after it (`order` of a first cell, None for rows that are not gsd's), else at
-    the end of the table. No such table: the text is unchanged."""
-    lines = Lines(text)
-    span = lines.section(_METRICS_RE)
-    table = _table(lines, span, first, wanted) if span is not None else None
-    if span is None or table is None:
-        return text
-    start, header = table
-    cells = [by_column.get(name.lower(), "-") for name in header]
-    row = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
-    for index in span[1:]:
-        body = lines.body(index)
-        if _is_row(body) and mine(_cells(body)[0]):
-            if body.rstrip() != row:
-                lines.set(index, row)
-            return lines.result(text)
-    stop = start + 2
-    while stop < span.stop and _is_row(lines.body(stop)):
-        stop += 1
-    rows = range(start + 2, stop)
-    blank = {"", "-", "—", "none", "none yet", "none yet."}
-    if rows and all(cell.lower() in blank for i in rows for cell in _cells(lines.body(i))):
-        lines.set(rows.start, row)  # the template's placeholder row
-        for index in reversed(rows[1:]):
-            lines.delete(index)
-        return lines.result(text)
-    key = order(by_column[first])
-    later = [i for i in rows if (other := order(_cells(lines.body(i))[0])) is not None
-             and key is not None and other > key]  # type: ignore[operator]  # fmt: skip
-    lines.insert(later[0] if later else rows.stop, [row])
-    return lines.result(text)
-
-
-def _plan_order(cell: str) -> tuple[object, ...] | None:
-    """Where a `Phase 01 P02` (or `01-02`) row sorts among gsd's rows; None: not one."""
-    label = _METRIC_LABEL_RE.match(cell.strip())
-    plan_id = f"{label.group('phase')}-{label.group('plan')}" if label else cell.strip()
-    return plan_key(plan_id)
-
-
-def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: int) -> str:
-    """Write `| Phase 01 P02 | 4min | 3 tasks | 2 files |` into the Performance Metrics
-    table whose header starts `| Plan | Duration |`: the plan's row is replaced wherever it
-    is in the section, else inserted among gsd's rows in plan order (the rows are the same
-    whichever order the plans completed in). No such table: the text is unchanged."""
-    by_column = {
-        "plan": _metric_label(plan_id),
-        "duration": _one_line(duration),
-        "tasks": plural(tasks, "task"),
-        "files": plural(files, "file"),
-    }
-    return _put_row(text, "plan", "duration", by_column,
-                    lambda cell: _is_metric_of(cell, plan_id), _plan_order)  # fmt: skip
-
-
-def _phase_order(cell: str) -> object:
-    return phase_key(cell.strip())
-
-
-def record_phase_metric(text: str, *, phase: str, plans: int, total: str, average: str) -> str:
-    """Write `| 01 | 3 | 12min | 4min |` into the By Phase table (`| Phase | Plans | Total
-    | Avg/Plan |`) of Performance Metrics: the phase's row replaced, else inserted in phase
-    order. No such table: the text is unchanged."""
-    wanted = phase_key(phase)
-    by_column = {"phase": phase, "plans": str(plans), "total": total, "avg/plan": average}
-    return _put_row(text, "phase", "avg", by_column,
-                    lambda cell: wanted is not None and phase_key(cell.strip()) == wanted,
-                    _phase_order)  # fmt: skip
-
-
-def set_counters(text: str, values: dict[str, str]) -> str:
-    """Set `- Total plans completed: 3` style lines (label -> value) where the
-    Performance Metrics section has them; a line it lacks is not added (they are the
-    template's, in the order and words the user kept)."""
-    lines = Lines(text)
-    span = lines.section(_METRICS_RE)
-    if span is None:
-        return text
-    for label, value in values.items():
-        found = lines.field(span, label)
-        if found is not None:
-            index, match = found
-            if match.group("value").rstrip() != _one_line(value):
-                lines.set(index, match.group("prefix") + _one_line(value))
-    return lines.result(text)
-
-
 # ------------------------------------------------------------------------- the disk
 
 
@@ -512,15 +365,3 @@ def save(path: Path, text: str, *, old: str | None = None) -> bool:
             pass  # missing or unreadable: write it
     write_atomic(path, text)  # an unwritable file is files.cannot_write's one line
     return True
-
-
-def has_phase_metric(text: str, phase: str) -> bool:
-    """Whether the By Phase table of Performance Metrics has a row for `phase`."""
-    lines = Lines(text)
-    span = lines.section(_METRICS_RE)
-    table = _table(lines, span, "phase", "avg") if span is not None else None
-    if span is None or table is None:
-        return False
-    wanted = phase_key(phase)
-    rows = (lines.body(i) for i in range(table[0] + 2, span.stop))
-    return any(_is_row(b) and phase_key(_cells(b)[0]) == wanted for b in rows)

@@ -1,24 +1,19 @@
-"""`NN-MM-SUMMARY.md`: written when a plan completes; its existence means the plan is done."""
+"""`NN-MM-SUMMARY.md` rendered from every attempt at a plan's tasks, and written when the
+plan completes (`gsd.formats.summaryread` finds and reads it back)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gsd.core.errors import InputError
 from gsd.core.ids import split_plan_id
-from gsd.core.outcomes import TaskCommit, TaskOutcome
+from gsd.core.outcomes import TaskOutcome
 from gsd.core.utc import as_utc, utc_stamp
 from gsd.core.words import plural
-from gsd.formats import frontmatter
 from gsd.formats.files import write_atomic
-
-if TYPE_CHECKING:
-    from gsd.formats.errorlog import ErrorRecord
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -30,7 +25,6 @@ _YAML_WORDS = frozenset("y n yes no on off true false null ~".split())
 _YAML12_ONLY_RE = re.compile(r"0o[0-7]+|[-+]?(?:\.[0-9]+|[0-9]+\.?[0-9]*)(?:[eE][-+]?[0-9]+)?")
 # Characters a YAML stream may hold unescaped (YAML 1.1 "printable", as PyYAML checks it).
 _UNPRINTABLE_RE = re.compile("[^\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_TOP_KEY_RE = re.compile(r"[A-Za-z0-9_\"'][^:]*:(?:[ \t]|$)")
 _TASK_PREFIX_RE = re.compile(r"^\s*task\s+\d+\s*[:.)-]\s*", re.IGNORECASE)
 
 
@@ -131,170 +125,9 @@ def _section(title: str, body: Iterable[str]) -> list[str]:
     return [f"## {title}", "", *body, ""]
 
 
-def parse(text: str, name: str = "SUMMARY.md", *, strict: bool = False) -> dict[str, Any]:
-    """The frontmatter of a SUMMARY, every scalar a string; {} when it has none.
-
-    Hand-written summaries are not always valid YAML (an unquoted `: ` in a list
-    item). A SUMMARY only records a finished plan, so by default the top-level keys
-    that do read are kept and the broken ones dropped; `strict` raises InputError.
-    """
-    try:
-        parts = frontmatter.split(text)
-    except frontmatter.FrontmatterError:
-        return {}  # older upstream summaries are plain Markdown
-    try:
-        data, _ = frontmatter.load(parts.yaml_text, parts.yaml_line)
-    except frontmatter.FrontmatterError as error:
-        if strict:
-            raise InputError(f"{name}:{error.line}: {error.message}") from None
-        return _salvage(parts.yaml_text)
-    return data
-
-
-def _salvage(yaml_text: str) -> dict[str, Any]:
-    """Each top-level key read on its own; the ones that do not read are left out."""
-    blocks: list[list[str]] = []
-    for line in yaml_text.split("\n"):
-        if _TOP_KEY_RE.match(line) or not blocks:
-            blocks.append([])
-        blocks[-1].append(line)
-    data: dict[str, Any] = {}
-    for block in blocks:
-        try:
-            part, _ = frontmatter.load("\n".join(block))
-        except frontmatter.FrontmatterError:
-            continue
-        for key, value in part.items():
-            data.setdefault(key, value)
-    return data
-
-
-def load(path: Path, *, strict: bool = False) -> dict[str, Any]:
-    """`parse` of the file at `path`, with the path in any error."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as error:
-        raise InputError(f"{path}: cannot read the summary: {error.strerror}") from None
-    return parse(text, str(path), strict=strict)
-
-
 def write(path: Path, text: str) -> None:
     """Write a rendered SUMMARY atomically: readers never see half of one."""
     write_atomic(path, text)
-
-
-def summary_path(phase_dir_path: Path, plan_id: str) -> Path:
-    """Where gsd writes the SUMMARY of `plan_id`."""
-    return Path(phase_dir_path) / f"{plan_id}-SUMMARY.md"
-
-
-def exists(phase_dir_path: Path | str, plan_id: str) -> bool:
-    """Whether the plan is done: `{plan_id}-SUMMARY.md` (or `{plan_id}-slug-SUMMARY.md`)."""
-    return find(phase_dir_path, plan_id) is not None
-
-
-def find(phase_dir_path: Path | str, plan_id: str) -> Path | None:
-    """The plan's SUMMARY.md in that phase folder: `{plan_id}-SUMMARY.md`, else
-    `{plan_id}-slug-SUMMARY.md`; None when the plan is not done."""
-    folder = Path(phase_dir_path)
-    exact = summary_path(folder, plan_id)
-    if exact.is_file():
-        return exact
-    prefix = f"{plan_id}-"
-    for candidate in sorted(folder.glob(f"{_glob_escape(prefix)}*-SUMMARY.md")):
-        rest = candidate.name[len(prefix) :]
-        if rest[:1].isdigit():
-            continue  # `01-02-SUMMARY.md` belongs to plan 01-02, not to plan 01
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", text)
-
-
-# --- the plan's whole history ------------------------------------------------------
-
-
-def logged_attempts(plan_id: str, plannings: Iterable[Path]) -> list[TaskOutcome]:
-    """Every attempt at the plan's tasks that its logs in these `.planning/` folders
-    record (a line two checkouts both hold counts once), in time order: the `result`
-    events, with the details and exit code of the matching error record."""
-    from gsd.formats import errorlog  # pydantic models: `gsd status` reads summaries without them
-
-    events: dict[str, dict[str, Any]] = {}
-    records: dict[str, ErrorRecord] = {}
-    for planning in plannings:
-        found, errors, _ = errorlog.read_logs(planning)  # each log read once
-        for event in found:
-            if event.get("plan") == plan_id and event.get("event") == "result":
-                events.setdefault(json.dumps(event, sort_keys=True), event)
-        for record in errorlog.filter_records(errors, plan=plan_id):
-            records.setdefault(errorlog.to_line(record), record)
-    failures = {(r.task, r.attempt, r.specialist, r.error_type): r for r in records.values()}
-    ordered = sorted(events.values(), key=lambda e: str(e.get("ts", "")))
-    return [_attempt(plan_id, event, failures) for event in ordered]
-
-
-def _attempt(
-    plan_id: str, event: dict[str, Any], failures: Mapping[tuple[str, int, str, str], Any]
-) -> TaskOutcome:
-    task, attempt = _int(event.get("task")), _int(event.get("attempt")) or 1
-    agent, error_type = str(event.get("agent") or "?"), event.get("error_type")
-    record = failures.get((str(task), attempt, agent, str(error_type)))
-    return TaskOutcome(
-        plan=plan_id, task=task, agent=agent, success=bool(event.get("success")),
-        soft_success=bool(event.get("soft_success")),
-        error_type=str(error_type) if error_type else None,
-        details=record.details if record else "", commit=None, changed=[], deviations=[],
-        exit_code=record.exit_code if record else None,
-        duration_s=float(event.get("duration_s") or 0), input_tokens=_count(event, "input_tokens"),
-        output_tokens=_count(event, "output_tokens"), cost_usd=_cost(event), attempt=attempt,
-        checkpoint=None, report=None,
-    )  # fmt: skip
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _count(event: Mapping[str, Any], key: str) -> int | None:
-    value = event.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _cost(event: Mapping[str, Any]) -> float | None:
-    value = event.get("cost_usd")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def with_commits(
-    plan_id: str, outcomes: list[TaskOutcome], commits: Mapping[int, TaskCommit]
-) -> tuple[list[TaskOutcome], list[str]]:
-    """The attempts with what git says of each committed task (`Gsd-Task` trailers): the
-    task's last successful attempt gets its commit and the files it changed; a task
-    committed with no attempt on record (its log lost) gets one from the commit. Also the
-    files the task commits created."""
-    result = list(outcomes)
-    for number, commit in commits.items():
-        last = max((i for i, o in enumerate(result) if o.task == number and o.success),
-                   default=None)  # fmt: skip
-        if last is None:
-            result.append(TaskOutcome(
-                plan=plan_id, task=number, agent=commit.agent or "?", success=True,
-                soft_success=False, error_type=None, details="", commit=commit.sha,
-                changed=list(commit.changed), deviations=[], exit_code=None, duration_s=0.0,
-                input_tokens=None, output_tokens=None, cost_usd=None, attempt=1,
-                checkpoint=None, report=None,
-            ))  # fmt: skip
-        else:
-            result[last] = result[last]._replace(commit=commit.sha, changed=list(commit.changed))
-    created = sorted({path for commit in commits.values() for path in commit.added})
-    return result, created
 
 
 # --- what happened ---------------------------------------------------------------

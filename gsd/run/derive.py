@@ -20,7 +20,7 @@ from typing import Any
 
 from gsd.core.ids import phase_key, short_phase_number
 from gsd.core.models import Plan
-from gsd.formats import errorlog, roadmap, state, summary
+from gsd.formats import errorlog, metrics, roadmap, state, summaryread
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
 from gsd.io import approvals
 from gsd.io.phases import Phase
@@ -126,12 +126,12 @@ def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[st
                 errors: list[ErrorRecord]) -> PlanFacts:  # fmt: skip
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    found = summary.find(phase.path, plan.id)
+    found = summaryread.find(phase.path, plan.id)
     base = PlanFacts(plan.id, path, len(plan.tasks), found is not None,
                      active=bool(events or errors))  # fmt: skip
     if found is None:
         return PlanFacts(**{**base.__dict__, "blocker": _blocker(project, plan, events, errors)})
-    front = summary.load(found)
+    front = summaryread.load(found)
     key_files = front.get("key-files")
     files = 0
     if isinstance(key_files, dict):
@@ -297,7 +297,7 @@ def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
     )
     done = [p for ph in facts.phases for p in ph.plans if p.done]
     timed = [p.minutes for p in done if p.minutes is not None]
-    text = state.set_counters(text, {
+    text = metrics.set_counters(text, {
         "Total plans completed": str(len(done)),
         "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
         "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
@@ -314,15 +314,15 @@ def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
 def _phase_rows(text: str, phase: PhaseFacts) -> str:
     done = [p for p in phase.plans if p.done]
     timed = [p.minutes for p in done if p.minutes is not None]
-    if done or state.has_phase_metric(text, phase.phase.number):
-        text = state.record_phase_metric(
+    if done or metrics.has_phase_metric(text, phase.phase.number):
+        text = metrics.record_phase_metric(
             text, phase=phase.phase.number, plans=len(done),
             total=_minutes(sum(timed)) if timed else "-",
             average=_minutes(sum(timed) / len(timed)) if timed else "-",
         )  # fmt: skip
     for plan in done:
         minutes = f"{plan.minutes}min" if plan.minutes is not None else "-"
-        text = state.record_metric(text, plan_id=plan.id, duration=minutes, tasks=plan.tasks,
+        text = metrics.record_metric(text, plan_id=plan.id, duration=minutes, tasks=plan.tasks,
                                    files=plan.files)  # fmt: skip
     for plan in phase.plans:
         if plan.blocker and not plan.done:

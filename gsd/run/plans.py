@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.models import Plan
-from gsd.formats import summary
+from gsd.formats import attempts, summary
 from gsd.io.branches import Branches
 from gsd.io.commits import Commits
 from gsd.io.git import Git
@@ -82,9 +82,9 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
     plan = end.plan
     planning_rel = run.project.planning.relative_to(run.project.root)
-    earlier = summary.logged_attempts(plan.id, dict.fromkeys(
+    earlier = attempts.logged_attempts(plan.id, dict.fromkeys(
         [run.project.planning, place.root / planning_rel]))  # fmt: skip
-    outcomes, created = summary.with_commits(
+    outcomes, created = attempts.with_commits(
         plan.id, [*earlier, *end.attempts], Commits(place).plan_task_commits(plan.id)
     )
     now = datetime.now(timezone.utc)

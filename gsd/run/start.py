@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gsd.core.errors import GsdError, InputError
 from gsd.core.graph import PhaseGraph
 from gsd.core.words import plural
-from gsd.formats import summary
+from gsd.formats import summaryread
 from gsd.formats.diagnostics import listed_errors
 from gsd.io import sandbox
 from gsd.io.git import Git
@@ -96,7 +96,7 @@ def _check_plan_ready(
         raise GsdError(f"no plan {plan_id} in {phase.name} (plans: {known})")
     folders = [p.path for p in project.phases()]
     waiting = [d for d in dict.fromkeys(plan.depends_on)
-               if not any(summary.exists(folder, d) for folder in folders)]  # fmt: skip
+               if not any(summaryread.exists(folder, d) for folder in folders)]  # fmt: skip
     if waiting:
         raise GsdError(
             f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",
@@ -105,7 +105,7 @@ def _check_plan_ready(
     if not alone:
         return
     before = _group_before(graph, plan_id)
-    first = next((p for p in before if not summary.exists(phase.path, p)), None)
+    first = next((p for p in before if not summaryread.exists(phase.path, p)), None)
     if first is not None:
         shared = sorted(set(graph.plans[first].files_modified) & set(plan.files_modified))
         raise GsdError(
