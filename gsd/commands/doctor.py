@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -311,23 +310,3 @@ def fallback_findings(
 def agent_program(agent: Agent) -> str:
     """The program an agent's runs start: its runner's CLI, or its `command`'s first word."""
     return agent.command[0] if agent.runner == "command" and agent.command else agent.runner
-
-
-# --- output -----------------------------------------------------------------------------------
-
-
-def render(diagnosis: Diagnosis, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(diagnosis.to_dict(), indent=2) + "\n"
-    if diagnosis.project is None:
-        head = "gsd doctor: not in a gsd project (no .planning/ here or above): machine checks only"
-    else:
-        head = f"gsd doctor: {diagnosis.project}"
-    lines = [head, *(f"  {f.status:<8} {f.message}" for f in diagnosis.findings)]
-    problems = sum(f.status == PROBLEM for f in diagnosis.findings)
-    if problems:
-        lines.append(f"{problems} problem{'s' if problems != 1 else ''}: a run needs "
-                     f"{'it' if problems == 1 else 'them'} fixed first")  # fmt: skip
-    else:
-        lines.append("nothing a run needs is missing")
-    return "\n".join(lines) + "\n"
