@@ -10,7 +10,8 @@ import pytest
 
 from gsd.formats import runners
 from gsd.formats.agents import Agent, parse_agent, parse_codex_agent
-from gsd.io.agentscan import Scan, display_path, scan
+from gsd.formats.files import display_path
+from gsd.io.agentscan import Scan, scan
 from tests.conftest import auto_task, git, plan_text
 
 DATA = Path(__file__).parent / "data" / "agents"

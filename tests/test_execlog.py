@@ -14,11 +14,7 @@ from gsd.formats import execlog
 
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
-    return execlog.log_path(tmp_path)
-
-
-def test_log_path_is_under_planning(tmp_path: Path) -> None:
-    assert execlog.log_path(tmp_path) == tmp_path / ".planning" / "execution-log.jsonl"
+    return tmp_path / ".planning" / execlog.LOG_NAME
 
 
 def test_event_puts_ts_and_kind_first() -> None:

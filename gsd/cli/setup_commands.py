@@ -55,9 +55,10 @@ def doctor(fmt: str) -> int:
     Example: gsd doctor --format json
     """
     from gsd.commands import doctor as checks
+    from gsd.output import doctorview
 
     found = checks.diagnose(Path.cwd())
-    click.echo(checks.render(found, fmt), nl=False)
+    click.echo(doctorview.render(found, fmt), nl=False)
     return found.exit_code
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -191,12 +190,9 @@ def project_findings(
     project: Project, found: dict[str, Program], environ: Mapping[str, str]
 ) -> list[Finding]:
     """Config, agent files, and the programs the plans' tasks (every phase) run."""
-    from gsd.io.dispatch import Dispatcher
-
     findings = config_findings(project)
     try:
-        agents, warnings = project.agents()
-        dispatcher = Dispatcher(agents, project.roster, project.config, environ=environ)
+        dispatcher, warnings = project.dispatcher(environ=environ)
     except GsdError as exc:  # config.json unusable, no gsd-executor, ...
         if not any(f.message == str(exc) for f in findings):
             findings.append(Finding(PROBLEM, "config", str(exc)))
@@ -213,26 +209,41 @@ def project_findings(
     by_program: dict[str, list[TaskDispatch]] = {}
     for task in runs:
         by_program.setdefault(task.argv[0], []).append(task)
+    agents = dispatcher.agents
+    named = [*by_program, *(agent_program(a) for a in agents.values())]
+    where = program_paths(named, found, project.root, environ)
     findings += [runner_finding(p, by_program.get(name, [])) for name, p in found.items()]
     for name, needing in by_program.items():  # command agents' own programs
         if name in found:
             continue
-        where = find_program(name, project.root, environ)
-        if where is not None:
-            findings.append(Finding(OK, "runner", f"`{name}` ({where}): {_tasks(needing)}"))
+        if where[name] is not None:
+            findings.append(Finding(OK, "runner", f"`{name}` ({where[name]}): {_tasks(needing)}"))
         else:
             findings.append(Finding(PROBLEM, "runner", f"`{name}`: not installed or not on "
                                     f"PATH, and {_tasks(needing)} (check the agent's "
                                     "`command:`)"))  # fmt: skip
     used = {t.agent for t in runs}
-    findings += idle_agent_findings(agents, used, project.root, environ)
-    findings += fallback_findings(project, agents, runs, environ)
+    findings += idle_agent_findings(agents, used, where)
+    findings += fallback_findings(project, agents, runs, where)
     return findings
+
+
+def program_paths(
+    names: list[str], found: Mapping[str, Program], root: Path, environ: Mapping[str, str]
+) -> dict[str, str | None]:
+    """Where each program is (None: missing), each looked up on PATH once: the runners'
+    CLIs as `found` has them already."""
+    where = {name: p.path for name, p in found.items()}
+    for name in names:
+        if name not in where:
+            where[name] = find_program(name, root, environ)
+    return where
 
 
 def config_findings(project: Project) -> list[Finding]:
     """Each setting gsd reads, of the type it must have (a run refuses any other)."""
     from gsd.formats.config import CONFIG_FILE
+    from gsd.formats.files import display_path
     from gsd.formats.settings import InvalidSettings
 
     try:
@@ -241,7 +252,7 @@ def config_findings(project: Project) -> list[Finding]:
         return [Finding(PROBLEM, "config", problem) for problem in exc.problems]
     except GsdError as exc:
         return [Finding(PROBLEM, "config", str(exc))]
-    shown = _shown(project, project.planning / CONFIG_FILE)
+    shown = display_path(project.planning / CONFIG_FILE, project.root)
     return [Finding(OK, "config", f"{shown}: every setting gsd reads is usable")]
 
 
@@ -255,13 +266,13 @@ def warning_findings(warnings: list[str]) -> list[Finding]:
 
 
 def idle_agent_findings(
-    agents: Mapping[str, Agent], used: set[str], root: Path, environ: Mapping[str, str]
+    agents: Mapping[str, Agent], used: set[str], where: Mapping[str, str | None]
 ) -> list[Finding]:
     """Agents no task runs whose runner program is missing: one line per program."""
     idle: dict[str, list[str]] = {}
     for agent in agents.values():
         name = agent_program(agent)
-        if agent.name not in used and find_program(name, root, environ) is None:
+        if agent.name not in used and where[name] is None:
             idle.setdefault(name, []).append(agent.name)
     return [
         Finding(
@@ -279,7 +290,7 @@ def fallback_findings(
     project: Project,
     agents: Mapping[str, Agent],
     runs: list[TaskDispatch],
-    environ: Mapping[str, str],
+    where: Mapping[str, str | None],
 ) -> list[Finding]:
     """gsd-executor takes a failed task over; on a runner that is missing it cannot."""
     from gsd.core.specialists import EXECUTOR
@@ -289,7 +300,7 @@ def fallback_findings(
         return []
     own = [t for t in runs if t.runner_source != "plan"]  # runner= carries over to it
     name = agent_program(executor)
-    if not own or find_program(name, project.root, environ) is not None:
+    if not own or where[name] is not None:
         return []
     return [Finding(WARNING, "agents", f"{EXECUTOR}, which takes over a failed task, runs "
                                        f"`{name}`, which is missing: a failed task gets no "
@@ -299,32 +310,3 @@ def fallback_findings(
 def agent_program(agent: Agent) -> str:
     """The program an agent's runs start: its runner's CLI, or its `command`'s first word."""
     return agent.command[0] if agent.runner == "command" and agent.command else agent.runner
-
-
-def _shown(project: Project, path: Path) -> str:
-    home = Path.home()
-    if path == project.root or project.root in path.parents:
-        return path.relative_to(project.root).as_posix() or "."
-    if home in path.parents:
-        return f"~/{path.relative_to(home).as_posix()}"
-    return str(path)
-
-
-# --- output -----------------------------------------------------------------------------------
-
-
-def render(diagnosis: Diagnosis, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(diagnosis.to_dict(), indent=2) + "\n"
-    if diagnosis.project is None:
-        head = "gsd doctor: not in a gsd project (no .planning/ here or above): machine checks only"
-    else:
-        head = f"gsd doctor: {diagnosis.project}"
-    lines = [head, *(f"  {f.status:<8} {f.message}" for f in diagnosis.findings)]
-    problems = sum(f.status == PROBLEM for f in diagnosis.findings)
-    if problems:
-        lines.append(f"{problems} problem{'s' if problems != 1 else ''}: a run needs "
-                     f"{'it' if problems == 1 else 'them'} fixed first")  # fmt: skip
-    else:
-        lines.append("nothing a run needs is missing")
-    return "\n".join(lines) + "\n"

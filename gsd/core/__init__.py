@@ -1,1 +1,1 @@
-"""Pure decisions: plan ids, models, the wave graph, rules, resolution, the judge. No I/O."""
+"""Pure decisions, no I/O: plan ids, models, the wave graph, rules, resolution, verdict, retry."""

@@ -52,10 +52,7 @@ TOOL_ABILITIES: dict[str, Ability | None] = {
 ALL_TOOLS = ("Read", "Glob", "Grep", "LS", "Bash", "Write", "Edit", "WebFetch", "WebSearch",
              "TodoWrite", "Task")  # fmt: skip
 KNOWN_TOOLS = frozenset(TOOL_ABILITIES)
-READ_TOOLS = frozenset(t for t, a in TOOL_ABILITIES.items() if a == "read")
 WEB_TOOLS = frozenset(t for t, a in TOOL_ABILITIES.items() if a == "web")
-WRITE_TOOLS = frozenset(t for t, a in TOOL_ABILITIES.items() if a == "write")
-SHELL_TOOL = "run_shell_command"
 PERMISSION_MODES = frozenset({"default", "acceptEdits", "dontAsk", "bypassPermissions", "plan",
                               "auto"})  # fmt: skip
 # Codex `sandbox_mode` -> the widest gsd tier whose codex argv asks for that same
@@ -363,11 +360,6 @@ def search_folders(root: Path, extra: Iterable[str] = ()) -> list[tuple[Path, st
         if folder not in [f for f, _ in unique]:
             unique.append((folder, origin))
     return unique
-
-
-def search_path(root: Path, extra: Iterable[str] = ()) -> list[Path]:
-    """The folders of `search_folders`, without their origins."""
-    return [folder for folder, _ in search_folders(root, extra)]
 
 
 def extra_folder(root: Path, entry: str) -> Path:

@@ -31,11 +31,6 @@ def log_path(root: Path) -> Path:
     return root / ".planning" / LOG_NAME
 
 
-def plan_log_path(planning: Path, plan_id: str) -> Path:
-    """`.planning/logs/{plan_id}.jsonl`: the plan's error records and its events."""
-    return execlog.plan_log_path(planning, plan_id)
-
-
 def parse_timestamp(text: str) -> datetime:
     """An ISO-8601 date or time as an aware UTC datetime; naive means UTC. ValueError if not."""
     text = text.strip()

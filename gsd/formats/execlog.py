@@ -45,11 +45,6 @@ EVENTS = (
 PHASE_EVENTS = frozenset({"run-start", "wave-start", "wave-end", "run-end"})
 
 
-def log_path(root: Path) -> Path:
-    """Where older versions kept the shared execution log (read only, for history)."""
-    return root / ".planning" / LOG_NAME
-
-
 def plan_log_path(planning: Path, plan_id: str) -> Path:
     """`.planning/logs/{plan_id}.jsonl`: one plan's events and error records."""
     return planning / LOGS / f"{plan_id}.jsonl"
@@ -166,9 +161,3 @@ def read_all(planning: Path) -> tuple[list[dict[str, Any]], list[str]]:
         events += found
         warnings += bad
     return sorted(events, key=lambda e: str(e.get("ts", ""))), warnings
-
-
-def plan_events(planning: Path, plan_id: str) -> list[dict[str, Any]]:
-    """Every event of one plan in every log, in time order (its SUMMARY's history)."""
-    events, _ = read_all(planning)
-    return [e for e in events if e.get("plan") == plan_id]

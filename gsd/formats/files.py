@@ -1,4 +1,5 @@
-"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data."""
+"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data;
+and paths shown as a person reads them."""
 
 from __future__ import annotations
 
@@ -241,3 +242,18 @@ def bundled_dir(name: str, checkout_name: str | None = None) -> Path:
         return installed
     checkout = package.parent / (checkout_name or name)
     return checkout if checkout.is_dir() else installed
+
+
+def display_path(path: Path | str, root: Path | None = None) -> str:
+    """A path as a person reads it: below `root` (the project) when one is given, in gsd's
+    bundled agents, below the current folder, below ~, or else whole."""
+    path = Path(path)
+    bases = [] if root is None else [(root, "", ".")]
+    bases += [(bundled_dir("agents"), "(bundled) ", "gsd's bundled agents"),
+              (Path.cwd(), "", "."), (Path.home(), "~/", "~")]  # fmt: skip
+    for base, prefix, itself in bases:
+        if path == base:
+            return itself
+        if base in path.parents:
+            return prefix + path.relative_to(base).as_posix()
+    return str(path)

@@ -101,21 +101,6 @@ class Settings(_Section):
         return {"enabled": value} if isinstance(value, bool) else value
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`{"a": {"b": 1}}` as `{"a.b": 1}`; lists and scalars are leaves."""
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-# Every key gsd reads and its default, dotted (`specialists.timeout_seconds`), as JSON holds it.
-DEFAULTS: dict[str, Any] = flatten(Settings().model_dump(mode="json"))
-
-
 class InvalidSettings(InputError):
     """config.json holds settings gsd cannot use: the first problem is the message, every
     one of them is in `problems` (`gsd doctor` lists them all)."""

@@ -1,1 +1,1 @@
-"""Effects: processes, git, checkpoints, worktrees, locks, and where gsd's files live."""
+"""Effects: processes and the sandbox, git and worktrees, the run lock, a project read from disk."""

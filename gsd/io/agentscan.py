@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from gsd.formats.agents import Agent, AgentError, parse_agent, parse_codex_agent
+from gsd.formats.files import display_path
 
 Status = Literal["loaded", "skipped", "ignored"]
 TIER_RANK = {"read-only": 0, "read+shell": 1, "read+write": 2, "full": 3}
@@ -133,20 +134,6 @@ def _trouble(folder: FolderReport) -> list[str]:
     if lenient:
         parts.append(f"{lenient} with frontmatter that is not valid YAML (read leniently)")
     return parts
-
-
-def display_path(path: Path | str) -> str:
-    """A path as a person reads it: bundled, below the current folder, or below ~."""
-    from gsd.formats.agents import bundled_agents_dir
-
-    path = Path(path)
-    for base, shown in ((bundled_agents_dir(), "(bundled) "), (Path.cwd(), ""),
-                        (Path.home(), "~/")):  # fmt: skip
-        if path == base:
-            return "gsd's bundled agents" if shown else "."
-        if base in path.parents:
-            return shown + path.relative_to(base).as_posix()
-    return str(path)
 
 
 def scan(folders: Iterable[Path | tuple[Path, str]]) -> Scan:

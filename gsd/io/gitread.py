@@ -1,4 +1,7 @@
-"""The one way gsd starts git: its program, a scrubbed environment, a timeout, whole errors."""
+"""How gsd runs every git command: its program, a scrubbed environment, a timeout, whole errors.
+
+(`gsd doctor` asks `git --version` as it asks any program's, through `gsd.io.proc`.)
+"""
 
 from __future__ import annotations
 

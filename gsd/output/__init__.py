@@ -1,1 +1,1 @@
-"""What the commands print: text, Markdown, JSON, SARIF and annotations, from plain data."""
+"""What the commands print: text, Markdown, JSON, JUnit XML, SARIF, annotations, from plain data."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan, Task
 from gsd.core.words import plural
+from gsd.formats.files import display_path
 
 if TYPE_CHECKING:
     from gsd.core.outcomes import TaskOutcome
@@ -168,16 +169,6 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     for cycle in view["cycles"]:
         out.append(f"Cycle (not scheduled): {' -> '.join(cycle)}")
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-def display_path(source: str | Path, root: Path | None = None) -> str:
-    """An agent file as a person reads it: below the project, bundled, or below ~."""
-    from gsd.io.agentscan import display_path as shown
-
-    path = Path(source)
-    if root is not None and root in path.parents:
-        return path.relative_to(root).as_posix()
-    return shown(path)
 
 
 def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:

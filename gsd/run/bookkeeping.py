@@ -40,8 +40,8 @@ def side_log(planning_rel: str, phase_number: str, branch: str | None,
     their worktree): the phase log on the user's branch; the plan's log when the branch
     is the plan's own (`gsd/{plan}`, a CI job's), which no other plan ever writes."""
     if plan_id is not None and branch == f"gsd/{plan_id}":
-        return f"{planning_rel}/{execlog.LOGS}/{plan_id}.jsonl"
-    return f"{planning_rel}/{execlog.LOGS}/{execlog.PHASE_PREFIX}{phase_number}.jsonl"
+        return execlog.plan_log_path(Path(planning_rel), plan_id).as_posix()
+    return execlog.phase_log_path(Path(planning_rel), phase_number).as_posix()
 
 
 class Journal:
@@ -56,7 +56,7 @@ class Journal:
                  planning_rel: str = ".planning") -> None:  # fmt: skip
         self.git = git
         self.folder = git.git_dir / "gsd" / "journal"
-        self.side = side or f"{planning_rel}/{execlog.LOGS}/{execlog.PHASE_PREFIX}run.jsonl"
+        self.side = side or execlog.phase_log_path(Path(planning_rel), "run").as_posix()
         self.planning_rel = planning_rel
         self.in_place = in_place
         self.phase_events = Path(self.side).name.startswith(execlog.PHASE_PREFIX)
@@ -83,7 +83,7 @@ class Journal:
 
     def plan_log(self, plan_id: str) -> str:
         """The repository path of a plan's log."""
-        return f"{self.planning_rel}/{execlog.LOGS}/{plan_id}.jsonl"
+        return execlog.plan_log_path(Path(self.planning_rel), plan_id).as_posix()
 
     def plan_errors(self, plan_id: str) -> Path:
         """Where a plan's failures are appended (taskrun's `error_log`)."""
