@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from gsd.core import layout
@@ -54,3 +55,23 @@ def test_shared_folders_are_under_the_common_dir_of_a_linked_worktree(
     assert layout.lock_file(linked.common_dir) == layout.lock_file(Git(root).common_dir)
     assert layout.running_dir(linked.common_dir).parent == (root / ".git" / "gsd").resolve()
     assert layout.checkpoints_dir(linked.git_dir).is_relative_to(root / ".git" / "worktrees")
+
+
+def test_readme_layout_lists_every_module_in_its_folder() -> None:
+    """README's "Layout" names each module of gsd/ under the folder it is in, and no other."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("## Layout") :]
+    block = block[: block.index("\nworkflows/")]
+    listed: dict[str, str] = {}
+    folder = ""
+    for row in block.splitlines():
+        heading = re.match(r"^  (\w+)/", row)
+        folder = heading.group(1) if heading else folder
+        for name in re.findall(r"(\w+)\.py", row):
+            listed[name] = folder
+    tree = {
+        path.stem: path.parent.name
+        for path in (REPO / "gsd").rglob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    }
+    assert listed == tree
