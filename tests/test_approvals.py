@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from gsd.core import layout
 from gsd.io import approvals
 from gsd.io.project import Project
 from tests.conftest import git
@@ -48,7 +49,7 @@ def two_checks(phase):
 
 
 def recorded(root) -> list[tuple[object, object]]:
-    path = root / approvals.APPROVALS
+    path = root / layout.APPROVALS
     lines = path.read_text().splitlines() if path.exists() else []
     return [(r["task"], r["option"]) for r in map(json.loads, lines)]
 
@@ -140,13 +141,13 @@ def test_a_named_task_is_answered_and_the_default_is_the_first_still_waiting(
 
 
 def test_an_old_record_without_a_task_answers_only_the_first_checkpoint(two_checks) -> None:
-    two_checks.write(approvals.APPROVALS, '{"ts": "x", "plan": "01-01", "task": null}\n')
+    two_checks.write(layout.APPROVALS, '{"ts": "x", "plan": "01-01", "task": null}\n')
     project = Project(two_checks.root)
     verify, decision = (t for t in project.find_plan("01-01").tasks if t.is_checkpoint)
     assert approvals.answer(project, "01-01", verify, auto=False) == "approved by gsd approve"
     assert approvals.answer(project, "01-01", decision, auto=False) is None
     # and an approval of another plan's task answers nothing here
-    two_checks.write(approvals.APPROVALS, '{"plan": "01-02", "task": 4, "option": "a"}\n')
+    two_checks.write(layout.APPROVALS, '{"plan": "01-02", "task": 4, "option": "a"}\n')
     assert approvals.answer(Project(two_checks.root), "01-01", decision, auto=False) is None
 
 

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.formats import execlog
 
 
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
-    return tmp_path / ".planning" / execlog.LOG_NAME
+    return tmp_path / ".planning" / layout.LEGACY_EXECUTION_LOG
 
 
 def test_event_puts_ts_and_kind_first() -> None:

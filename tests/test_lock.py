@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.io import procgroups
-from gsd.io.lock import RunLock, lock_path, repo_lock
+from gsd.io.lock import RunLock, repo_lock
 from tests.conftest import REPO, git
 from tests.test_proc import alive_with
 
@@ -51,8 +52,8 @@ def test_second_live_run_is_refused_naming_the_holder(tmp_path: Path) -> None:
         holder.wait()
     # the holder died without releasing: the next run takes the lock over
     with RunLock(common, registry):
-        assert json.loads(lock_path(common).read_text())["pid"] != holder.pid
-    assert not lock_path(common).exists()
+        assert json.loads(layout.lock_file(common).read_text())["pid"] != holder.pid
+    assert not layout.lock_file(common).exists()
 
 
 @pytest.fixture
@@ -107,8 +108,8 @@ def test_a_lock_that_cannot_be_written_is_one_line(git_project) -> None:
 
 def test_stale_lock_takeover_reaps_the_dead_runs_processes(tmp_path: Path) -> None:
     common, registry = tmp_path / "common", tmp_path / "running"
-    lock_path(common).parent.mkdir(parents=True)
-    lock_path(common).write_text('{"pid": 999999, "argv": ["gsd", "execute-phase", "1"]}\n')
+    layout.lock_file(common).parent.mkdir(parents=True)
+    layout.lock_file(common).write_text('{"pid": 999999, "argv": ["gsd", "execute-phase", "1"]}\n')
     token = f"gsd-lock-{uuid.uuid4().hex}"
     script = tmp_path / "left.sh"
     script.write_text("#!/bin/bash\ntrap '' TERM\nwhile true; do sleep 0.2; done\n")

@@ -91,8 +91,9 @@ def _root(options: Options) -> Path:
 
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
+    from gsd.core.layout import PLANNING
     from gsd.io.phases import resolve_phase
-    from gsd.io.project import PLANNING, Project
+    from gsd.io.project import Project
     from gsd.io.sources import relative_to_root
     from gsd.io.validate import validate
 
@@ -135,7 +136,7 @@ def new_since(
     counterpart at `base` and is new."""
     from gsd.commands.diff import Side, compare
     from gsd.commands.revisions import base_snapshot, load_snapshot
-    from gsd.io.project import PLANNING
+    from gsd.core.layout import PLANNING
     from gsd.io.sources import GitIndex, Source, WorkingTree
 
     source: Source = GitIndex(root, [PLANNING]) if staged else WorkingTree(root)

@@ -18,6 +18,7 @@ from gsd.cli.shared import (
     planned_project,
     warn,
 )
+from gsd.core import layout
 from gsd.core.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK
 from gsd.core.ids import is_plan_id
 
@@ -216,8 +217,8 @@ def errors(
     if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
         from gsd.io.phases import resolve_phase
 
-        resolve_phase(root / ".planning", phase)
-    records, warnings = errorlog.read_all(root / ".planning")
+        resolve_phase(root / layout.PLANNING, phase)
+    records, warnings = errorlog.read_all(root / layout.PLANNING)
     warn(warnings)
     kept = errorlog.filter_records(
         records,
@@ -270,7 +271,7 @@ def report(every_run: bool, fmt: str) -> int:
     from gsd.output import reportview
 
     root = find_root(Path.cwd())
-    events, warnings = execlog.read_all(root / ".planning")
+    events, warnings = execlog.read_all(root / layout.PLANNING)
     warn(warnings)
     if fmt == "junit":
         from gsd.io.project import Project

@@ -139,10 +139,17 @@ def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispa
     import os
     import tempfile
 
+    from gsd.core import layout
+    from gsd.core.errors import InputError
     from gsd.io import sandbox
+    from gsd.io.lock import common_git_dir
 
     settings = project.sandbox()
     tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
+    try:  # a linked worktree's plans live in the repository's shared git directory
+        worktrees = layout.worktrees_dir(common_git_dir(project.root))
+    except InputError:  # not a repository (yet): where `git init` would put them
+        worktrees = layout.worktrees_dir(project.root / ".git")
     shown = []
     for task in tasks:
         if task.tier is None or task.runner is None:  # a person answers it: no agent
@@ -150,7 +157,7 @@ def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispa
             continue
         place = project.root
         if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
-            place = place / ".git" / "gsd" / "worktrees" / task.plan
+            place = worktrees / task.plan
         confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
                                     tmpdir=tmpdir, environ=os.environ)  # fmt: skip
         shown.append(task._replace(sandbox=sandbox.describe(confined)))

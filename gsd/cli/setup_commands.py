@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
+from gsd.core import layout
 from gsd.core.errors import EXIT_FINDINGS, EXIT_OK
 from gsd.core.words import plural
 
@@ -133,7 +134,7 @@ def agents_sync() -> int:
     warn(warnings)
     entries = found.roster_entries()
     specialists = {key: a.description for key, a in entries.items() if not a.is_system}
-    path = project.planning / roster.ROSTER_FILE
+    path = project.planning / layout.ROSTER_FILE
     write_atomic(path, roster.render(specialists))
     click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")
     return EXIT_OK

@@ -70,7 +70,8 @@ class SummarisedGroup(click.Group):
 
 def planned_project() -> Project:
     """The project here, for a command that needs its `.planning/` (git alone is not one)."""
-    from gsd.io.project import NO_PLANNING_HINT, PLANNING, Project, find_root
+    from gsd.core.layout import PLANNING
+    from gsd.io.project import NO_PLANNING_HINT, Project, find_root
 
     project = Project(find_root(Path.cwd()))
     if not project.planning.is_dir():

@@ -92,7 +92,8 @@ def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
 
 def find_project(start: Path) -> Project | None:
     """The project at or above `start` (one with `.planning/`), or None."""
-    from gsd.io.project import PLANNING, Project, find_root
+    from gsd.core.layout import PLANNING
+    from gsd.io.project import Project, find_root
 
     try:
         root = find_root(start)
@@ -242,7 +243,7 @@ def program_paths(
 
 def config_findings(project: Project) -> list[Finding]:
     """Each setting gsd reads, of the type it must have (a run refuses any other)."""
-    from gsd.formats.config import CONFIG_FILE
+    from gsd.core.layout import CONFIG_FILE
     from gsd.formats.files import display_path
     from gsd.formats.settings import InvalidSettings
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import GsdError, UsageError
 from gsd.formats.files import write_atomic
 
@@ -200,11 +201,11 @@ def _repo(cwd: Path) -> _Repo:
 def _nested_project_warning(cwd: Path, top: Path) -> list[str]:
     """The hook checks `.planning/` at the top level only; say so if this project is not there."""
     for folder in (cwd.resolve(), *cwd.resolve().parents):
-        if (folder / ".planning").is_dir():
+        if (folder / layout.PLANNING).is_dir():
             if folder != top.resolve():
                 return [
-                    f"the hook validates plans under {top / '.planning'} only, not "
-                    f"{folder / '.planning'}"
+                    f"the hook validates plans under {top / layout.PLANNING} only, not "
+                    f"{folder / layout.PLANNING}"
                 ]
             break
         if folder == top.resolve():

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from gsd.commands.diff import PlanChanges, Side, Snapshot, body_sections, compare
+from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.io import sources
-from gsd.io.project import PLANNING, Project
+from gsd.io.project import Project
 from gsd.io.sources import GitIndex, GitTree, Source, Unreadable, WorkingTree
 
 WORKING_TREE = "working tree"
@@ -49,7 +50,7 @@ def diff_revisions(root: Path, revisions: list[str], *, staged: bool = False) ->
     if len(pair) == 2:
         head = _commit_snapshot(root, *pair[1])
     elif staged:
-        head = load_snapshot(root, GitIndex(root, [PLANNING]), Side(INDEX, None, False))
+        head = load_snapshot(root, GitIndex(root, [layout.PLANNING]), Side(INDEX, None, False))
     else:
         head = load_snapshot(root, WorkingTree(root), Side(WORKING_TREE, None, False))
     return compare(base, head)
@@ -70,20 +71,20 @@ def base_snapshot(root: Path, revision: str) -> Snapshot:
 def _commit_snapshot(root: Path, label: str, commit: str | None) -> Snapshot:
     if commit is None:
         return Snapshot(Side(f"{label} (no commit yet)", None, False), {}, [])
-    return load_snapshot(root, GitTree(root, commit, PLANNING), Side(label, commit, False))
+    return load_snapshot(root, GitTree(root, commit, layout.PLANNING), Side(label, commit, False))
 
 
 def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
     from gsd.io.validate import validate
 
-    if not source.is_dir(PLANNING):
+    if not source.is_dir(layout.PLANNING):
         return Snapshot(side._replace(has_planning=False), {}, [])
     project = Project(root, source=source)
-    paths = source.plan_paths(PLANNING)
+    paths = source.plan_paths(layout.PLANNING)
     project.preload(paths)
     plans = {path: project.plan(path) for path in paths}
-    diagnostics = validate(project, [PLANNING]).diagnostics if paths else []
+    diagnostics = validate(project, [layout.PLANNING]).diagnostics if paths else []
     sections = {path: _body_sections(source, path) for path, plan in plans.items() if plan.readable}
     return Snapshot(side._replace(has_planning=True), plans, diagnostics, sections)
 

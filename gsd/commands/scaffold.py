@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import GsdError, InputError, UsageError
 from gsd.formats.files import bundled_dir
-from gsd.io.project import PLANNING
 
 CREATED = "created"
 KEPT = "kept"
@@ -31,7 +31,7 @@ def init(directory: Path) -> list[Scaffolded]:
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else []
     if not files:
         raise InputError(f"gsd's planning template is missing ({source})", hint="reinstall gsd")
-    planning = directory / PLANNING
+    planning = directory / layout.PLANNING
     if planning.exists() and not planning.is_dir():
         raise UsageError(f"{planning} exists and is not a directory", hint="move it away first")
     done: list[Scaffolded] = []

@@ -1,91 +1,92 @@
-"""Where gsd's files live: every path under `.planning/` and `.git/gsd/`, computed, no I/O.
+"""Where gsd's files live: every path under `.planning/`, `.git/gsd/` and its key, no I/O.
 
-Two trees. `.planning/` is the user's, committed: plans, STATE.md, ROADMAP.md, the
-roster, config.json, and the logs gsd writes there (one file a plan, SPEC 0, so that a
-wave's branches merge without a conflict). `.git/gsd/` is gsd's own and never
-committed; part of it belongs to one checkout (its `git_dir`: a linked worktree has its
-own), part is shared by every worktree of the repository (the `common_dir`). What is
-shared is what two runs in two worktrees must see alike: the run lock, the registry of
-running agents and the plans' worktrees. A lock or a registry looked up in a checkout's
-own `git_dir` would miss a run started from another worktree.
+Two trees. `.planning/` is the user's and committed: plans, STATE.md, ROADMAP.md, the
+roster, config.json, and the logs gsd writes there (a file a plan, SPEC 0, so that a
+wave's branches merge without a conflict). `.git/gsd/` is gsd's own and never committed.
+Part of it belongs to one checkout, under its `git_dir` (a linked worktree has its own);
+part is shared by every worktree of the repository, under the `common_dir`: what two runs
+started from two worktrees must see alike, the run lock, the registry of running agents
+and the plans' worktrees. Each function's parameter says which of the two it wants.
+The key that signs checkpoint records lives outside every repository.
 """
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from pathlib import Path
+
+# -- .planning/ --------------------------------------------------------------------------
 
 PLANNING = ".planning"
 PHASES = "phases"
-LOGS = "logs"  # the per-plan logs
-PHASE_LOG_PREFIX = "phase-"  # `logs/phase-{NN}.jsonl`: a phase's events no plan owns
 STATE_FILE = "STATE.md"
 ROADMAP_FILE = "ROADMAP.md"
 ROSTER_FILE = "available_agents.md"
 CONFIG_FILE = "config.json"
-APPROVALS_FILE = "approvals.jsonl"
-WORKFLOWS = "workflows"  # the project's overrides of the bundled prompt templates
+APPROVALS = f"{PLANNING}/approvals.jsonl"  # as git names it, from the checkout's root
+WORKFLOWS = "workflows"  # the project's own versions of the bundled prompt templates
+LOGS = "logs"  # a log a plan, and a log a phase for what no one plan owns
+PHASE_LOG_PREFIX = "phase-"
 LEGACY_EXECUTION_LOG = "execution-log.jsonl"  # older versions' shared logs: read, not written
 LEGACY_ERROR_LOG = "specialist-errors.jsonl"
 
-GSD = "gsd"  # the folder under .git/
-LOCK_NAME = "run.lock"
+
+def plan_log(planning: Path, plan_id: str) -> Path:
+    """`.planning/logs/{plan}.jsonl`: one plan's events and errors."""
+    return planning / LOGS / f"{plan_id}.jsonl"
 
 
-def plan_log_name(plan_id: str) -> str:
-    """`{plan}.jsonl`, in `.planning/logs/`: one plan's events and errors."""
-    return f"{plan_id}.jsonl"
+def phase_log(planning: Path, phase_number: str) -> Path:
+    """`.planning/logs/phase-{NN}.jsonl`: what a run logged for no one plan."""
+    return planning / LOGS / f"{PHASE_LOG_PREFIX}{phase_number}.jsonl"
 
 
-def phase_log_name(phase_number: str) -> str:
-    """`phase-{NN}.jsonl`, in `.planning/logs/`: what a run logged for no one plan."""
-    return f"{PHASE_LOG_PREFIX}{phase_number}.jsonl"
+# -- .git/gsd/ of one checkout -----------------------------------------------------------
+
+GSD = "gsd"
 
 
-def planning_path(planning_rel: str, *parts: str) -> str:
-    """A path under `.planning/` as git names it (posix, relative to the checkout)."""
-    return str(PurePosixPath(planning_rel, *parts))
+def checkpoints_dir(git_dir: Path) -> Path:
+    """The signed records of the checkpoints taken in this checkout."""
+    return git_dir / GSD / "checkpoints"
 
 
-class GitLayout(NamedTuple):
-    """gsd's folders under `.git/`: `git_dir` is this checkout's, `common_dir` the one all
-    of the repository's worktrees share (they are the same in a main checkout)."""
+def journal_dir(git_dir: Path) -> Path:
+    """Log lines a run wrote and has not committed yet (the next run commits them)."""
+    return git_dir / GSD / "journal"
 
-    git_dir: Path
-    common_dir: Path
 
-    # -- this checkout's --------------------------------------------------------------
+def run_dir(git_dir: Path, plan_id: str, task: int) -> Path:
+    """One task's prompt, output and RESULT, kept for `gsd errors` and a post-mortem."""
+    return git_dir / GSD / "runs" / f"{plan_id}-{task}"
 
-    @property
-    def checkpoints(self) -> Path:
-        """The signed records of the checkpoints taken in this checkout."""
-        return self.git_dir / GSD / "checkpoints"
 
-    @property
-    def journal(self) -> Path:
-        """Log lines a run wrote and has not committed yet (a crash replays them)."""
-        return self.git_dir / GSD / "journal"
+def displaced_dir(git_dir: Path) -> Path:
+    """Where files an agent left in the user's checkout are moved aside to, not deleted."""
+    return git_dir / GSD / "displaced"
 
-    def run_folder(self, plan_id: str, task: int) -> Path:
-        """One task's prompt, output and RESULT, kept for `gsd errors` and a post-mortem."""
-        return self.git_dir / GSD / "runs" / f"{plan_id}-{task}"
 
-    # -- shared by every worktree ----------------------------------------------------------
+# -- .git/gsd/ shared by every worktree ----------------------------------------------------
 
-    @property
-    def lock(self) -> Path:
-        """One run at a time in a repository, whichever worktree it starts from."""
-        return self.common_dir / GSD / LOCK_NAME
 
-    @property
-    def running(self) -> Path:
-        """The registry of agents running now (a crashed run's are ended by the next)."""
-        return self.common_dir / GSD / "running"
+def lock_file(common_dir: Path) -> Path:
+    """One run at a time in a repository, whichever worktree it starts from."""
+    return common_dir / GSD / "run.lock"
 
-    @property
-    def worktrees(self) -> Path:
-        """The gsd-owned worktrees, one a plan, until the plan is merged back."""
-        return self.common_dir / GSD / "worktrees"
 
-    def worktree(self, plan_id: str) -> Path:
-        return self.worktrees / plan_id
+def running_dir(common_dir: Path) -> Path:
+    """The registry of agents running now (a crashed run's are ended by the next)."""
+    return common_dir / GSD / "running"
+
+
+def worktrees_dir(common_dir: Path) -> Path:
+    """The gsd-owned worktrees, a plan each, until the plan is merged back."""
+    return common_dir / GSD / "worktrees"
+
+
+# -- the user's own state, outside every repository ----------------------------------------
+
+
+def record_key_file(state_home: Path) -> Path:
+    """The key checkpoint records are signed with: outside every repository an agent
+    works in (`state_home` is $XDG_STATE_HOME, or ~/.local/state)."""
+    return state_home / GSD / "record-key"

@@ -4,5 +4,3 @@ The settings themselves are `gsd.formats.settings`, which needs pydantic: this m
 because a command that only names the file (`gsd doctor`) need not load pydantic."""
 
 from __future__ import annotations
-
-CONFIG_FILE = "config.json"

@@ -15,20 +15,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gsd.core import ids
+from gsd.core import ids, layout
 from gsd.core.errors import ERROR_TYPES, UsageError
 from gsd.core.utc import as_utc, utc_stamp
 from gsd.formats import execlog
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
-
-LOG_NAME = "specialist-errors.jsonl"  # the legacy shared log: read, no longer written
 
 DETAILS_WIDTH = 60  # text tables only; Markdown and JSON keep the whole text
 
 
 def log_path(root: Path) -> Path:
     """Where older versions kept the shared error log (read only, for history)."""
-    return root / ".planning" / LOG_NAME
+    return root / layout.PLANNING / layout.LEGACY_ERROR_LOG
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -107,7 +105,7 @@ def _why(error: ValidationError) -> str:
     )
 
 
-def parse(text: str, name: str = LOG_NAME) -> tuple[list[ErrorRecord], list[str]]:
+def parse(text: str, name: str = layout.LEGACY_ERROR_LOG) -> tuple[list[ErrorRecord], list[str]]:
     """Records in file order, and a warning per line that is not one.
 
     A last line without its newline is a write cut short by a crash: skipped silently.
@@ -148,14 +146,14 @@ def read_logs(
     found: list[dict[str, Any]] = []
     warnings: list[str] = []
     if events:
-        found, warnings = execlog.read(planning / execlog.LOG_NAME)
-    records, bad = read(planning / LOG_NAME)
+        found, warnings = execlog.read(planning / layout.LEGACY_EXECUTION_LOG)
+    records, bad = read(planning / layout.LEGACY_ERROR_LOG)
     warnings += bad
     for path in execlog.log_files(planning):
         plan_events, raw, bad = execlog.read_split(path)
         found += plan_events
         warnings += bad
-        name = f"{execlog.LOGS}/{path.name}"
+        name = f"{layout.LOGS}/{path.name}"
         for data in raw:
             try:
                 records.append(ErrorRecord.model_validate(data))

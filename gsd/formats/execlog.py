@@ -17,12 +17,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path, PurePath
 from typing import Any
 
+from gsd.core import layout
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
-
-LOG_NAME = "execution-log.jsonl"  # the legacy shared log: read, no longer written
-LOGS = "logs"  # the folder of per-plan logs, under .planning/
-PHASE_PREFIX = "phase-"  # `phase-{NN}.jsonl`: a phase's events no plan owns
 
 EVENTS = (
     "run-start",
@@ -45,20 +42,9 @@ EVENTS = (
 PHASE_EVENTS = frozenset({"run-start", "wave-start", "wave-end", "run-end"})
 
 
-def plan_log_path(planning: Path, plan_id: str) -> Path:
-    """`.planning/logs/{plan_id}.jsonl`: one plan's events and error records."""
-    return planning / LOGS / f"{plan_id}.jsonl"
-
-
-def phase_log_path(planning: Path, phase_number: str) -> Path:
-    """`.planning/logs/phase-{NN}.jsonl`: what a local `execute-phase` logged on the
-    branch it merges into (never on a plan's branch)."""
-    return planning / LOGS / f"{PHASE_PREFIX}{phase_number}.jsonl"
-
-
 def log_files(planning: Path) -> list[Path]:
     """Every per-plan and phase log in `.planning/logs/`, by name."""
-    folder = planning / LOGS
+    folder = planning / layout.LOGS
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
@@ -105,7 +91,9 @@ def append(path: Path, record: dict[str, Any]) -> None:
     append_line(path, line)
 
 
-def parse(text: str, name: str = LOG_NAME) -> tuple[list[dict[str, Any]], list[str]]:
+def parse(
+    text: str, name: str = layout.LEGACY_EXECUTION_LOG
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Records in file order, and a warning per line that is not one.
 
     A last line without its newline is a write cut short by a crash: skipped silently.
@@ -147,7 +135,7 @@ def split_log(text: str, name: str) -> tuple[list[dict[str, Any]], list[dict[str
 def read_split(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """`split_log` of the file at `path` (warnings name it from .planning/); missing: empty."""
     text = read_lines_file(path, "run log")
-    name = f"{LOGS}/{path.name}" if path.parent.name == LOGS else path.name
+    name = f"{layout.LOGS}/{path.name}" if path.parent.name == layout.LOGS else path.name
     return ([], [], []) if text is None else split_log(text, name)
 
 
@@ -155,7 +143,7 @@ def read_all(planning: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Every event of every log (the legacy `execution-log.jsonl` first, then
     `.planning/logs/`), in time order (lines of one time keep their file order); and a
     warning per line that is not one."""
-    events, warnings = read(planning / LOG_NAME)
+    events, warnings = read(planning / layout.LEGACY_EXECUTION_LOG)
     for path in log_files(planning):
         found, _, bad = read_split(path)
         events += found

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.formats import frontmatter
 from gsd.formats.files import bundled_dir
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from gsd.core.models import Plan, Task
     from gsd.formats.agents import Agent
 
-OVERRIDE_DIR = Path(".planning") / "workflows"
 
 # The tier file for each of the agent tiers (gsd.formats.agents.Tier).
 TIER_TEMPLATES = {
@@ -90,7 +90,7 @@ class Templates:
         folder = bundled_workflows_dir() if bundled is None else bundled
         if not folder.is_dir():
             raise InputError(f"{folder}: workflow templates not found (is gsd installed fully?)")
-        overrides = repo_root / OVERRIDE_DIR
+        overrides = repo_root / layout.PLANNING / layout.WORKFLOWS
         sources: dict[str, _Source] = {}
         for path in sorted(folder.rglob("*.md")):
             relative = path.relative_to(folder)

@@ -24,7 +24,6 @@ from gsd.formats.lines import (
 from gsd.formats.state import load, save
 
 __all__ = [
-    "ROADMAP_FILE",
     "check_phase",
     "check_plan",
     "load",
@@ -33,7 +32,6 @@ __all__ = [
     "set_progress",
 ]
 
-ROADMAP_FILE = "ROADMAP.md"
 
 _CHECKBOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+][ \t]+\[)(?P<mark>[ xX])(?P<rest>\][ \t]+.*)$")
 # After the box: `01-02-PLAN.md`, `01-02: name`, `**01-02**`, `02.1-01-slug-PLAN.md`.

@@ -7,8 +7,6 @@ import re
 from gsd.core.specialists import NAME_RE
 from gsd.formats.lines import Lines
 
-ROSTER_FILE = "available_agents.md"
-
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
 _CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
 _BARE_RE = re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from gsd.core import layout
 from gsd.core.errors import InputError
-from gsd.formats.config import CONFIG_FILE
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
 
@@ -110,7 +110,7 @@ class InvalidSettings(InputError):
         self.problems = problems
 
 
-def parse(text: str, source: str = CONFIG_FILE) -> Settings:
+def parse(text: str, source: str = layout.CONFIG_FILE) -> Settings:
     """config.json's text as settings, validated once; errors name the file, line and key."""
     try:
         data = json.loads(text)
@@ -129,7 +129,7 @@ def parse(text: str, source: str = CONFIG_FILE) -> Settings:
 
 def load(planning: Path) -> Settings:
     """The project's settings, or the defaults when there is no config.json."""
-    path = planning / CONFIG_FILE
+    path = planning / layout.CONFIG_FILE
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -22,7 +22,6 @@ from gsd.core.ids import same_plan
 from gsd.formats.files import write_atomic
 from gsd.formats.lines import Lines, one_line
 
-STATE_FILE = "STATE.md"
 BAR_WIDTH = 10
 PLACEHOLDER = "None yet."
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
+from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.models import Plan, Task
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
 from gsd.io.project import Project
 
-APPROVALS = ".planning/approvals.jsonl"
 DECISION = "checkpoint:decision"
 
 
@@ -25,13 +25,13 @@ def record(project: Project, plan_id: str, task: int, option: str | None) -> Non
         "task": task,
         "option": option,
     }
-    append_line(project.root / APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
+    append_line(project.root / layout.APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
 
 
 def read(project: Project) -> list[dict[str, object]]:
     """The answers `gsd approve` appended (a torn or broken line is skipped)."""
-    text = read_lines_file(project.root / APPROVALS, "approvals") or ""
-    return list(jsonl_objects(text, APPROVALS)[0])
+    text = read_lines_file(project.root / layout.APPROVALS, "approvals") or ""
+    return list(jsonl_objects(text, layout.APPROVALS)[0])
 
 
 def answered(project: Project, plan: Plan) -> dict[int, dict[str, object]]:

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gsd.core import layout
 from gsd.io import gitguard, records
 from gsd.io.git import SHA_RE, Git
 
@@ -75,7 +76,7 @@ class CheckpointRecords:
 
     def __init__(self, git: Git) -> None:
         self.git = git
-        self.folder = git.git_dir / "gsd" / "checkpoints"
+        self.folder = layout.checkpoints_dir(git.git_dir)
 
     def path(self, tag: str) -> Path:
         """The record's file of the checkpoint tagged `tag`."""

@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
@@ -76,7 +77,7 @@ def task_timeout(
 
 def run_files(git_dir: Path, plan_id: str, task: int) -> tuple[Path, Path]:
     """Where a spawn's prompt and result files live: inside .git, never in the work tree."""
-    folder = git_dir / "gsd" / "runs" / f"{plan_id}-{task}"
+    folder = layout.run_dir(git_dir, plan_id, task)
     return folder / "prompt.md", folder / "result.json"
 
 

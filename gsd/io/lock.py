@@ -11,22 +11,11 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
+from gsd.core import layout
 from gsd.core.errors import GsdError, InputError
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import cannot_write
 from gsd.io import gitread, procgroups
-
-LOCK_NAME = "run.lock"
-
-
-def lock_path(common_dir: Path) -> Path:
-    """The lock file: in the git directory every worktree of the repository shares."""
-    return common_dir / "gsd" / LOCK_NAME
-
-
-def registry_path(common_dir: Path) -> Path:
-    """Where supervised process groups are recorded, for every worktree alike."""
-    return common_dir / "gsd" / "running"
 
 
 def common_git_dir(root: Path) -> Path:
@@ -50,9 +39,9 @@ class RunLock:
     start time, command) for the error a second run prints."""
 
     def __init__(self, common_dir: Path, registry: Path | None = None) -> None:
-        self.path = lock_path(common_dir)
+        self.path = layout.lock_file(common_dir)
         # where supervised process groups are recorded (those a dead run left are reaped)
-        self.registry = registry_path(common_dir) if registry is None else registry
+        self.registry = layout.running_dir(common_dir) if registry is None else registry
         self._fd: int | None = None
 
     def acquire(self) -> RunLock:

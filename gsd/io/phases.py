@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.ids import PhaseKey, is_phase_number, parse_phase_name, phase_key, plan_sort_key
 
@@ -34,7 +35,7 @@ class Phase(NamedTuple):
 
 def list_phases(planning: Path) -> list[Phase]:
     """Phase directories of a `.planning/` folder, in phase order."""
-    phases_dir = planning / "phases"
+    phases_dir = planning / layout.PHASES
     if not phases_dir.is_dir():
         return []
     phases = []
@@ -82,7 +83,7 @@ def _names_number(spec: str, phase: Phase) -> bool:
 
 
 def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError:
-    where = planning / "phases"
+    where = planning / layout.PHASES
     if not planning.is_dir():
         hint = "run gsd init to create it, then add phase folders"
         return UsageError(f"no phase {spec!r}: no {planning.name}/ in {planning.parent}", hint=hint)

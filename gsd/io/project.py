@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.graph import PhaseGraph, build
 from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
@@ -24,10 +25,10 @@ if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on th
     from gsd.io.dispatch import Dispatcher
     from gsd.io.sandbox import Settings as SandboxSettings
 
-PLANNING = ".planning"
 
-
-NO_PLANNING_HINT = f"run gsd init to create one, or run gsd in a project that has {PLANNING}/"
+NO_PLANNING_HINT = (
+    f"run gsd init to create one, or run gsd in a project that has {layout.PLANNING}/"
+)
 
 
 def find_root(start: Path, *, hint: str = NO_PLANNING_HINT) -> Path:
@@ -37,13 +38,13 @@ def find_root(start: Path, *, hint: str = NO_PLANNING_HINT) -> Path:
     (`gsd validate`) may offer passing them."""
     start = start.resolve()
     for candidate in (start, *start.parents):
-        if (candidate / PLANNING).is_dir():
+        if (candidate / layout.PLANNING).is_dir():
             return candidate
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
             return candidate
     raise UsageError(
-        f"no {PLANNING}/ directory in {start} or above",
+        f"no {layout.PLANNING}/ directory in {start} or above",
         hint=hint,
     )
 
@@ -62,7 +63,7 @@ class Project:
         """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
         self.root = root
         if source is None:
-            source = GitIndex(root, [PLANNING, *paths]) if staged else WorkingTree(root)
+            source = GitIndex(root, [layout.PLANNING, *paths]) if staged else WorkingTree(root)
         self.source: Source = source
         self._plans: dict[str, Plan] = {}
         self._graphs: dict[str, PhaseGraph] = {}
@@ -70,7 +71,7 @@ class Project:
 
     @property
     def planning(self) -> Path:
-        return self.root / PLANNING
+        return self.root / layout.PLANNING
 
     def plan(self, path: str) -> Plan:
         """The plan at a repo-relative path, parsed once; unreadable files become GSD050."""
@@ -135,16 +136,16 @@ class Project:
     @cached_property
     def all_plan_ids(self) -> set[str]:
         """Ids of every plan in `.planning/`, from file names alone (nothing is read)."""
-        if not self.source.exists(PLANNING):
+        if not self.source.exists(layout.PLANNING):
             return set()
-        ids = (plan_id_from_filename(p) for p in self.source.plan_paths(PLANNING))
+        ids = (plan_id_from_filename(p) for p in self.source.plan_paths(layout.PLANNING))
         return {i for i in ids if i}
 
     @cached_property
     def roster(self) -> dict[str, str] | None:
         """Specialists named in available_agents.md; None when there is no roster."""
         try:
-            data = self.source.read(f"{PLANNING}/{roster.ROSTER_FILE}")
+            data = self.source.read(f"{layout.PLANNING}/{layout.ROSTER_FILE}")
         except Unreadable:
             return None
         return roster.parse(data.decode("utf-8", "replace"))
@@ -211,7 +212,7 @@ class Project:
 
         A duplicate id (GSD045) finds the plan the phase graph runs.
         """
-        missing = UsageError(f"no plan {plan_id} under {self.planning / 'phases'}")
+        missing = UsageError(f"no plan {plan_id} under {self.planning / layout.PHASES}")
         if not is_plan_id(plan_id):
             raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
         try:

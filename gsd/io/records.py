@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from gsd.core import layout
 from gsd.core.errors import GsdError
 
 RECORD_LIMIT = 64 * 1024 * 1024  # a record lists every ref: a few KiB, MiBs with 10,000s of tags
@@ -23,7 +24,7 @@ def key_path() -> Path:
     """Where the per-user signing key lives: outside every repository an agent works in."""
     state = os.environ.get("XDG_STATE_HOME", "").strip()
     base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
-    return base / "gsd" / "record-key"
+    return layout.record_key_file(base)
 
 
 def record_key() -> bytes:

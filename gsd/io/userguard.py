@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.io import gitguard
 from gsd.io.git import Git
@@ -93,8 +94,8 @@ def _put_back(user: Git, before: Snapshot) -> list[str]:
     changed = user.paths_differing(before.tree)
     staged = user.staged_differing(before.staged)
     new = sorted(user.untracked_files() - before.untracked)
-    keep = (
-        user.git_dir / "gsd" / "displaced" / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    keep = layout.displaced_dir(user.git_dir) / datetime.now(timezone.utc).strftime(
+        "%Y%m%dT%H%M%S%fZ"
     )
     for rel in sorted(set(changed) | set(new)):
         _displace(user.root, rel, keep)

@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.io.branches import Branches
 from gsd.io.git import Git
@@ -29,7 +30,7 @@ class Worktrees:
     def __init__(self, git: Git) -> None:
         self.git = git  # the user's checkout, where plans are merged back
         self.branches = Branches(git)
-        self.folder = git.common_dir / "gsd" / "worktrees"
+        self.folder = layout.worktrees_dir(git.common_dir)
         self.here = git.current_branch()
         self._lock = threading.Lock()  # worktrees are added and removed one at a time
 

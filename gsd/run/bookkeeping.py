@@ -9,11 +9,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from gsd.core import layout
 from gsd.core.ids import split_plan_id
 from gsd.formats import errorlog, execlog, state
 from gsd.formats.files import append_line, write_atomic
 from gsd.io.appends import Appends
-from gsd.io.approvals import APPROVALS
 from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.io.project import Project
@@ -40,8 +40,8 @@ def side_log(planning_rel: str, phase_number: str, branch: str | None,
     their worktree): the phase log on the user's branch; the plan's log when the branch
     is the plan's own (`gsd/{plan}`, a CI job's), which no other plan ever writes."""
     if plan_id is not None and branch == f"gsd/{plan_id}":
-        return execlog.plan_log_path(Path(planning_rel), plan_id).as_posix()
-    return execlog.phase_log_path(Path(planning_rel), phase_number).as_posix()
+        return layout.plan_log(Path(planning_rel), plan_id).as_posix()
+    return layout.phase_log(Path(planning_rel), phase_number).as_posix()
 
 
 class Journal:
@@ -53,13 +53,13 @@ class Journal:
     `side` is a plan's log: no plan's branch carries them."""
 
     def __init__(self, git: Git, side: str = "", *, in_place: bool = False,
-                 planning_rel: str = ".planning") -> None:  # fmt: skip
+                 planning_rel: str = layout.PLANNING) -> None:  # fmt: skip
         self.git = git
-        self.folder = git.git_dir / "gsd" / "journal"
-        self.side = side or execlog.phase_log_path(Path(planning_rel), "run").as_posix()
+        self.folder = layout.journal_dir(git.git_dir)
+        self.side = side or layout.phase_log(Path(planning_rel), "run").as_posix()
         self.planning_rel = planning_rel
         self.in_place = in_place
-        self.phase_events = Path(self.side).name.startswith(execlog.PHASE_PREFIX)
+        self.phase_events = Path(self.side).name.startswith(layout.PHASE_LOG_PREFIX)
         self.flushed: dict[str, bytes] = {}  # what the last flush appended, by target
         self.replaced: list[str] = []  # the whole files it put in place
 
@@ -83,7 +83,7 @@ class Journal:
 
     def plan_log(self, plan_id: str) -> str:
         """The repository path of a plan's log."""
-        return execlog.plan_log_path(Path(self.planning_rel), plan_id).as_posix()
+        return layout.plan_log(Path(self.planning_rel), plan_id).as_posix()
 
     def plan_errors(self, plan_id: str) -> Path:
         """Where a plan's failures are appended (taskrun's `error_log`)."""
@@ -263,8 +263,8 @@ class Books:
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
         self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's
-        if self.commit_docs and git.dirty_among([APPROVALS]):
-            self.written.add(APPROVALS)
+        if self.commit_docs and git.dirty_among([layout.APPROVALS]):
+            self.written.add(layout.APPROVALS)
         if self.commit_docs:  # a killed run's appends, made but never committed
             ours, warnings = journal.appends.left(git.dirty_among)
             for line in warnings:
@@ -311,7 +311,7 @@ class Books:
         if self.on_plan_branch:
             return
         planning = self.project.planning
-        state_path = planning / state.STATE_FILE
+        state_path = planning / layout.STATE_FILE
         facts = derive.gather(self.project)
         if not state_path.exists() and any(p.blocker for ph in facts.phases for p in ph.plans):
             if self._editable(self._rel(state_path)):  # where a person looks first

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gsd.core import layout
 from gsd.core.ids import phase_key, short_phase_number
 from gsd.core.models import Plan
 from gsd.formats import errorlog, metrics, roadmap, state, summaryread
@@ -102,7 +103,7 @@ class Change:
 def gather(project: Project) -> Facts:
     """Every phase's plans as the files in the checkout say they stand."""
     events, errors, warnings = errorlog.read_logs(project.planning)
-    road = project.planning / roadmap.ROADMAP_FILE
+    road = project.planning / layout.ROADMAP_FILE
     road_text = roadmap.load(road) if road.is_file() else ""
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
     phases = []
@@ -350,7 +351,7 @@ def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
 # ------------------------------------------------------------------------------ files
 
 
-OWNED = (state.STATE_FILE, roadmap.ROADMAP_FILE)
+OWNED = (layout.STATE_FILE, layout.ROADMAP_FILE)
 
 
 def sync(
@@ -366,7 +367,7 @@ def sync(
         if not path.is_file():
             continue
         before = state.load(path)
-        derive = state_text if name == state.STATE_FILE else roadmap_text
+        derive = state_text if name == layout.STATE_FILE else roadmap_text
         after = derive(before, facts, only)
         if after != before:
             changes.append(Change(path, tuple(_differences(before, after))))

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
@@ -182,7 +183,7 @@ def private_tmp(folder: Path) -> dict[str, str]:
 def running_registry(git: Git) -> Path:
     """Where supervised groups are recorded: one folder for the main worktree and every
     linked one, so the run lock can reap whatever a killed run left anywhere."""
-    return git.common_dir / "gsd" / "running"
+    return layout.running_dir(git.common_dir)
 
 
 def warn_survivors(spawned: proc.Spawned, what: str) -> None:
