@@ -73,7 +73,6 @@ class ProjectFacts:
         return None
 
 
-@lru_cache(maxsize=8192)
 def _leaves_through_symlink(root: str, normal: str) -> bool:
     """Does `normal` (repo-relative, no `..`) resolve outside the repository?"""
     real_root = _realpath(root)
