@@ -119,9 +119,8 @@ def test_allowed_long_modules_are_still_long(module: str) -> None:
 # built by keyword instead: `TaskOutcome(plan=..., task=...)` says which value is which.
 MAX_POSITIONAL_FIELDS = 4
 
-# Modules whose records are still built positionally, being edited in parallel this
-# round (git.py: the git adapter; gitguard.py beside it; plan.py: the fence reader).
-POSITIONAL_RECORDS_ALLOWED_IN = frozenset({"gsd/io/gitguard.py", "gsd/formats/plan.py"})
+# Modules whose records may still be built positionally: none.
+POSITIONAL_RECORDS_ALLOWED_IN: frozenset[str] = frozenset()
 
 
 def record_classes() -> set[str]:

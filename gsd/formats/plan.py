@@ -61,7 +61,9 @@ def parse_bytes(data: bytes, path: str) -> Plan:
 def unreadable(path: str, line: int, message: str) -> Plan:
     """A file that is not a readable plan: no content, one GSD050 error."""
     plan = Plan(path, readable=False)
-    plan.diagnostics.append(Diagnostic(path, line, 1, "error", "GSD050", message))
+    plan.diagnostics.append(
+        Diagnostic(path=path, line=line, col=1, severity="error", code="GSD050", message=message)
+    )
     return plan
 
 
@@ -75,7 +77,16 @@ def parse(text: str, path: str = "<string>") -> Plan:
         plan.frontmatter, plan.key_lines = frontmatter.load(cut.yaml_text)
     except frontmatter.FrontmatterError as exc:
         text = frontmatter.normalize(text)  # split normalises only the text it returns
-        plan.diagnostics.append(Diagnostic(path, exc.line, 1, "error", "GSD001", exc.message))
+        plan.diagnostics.append(
+            Diagnostic(
+                path=path,
+                line=exc.line,
+                col=1,
+                severity="error",
+                code="GSD001",
+                message=exc.message,
+            )
+        )
     scanner = _Scanner(text, body_offset, path)
     plan.tasks = scanner.tasks()
     plan.diagnostics.extend(scanner.diagnostics)
@@ -142,7 +153,14 @@ class _Scanner:
 
     def _error(self, offset: int, code: str, message: str) -> None:
         self.diagnostics.append(
-            Diagnostic(self.path, self.line_of(offset), 1, "error", code, message)
+            Diagnostic(
+                path=self.path,
+                line=self.line_of(offset),
+                col=1,
+                severity="error",
+                code=code,
+                message=message,
+            )
         )
 
     def tasks(self) -> list[Task]:
@@ -254,7 +272,7 @@ class _Scanner:
             attrs = _attributes(attr_text) if attr_text else {}
             line = self.line_of(tag_start)
             if self_closing:
-                found.append(Element(tag, attrs, "", line, inner))
+                found.append(Element(tag=tag, attrs=attrs, text="", line=line, offset=inner))
                 pos = inner
                 continue
             # the common case cheaply: the next `</tag>`, no `<tag` before it, not in code
@@ -270,11 +288,22 @@ class _Scanner:
                     self._error(tag_start, "GSD015", f"<{tag}> is never closed: add </{tag}>")
                     eol = text.find("\n", inner, end)
                     eol = end if eol < 0 else eol
-                    found.append(Element(tag, attrs, text[inner:eol], line, inner, False))
+                    found.append(
+                        Element(
+                            tag=tag,
+                            attrs=attrs,
+                            text=text[inner:eol],
+                            line=line,
+                            offset=inner,
+                            closed=False,
+                        )
+                    )
                 pos = inner
                 continue
             close_start, pos = close
-            element = Element(tag, attrs, text[inner:close_start], line, inner)
+            element = Element(
+                tag=tag, attrs=attrs, text=text[inner:close_start], line=line, offset=inner
+            )
             if tag in NESTED_CHILDREN:
                 element.children = self.elements(inner, close_start)
             found.append(element)

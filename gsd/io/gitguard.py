@@ -30,7 +30,7 @@ class Saved(NamedTuple):
     stamp: tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns: a cheap "same?"
 
 
-MISSING = Saved("missing", 0, None, "", (0, 0, 0, 0))
+MISSING = Saved(kind="missing", mode=0, data=None, digest="", stamp=(0, 0, 0, 0))
 
 
 def save(base: Path, rel: str, cap: int = SIZE_CAP) -> Saved:
@@ -47,17 +47,17 @@ def save(base: Path, rel: str, cap: int = SIZE_CAP) -> Saved:
     mode = stat.S_IMODE(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
         target = os.fsencode(os.readlink(path))
-        return Saved("link", mode, target, _digest(target), stamp)
+        return Saved(kind="link", mode=mode, data=target, digest=_digest(target), stamp=stamp)
     if stat.S_ISDIR(info.st_mode):
-        return Saved("dir", mode, None, "", stamp)
+        return Saved(kind="dir", mode=mode, data=None, digest="", stamp=stamp)
     if not stat.S_ISREG(info.st_mode):
-        return Saved("other", mode, None, "", stamp)
+        return Saved(kind="other", mode=mode, data=None, digest="", stamp=stamp)
     if info.st_size > cap:
-        return Saved("file", mode, None, "", stamp)
+        return Saved(kind="file", mode=mode, data=None, digest="", stamp=stamp)
     data = _read(path)
     if data is None:
-        return Saved("other", mode, None, "", stamp)
-    return Saved("file", mode, data, _digest(data), stamp)
+        return Saved(kind="other", mode=mode, data=None, digest="", stamp=stamp)
+    return Saved(kind="file", mode=mode, data=data, digest=_digest(data), stamp=stamp)
 
 
 def save_tree(base: Path, roots: Iterable[str], cap: int = SIZE_CAP) -> dict[str, Saved]:
