@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +13,6 @@ import pytest
 
 from gsd.formats.agents import Agent
 from gsd.formats.settings import Settings
-from gsd.io import proc
 from gsd.io.dispatch import task_timeout
 from tests.conftest import auto_task, git
 
@@ -209,7 +209,8 @@ def test_hostile_specialist_names_never_reach_a_program(
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("RECORD", str(record))
-    done = proc.run(task["argv"], cwd=git_project.root, input=f"prompt naming {name}")
+    done = subprocess.run(task["argv"], cwd=git_project.root, input=f"prompt naming {name}",
+                          capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert seen["argv"] == task["argv"][1:]

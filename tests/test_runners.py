@@ -22,7 +22,6 @@ from gsd.formats.runneroutput import RunnerOutput, raw_output
 from gsd.formats.runners import RunnerFiles, build_argv, parse_output, run_env, runner_files
 from gsd.formats.settings import Settings
 from gsd.formats.taskreport import markers, parse_task_report
-from gsd.io import proc
 from gsd.io.dispatch import Dispatcher, TaskDispatch
 from tests.conftest import REPO, auto_task, plan_text
 
@@ -471,7 +470,7 @@ def test_end_to_end_with_fake_programs(
     env = environment(agent(tier, runner), repo=str(tmp_path))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    done = proc.run(argv, cwd=tmp_path, input=prompt)
+    done = subprocess.run(argv, cwd=tmp_path, input=prompt, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
     seen = json.loads(fakebin.read_text(encoding="utf-8"))

@@ -12,6 +12,7 @@ import pytest
 
 from gsd.core.errors import ERROR_TYPES, InputError
 from gsd.formats import metrics, state
+from gsd.formats.lines import Lines
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -46,10 +47,23 @@ METRIC_ROW = re.compile(
 
 # gsd writes these lines and never reads them back (derive computes them afresh); the
 # tests read them back, through state's own field reader, to check what was written.
+def _fields(
+    text: str, title: re.Pattern[str], names: tuple[tuple[str, str], ...]
+) -> dict[str, str]:
+    lines = Lines(text)
+    span = lines.section(title)
+    values = {}
+    for key, label in names:
+        found = lines.field(span, label) if span else None
+        if found:
+            values[key] = found[1].group("value").rstrip()
+    return values
+
+
 def position(text: str) -> dict[str, str]:
     """The Current Position values present, by `set_position` keyword (progress raw)."""
     fields = (*state._POSITION_FIELDS, ("progress", "Progress"))
-    return state._fields(text, state._POSITION_RE, fields)
+    return _fields(text, state._POSITION_RE, fields)
 
 
 def progress_percent(text: str) -> int | None:
@@ -60,7 +74,7 @@ def progress_percent(text: str) -> int | None:
 
 def session(text: str) -> dict[str, str]:
     """The Session Continuity values present, by `set_session` keyword."""
-    return state._fields(text, state._SESSION_RE, state._SESSION_FIELDS)
+    return _fields(text, state._SESSION_RE, state._SESSION_FIELDS)
 
 
 def set_all_position(text: str) -> str:

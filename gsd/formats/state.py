@@ -119,19 +119,6 @@ def _set_fields(
     return lines.result(text)
 
 
-def _fields(
-    text: str, title: re.Pattern[str], names: tuple[tuple[str, str], ...]
-) -> dict[str, str]:
-    lines = Lines(text)
-    span = lines.section(title)
-    values = {}
-    for key, label in names:
-        found = lines.field(span, label) if span else None
-        if found:
-            values[key] = found[1].group("value").rstrip()
-    return values
-
-
 def _constant(value: str) -> Callable[[str | None], str]:
     line = one_line(value)
     return lambda old: line

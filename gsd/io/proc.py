@@ -1,4 +1,4 @@
-"""Running programs from argv lists, never a shell: short commands, and supervised agents."""
+"""Running a supervised program from an argv list, never a shell: to its end, or ended."""
 
 from __future__ import annotations
 
@@ -10,63 +10,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 # A program ended because gsd itself was interrupted gets the status gsd exits with then.
 from gsd.core.errors import EXIT_INTERRUPTED
-from gsd.core.exits import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
+from gsd.core.exits import EXIT_KILLED, EXIT_NOT_FOUND, EXIT_TIMEOUT
 from gsd.io import procgroups, spawn
 
 if TYPE_CHECKING:
     from gsd.io.sandbox import Confinement
-
-
-class Completed(NamedTuple):
-    """A finished short command: its exit status and captured output."""
-
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-class CompletedBytes(NamedTuple):
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-
-
-def run_bytes(
-    argv: list[str], *, cwd: Path | None = None, input: bytes | None = None
-) -> CompletedBytes:
-    """Run a short command to completion, capturing bytes (git goes through gsd.io.gitread).
-
-    A missing program is a result with status 127, not an exception.
-    """
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        return CompletedBytes(tuple(argv), EXIT_NOT_FOUND, b"", f"{argv[0]}: not found".encode())
-    except PermissionError:
-        return CompletedBytes(
-            tuple(argv), EXIT_NOT_EXECUTABLE, b"", f"{argv[0]}: permission denied".encode()
-        )
-    return CompletedBytes(tuple(argv), done.returncode, done.stdout, done.stderr)
-
-
-def run(argv: list[str], *, cwd: Path | None = None, input: str | None = None) -> Completed:
-    """`run_bytes` for text output (UTF-8, undecodable bytes replaced)."""
-    done = run_bytes(argv, cwd=cwd, input=None if input is None else input.encode())
-    return Completed(
-        done.argv,
-        done.returncode,
-        done.stdout.decode("utf-8", "replace"),
-        done.stderr.decode("utf-8", "replace"),
-    )
 
 
 # --- supervised spawns ------------------------------------------------------------------------
