@@ -189,3 +189,18 @@ def test_a_missing_git_is_a_result_not_an_exception(
     monkeypatch.setattr(gsd.io.gitread, "GIT", str(tmp_path / "no-such-git"))
     done = gsd.io.gitread.run(["status"], cwd=tmp_path)
     assert done.status == gsd.io.gitread.EXIT_NOT_FOUND and "no-such-git" in done.stderr
+
+
+def test_a_bad_timeout_setting_is_refused_before_git_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "git-ran"
+    program = tmp_path / "git"
+    program.write_text(f'#!/bin/sh\ntouch {shlex.quote(str(marker))}\nexec git "$@"\n')
+    program.chmod(0o755)
+    monkeypatch.setattr(gsd.io.gitread, "GIT", str(program))
+    monkeypatch.setenv(gsd.io.gitread.TIMEOUT_VAR, "soon")
+    with pytest.raises(UsageError):
+        gsd.io.gitread.run(["status"], cwd=tmp_path)
+    time.sleep(1)  # a git started anyway would have touched the marker by now
+    assert not marker.exists()

@@ -105,6 +105,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start `git ARGS` in `cwd` (finish it with `finish`): two can run side by side.
     An OSError (no git, no `cwd`) goes to the caller."""
+    git_timeout()  # a bad GSD_GIT_TIMEOUT is refused before git runs, not after
     return subprocess.Popen(
         [GIT, *NEVER, *args], cwd=cwd, env=git_env(read_only=read_only, index_file=index_file),
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
