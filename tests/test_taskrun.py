@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
@@ -101,14 +102,19 @@ def state(repo) -> tuple[str, str, str, list[str]]:
     status = "".join(
         line
         for line in git(root, "status", "--porcelain").splitlines(keepends=True)
-        if "specialist-errors.jsonl" not in line
+        if ".planning/" not in line
     )
     tags = git(root, "tag", "--list").split()
     return git(root, "rev-parse", "HEAD"), status, git(root, "branch", "--show-current"), tags
 
 
+def plan_log(repo) -> Path:
+    """Where `run_task` logs a failure when no journal is given: the plan's own log."""
+    return layout.plan_log(repo.root / layout.PLANNING, "01-01")
+
+
 def logged(repo) -> list[dict]:
-    records, warnings = errorlog.read(errorlog.log_path(repo.root))
+    records, warnings = errorlog.read(plan_log(repo))
     assert warnings == []
     return [json.loads(errorlog.to_line(r)) for r in records]
 
@@ -134,7 +140,7 @@ def test_success_is_committed_with_trailers(repo, tmp_path: Path) -> None:
     assert git(repo.root, "status", "--porcelain") == "?? notes.txt\n"
     assert git(repo.root, "tag", "--list").split() == ["v1"]  # checkpoint tag deleted
     assert outcome.report is not None and outcome.report.status == "success"
-    assert not errorlog.log_path(repo.root).exists()
+    assert not plan_log(repo).exists()
 
 
 def test_agent_that_commits_and_moves_tags_is_rolled_back(repo, tmp_path: Path) -> None:

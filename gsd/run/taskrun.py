@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from gsd.core import judge
+from gsd.core import judge, layout
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
@@ -58,12 +58,12 @@ def run_task(
     With `sandbox`, the agent and everything it starts write only what its confinement
     allows (Landlock, where the kernel has it): see `gsd.io.sandbox`.
 
-    A failure is appended to `error_log` (default: the legacy shared
-    .planning/specialist-errors.jsonl, for callers of this function alone; the
-    orchestrator passes the plan's journal, so the work tree stays clean between tasks).
+    A failure is appended to `error_log` (default: the plan's own log,
+    .planning/logs/{plan}.jsonl, for callers of this function alone; the orchestrator
+    passes the plan's journal, so the work tree stays clean between tasks).
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
-    error_log = error_log or errorlog.log_path(git.root)
+    error_log = error_log or layout.plan_log(git.root / layout.PLANNING, plan.id)
     job = Job(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=prompt,
               attempt=attempt, environ=environ, cancel=cancel, sandbox=sandbox)  # fmt: skip
     guards = prepare(job, allow_dirty)
