@@ -18,6 +18,7 @@ from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.io.project import Project
 from gsd.io.records import ANY_SIZE, read_private
+from gsd.io.worktree import branch_of
 from gsd.run import derive
 
 # Logs written during a run go to a journal inside .git first and reach .planning/ just
@@ -39,7 +40,7 @@ def side_log(planning_rel: str, phase_number: str, branch: str | None,
     """Where a run's own lines go (run and wave events, merges, plans that stopped in
     their worktree): the phase log on the user's branch; the plan's log when the branch
     is the plan's own (`gsd/{plan}`, a CI job's), which no other plan ever writes."""
-    if plan_id is not None and branch == f"gsd/{plan_id}":
+    if plan_id is not None and branch == branch_of(plan_id):
         return layout.plan_log(Path(planning_rel), plan_id).as_posix()
     return layout.phase_log(Path(planning_rel), phase_number).as_posix()
 

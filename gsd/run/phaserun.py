@@ -22,7 +22,7 @@ from gsd.io.live import Console
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 from gsd.io.signals import Interruption
-from gsd.io.worktree import Worktrees, branch_of
+from gsd.io.worktree import Worktrees
 from gsd.run import bookkeeping
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class PhaseRun:
                                        lambda line: self.say(f"warning: {line}"))  # fmt: skip
         # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
         # derived on the branch it is merged into, never on this one (they would conflict)
-        self.books.on_plan_branch = worktrees.here in {branch_of(p) for p in graph.plans}
+        self.books.on_plan_branch = any(worktrees.on_checkout(p) for p in graph.plans)
         self.committed = Commits(git).committed_tasks()  # Gsd-Task trailer -> commit
         settings = project.config
         self.scope = settings.specialists.scope
