@@ -136,7 +136,16 @@ def context_chain_data(plan: str, task: int) -> tuple[dict[str, Any], str]:
 def build_server() -> MCPServer:
     """The server with every tool, each read-only; `serve` runs it on stdio."""
     server = MCPServer("gsd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    tool = server.tool(annotations=READ_ONLY)
+    add_plan_tools(server.tool(annotations=READ_ONLY))
+    add_run_tools(server.tool(annotations=READ_ONLY))
+    return server
+
+
+Register = Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]
+
+
+def add_plan_tools(tool: Register) -> None:
+    """The tools over the plans themselves: validate, show, waves, context_chain."""
 
     @tool
     def validate(path: str | None = None, phase: str | None = None) -> CallToolResult:
@@ -157,17 +166,21 @@ def build_server() -> MCPServer:
         return answer(lambda: waves_data(phase))
 
     @tool
-    def status() -> CallToolResult:
-        """Each phase's plans (done, paused, failed, in progress or pending, with their
-        committed tasks) and the open blockers of STATE.md, as `gsd status --format json`."""
-        return answer(status_data)
-
-    @tool
     def context_chain(plan: str, task: int) -> CallToolResult:
         """What the delegation prompt of a task (plan id such as 01-02, task number)
         carries as context: the earlier tasks' Downstream Context and the SUMMARY.md of
         each plan it depends on, with the prompt's placeholder where one is missing."""
         return answer(lambda: context_chain_data(plan, task))
+
+
+def add_run_tools(tool: Register) -> None:
+    """The tools over what runs did and would do: status, errors, report, dry_run."""
+
+    @tool
+    def status() -> CallToolResult:
+        """Each phase's plans (done, paused, failed, in progress or pending, with their
+        committed tasks) and the open blockers of STATE.md, as `gsd status --format json`."""
+        return answer(status_data)
 
     @tool
     def errors(
@@ -197,8 +210,6 @@ def build_server() -> MCPServer:
         """What `gsd execute-phase PHASE --dry-run --format json` says: each task's wave,
         plan, agent, tier, runner, argv, timeout and sandbox. Nothing is run or changed."""
         return answer(lambda: dry_run_data(phase, wave, plan, timeout))
-
-    return server
 
 
 def serve() -> None:

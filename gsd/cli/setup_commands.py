@@ -193,11 +193,12 @@ def hooks_uninstall() -> int:
 
 @click.command("mcp", cls=SummarisedCommand)
 def mcp_command() -> int:
-    """Serve this project's plans to an agent CLI as MCP tools over stdio.
+    """Serve the plans to agent CLIs as MCP tools over stdio.
 
-    Read-only tools: validate, show, waves, status, context_chain, errors, report
-    and dry_run, each answering with the JSON of the matching command. Started by
-    the agent CLI, not by hand; needs the MCP SDK: pip install 'gsd-plans[mcp]'.
+    The project is the one the current directory is in. Read-only tools:
+    validate, show, waves, status, context_chain, errors, report and dry_run,
+    each answering with the JSON of the matching command. Started by the agent
+    CLI, not by hand; needs the MCP SDK: pip install 'gsd-plans[mcp]'.
 
     Example: claude mcp add gsd -- gsd mcp
     """
