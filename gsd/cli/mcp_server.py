@@ -61,7 +61,9 @@ def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], 
     from gsd.cli import lint
     from gsd.output import render
 
-    options = lint.Options(paths=[path] if path else [], phase=phase, fmt="json")
+    # jobs=1: validate forks workers for big trees, and this process has threads (the
+    # SDK runs each tool in one); a fork there may copy a lock another thread holds
+    options = lint.Options(paths=[path] if path else [], phase=phase, fmt="json", jobs=1)
     _, report = lint.validate_options(options)
     return as_json(render.as_json(report)), capped(render.text(report) + render.summary(report))
 
