@@ -31,6 +31,13 @@ def test_import_cli_loads_no_heavy_dependency() -> None:
     assert loaded_after("import gsd.cli.app", str(REPO)) == []
 
 
+@pytest.mark.parametrize("args", [["--help"], ["mcp", "--help"]], ids=["gsd", "gsd-mcp"])
+def test_help_does_not_load_the_mcp_sdk(args: list[str]) -> None:
+    """Only `gsd mcp` itself imports the MCP SDK (gsd.cli.mcp_server)."""
+    code = f"from gsd.cli.entry import main\nmain({args!r})"
+    assert loaded_after(code, str(REPO), ("mcp", "gsd.cli.mcp_server")) == []
+
+
 def test_validate_loads_no_heavy_dependency_and_not_click() -> None:
     code = "from gsd.cli.entry import main\nmain(['validate'])"
     assert loaded_after(code, str(REPO / "examples" / "demo"), (*HEAVY, "click", "yaml")) == []

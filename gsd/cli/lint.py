@@ -18,6 +18,7 @@ from gsd.output import render
 
 if TYPE_CHECKING:
     from gsd.core.models import Diagnostic
+    from gsd.core.rules import Report
 
 # The output formats of `gsd validate`, one per renderer (the Click option reads them here).
 FORMATS = tuple(render.FORMATS)
@@ -91,6 +92,23 @@ def _root(options: Options) -> Path:
 
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
+    root, report = validate_options(options)
+    sys.stdout.write(render.FORMATS[options.fmt](report))
+    sys.stdout.flush()
+    fails = ("error", "warning") if options.strict else ("error",)
+    failing = [d for d in report.diagnostics if d.severity in fails]
+    if options.base is not None and failing:
+        failing = new_since(root, options.base, failing, staged=options.staged)
+        sys.stderr.write(f"gsd: {plural(len(failing), 'failing finding')} new since "
+                         f"{options.base} (the others were there already)\n")  # fmt: skip
+    if options.fmt == "text":
+        sys.stderr.write(render.summary(report) + "\n")
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def validate_options(options: Options) -> tuple[Path, Report]:
+    """The project's root and the findings in what the options name (paths, a phase or
+    all of `.planning/`); `gsd mcp`'s validate tool calls it too."""
     from gsd.core.layout import PLANNING
     from gsd.io.phases import resolve_phase
     from gsd.io.project import Project
@@ -112,18 +130,7 @@ def run(options: Options) -> int:
     project = Project(root, staged=options.staged, paths=targets)
     if not options.paths and options.phase is None and not project.source.exists(PLANNING):
         raise UsageError(f"no {PLANNING}/ in {root}", hint="run gsd init, or pass plan files")
-    report = validate(project, targets, strict=options.strict, jobs=options.jobs)
-    sys.stdout.write(render.FORMATS[options.fmt](report))
-    sys.stdout.flush()
-    fails = ("error", "warning") if options.strict else ("error",)
-    failing = [d for d in report.diagnostics if d.severity in fails]
-    if options.base is not None and failing:
-        failing = new_since(root, options.base, failing, staged=options.staged)
-        sys.stderr.write(f"gsd: {plural(len(failing), 'failing finding')} new since "
-                         f"{options.base} (the others were there already)\n")  # fmt: skip
-    if options.fmt == "text":
-        sys.stderr.write(render.summary(report) + "\n")
-    return EXIT_FINDINGS if failing else EXIT_OK
+    return root, validate(project, targets, strict=options.strict, jobs=options.jobs)
 
 
 def new_since(

@@ -3,7 +3,6 @@ diff, errors, status, report."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +19,8 @@ from gsd.cli.shared import (
 )
 from gsd.core import layout
 from gsd.core.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK
-from gsd.core.ids import is_plan_id
 
 if TYPE_CHECKING:
-    from gsd.core.models import Plan, Task
     from gsd.io.project import Project
 
 
@@ -105,28 +102,11 @@ def show(target: str, fmt: str) -> int:
 
     Example: gsd show 01-02 --format json
     """
-    from gsd.io.project import Project, find_root
-    from gsd.io.sources import relative_to_root
+    from gsd.cli.queries import plan_views
     from gsd.output import views
 
-    root = find_root(Path.cwd())
-    project = Project(root)
-    if os.path.isfile(target):
-        plans = [project.plan(p) for p in project.plans_under(relative_to_root(root, target))]
-    elif is_plan_id(target):
-        plans = [project.find_plan(target)]
-    else:
-        plans = project.phase_plans(project.phase(target))
-    dispatcher, warnings = project.dispatcher()
+    rendered, warnings = plan_views(target)
     warn(warnings)
-
-    def resolve(plan: Plan, task: Task) -> tuple[str, str | None]:
-        if task.is_checkpoint:
-            return "(human)", None
-        resolution = dispatcher.resolve(plan, task)
-        return resolution.agent, resolution.fallback_reason
-
-    rendered = [views.plan_view(p, project.graph_of(p.path), resolve) for p in plans]
     click.echo(views.render_plans(rendered, fmt), nl=False)
     return EXIT_OK
 
@@ -208,26 +188,11 @@ def errors(
 
     Example: gsd errors --type timeout --since 2d --format json
     """
-    from gsd.core.ids import parse_phase_name
-    from gsd.formats import errorlog
-    from gsd.io.project import find_root
+    from gsd.cli.queries import error_records
 
-    root = find_root(Path.cwd())
-    named = parse_phase_name(phase) if phase is not None else None
-    if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
-        from gsd.io.phases import resolve_phase
-
-        resolve_phase(root / layout.PLANNING, phase)
-    records, warnings = errorlog.read_all(root / layout.PLANNING)
+    kept, warnings = error_records(phase=phase, plan_id=plan_id, specialist=specialist,
+                                   error_type=error_type, since=since)  # fmt: skip
     warn(warnings)
-    kept = errorlog.filter_records(
-        records,
-        phase=phase,
-        plan=plan_id,
-        specialist=specialist,
-        error_type=error_type,
-        since=errorlog.parse_since(since) if since else None,
-    )
     from gsd.output.views import render_errors
 
     click.echo(render_errors(kept, fmt), nl=False)

@@ -3,7 +3,6 @@ approve, sync, checkpoints."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from gsd.core.ids import is_plan_id, split_plan_id
 from gsd.core.words import plural
 
 if TYPE_CHECKING:
-    from gsd.io.dispatch import TaskDispatch
     from gsd.io.phases import Phase
     from gsd.io.project import Project
 
@@ -109,59 +107,15 @@ def _dry_run(
 ) -> int:
     """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
     like a live run when a runner program is missing, warned when the phase is invalid."""
-    from gsd.io.validate import validate as run_rules
+    from gsd.cli.queries import dry_run_tasks, phase_validation
     from gsd.output import views
 
-    folder = found_phase.path.relative_to(project.root).as_posix()
-    report = run_rules(project, [folder])
-    if report.errors:
-        from gsd.formats.diagnostics import listed_errors
-
-        click.echo(listed_errors(report), err=True, nl=False)
-        click.echo(
-            f"gsd: warning: {plural(report.errors, 'validation error')} in {folder}; a live "
-            "run would refuse this phase",
-            err=True,
-        )
-    dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
+    listed, warnings = phase_validation(project, found_phase)
+    click.echo(listed, err=True, nl=False)
     warn(warnings)
-    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
-    from gsd.run.preflight import check_runners  # as a live run would refuse: exit 2
-
-    check_runners(tasks, project.root, os.environ)
-    tasks = _with_sandbox(project, tasks)
+    tasks = dry_run_tasks(project, found_phase, warn, wave=wave, plan_id=plan_id, timeout=timeout)
     click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
     return EXIT_OK
-
-
-def _with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
-    """Each task with what its agent may write when it runs (`gsd.io.sandbox.describe`)."""
-    import os
-    import tempfile
-
-    from gsd.core import layout
-    from gsd.core.errors import InputError
-    from gsd.io import sandbox
-    from gsd.io.lock import common_git_dir
-
-    settings = project.sandbox()
-    tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
-    try:  # a linked worktree's plans live in the repository's shared git directory
-        worktrees = layout.worktrees_dir(common_git_dir(project.root))
-    except InputError:  # not a repository (yet): where `git init` would put them
-        worktrees = layout.worktrees_dir(project.root / ".git")
-    shown = []
-    for task in tasks:
-        if task.tier is None or task.runner is None:  # a person answers it: no agent
-            shown.append(task)
-            continue
-        place = project.root
-        if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
-            place = worktrees / task.plan
-        confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
-                                    tmpdir=tmpdir, environ=os.environ)  # fmt: skip
-        shown.append(task._replace(sandbox=sandbox.describe(confined)))
-    return shown
 
 
 @click.command("execute-plan", cls=SummarisedCommand)

@@ -1,4 +1,5 @@
-"""The commands that set a project up and check it: init, doctor, agents, hooks."""
+"""The commands that set a project up and check it, and serve it to agent CLIs: init,
+doctor, agents, hooks, mcp."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import click
 
 from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
 from gsd.core import layout
-from gsd.core.errors import EXIT_FINDINGS, EXIT_OK
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from gsd.core.words import plural
 
 
@@ -190,4 +191,28 @@ def hooks_uninstall() -> int:
     return EXIT_OK
 
 
-COMMANDS = (init, doctor, agents, hooks)
+@click.command("mcp", cls=SummarisedCommand)
+def mcp_command() -> int:
+    """Serve the plans to agent CLIs as MCP tools over stdio.
+
+    The project is the one the current directory is in. Read-only tools:
+    validate, show, waves, status, context_chain, errors, report and dry_run,
+    each answering with the JSON of the matching command. Started by the agent
+    CLI, not by hand; needs the MCP SDK: pip install 'gsd-plans[mcp]'.
+
+    Example: claude mcp add gsd -- gsd mcp
+    """
+    try:
+        from gsd.cli.mcp_server import serve
+    except ImportError as exc:  # the SDK missing, or a 1.x one without MCPServer
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        raise UsageError(
+            f"gsd mcp needs the MCP Python SDK 2.x ({exc.name} cannot be imported)",
+            hint="install it with pip install 'gsd-plans[mcp]'",
+        ) from None
+    serve()
+    return EXIT_OK
+
+
+COMMANDS = (init, doctor, agents, hooks, mcp_command)

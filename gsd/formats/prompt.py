@@ -169,7 +169,7 @@ def build_prompt(
         templates.render("agent-base-protocol"),
         templates.render("filesystem-safety", repo=context.repo),
         templates.render(TIER_TEMPLATES[agent.tier], tools=tools),
-        _context_chain(context, templates),
+        context_chain(context, templates),
         _plan_section(plan, task, context.plan_text),
         _task_section(plan, task),
         templates.render("task-report"),
@@ -200,7 +200,9 @@ def _persona(agent: Agent) -> str:
     return f"{PERSONA_HEADING}\n\n{body}"
 
 
-def _context_chain(context: PromptContext, templates: Templates) -> str:
+def context_chain(context: PromptContext, templates: Templates) -> str:
+    """The prompt's Context Chain section: each earlier task's Downstream Context, then
+    each dependency's SUMMARY, a placeholder where one is missing (`gsd mcp` shows it too)."""
     parts = [CONTEXT_HEADING]
     if not context.earlier and not context.summaries:
         parts.append(

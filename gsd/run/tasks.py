@@ -32,7 +32,7 @@ def run_tasks(
     project, phase = run.project, run.phase
     started = datetime.now(timezone.utc)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
-    summaries = _summaries(project, plan)
+    summaries = dependency_summaries(project, plan)
     earlier: list[tuple[int, str | None]] = []
     resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
     attempts: list[TaskOutcome] = []
@@ -195,9 +195,9 @@ def _first_line(details: str) -> str:
     return details.splitlines()[0] if details else details
 
 
-def _summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
+def dependency_summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
     """The SUMMARY.md of each plan this one depends on (None: not done), found as
-    `summaryread.exists` finds them, in whichever phase they are."""
+    `summaryread.exists` finds them, in whichever phase they are (`gsd mcp` shows them too)."""
     folders = [phase.path for phase in project.phases()]
     found: list[tuple[str, str | None]] = []
     for dep in plan.depends_on:

@@ -1,0 +1,207 @@
+"""The data behind the read-only commands, each with the warnings the command prints: the
+Click commands and `gsd mcp`'s tools both call these, so they cannot drift apart."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gsd.core import layout
+from gsd.core.ids import is_plan_id
+
+if TYPE_CHECKING:
+    from gsd.core.models import Plan, Task
+    from gsd.formats.errorlog import ErrorRecord
+    from gsd.io.dispatch import TaskDispatch
+    from gsd.io.phases import Phase
+    from gsd.io.project import Project
+
+
+def here() -> Project:
+    """The project the current directory is in."""
+    from gsd.io.project import Project, find_root
+
+    return Project(find_root(Path.cwd()))
+
+
+def plan_views(target: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """`gsd show TARGET`: each plan's view (a plan file, a plan id or a phase), and the
+    warnings of broken agent files."""
+    from gsd.io.sources import relative_to_root
+    from gsd.output import views
+
+    project = here()
+    if os.path.isfile(target):
+        paths = project.plans_under(relative_to_root(project.root, target))
+        plans = [project.plan(p) for p in paths]
+    elif is_plan_id(target):
+        plans = [project.find_plan(target)]
+    else:
+        plans = project.phase_plans(project.phase(target))
+    dispatcher, warnings = project.dispatcher()
+
+    def resolve(plan: Plan, task: Task) -> tuple[str, str | None]:
+        if task.is_checkpoint:
+            return "(human)", None
+        resolution = dispatcher.resolve(plan, task)
+        return resolution.agent, resolution.fallback_reason
+
+    return [views.plan_view(p, project.graph_of(p.path), resolve) for p in plans], warnings
+
+
+def error_records(
+    *,
+    phase: str | None = None,
+    plan_id: str | None = None,
+    specialist: str | None = None,
+    error_type: str | None = None,
+    since: str | None = None,
+) -> tuple[list[ErrorRecord], list[str]]:
+    """`gsd errors`: the failed attempts the filters keep, and a warning per bad log line."""
+    from gsd.core.ids import parse_phase_name
+    from gsd.formats import errorlog
+    from gsd.io.project import find_root
+
+    root = find_root(Path.cwd())
+    named = parse_phase_name(phase) if phase is not None else None
+    if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
+        from gsd.io.phases import resolve_phase
+
+        resolve_phase(root / layout.PLANNING, phase)
+    records, warnings = errorlog.read_all(root / layout.PLANNING)
+    kept = errorlog.filter_records(
+        records,
+        phase=phase,
+        plan=plan_id,
+        specialist=specialist,
+        error_type=error_type,
+        since=errorlog.parse_since(since) if since else None,
+    )
+    return kept, warnings
+
+
+def run_report(every_run: bool) -> tuple[dict[str, Any], list[str]]:
+    """`gsd report`: the last run (or every run) built from the logs, and their warnings."""
+    from gsd.commands import report
+    from gsd.formats import execlog
+    from gsd.io.project import find_root
+
+    events, warnings = execlog.read_all(find_root(Path.cwd()) / layout.PLANNING)
+    return report.build(events, last_run_only=not every_run), warnings
+
+
+def phase_validation(project: Project, found_phase: Phase) -> tuple[str, list[str]]:
+    """What a dry run says first: the phase's validation errors as `gsd validate` lists
+    them ("" when none), and the warning that a live run would refuse the phase."""
+    from gsd.core.words import plural
+    from gsd.formats.diagnostics import listed_errors
+    from gsd.io.validate import validate
+
+    folder = found_phase.path.relative_to(project.root).as_posix()
+    report = validate(project, [folder])
+    if not report.errors:
+        return "", []
+    return listed_errors(report), [
+        f"{plural(report.errors, 'validation error')} in {folder}; a live run would "
+        "refuse this phase"
+    ]
+
+
+def dry_run_tasks(
+    project: Project,
+    found_phase: Phase,
+    warn: Callable[[list[str]], None],
+    *,
+    wave: int | None = None,
+    plan_id: str | None = None,
+    timeout: float | None = None,
+) -> list[TaskDispatch]:
+    """`execute-phase --dry-run`: every task's dispatch with its sandbox, the warnings of
+    broken agent files handed to `warn`; a missing runner program is refused (an
+    InputError) as a live run refuses it."""
+    from gsd.run.preflight import check_runners
+
+    dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
+    warn(warnings)
+    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
+    check_runners(tasks, project.root, os.environ)
+    return with_sandbox(project, tasks)
+
+
+def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
+    """Each task with what its agent may write when it runs (`gsd.io.sandbox.describe`)."""
+    import tempfile
+
+    from gsd.core.errors import InputError
+    from gsd.io import sandbox
+    from gsd.io.lock import common_git_dir
+
+    settings = project.sandbox()
+    tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
+    try:  # a linked worktree's plans live in the repository's shared git directory
+        worktrees = layout.worktrees_dir(common_git_dir(project.root))
+    except InputError:  # not a repository (yet): where `git init` would put them
+        worktrees = layout.worktrees_dir(project.root / ".git")
+    shown = []
+    for task in tasks:
+        if task.tier is None or task.runner is None:  # a person answers it: no agent
+            shown.append(task)
+            continue
+        place = project.root
+        if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
+            place = worktrees / task.plan
+        confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
+                                    tmpdir=tmpdir, environ=os.environ)  # fmt: skip
+        shown.append(task._replace(sandbox=sandbox.describe(confined)))
+    return shown
+
+
+def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
+    """What the delegation prompt of task `task_number` of plan `plan_id` would carry in
+    its Context Chain if the task started now: each earlier task's Downstream Context
+    (committed tasks' reports are not kept; an answered checkpoint carries its answer;
+    a task not run yet has nothing to carry), each dependency's SUMMARY.md, and the
+    section itself as `gsd.formats.prompt.context_chain` renders it."""
+    from gsd.core.errors import InputError
+    from gsd.formats import prompt
+    from gsd.io import approvals
+    from gsd.io.commits import Commits
+    from gsd.io.git import Git
+    from gsd.run.tasks import dependency_summaries
+
+    project = here()
+    plan = project.find_plan(plan_id)
+    numbers = [t.index for t in plan.tasks]
+    if task_number not in numbers:
+        listed = ", ".join(map(str, numbers)) or "none"
+        raise InputError(f"plan {plan.id} has no task {task_number}", hint=f"its tasks: {listed}")
+    committed = Commits(Git(project.root)).committed_tasks(plan_branches=True)
+    earlier: list[tuple[int, str | None]] = []
+    shown: list[dict[str, Any]] = []
+    resumed: set[int] = set()
+    for task in plan.tasks[: numbers.index(task_number)]:
+        text, state = None, "not run"
+        if f"{plan.id}-{task.index}" in committed:
+            state = "committed"
+            resumed.add(task.index)
+        elif task.is_checkpoint:
+            answer = approvals.answer(project, plan.id, task, auto=False)
+            state = "waiting for a person" if answer is None else "answered"
+            text = None if answer is None else f"- Human checkpoint answered: {answer}"
+        earlier.append((task.index, text))
+        shown.append({"task": task.index, "name": task.name, "state": state,
+                      "downstream_context": text})  # fmt: skip
+    summaries = dependency_summaries(project, plan)
+    plan_text = (project.root / plan.path).read_text(encoding="utf-8")
+    context = prompt.PromptContext(earlier=earlier, summaries=summaries, repo=str(project.root),
+                                   plan_text=plan_text, resumed=frozenset(resumed))  # fmt: skip
+    section = prompt.context_chain(context, prompt.Templates.load(project.root))
+    return {
+        "plan": plan.id,
+        "task": task_number,
+        "earlier_tasks": shown,
+        "dependencies": [{"plan": dep, "summary": text} for dep, text in summaries],
+        "context_chain": section + "\n",
+    }

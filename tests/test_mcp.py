@@ -1,0 +1,193 @@
+"""`gsd mcp`: the real server in a subprocess, spoken to with the MCP SDK's own stdio client."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO, git
+
+pytest.importorskip("mcp.server.mcpserver", reason="the MCP SDK 2.x is not installed (make venv)")
+
+import anyio  # noqa: E402 - the SDK brings anyio; only once it is known to be there
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.types import CallToolResult  # noqa: E402
+
+TOOLS = {"validate", "show", "waves", "status", "context_chain", "errors", "report", "dry_run"}
+ERROR_RECORD = {
+    "timestamp": "2026-02-23T14:32:15Z", "phase": "01", "plan": "01", "task": "1",
+    "specialist": "python-pro", "error_type": "timeout", "details": "SIGTERM after 300s",
+    "git_state": "checkpoint/01-01/20260223T143215-1", "exit_code": 124, "attempt": 1,
+    "runner": "claude", "duration_s": 300.2,
+}  # fmt: skip
+
+
+def gsd_argv(*args: str) -> list[str]:
+    """This venv's `gsd` console script (as an agent CLI starts it), else `python -m gsd`."""
+    script = Path(sys.executable).with_name("gsd")
+    return [str(script), *args] if script.is_file() else [sys.executable, "-m", "gsd", *args]
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """examples/demo as a git repository of its own, with a failed attempt in its log."""
+    root = tmp_path / "demo"
+    shutil.copytree(REPO / "examples" / "demo", root)
+    records = [ERROR_RECORD, {**ERROR_RECORD, "plan": "02", "error_type": "validation-failed"}]
+    log = root / ".planning" / "specialist-errors.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "commit.gpgsign", "false")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "demo")
+    monkeypatch.chdir(root)
+    return root
+
+
+def call_tools(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
+    """Start `gsd mcp` in `root`, list its tools, make `calls` in order in one session."""
+
+    async def session() -> tuple[set[str], list[CallToolResult]]:
+        argv = gsd_argv("mcp")
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=root,
+                                       env=dict(os.environ))  # fmt: skip
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            listed = await client.list_tools()
+            results = [await client.call_tool(name, args) for name, args in calls]
+            return {tool.name for tool in listed.tools}, results
+
+    return anyio.run(session)
+
+
+def cli_json(root: Path, *args: str) -> Any:
+    done = subprocess.run(gsd_argv(*args, "--format", "json"), cwd=root, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_tool_answers_what_the_cli_prints_as_json(demo: Path) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("validate", {}),
+        ("validate", {"phase": "1"}),
+        ("validate", {"path": ".planning/phases/01-greeting-service/01-02-PLAN.md"}),
+        ("show", {"target": "01-02"}),
+        ("show", {"target": "1"}),
+        ("waves", {"phase": "1"}),
+        ("status", {}),
+        ("errors", {}),
+        ("errors", {"type": "timeout"}),
+        ("report", {}),
+        ("dry_run", {"phase": "1"}),
+        ("dry_run", {"phase": "1", "wave": 2}),
+    ]
+    expected = [
+        cli_json(demo, "validate"),
+        cli_json(demo, "validate", "--phase", "1"),
+        cli_json(demo, "validate", ".planning/phases/01-greeting-service/01-02-PLAN.md"),
+        cli_json(demo, "show", "01-02"),
+        cli_json(demo, "show", "1"),
+        cli_json(demo, "waves", "1"),
+        cli_json(demo, "status"),
+        cli_json(demo, "errors"),
+        cli_json(demo, "errors", "--type", "timeout"),
+        cli_json(demo, "report"),
+        cli_json(demo, "execute-phase", "1", "--dry-run"),
+        cli_json(demo, "execute-phase", "1", "--dry-run", "--wave", "2"),
+    ]
+    tools, results = call_tools(demo, calls)
+    assert tools == TOOLS
+    for (name, args), result, cli in zip(calls, results, expected, strict=True):
+        assert not result.is_error, (name, args, result.content)
+        assert result.structured_content == cli, (name, args)
+        assert result.content[0].text.strip(), (name, args)  # and a text for the model
+    assert len(expected[8]["errors"]) == 1 and len(expected[7]["errors"]) == 2
+    assert [t["plan"] for t in expected[11]["tasks"]] == ["01-03", "01-03"]
+
+
+def test_nothing_the_server_does_changes_the_repository(demo: Path) -> None:
+    before = git(demo, "status", "--porcelain", "--ignored", "--untracked-files=all")
+    refs = git(demo, "for-each-ref")
+    call_tools(demo, [(name, {"phase": "1"}) for name in ("validate", "waves", "dry_run")])
+    assert git(demo, "status", "--porcelain", "--ignored", "--untracked-files=all") == before
+    assert git(demo, "for-each-ref") == refs
+
+
+def test_context_chain_is_what_the_prompt_would_carry(demo: Path) -> None:
+    """01-03 depends on 01-01 (done: its SUMMARY.md) and 01-02 (not yet); its task 1 was
+    committed by an earlier run, whose Downstream Context is not kept."""
+    summary = "# 01-01 summary\n\nSUMMARY-MARKER: greet() takes a language\n"
+    (demo / ".planning/phases/01-greeting-service/01-01-SUMMARY.md").write_text(summary)
+    git(demo, "add", "-A")
+    git(demo, "commit", "-q", "-m", "task 1", "-m", "Gsd-Task: 01-03-1")
+    _, (result, first) = call_tools(
+        demo, [("context_chain", {"plan": "01-03", "task": 2}),
+               ("context_chain", {"plan": "01-01", "task": 1})]
+    )  # fmt: skip
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert data["earlier_tasks"][0]["task"] == 1
+    assert data["earlier_tasks"][0]["state"] == "committed"
+    assert data["dependencies"] == [
+        {"plan": "01-01", "summary": summary},
+        {"plan": "01-02", "summary": None},
+    ]
+    chain = data["context_chain"]
+    assert chain.startswith("## Context Chain\n")
+    assert "### Downstream Context of task 1" in chain
+    assert "committed by an earlier run, whose report was not kept" in chain
+    assert "SUMMARY-MARKER: greet() takes a language" in chain
+    assert "### SUMMARY of plan 01-02" in chain and "that plan has no SUMMARY.md yet" in chain
+    assert chain in result.content[0].text
+    assert (
+        "first task of the plan and the plan has no dependencies"
+        in first.structured_content["context_chain"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        pytest.param("waves", {"phase": "9"}, "no phase '9'", id="unknown-phase"),
+        pytest.param("dry_run", {"phase": "7"}, "no phase '7'", id="dry-run-unknown-phase"),
+        pytest.param("validate", {"path": "nope/x.md"}, "nope/x.md: no such file", id="bad-path"),
+        pytest.param("show", {"target": "01-09"}, "01-09", id="unknown-plan"),
+        pytest.param("context_chain", {"plan": "01-01", "task": 9}, "has no task 9", id="no-task"),
+        pytest.param("errors", {"since": "yesterday"}, "yesterday", id="bad-since"),
+        pytest.param("waves", {}, "phase", id="missing-argument"),
+    ],
+)
+def test_bad_input_is_an_error_result_and_the_server_goes_on(
+    demo: Path, name: str, args: dict[str, Any], message: str
+) -> None:
+    _, (bad, after) = call_tools(demo, [(name, args), ("status", {})])
+    assert bad.is_error
+    assert message in bad.content[0].text
+    assert "Traceback" not in bad.content[0].text
+    assert not after.is_error and after.structured_content == cli_json(demo, "status")
+
+
+def test_outside_a_project_the_tools_say_so(tmp_path: Path) -> None:
+    _, (result,) = call_tools(tmp_path, [("status", {})])
+    assert result.is_error and "gsd: error:" in result.content[0].text
+
+
+def test_without_the_sdk_gsd_mcp_says_how_to_install_it(tmp_path: Path) -> None:
+    """An `mcp` without `mcp.server.mcpserver` first on the path (as mcp 1.x is, or none)."""
+    (tmp_path / "shadow" / "mcp").mkdir(parents=True)
+    (tmp_path / "shadow" / "mcp" / "__init__.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    done = subprocess.run([sys.executable, "-m", "gsd", "mcp"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [done.stderr.strip()]
+    assert "pip install 'gsd-plans[mcp]'" in done.stderr and done.stdout == ""
