@@ -13,9 +13,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from gsd.commands.hooks import Report, find_gsd
+from gsd.commands.hooks import Report, checked_program, find_gsd
 from gsd.core import layout
-from gsd.core.errors import UsageError
+from gsd.core.errors import GsdError, UsageError
 from gsd.core.words import plural
 from gsd.formats import agenthooks, clisettings
 from gsd.formats.agenthooks import Answer, HookInput
@@ -56,6 +56,8 @@ def install(cwd: Path, cli: str, program: str | None = None) -> Report:
         program = find_gsd()
         if program is None:
             warnings.append("no gsd program found; the hooks will run `gsd` from PATH")
+    else:
+        program = checked_program(program)
     path = root / clisettings.SETTINGS[cli]
     settings, indent = clisettings.load(path)
     updated = clisettings.with_hooks(settings, hook_groups(cli, program or "gsd"))
@@ -77,7 +79,11 @@ def uninstall(cwd: Path, cli: str) -> Report:
     settings, indent = clisettings.load(path)
     if not clisettings.ours(settings):
         return Report([f"no gsd hooks in {shown}: nothing to do"], [])
-    clisettings.save(path, clisettings.without_hooks(settings), indent)
+    remaining = clisettings.without_hooks(settings)
+    if not remaining:  # it held gsd's hooks and nothing else: gsd made it
+        _remove(path)
+        return Report([f"removed {shown} (it held gsd's hooks only)"], [])
+    clisettings.save(path, remaining, indent)
     return Report([f"removed gsd's hooks from {shown}"], [])
 
 
@@ -165,6 +171,13 @@ def brief_status(status: dict[str, Any]) -> str:
     blockers = status["blockers"]
     lines.append(f"blockers: {'; '.join(blockers[:3])}" if blockers else "blockers: none")
     return "\n".join(lines)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError as exc:
+        raise GsdError(f"{path}: {exc.strerror or exc}", hint="remove it by hand") from None
 
 
 def _project_root(cwd: Path) -> Path:

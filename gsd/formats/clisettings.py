@@ -26,8 +26,9 @@ from gsd.formats.files import write_atomic
 # Where each CLI reads a project's settings, from the project's root.
 SETTINGS = {"claude": ".claude/settings.json", "gemini": ".gemini/settings.json"}
 HOOKS = "hooks"
-# A command gsd wrote: the gsd program (maybe quoted), then `hooks run <cli>-<what>`.
-_OURS = re.compile(r"gsd'? hooks run (?:claude|gemini)-[a-z-]+\s*$")
+# A command gsd wrote: the gsd program (any path, maybe quoted), then one of the names
+# `gsd hooks run` answers, at the very end.
+_OURS = re.compile(r"\shooks run (?:claude|gemini)-(?:post-edit|session-start)$")
 
 Settings = dict[str, Any]
 Group = dict[str, Any]  # {"matcher": ..., "hooks": [...]}: one entry of an event's list
