@@ -207,6 +207,13 @@ def test_install_creates_the_file_and_uninstall_removes_what_only_gsd_wrote(proj
     assert not path.exists()
 
 
+def test_a_bare_program_name_is_written_as_it_is(project, gsd) -> None:
+    result = gsd("hooks", "install", "--claude", "--gsd", "gsd-not-installed-here")
+    assert result.code == 0 and "no gsd-not-installed-here on PATH" in result.err
+    command = command_for(project.root, "claude", "SessionStart")
+    assert command == "gsd-not-installed-here hooks run claude-session-start"
+
+
 def test_an_emptied_hooks_section_goes_but_a_users_empty_one_stays(project, gsd) -> None:
     path = project.write(clisettings.SETTINGS["gemini"], '{"hooks": {"BeforeTool": []}, "x": 1}\n')
     assert gsd("hooks", "install", "--gemini").code == 0

@@ -143,7 +143,7 @@ def agents_sync() -> int:
 
 @click.group(cls=SummarisedGroup)
 def hooks() -> None:
-    """Install or remove gsd's hooks: the git pre-commit hook, or Claude Code's and Gemini CLI's."""
+    """Install or remove gsd's git hook or its agent-CLI hooks."""
 
 
 def _cli_flags(command: Callable[..., int]) -> Callable[..., int]:
@@ -169,8 +169,9 @@ def _chosen(claude: bool, gemini: bool) -> list[str]:
 )
 @_cli_flags
 def hooks_install(program: str | None, claude: bool, gemini: bool) -> int:
-    """Install a pre-commit hook that validates staged plan files, or the agent CLIs' hooks.
+    """Install gsd's git hook, or its agent-CLI hooks.
 
+    The git hook is a pre-commit hook that validates staged plan files.
     A commit whose staged plan files have errors is refused.
     The hook runs `gsd validate --staged` on the plan files (.planning/**/*-PLAN.md)
     the commit adds or changes; a commit touching none costs one git call and never
@@ -204,7 +205,7 @@ def hooks_install(program: str | None, claude: bool, gemini: bool) -> int:
 @hooks.command("uninstall")
 @_cli_flags
 def hooks_uninstall(claude: bool, gemini: bool) -> int:
-    """Remove gsd's pre-commit hook and restore the one it replaced, or the agent CLIs' hooks.
+    """Remove gsd's git hook (restoring yours), or its agent-CLI hooks.
 
     The replaced hook comes back byte for byte.
     A hook that is not gsd's is never touched; with no gsd hook installed this says
@@ -230,7 +231,7 @@ def hooks_uninstall(claude: bool, gemini: bool) -> int:
 @hooks.command("run")
 @click.argument("name")
 def hooks_run(name: str) -> int:
-    """Answer one agent-CLI hook call: read the CLI's JSON on stdin, reply as it expects.
+    """Answer one agent-CLI hook call, reading its JSON on stdin.
 
     NAME is claude-post-edit, claude-session-start, gemini-post-edit or
     gemini-session-start; `gsd hooks install --claude|--gemini` writes these commands.

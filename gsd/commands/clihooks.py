@@ -10,6 +10,7 @@ text is ever part of a shell line. The protocol is in gsd/formats/agenthooks.py.
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,9 @@ def install(cwd: Path, cli: str, program: str | None = None) -> Report:
         program = find_gsd()
         if program is None:
             warnings.append("no gsd program found; the hooks will run `gsd` from PATH")
+    elif "/" not in program:  # a bare name: the hook finds it on PATH (portable settings)
+        if shutil.which(program) is None:
+            warnings.append(f"no {program} on PATH here; the hooks will fail until there is")
     else:
         program = checked_program(program)
     path = root / clisettings.SETTINGS[cli]
