@@ -48,7 +48,9 @@ def bash_complete(words: str, cword: int, *args: str) -> list[str]:
     ("words", "cword", "expected"),
     [
         pytest.param("gsd ex", 1, ["plain,execute-phase", "plain,execute-plan"], id="command"),
-        pytest.param("gsd hooks ", 2, ["plain,install", "plain,uninstall"], id="subcommand"),
+        pytest.param(
+            "gsd hooks ", 2, ["plain,install", "plain,run", "plain,uninstall"], id="subcommand"
+        ),
         pytest.param("gsd hooks un", 2, ["plain,uninstall"], id="partial-subcommand"),
         pytest.param("gsd in", 1, ["plain,init"], id="init"),
         pytest.param("gsd validate --st", 2, ["plain,--staged", "plain,--strict"], id="option"),

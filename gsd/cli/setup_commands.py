@@ -3,6 +3,7 @@ doctor, agents, hooks, mcp."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -143,7 +144,21 @@ def agents_sync() -> int:
 
 @click.group(cls=SummarisedGroup)
 def hooks() -> None:
-    """Install or remove the git hook that validates staged plans."""
+    """Install or remove gsd's git hook or its agent-CLI hooks."""
+
+
+def _cli_flags(command: Callable[..., int]) -> Callable[..., int]:
+    """`--claude` and `--gemini`: the agent CLIs' hooks instead of git's."""
+    command = click.option(
+        "--gemini", is_flag=True, help="Gemini CLI's hooks, in .gemini/settings.json."
+    )(command)
+    return click.option(
+        "--claude", is_flag=True, help="Claude Code's hooks, in .claude/settings.json."
+    )(command)
+
+
+def _chosen(claude: bool, gemini: bool) -> list[str]:
+    return [name for name, on in (("claude", claude), ("gemini", gemini)) if on]
 
 
 @hooks.command("install")
@@ -153,9 +168,11 @@ def hooks() -> None:
     type=click.Path(dir_okay=False),
     help="The gsd program the hook runs (default: this one, else gsd on PATH).",
 )
-def hooks_install(program: str | None) -> int:
-    """Install a pre-commit hook that validates staged plan files.
+@_cli_flags
+def hooks_install(program: str | None, claude: bool, gemini: bool) -> int:
+    """Install gsd's git hook, or its agent-CLI hooks.
 
+    The git hook is a pre-commit hook that validates staged plan files.
     A commit whose staged plan files have errors is refused.
     The hook runs `gsd validate --staged` on the plan files (.planning/**/*-PLAN.md)
     the commit adds or changes; a commit touching none costs one git call and never
@@ -163,32 +180,85 @@ def hooks_install(program: str | None) -> int:
     run first (its failure still blocks the commit); `gsd hooks uninstall` puts it
     back. Honours core.hooksPath and worktrees; installing again changes nothing.
 
-    Example: gsd hooks install
-    """
-    from gsd.commands import hooks as git_hooks
+    With --claude (.claude/settings.json) or --gemini (.gemini/settings.json), instead:
+    after the agent writes or edits a plan file gsd validates it and hands its errors
+    back to the model, and a session starts with `gsd status` in a few lines. Other
+    keys and hooks in the file are kept; installing again changes nothing.
 
-    report = git_hooks.install(Path.cwd(), program)
-    warn(report.warnings)
-    for line in report.lines:
-        click.echo(line)
+    Example: gsd hooks install --claude --gemini
+    """
+    clis = _chosen(claude, gemini)
+    if clis:
+        from gsd.commands import clihooks
+
+        reports = [clihooks.install(Path.cwd(), cli, program) for cli in clis]
+    else:
+        from gsd.commands import hooks as git_hooks
+
+        reports = [git_hooks.install(Path.cwd(), program)]
+    for report in reports:
+        warn(report.warnings)
+        for line in report.lines:
+            click.echo(line)
     return EXIT_OK
 
 
 @hooks.command("uninstall")
-def hooks_uninstall() -> int:
-    """Remove gsd's pre-commit hook and restore the one it replaced.
+@_cli_flags
+def hooks_uninstall(claude: bool, gemini: bool) -> int:
+    """Remove gsd's git hook (restoring yours), or its agent-CLI hooks.
 
     The replaced hook comes back byte for byte.
     A hook that is not gsd's is never touched; with no gsd hook installed this says
-    so and exits 0.
+    so and exits 0. With --claude or --gemini, only gsd's entries leave that CLI's
+    settings.json; a hooks section gsd emptied goes, anything else stays.
 
-    Example: gsd hooks uninstall
+    Example: gsd hooks uninstall --claude
     """
-    from gsd.commands import hooks as git_hooks
+    clis = _chosen(claude, gemini)
+    if clis:
+        from gsd.commands import clihooks
 
-    for line in git_hooks.uninstall(Path.cwd()).lines:
+        lines = [line for cli in clis for line in clihooks.uninstall(Path.cwd(), cli).lines]
+    else:
+        from gsd.commands import hooks as git_hooks
+
+        lines = git_hooks.uninstall(Path.cwd()).lines
+    for line in lines:
         click.echo(line)
     return EXIT_OK
+
+
+@hooks.command("run")
+@click.argument("name")
+def hooks_run(name: str) -> int:
+    """Answer one agent-CLI hook call, reading its JSON on stdin.
+
+    NAME is claude-post-edit, claude-session-start, gemini-post-edit or
+    gemini-session-start; `gsd hooks install --claude|--gemini` writes these commands.
+    Exit 2 (Claude Code) or a JSON `deny` (Gemini CLI) hands a plan's errors to the
+    model; anything gsd cannot do is one line on stderr and exit 1, which neither CLI
+    treats as blocking.
+
+    Example: echo '{"cwd": "."}' | gsd hooks run claude-session-start
+    """
+    import sys
+
+    from gsd.commands import clihooks
+    from gsd.core.errors import GsdError
+
+    try:
+        if name not in clihooks.RUN_NAMES:
+            raise UsageError(f"no hook named {name!r}",
+                             hint=f"use one of {', '.join(clihooks.RUN_NAMES)}")  # fmt: skip
+        answer = clihooks.run(name, sys.stdin.read())
+    except GsdError as exc:  # never exit 2 here: that would block the agent's edit
+        hint = f" ({exc.hint})" if exc.hint else ""
+        sys.stderr.write(f"gsd hooks run {name}: {exc.message}{hint}\n")
+        return EXIT_FINDINGS
+    sys.stdout.write(answer.stdout)
+    sys.stderr.write(answer.stderr)
+    return answer.exit_code
 
 
 @click.command("mcp", cls=SummarisedCommand)

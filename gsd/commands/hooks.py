@@ -124,7 +124,7 @@ def install(cwd: Path, program: str | None = None) -> Report:
         if program is None:
             warnings.append("no gsd program found; the hook will look for `gsd` on PATH")
     else:
-        program = _checked_program(program)
+        program = checked_program(program)
     hook, previous = repo.hooks / HOOK, repo.hooks / PREVIOUS
     text = render_hook(program or "")
     lines: list[str] = []
@@ -213,7 +213,8 @@ def _nested_project_warning(cwd: Path, top: Path) -> list[str]:
     return []
 
 
-def _checked_program(program: str) -> str:
+def checked_program(program: str) -> str:
+    """`--gsd PROGRAM` as an absolute path; not an executable file is a usage error."""
     path = os.path.abspath(program)  # the hook runs from the top of the work tree
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise UsageError(f"--gsd {program}: not an executable file")

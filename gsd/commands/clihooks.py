@@ -1,0 +1,197 @@
+"""`gsd hooks install --claude|--gemini` and `gsd hooks run`: gsd inside the agent CLIs.
+
+Two hooks in the project's `.claude/settings.json` or `.gemini/settings.json`: after the
+agent writes or edits a plan file, gsd validates it and hands the errors back to the
+model; when a session starts, the agent gets `gsd status` in a few lines. The hook
+command is `<gsd> hooks run <cli>-<what>`: it reads the CLI's JSON on stdin, so no plan
+text is ever part of a shell line. The protocol is in gsd/formats/agenthooks.py.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from gsd.commands.hooks import Report, checked_program, find_gsd
+from gsd.core import layout
+from gsd.core.errors import GsdError, UsageError
+from gsd.core.words import plural
+from gsd.formats import agenthooks, clisettings
+from gsd.formats.agenthooks import Answer, HookInput
+from gsd.formats.diagnostics import diagnostic_line
+from gsd.io.sources import PLAN_SUFFIX
+
+POST_EDIT = "post-edit"
+SESSION_START = "session-start"
+# `gsd hooks run NAME`: the names the installed commands use.
+RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in (POST_EDIT, SESSION_START))
+_STATUS_LINES = 12  # what a session start may cost the agent's context, at most
+
+
+def hook_groups(cli: str, program: str) -> dict[str, clisettings.Group]:
+    """The settings entries for `cli`, by event, running `program` (`gsd` for PATH's)."""
+    gsd = shlex.quote(program)
+    named = cli == "gemini"  # Gemini CLI shows `name` in /hooks panel; Claude Code has none
+
+    def hook(what: str, about: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {"type": "command", "command": f"{gsd} hooks run {cli}-{what}"}
+        if named:
+            entry = {"name": f"gsd-{what}", **entry, "description": about}
+        return {**entry, "timeout": agenthooks.TIMEOUTS[cli]}
+
+    edit = hook(POST_EDIT, "gsd validates a plan file the agent wrote or edited")
+    start = hook(SESSION_START, "gsd status, in a few lines, for the agent")
+    return {
+        agenthooks.EDIT_EVENTS[cli]: {"matcher": agenthooks.EDIT_MATCHERS[cli], "hooks": [edit]},
+        agenthooks.START_EVENT: {"hooks": [start]},  # no matcher: every kind of start
+    }
+
+
+def install(cwd: Path, cli: str, program: str | None = None) -> Report:
+    """Add gsd's two hooks to the project's settings for `cli`, keeping all else in it."""
+    root = _project_root(cwd)
+    warnings: list[str] = []
+    if program is None:
+        program = find_gsd()
+        if program is None:
+            warnings.append("no gsd program found; the hooks will run `gsd` from PATH")
+    elif "/" not in program:  # a bare name: the hook finds it on PATH (portable settings)
+        if shutil.which(program) is None:
+            warnings.append(f"no {program} on PATH here; the hooks will fail until there is")
+    else:
+        program = checked_program(program)
+    path = root / clisettings.SETTINGS[cli]
+    settings, indent = clisettings.load(path)
+    updated = clisettings.with_hooks(settings, hook_groups(cli, program or "gsd"))
+    shown = _show(path, cwd)
+    if updated == settings:
+        return Report([f"gsd's {cli} hooks are already in {shown}"], warnings)
+    action = "updated" if clisettings.ours(settings) else "added"
+    clisettings.save(path, updated, indent)
+    lines = [f"{action} gsd's hooks in {shown}:"] + [f"  {c}" for c in clisettings.ours(updated)]
+    return Report(lines, warnings)
+
+
+def uninstall(cwd: Path, cli: str) -> Report:
+    """Take gsd's hooks out of the project's settings for `cli`; nothing else changes."""
+    path = _project_root(cwd) / clisettings.SETTINGS[cli]
+    shown = _show(path, cwd)
+    if not path.exists():
+        return Report([f"no {shown}: nothing to do"], [])
+    settings, indent = clisettings.load(path)
+    if not clisettings.ours(settings):
+        return Report([f"no gsd hooks in {shown}: nothing to do"], [])
+    remaining = clisettings.without_hooks(settings)
+    if not remaining:  # it held gsd's hooks and nothing else: gsd made it
+        _remove(path)
+        return Report([f"removed {shown} (it held gsd's hooks only)"], [])
+    clisettings.save(path, remaining, indent)
+    return Report([f"removed gsd's hooks from {shown}"], [])
+
+
+def run(name: str, stdin_text: str) -> Answer:
+    """Answer one hook call: `name` is one of RUN_NAMES, `stdin_text` what the CLI sent."""
+    cli, _, what = name.partition("-")
+    hook_input = agenthooks.parse_input(stdin_text)
+    if what == POST_EDIT:
+        return check_edit(cli, hook_input)
+    return session_start(cli, hook_input)
+
+
+def check_edit(cli: str, hook_input: HookInput) -> Answer:
+    """Validate the file an edit touched when it is a plan; errors go back to the model."""
+    plan = plan_file(hook_input)
+    if plan is None:
+        return Answer(0)
+    from gsd.io.project import Project
+    from gsd.io.validate import validate
+
+    root, relative = plan
+    report = validate(Project(root, paths=[relative]), [relative])
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    if not errors:
+        return Answer(0)
+    lines = [diagnostic_line(d) for d in report.diagnostics]
+    head = (
+        f"gsd validate: {relative} was saved, but it has {plural(len(errors), 'error')}; "
+        f"fix them in the file (`gsd validate {relative}` checks it again):"
+    )
+    return agenthooks.block_edit(cli, "\n".join([head, *lines]))
+
+
+def plan_file(hook_input: HookInput) -> tuple[Path, str] | None:
+    """The project root and root-relative path of the edited file when it is a plan.
+
+    A plan, as `gsd validate` and the git hook pick them: a name ending in -PLAN.md,
+    inside a project's `.planning/` folder; the root is the folder holding `.planning/`.
+    """
+    if not hook_input.file_path.endswith(PLAN_SUFFIX):
+        return None
+    path = Path(hook_input.cwd or ".", hook_input.file_path).absolute()
+    for folder in path.parents:
+        if folder.name == layout.PLANNING:
+            root = folder.parent
+            if not path.is_file():
+                return None  # deleted or moved since: nothing to check
+            return root, path.relative_to(root).as_posix()
+    return None
+
+
+def session_start(cli: str, hook_input: HookInput) -> Answer:
+    """`gsd status` in a few lines, as context for the agent; nothing without a project."""
+    from gsd.commands.progress import project_status
+    from gsd.io.project import Project, find_root
+
+    start = Path(hook_input.cwd or ".")
+    try:
+        root = find_root(start)
+    except UsageError:
+        return Answer(0)
+    project = Project(root)
+    if not project.planning.is_dir():
+        return Answer(0)
+    return agenthooks.add_context(cli, brief_status(project_status(project)))
+
+
+def brief_status(status: dict[str, Any]) -> str:
+    """A phase a line (done / all, what is running, failed or next), then the blockers."""
+    lines = ["gsd status (plans in .planning/; `gsd status` for all of it):"]
+    for phase in status["phases"]:
+        plans = phase["plans"]
+        line = f"- phase {phase['phase']}: {phase['done']}/{len(plans)} plans done"
+        for state in ("in progress", "failed", "paused"):
+            ids = [p["plan"] for p in plans if p["status"] == state]
+            if ids:
+                line += f"; {state}: {', '.join(ids)}"
+        pending = [p["plan"] for p in plans if p["status"] == "pending"]
+        if pending and phase["done"] < len(plans):
+            line += f"; next: {pending[0]}"
+        lines.append(line)
+    if len(lines) > _STATUS_LINES:
+        hidden = len(lines) - _STATUS_LINES
+        lines = [*lines[:_STATUS_LINES], f"- ... and {plural(hidden, 'more phase')}"]
+    blockers = status["blockers"]
+    lines.append(f"blockers: {'; '.join(blockers[:3])}" if blockers else "blockers: none")
+    return "\n".join(lines)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError as exc:
+        raise GsdError(f"{path}: {exc.strerror or exc}", hint="remove it by hand") from None
+
+
+def _project_root(cwd: Path) -> Path:
+    from gsd.io.project import find_root
+
+    return find_root(cwd, hint="run gsd hooks install in a gsd project (gsd init makes one)")
+
+
+def _show(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return str(path)
