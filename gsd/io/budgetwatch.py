@@ -1,0 +1,55 @@
+"""Watching a running agent's streamed usage: its stdout file read on from where it stopped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gsd.formats.usage import UsageMeter
+
+CHUNK = 1024 * 1024  # read at most this much at a time
+LONGEST_LINE = 4 * 1024 * 1024  # a longer line (a tool's output) carries no usage: skipped
+
+
+class BudgetWatch:
+    """Reads what the agent appended to `stdout_path` since the last look and answers
+    whether its reported tokens have passed `abort`. Memory stays bounded whatever the
+    agent prints: a chunk, and one partial line of at most LONGEST_LINE."""
+
+    def __init__(self, stdout_path: Path, runner: str, abort: int) -> None:
+        self.path = stdout_path
+        self.meter = UsageMeter(runner)
+        self.abort = abort
+        self._offset = 0
+        self._partial = b""
+        self._skipping = False  # inside a line longer than LONGEST_LINE
+
+    @property
+    def tokens(self) -> int:
+        return self.meter.tokens
+
+    def __call__(self) -> bool:
+        """Read on; True once the stream has reported more than `abort` tokens."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self._offset)
+                while chunk := handle.read(CHUNK):
+                    self._offset += len(chunk)
+                    self._lines(chunk)
+                    if self.meter.tokens > self.abort:
+                        break
+        except OSError:
+            pass
+        return self.meter.tokens > self.abort
+
+    def _lines(self, chunk: bytes) -> None:
+        *whole, rest = (self._partial + chunk).split(b"\n")
+        for number, line in enumerate(whole):
+            if number == 0 and self._skipping:
+                self._skipping = False  # the end of the long line
+                continue
+            self.meter.feed(line)
+        if whole:
+            self._skipping = False
+        if len(rest) > LONGEST_LINE:
+            rest, self._skipping = b"", True
+        self._partial = rest
