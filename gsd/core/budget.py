@@ -44,7 +44,9 @@ def resolve_budget(
     return None
 
 
-def budget_status(tokens: int | None, budget: Budget | None, *, aborted: bool) -> BudgetStatus | None:
+def budget_status(
+    tokens: int | None, budget: Budget | None, *, aborted: bool
+) -> BudgetStatus | None:
     """Where an attempt's tokens stand against its budget (None: no budget or no count)."""
     if aborted:
         return "aborted"

@@ -19,6 +19,7 @@ from typing import Any
 
 from gsd.formats.runneroutput import int_or_none
 
+STREAMS_USAGE = frozenset({"claude", "codex", "gemini"})
 _CLAUDE_USAGE = (
     "input_tokens",
     "cache_creation_input_tokens",
