@@ -152,7 +152,7 @@ def parse_stream(text: str) -> RunnerOutput | None:
     failure = ""
     for event in json_lines(text):
         kind = event.get("type") if isinstance(event, dict) else None
-        if kind not in _EVENTS:
+        if kind not in _EVENTS or "timestamp" not in event:  # every event has one
             continue
         seen = True
         if kind == "message" and event.get("role") == "assistant":
