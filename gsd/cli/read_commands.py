@@ -218,8 +218,12 @@ def errors(
         from gsd.io.phases import resolve_phase
 
         resolve_phase(root / layout.PLANNING, phase)
-    records, warnings = errorlog.read_all(root / layout.PLANNING)
+    from gsd.commands.report import over_budget_warnings
+
+    events, records, warnings = errorlog.read_logs(root / layout.PLANNING)
     warn(warnings)
+    if error_type is None:  # a delegation past its warn budget: a warning, not a failure
+        warn(over_budget_warnings(e for e in events if _wanted(e, plan_id, specialist)))
     kept = errorlog.filter_records(
         records,
         phase=phase,
@@ -232,6 +236,14 @@ def errors(
 
     click.echo(render_errors(kept, fmt), nl=False)
     return EXIT_OK
+
+
+def _wanted(event: dict[str, object], plan_id: str | None, specialist: str | None) -> bool:
+    """Whether `gsd errors --plan/--specialist` keeps an event (a plan as `02` or `01-02`)."""
+    plan = str(event.get("plan", ""))
+    if plan_id is not None and plan != plan_id and not plan.endswith(f"-{plan_id}"):
+        return False
+    return specialist is None or event.get("agent") == specialist
 
 
 @click.command(cls=SummarisedCommand)
