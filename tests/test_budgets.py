@@ -163,3 +163,86 @@ def test_within_budget(repo, tmp_path) -> None:  # noqa: F811
     outcome = run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
                        dispatch=budget_dispatch(agent, argv, 2000, 5000), prompt="p")  # fmt: skip
     assert outcome.success and (outcome.budget, outcome.tokens) == ("within", 1000)
+
+
+# --- a whole run: SUMMARY, gsd report, gsd errors -----------------------------------------
+
+CODEX = """#!{python}
+import os, sys
+steps = os.environ["FAKE_STEPS"].split()
+os.execv("{python}", ["{python}", "{agent}", "codex", *steps, "--write", "src/new.py"])
+"""
+AGENT_FILE = """\
+---
+name: worker
+description: "test agent"
+tools: [read_file, write_file]
+runner: codex
+{budget}---
+Test persona.
+"""
+
+
+@pytest.fixture
+def codex_phase(git_project, tmp_path, monkeypatch):
+    """Phase 1, one task for `worker` on a stand-in `codex` that streams codex's usage."""
+    import os
+
+    from tests.conftest import git as run_git
+    from tests.test_execute import install_agents
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "codex"
+    program.write_text(CODEX.format(python=sys.executable, agent=STREAM_AGENT))
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    install_agents(git_project, tmp_path / "unused.py")
+    task = ('<task type="auto" specialist="worker">\n<name>Task 1</name>\n'
+            "<files>src/new.py</files>\n<action>Write it.</action>\n"
+            "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>")  # fmt: skip
+    git_project.plan("01-01", tasks=task, files_modified="[src/new.py]")
+    git_project.write(".planning/config.json", json.dumps(
+        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},
+         "budgets": {"codex": {"warn": 2000, "abort": 5000}}}))  # fmt: skip
+    return git_project, run_git
+
+
+def test_a_run_over_its_warn_budget_says_so_everywhere(codex_phase, gsd, monkeypatch) -> None:
+    project, run_git = codex_phase
+    project.write("agents/worker.md", AGENT_FILE.format(budget=""))
+    run_git(project.root, "add", "-A")
+    run_git(project.root, "commit", "-q", "-m", "plans")
+    monkeypatch.setenv("FAKE_STEPS", "1000,2000")
+    done = gsd("execute-phase", "1")
+    assert done.code == 0, done.err
+    summary = next(project.root.glob(".planning/phases/*/01-01-SUMMARY.md")).read_text()
+    assert "- Task 1 attempt 1 (worker): 3,000 tokens, over its budget of 2,000" in summary
+    report = gsd("report", "--format", "json")
+    [row] = json.loads(report.out)["budgets"]
+    assert (row["tokens"], row["warn"], row["abort"], row["budget"]) == (3000, 2000, 5000, "over")
+    assert "Token budgets" in gsd("report").out
+    errors = gsd("errors")
+    assert ("gsd: warning: 01-01 task 1 (worker, attempt 1): 3,000 tokens, over its budget "
+            "of 2,000 (stopped past 5,000)") in errors.err  # fmt: skip
+
+
+def test_a_run_past_its_agents_abort_threshold_stops_and_is_not_retried(
+    codex_phase, gsd, monkeypatch
+) -> None:
+    project, run_git = codex_phase
+    budget = "token_budget: {warn: 1000, abort: 2500}\n"  # the agent file's, over config's
+    project.write("agents/worker.md", AGENT_FILE.format(budget=budget))
+    run_git(project.root, "add", "-A")
+    run_git(project.root, "commit", "-q", "-m", "plans")
+    monkeypatch.setenv("FAKE_STEPS", "1000,2000,4000 --hang")
+    done = gsd("execute-phase", "1")
+    assert done.code != 0
+    assert not (project.root / "src/new.py").exists()
+    report = json.loads(gsd("report", "--format", "json").out)
+    assert [(r["agent"], r["budget"], r["abort"]) for r in report["budgets"]] == [
+        ("worker", "aborted", 2500)
+    ]  # one attempt: neither retried nor handed to the fallback
+    errors = json.loads(gsd("errors", "--format", "json").out)["errors"]
+    assert [e["error_type"] for e in errors] == ["budget-exceeded"]
+    assert "past the abort threshold of 2,500 (" in errors[0]["details"]

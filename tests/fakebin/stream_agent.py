@@ -18,6 +18,7 @@ first (so a rollback can be seen). The shapes:
 """
 
 import json
+import os
 import sys
 import time
 
@@ -47,29 +48,65 @@ def claude(steps, hang):
     emit({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "tools": []})
     total = 0
     for n, tokens in enumerate(steps):
-        usage = {"input_tokens": 10, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": tokens - 30, "output_tokens": 20}
+        usage = {
+            "input_tokens": 10,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": tokens - 30,
+            "output_tokens": 20,
+        }
         total += tokens
         for block in ("thinking", "text"):  # one API call, two content blocks: one id
-            emit({"type": "assistant", "message": {"id": f"msg_{n}", "type": "message",
-                  "role": "assistant", "content": [{"type": block, "text": "..."}],
-                  "usage": usage}, "parent_tool_use_id": None, "session_id": "s"})
+            emit(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": f"msg_{n}",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": block, "text": "..."}],
+                        "usage": usage,
+                    },
+                    "parent_tool_use_id": None,
+                    "session_id": "s",
+                }
+            )
         time.sleep(0.3)
     if hang:
         time.sleep(60)
-    emit({"type": "result", "subtype": "success", "is_error": False, "result": REPORT,
-          "num_turns": len(steps), "session_id": "s", "total_cost_usd": 0.25,
-          "usage": {"input_tokens": 10 * len(steps), "cache_read_input_tokens": total - 30 * len(steps),
-                    "output_tokens": 20 * len(steps)}})
+    emit(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": REPORT,
+            "num_turns": len(steps),
+            "session_id": "s",
+            "total_cost_usd": 0.25,
+            "usage": {
+                "input_tokens": 10 * len(steps),
+                "output_tokens": 20 * len(steps),
+                "cache_read_input_tokens": total - 30 * len(steps),
+            },
+        }
+    )
 
 
 def codex(steps, hang):
     emit({"type": "thread.started", "thread_id": "t"})
     for tokens in steps:
         emit({"type": "turn.started"})
-        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": REPORT}})
-        emit({"type": "turn.completed", "usage": {"input_tokens": tokens - 20,
-              "cached_input_tokens": 0, "output_tokens": 20}})
+        message = {"id": "i", "type": "agent_message", "text": REPORT}
+        emit({"type": "item.completed", "item": message})
+        emit(
+            {
+                "type": "turn.completed",
+                "usage": {
+                    "input_tokens": tokens - 20,
+                    "cached_input_tokens": 0,
+                    "output_tokens": 20,
+                },
+            }
+        )
         time.sleep(0.3)
     if hang:
         time.sleep(60)
@@ -78,14 +115,34 @@ def codex(steps, hang):
 def gemini(steps, hang):
     emit({"type": "init", "timestamp": STAMP, "session_id": "s", "model": "auto"})
     emit({"type": "message", "timestamp": STAMP, "role": "user", "content": "the prompt"})
-    emit({"type": "message", "timestamp": STAMP, "role": "assistant", "content": REPORT,
-          "delta": True})
+    emit(
+        {
+            "type": "message",
+            "timestamp": STAMP,
+            "role": "assistant",
+            "content": REPORT,
+            "delta": True,
+        }
+    )
     time.sleep(0.3 * len(steps))
     total = sum(steps)
-    emit({"type": "result", "timestamp": STAMP, "status": "success",
-          "stats": {"total_tokens": total, "input_tokens": total - 20, "output_tokens": 20,
-                    "cached": 0, "input": total - 20, "duration_ms": 5, "tool_calls": 0,
-                    "models": {}}})
+    emit(
+        {
+            "type": "result",
+            "timestamp": STAMP,
+            "status": "success",
+            "stats": {
+                "total_tokens": total,
+                "input_tokens": total - 20,
+                "output_tokens": 20,
+                "cached": 0,
+                "input": total - 20,
+                "duration_ms": 5,
+                "tool_calls": 0,
+                "models": {},
+            },
+        }
+    )
     if hang:
         time.sleep(60)
 
@@ -94,6 +151,7 @@ def main():
     runner, steps = sys.argv[1], [int(s) for s in sys.argv[2].split(",")]
     if "--write" in sys.argv:
         path = sys.argv[sys.argv.index("--write") + 1]
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "w") as handle:
             handle.write("made = 1\n")
     sys.stdin.read()
