@@ -198,9 +198,11 @@ def codex_phase(git_project, tmp_path, monkeypatch):
     program.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     install_agents(git_project, tmp_path / "unused.py")
-    task = ('<task type="auto" specialist="worker">\n<name>Task 1</name>\n'
-            "<files>src/new.py</files>\n<action>Write it.</action>\n"
-            "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>")  # fmt: skip
+    task = (
+        '<task type="auto" specialist="worker">\n<name>Task 1</name>\n'
+        "<files>src/new.py</files>\n<action>Write it.</action>\n"
+        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+    )
     git_project.plan("01-01", tasks=task, files_modified="[src/new.py]")
     git_project.write(".planning/config.json", json.dumps(
         {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},
