@@ -6,8 +6,11 @@ from pathlib import Path
 
 from gsd.formats.usage import UsageMeter
 
-CHUNK = 1024 * 1024  # read at most this much at a time
+CHUNK = 256 * 1024  # read at most this much at a time
 LONGEST_LINE = 4 * 1024 * 1024  # a longer line (a tool's output) carries no usage: skipped
+# Every line that reports usage holds one of these (formats/usage.py's events): the
+# rest (an agent printing 1 GiB of `y`) is passed over at memchr speed, not line by line.
+_KEYS = (b'"usage"', b'"total_tokens"')
 
 
 class BudgetWatch:
@@ -42,12 +45,21 @@ class BudgetWatch:
         return self.meter.tokens > self.abort
 
     def _lines(self, chunk: bytes) -> None:
-        *whole, rest = (self._partial + chunk).split(b"\n")
+        if self._skipping and b"\n" not in chunk:
+            return  # still inside the overlong line
+        data = self._partial + chunk
+        end = data.rfind(b"\n")
+        if end < 0:
+            whole, rest = [], data
+        elif not any(key in data for key in _KEYS):
+            whole, rest = [b""], data[end + 1 :]  # nothing to read in the whole lines
+        else:
+            *whole, rest = data.split(b"\n")
         for number, line in enumerate(whole):
             if number == 0 and self._skipping:
-                self._skipping = False  # the end of the long line
-                continue
-            self.meter.feed(line)
+                continue  # the end of a line too long to read
+            if any(key in line for key in _KEYS):
+                self.meter.feed(line)
         if whole:
             self._skipping = False
         if len(rest) > LONGEST_LINE:
