@@ -65,7 +65,7 @@ def test_every_task_with_its_resolution(phase, gsd) -> None:
         "python-pro", "attribute", "python-pro",
     )  # fmt: skip
     assert (first["tier"], first["runner"], first["fallback_reason"]) == ("full", "claude", None)
-    assert first["argv"][:4] == ["claude", "-p", "--output-format", "json"]
+    assert first["argv"][:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     assert (first["timeout_s"], first["grace_s"]) == (600, 10)
     assert review["tier"] == "read-only" and "plan" in review["argv"]
     assert (nobody["agent"], nobody["fallback_reason"]) == ("gsd-executor", None)
@@ -84,7 +84,7 @@ def test_changes_nothing(phase, gsd) -> None:
 def test_text_output_shows_argv_and_fallbacks(phase, gsd) -> None:
     out = gsd("execute-phase", "1", "--dry-run").out
     assert "agent: gsd-executor  (fallback: not in .planning/available_agents.md)" in out
-    assert "argv: claude -p --output-format json" in out
+    assert "argv: claude -p --output-format stream-json --verbose" in out
 
 
 def test_filters_and_errors(phase, gsd) -> None:

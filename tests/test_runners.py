@@ -62,7 +62,7 @@ def fixture(name: str) -> str:
 
 # --- argv per runner and tier -----------------------------------------------------
 
-CLAUDE = ["claude", "-p", "--output-format", "json"]
+CLAUDE = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
 # claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
 DENY_WRITE = "Write,Edit,NotebookEdit"
 FULL_AS_ROOT = (
@@ -120,7 +120,7 @@ def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
     argv = build_argv(agent(tier, "gemini"), None)
     assert argv == [
-        "gemini", "-p", INSTRUCTION, "--output-format", "json", "--skip-trust", *tail
+        "gemini", "-p", INSTRUCTION, "--output-format", "stream-json", "--skip-trust", *tail
     ]  # fmt: skip
 
 
@@ -183,7 +183,7 @@ def test_model_and_max_turns_flags(
     runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
     argv = build_argv(agent("read+write", runner, **agent_fields), model)
-    start = {"claude": 4, "gemini": 6, "codex": 4}[runner]
+    start = {"claude": 5, "gemini": 6, "codex": 4}[runner]
     assert argv[start : start + len(expected)] == expected
     if runner != "claude":
         assert "--max-turns" not in argv
@@ -216,7 +216,7 @@ def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
 def test_the_dispatcher_chooses_the_model(environ: dict[str, str], model: str) -> None:
     laid_out = dispatched(agent("full", model="sonnet", max_turns=25), environ)
     assert laid_out.model == model
-    assert laid_out.argv[4:8] == ["--model", model, "--max-turns", "25"]
+    assert laid_out.argv[5:9] == ["--model", model, "--max-turns", "25"]
 
 
 @pytest.mark.parametrize(

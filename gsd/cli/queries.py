@@ -70,7 +70,12 @@ def error_records(
         from gsd.io.phases import resolve_phase
 
         resolve_phase(root / layout.PLANNING, phase)
-    records, warnings = errorlog.read_all(root / layout.PLANNING)
+    events, records, warnings = errorlog.read_logs(root / layout.PLANNING)
+    if error_type is None:  # a delegation past its warn budget: a warning, not a failure
+        from gsd.commands.report import over_budget_warnings
+
+        over = over_budget_warnings(e for e in events if _wanted(e, plan_id, specialist))
+        warnings = [*warnings, *over]
     kept = errorlog.filter_records(
         records,
         phase=phase,
@@ -205,3 +210,11 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
         "dependencies": [{"plan": dep, "summary": text} for dep, text in summaries],
         "context_chain": section + "\n",
     }
+
+
+def _wanted(event: dict[str, object], plan_id: str | None, specialist: str | None) -> bool:
+    """Whether `gsd errors --plan/--specialist` keeps an event (a plan as `02` or `01-02`)."""
+    plan = str(event.get("plan", ""))
+    if plan_id is not None and plan != plan_id and not plan.endswith(f"-{plan_id}"):
+        return False
+    return specialist is None or event.get("agent") == specialist

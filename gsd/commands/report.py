@@ -42,7 +42,39 @@ def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[
         "retries": retries,
         "per_agent": [{"agent": k, **v} for k, v in agents.items()],
         "per_plan": [{"plan": k, **v} for k, v in plans.items()],
+        "budgets": [delegation(e) for e in events if e.get("event") == "result"],
     }
+
+
+def delegation(e: dict[str, Any]) -> dict[str, Any]:
+    """One attempt against its token budget: tokens, cost, the budget and where it stood
+    (within, over or aborted; None when it had no budget or its runner counted nothing)."""
+    tokens = e.get("tokens")
+    if tokens is None:  # a log written before budgets: its runner's own counts
+        counts = [e.get(k) for k in ("input_tokens", "output_tokens")]
+        known = [c for c in counts if isinstance(c, int)]
+        tokens = sum(known) if known else None
+    return {
+        "plan": e.get("plan", ""), "task": e.get("task", ""), "agent": e.get("agent", ""),
+        "attempt": e.get("attempt", ""), "tokens": tokens, "cost_usd": e.get("cost_usd"),
+        "warn": e.get("budget_warn"), "abort": e.get("budget_abort"),
+        "budget": e.get("budget"),
+    }  # fmt: skip
+
+
+def over_budget_warnings(events: Iterable[dict[str, Any]]) -> list[str]:
+    """A line per attempt that went past its warn budget (`gsd errors` shows them as
+    warnings: they are not failures)."""
+    lines = []
+    for e in events:
+        if e.get("event") == "result" and e.get("budget") == "over":
+            tokens, warn, abort = e.get("tokens"), e.get("budget_warn"), e.get("budget_abort")
+            lines.append(
+                f"{e.get('plan', '?')} task {e.get('task', '?')} ({e.get('agent', '?')}, "
+                f"attempt {e.get('attempt', '?')}): {tokens:,} tokens, over its budget of "
+                f"{warn:,} (stopped past {abort:,})"
+            )
+    return lines
 
 
 def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ ERROR_TYPES = (
     "checkpoint-failed",
     "result-unparsable",
     "merge-conflict",
+    "budget-exceeded",
     "unknown",
 )
 

@@ -31,6 +31,10 @@ class TaskOutcome(NamedTuple):
     report: TaskReport | None
     rate_limited: bool = False  # a failure the runner blamed on a rate limit (retried)
     output: str | None = None  # the file that holds the agent's stdout (under .git)
+    tokens: int | None = None  # input + output, as counted against the budget
+    budget: str | None = None  # "within", "over" (past warn) or "aborted"; None: no budget
+    budget_warn: int | None = None
+    budget_abort: int | None = None
 
 
 class TaskCommit(NamedTuple):

@@ -9,7 +9,8 @@ from gsd.core.outcomes import TaskOutcome
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
 # never retried nor handed to the fallback: the same work would fail the same way
-FINAL = frozenset({"validation-failed", "policy-violation"})
+# (a delegation past its token budget's abort threshold would be stopped again)
+FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded"})
 
 Rung = Literal["retry", "fallback", "stop"]
 

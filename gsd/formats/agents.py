@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gsd.core.specialists import NAME_RE
 from gsd.formats import frontmatter
 from gsd.formats.files import bundled_dir
+from gsd.formats.settings import TokenBudget
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
 Runner = Literal["claude", "gemini", "codex", "command"]
@@ -72,7 +73,7 @@ KNOWN_KEYS = frozenset({
     "name", "description", "kind", "tools", "model", "temperature", "max_turns",
     "timeout_mins", "runner", "command", "color", "maxTurns", "permissionMode",
     "disallowedTools", "skills", "hooks", "mcpServers", "mcp_servers", "memory",
-    "background", "isolation", "display_name", "effort",
+    "background", "isolation", "display_name", "effort", "token_budget",
 })  # fmt: skip
 
 
@@ -109,6 +110,7 @@ class Agent(BaseModel):
     temperature: float | None = None
     max_turns: int | None = Field(default=None, ge=1)
     timeout_mins: float | None = Field(default=None, gt=0)
+    token_budget: TokenBudget | None = None  # over config.json's `budgets` for its runner
     runner: Runner = "claude"
     command: list[str] | None = None
     # not frontmatter: the persona text, and where the file was found

@@ -61,8 +61,9 @@ _RULE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\([^(),\x00-\x1f]*\))?")
 def build_argv(agent: Agent, model: str | None, *, as_root: bool) -> list[str]:
     """claude's argv: print mode with a JSON result, the model and turn limit when
     given, and the tier's permission flags (`as_root`: gsd runs as uid 0)."""
-    # `-p` without a positional prompt reads the prompt from stdin
-    argv = ["claude", "-p", "--output-format", "json"]
+    # `-p` without a positional prompt reads the prompt from stdin; stream-json (each API
+    # call's usage as it comes, for the token budget) needs --verbose in print mode
+    argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     if model is not None:
         argv += ["--model", model]
     if agent.max_turns is not None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gsd.formats.runneroutput import RunnerOutput, int_or_none, loads, total
+from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
     from gsd.formats.agents import Agent
@@ -44,7 +44,7 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     # --skip-trust: "Trust the current workspace for this session" (0.61.0). In a
     # folder not trusted before, headless gemini exits 55, and an untrusted
     # workspace turns plan/auto_edit/yolo into default; gsd's worktree is its own.
-    argv = ["gemini", "-p", INSTRUCTION, "--output-format", "json", "--skip-trust"]
+    argv = ["gemini", "-p", INSTRUCTION, "--output-format", "stream-json", "--skip-trust"]
     if model is not None:
         argv += ["-m", model]
     return argv + ["--approval-mode", _MODE[agent.tier]]
@@ -97,7 +97,9 @@ _TOP_OBJECT_RE = re.compile(r"^\{", re.MULTILINE)
 
 
 def parse_output(text: str) -> RunnerOutput | None:
-    """`--output-format json` (gemini-cli 0.61.0), or None when `text` holds none.
+    """`--output-format stream-json` or `json` (gemini-cli 0.61.0), or None when `text`
+    holds neither: the stream's events (`parse_stream`) when there are any, else the
+    one JSON object:
 
     `{"response", "stats": {"models": {name: {"tokens": {"prompt", "candidates",
     "thoughts", "tool", "cached", ...}}}}, "error"?}` on stdout, but a failure's
@@ -106,6 +108,9 @@ def parse_output(text: str) -> RunnerOutput | None:
     (which holds cached) + tool -> input, candidates + thoughts -> output. An `error`
     object is an error; its code 429 a rate limit.
     """
+    streamed = parse_stream(text)
+    if streamed is not None:
+        return streamed
     obj = _last_object(text)
     if obj is None:
         return None
@@ -127,6 +132,50 @@ def parse_output(text: str) -> RunnerOutput | None:
     limited = code == 429 or code == "RESOURCE_EXHAUSTED"
     return RunnerOutput(text=said, is_error=bool(error), input_tokens=total(inputs),
                         output_tokens=total(outputs), cost_usd=None, structured=True,
+                        rate_limited=limited)  # fmt: skip
+
+
+_EVENTS = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+def parse_stream(text: str) -> RunnerOutput | None:
+    """`--output-format stream-json` JSONL (gemini-cli 0.61.0, StreamJsonFormatter): the
+    agent's text is its `message` events of role `assistant` (`content`, `delta`) put
+    together; the `result` event (`status` success or error, `error: {type, message}`,
+    `stats: {total_tokens, input_tokens, output_tokens, ...}`) closes the run: tokens
+    are input_tokens and the rest of total_tokens (thoughts and tool tokens included).
+    An `error` event (`severity`, `message`) or a result of status error is an error.
+    None when no such event is in `text`."""
+    seen = False
+    said: list[str] = []
+    result: dict[str, Any] | None = None
+    failure = ""
+    for event in json_lines(text):
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind not in _EVENTS or "timestamp" not in event:  # every event has one
+            continue
+        seen = True
+        if kind == "message" and event.get("role") == "assistant":
+            said.append(str(event.get("content") or ""))
+        elif kind == "error" and event.get("severity") == "error":
+            failure = str(event.get("message") or "")
+        elif kind == "result":
+            result = event
+    if not seen:
+        return None
+    stats = result.get("stats") if result is not None else None
+    stats = stats if isinstance(stats, dict) else {}
+    inputs, whole = int_or_none(stats.get("input_tokens")), int_or_none(stats.get("total_tokens"))
+    outputs = int_or_none(stats.get("output_tokens"))
+    if whole is not None and inputs is not None:
+        outputs = whole - inputs
+    error = result.get("error") if result is not None else None
+    if isinstance(error, dict):
+        failure = str(error.get("message") or failure)
+    is_error = result is None or result.get("status") == "error" or bool(failure)
+    limited = is_error and ("429" in failure or "quota" in failure.lower())
+    return RunnerOutput(text="".join(said) or failure, is_error=is_error, input_tokens=inputs,
+                        output_tokens=outputs, cost_usd=None, structured=True,
                         rate_limited=limited)  # fmt: skip
 
 

@@ -83,6 +83,35 @@ class Sandbox(_Section):
     writable: Paths = Field(default_factory=list)
 
 
+Tokens = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
+
+
+class TokenBudget(BaseModel):
+    """A runner's token budget (docs/inside/budgets.md): `warn` records, `abort` stops."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    warn: Tokens
+    abort: Tokens
+
+    @field_validator("warn", "abort", mode="before")
+    @classmethod
+    def _digits(cls, value: Any) -> Any:
+        """An agent file's frontmatter gives `warn: 30000` as text."""
+        return int(value) if isinstance(value, str) and value.isdigit() else value
+
+    @field_validator("abort")
+    @classmethod
+    def _abort_after_warn(cls, value: int, info: Any) -> int:
+        warn = info.data.get("warn")
+        if isinstance(warn, int) and value < warn:
+            raise PydanticCustomError("gsd_setting", "at least `warn`")
+        return value
+
+
+Runner = Annotated[str, _kind('"claude", "gemini" or "codex"',
+                              lambda v: v in ("claude", "gemini", "codex"), str)]  # fmt: skip
+
+
 class Settings(_Section):
     """Every setting gsd reads (SPEC 7), with SPEC's defaults for the keys left out."""
 
@@ -93,6 +122,8 @@ class Settings(_Section):
     specialists: Specialists = Specialists()
     git: GitSettings = GitSettings()
     sandbox: Sandbox = Sandbox()
+    # per runner, the same words as an agent file's `token_budget`
+    budgets: dict[Runner, TokenBudget] = Field(default_factory=dict)
 
     @field_validator("parallelization", mode="before")
     @classmethod
@@ -148,6 +179,8 @@ def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -
     line = _line_of((*key, *_first_not_path(error["input"])), lines)
     where = f"{source}:{line}" if line else source
     dotted = ".".join(str(part) for part in key if not isinstance(part, int))
+    if error["type"] == "missing":
+        return f"{where}: `{dotted}` is missing (give both `warn` and `abort`)"
     shown = json.dumps(error["input"], ensure_ascii=False)
     return f"{where}: `{dotted}` must be {words}, not {shown}"
 

@@ -254,6 +254,13 @@ def _token_lines(outcomes: list[TaskOutcome]) -> list[str]:
     rows.append(f"| **Total** | {len(outcomes)} | {_totals(outcomes)} |")
     if any(o.input_tokens is None and o.output_tokens is None for o in outcomes):
         rows += ["", f"Attempts whose runner gave no usage count as {NOT_REPORTED!r}."]
+    past = [o for o in outcomes if o.budget in ("over", "aborted")]
+    rows += [""] if past else []
+    for o in past:  # docs/inside/budgets.md
+        how = "over its budget of" if o.budget == "over" else "stopped past its abort threshold of"
+        limit = o.budget_warn if o.budget == "over" else o.budget_abort
+        rows.append(f"- Task {o.task} attempt {o.attempt} ({o.agent}): {o.tokens or 0:,} "
+                    f"tokens, {how} {limit or 0:,}")  # fmt: skip
     return rows
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gsd.core import layout
+from gsd.core.budget import Budget, resolve_budget
 from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
@@ -42,6 +43,9 @@ class TaskDispatch(NamedTuple):
     runner_source: str = ""  # "plan" (the task's runner=) or "agent"; "" for a person
     model_source: str = ""  # "plan", "GSD_DEFAULT_MODEL" or "agent"; "" for no model flag
     agent_source: str = ""  # the agent's file (Agent.source); "" for a human checkpoint
+    budget_warn: int | None = None  # tokens past which the attempt is recorded as over
+    budget_abort: int | None = None  # tokens past which the agent is stopped
+    budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -150,13 +154,28 @@ class Dispatcher:
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
+        budget = self.budget(agent)
         return TaskDispatch(
             **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
             tier=agent.tier, runner=agent.runner, model=model, argv=argv,
             timeout_s=timeout, timeout_source=source,
             runner_source="plan" if runner is not None else "agent",
             model_source=model_source, agent_source=agent.source,
+            budget_warn=budget.warn if budget else None,
+            budget_abort=budget.abort if budget else None,
+            budget_source=budget.source if budget else "",
         )  # fmt: skip
+
+    def budget(self, agent: Agent) -> Budget | None:
+        """The agent's token budget on its runner: its file's `token_budget` > config.json
+        `budgets.<runner>` > the runner's default (none for `command`)."""
+        own = agent.token_budget
+        return resolve_budget(
+            agent.runner,
+            (own.warn, own.abort) if own is not None else None,
+            agent.source or agent.name,
+            {name: (b.warn, b.abort) for name, b in self.config.budgets.items()},
+        )
 
     @staticmethod
     def run_as(agent: Agent, runner: str | None, where: str = "") -> Agent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -34,6 +35,7 @@ class Spawned(NamedTuple):
     error: str | None  # why it could not start (spawn-failed), else None
     leftovers: int  # processes of its group still alive after it exited, then ended
     survivors: int  # processes of its group alive even after SIGKILL (D state, EPERM): left
+    stopped: bool = False  # ended because `watch` asked (a token budget's abort threshold)
 
 
 def supervise(
@@ -49,6 +51,7 @@ def supervise(
     registry: Path | None = None,
     cancel: threading.Event | None = None,
     confinement: Confinement | None = None,
+    watch: Callable[[], bool] | None = None,
 ) -> Spawned:
     """Run a program in its own session and process group, never for longer than asked.
 
@@ -67,7 +70,10 @@ def supervise(
     - after SIGKILL gsd waits at most `max(grace_s, 1)` seconds more: a process stuck in
       the kernel (D state) or not gsd's to signal is counted in `survivors`, not waited on;
     - when `cancel` is set (gsd is interrupted while other threads supervise), the group
-      is ended as on a timeout and the exit status is 130 (as for Ctrl-C).
+      is ended as on a timeout and the exit status is 130 (as for Ctrl-C);
+    - `watch` is asked every 0.2 s while the program runs: when
+      it answers True the group is ended the same way, `stopped` is set and the exit
+      status is 143 (SIGTERM's, as a shell reports it).
     A program that cannot be started is a result (exit 127, or 126 when it cannot be
     executed or confined; `error` set, `pid` None), not an exception.
     """
@@ -79,7 +85,7 @@ def supervise(
         return _never_ran(argv, EXIT_NOT_FOUND, started_child, time.monotonic() - started,
                           stdout_path, stderr_path)  # fmt: skip
     child, status = started_child
-    ended, failure = _watch(child, status, argv, timeout_s, grace_s, registry, cancel)
+    ended, failure = _watch(child, status, argv, timeout_s, grace_s, registry, cancel, watch)
     if failure is not None:  # the launcher said why the program never ran
         return _never_ran(argv, ended.code, failure, time.monotonic() - started,
                           stdout_path, stderr_path)  # fmt: skip
@@ -90,7 +96,7 @@ def supervise(
         argv=tuple(argv), exit_code=code, timed_out=ended.timed_out, killed=ended.killed,
         duration_s=time.monotonic() - started, stdout_path=stdout_path,
         stderr_path=stderr_path, pid=child.pid, error=None, leftovers=ended.leftovers,
-        survivors=ended.survivors,
+        survivors=ended.survivors, stopped=ended.stopped,
     )  # fmt: skip
 
 
@@ -102,6 +108,7 @@ class _Ended(NamedTuple):
     killed: bool
     leftovers: int
     survivors: int
+    stopped: bool = False
 
 
 def _watch(
@@ -112,17 +119,18 @@ def _watch(
     grace_s: float,
     registry: Path | None,
     cancel: threading.Event | None,
+    watch: Callable[[], bool] | None = None,
 ) -> tuple[_Ended, str | None]:
     """Wait for a started program, ending its group on timeout, on `cancel` or when it
     leaves processes behind; returns how it ended and the launcher's reason it never
     ran (None when it ran). Whatever happens, nothing of the group runs on unsupervised."""
     record = None
-    timed_out = killed = False
+    timed_out = killed = stopped = False
     leftovers = survivors = 0
     try:
         record = procgroups.register(registry, child.pid, argv)
         try:
-            code = _wait(child, timeout_s, cancel)
+            code = _wait(child, timeout_s, cancel, watch)
         except subprocess.TimeoutExpired:
             timed_out = True
             enough, survivors = procgroups.end_group(child.pid, grace_s, leader=child)
@@ -131,6 +139,10 @@ def _watch(
         except _Cancelled:
             survivors = procgroups.end_group(child.pid, grace_s, leader=child)[1]
             code = EXIT_INTERRUPTED
+        except _Stopped:
+            stopped = True
+            survivors = procgroups.end_group(child.pid, grace_s, leader=child)[1]
+            code = EXIT_STOPPED
         if not survivors:
             leftovers = procgroups.group_size(child.pid)
             if leftovers:
@@ -143,7 +155,7 @@ def _watch(
             record.unlink(missing_ok=True)
         failure = spawn.read_status(status)
     ended = _Ended(code=code, timed_out=timed_out, killed=killed, leftovers=leftovers,
-                   survivors=survivors)  # fmt: skip
+                   survivors=survivors, stopped=stopped)  # fmt: skip
     return ended, failure
 
 
@@ -167,8 +179,20 @@ class _Cancelled(Exception):
     pass
 
 
-def _wait(child: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None) -> int:
-    """`child.wait(timeout_s)`, looking at `cancel` every 0.2 s when there is one.
+class _Stopped(Exception):
+    pass
+
+
+EXIT_STOPPED = 143  # 128 + SIGTERM: what a shell reports for a program gsd ended
+
+
+def _wait(
+    child: subprocess.Popen[bytes],
+    timeout_s: float,
+    cancel: threading.Event | None,
+    watch: Callable[[], bool] | None = None,
+) -> int:
+    """`child.wait(timeout_s)`, looking at `cancel` and `watch` every 0.2 s when given.
 
     Woken the moment the child exits (a pidfd, Linux 5.3+), not by Popen.wait's polling,
     whose sleeps double up to 50 ms: a 12 ms launch would be seen at 15.5 or 31.5 ms."""
@@ -181,11 +205,14 @@ def _wait(child: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Ev
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise subprocess.TimeoutExpired(child.args, timeout_s)
-            code = _wait_step(child, pidfd, remaining if cancel is None else min(remaining, 0.2))
+            polled = cancel is None and watch is None
+            code = _wait_step(child, pidfd, remaining if polled else min(remaining, 0.2))
             if code is not None:
                 return code
             if cancel is not None and cancel.is_set():
                 raise _Cancelled
+            if watch is not None and watch():
+                raise _Stopped
     finally:
         if pidfd is not None:
             os.close(pidfd)

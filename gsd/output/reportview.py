@@ -28,6 +28,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
             heading.format(f"Per agent (retries: {report['retries']})"), "",
             table(report["per_agent"]),
             heading.format("Per plan"), "", table(report["per_plan"]),
+            heading.format("Token budgets"), "", table(report.get("budgets", [])),
         ]
     )  # fmt: skip
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core import enforce, judge
+from gsd.core.budget import Budget, BudgetStatus, budget_status
 from gsd.core.flags import env_flag
 from gsd.core.models import Task
 from gsd.core.words import plural
@@ -44,6 +45,8 @@ class Assessed(NamedTuple):
     details: str
     changed: list[str]
     deviations: list[str]
+    tokens: int | None = None  # input + output, against the budget
+    budget: BudgetStatus | None = None  # within, over (the warn budget) or aborted
 
 
 def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Assessed:
@@ -60,7 +63,10 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
             "Task Report; accepted as a soft success\n"
         )
     error_type, details = verdict.error_type, verdict.reason
-    if verdict.success:
+    tokens, budget, over = against_budget(job.dispatch, spawned, output, spawn.streamed_tokens)
+    if over:
+        error_type, details = "budget-exceeded", over
+    elif verdict.success:
         error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
                                       job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
@@ -77,7 +83,40 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
     return Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
                     error_type=error_type, details=details or "", changed=seen.changed,
-                    deviations=[v.detail for v in violations if not v.fatal])  # fmt: skip
+                    deviations=[v.detail for v in violations if not v.fatal],
+                    tokens=tokens, budget=budget)  # fmt: skip
+
+
+def against_budget(
+    dispatch: TaskDispatch,
+    spawned: proc.Spawned,
+    output: runneroutput.RunnerOutput,
+    streamed: int | None,
+) -> tuple[int | None, BudgetStatus | None, str]:
+    """The attempt's tokens (its runner's final count, or what its stream had reported
+    when it was stopped before one), where they stand against its budget, and why it is
+    a `budget-exceeded` failure ("" when it is not): stopped by the watch, or past the
+    abort threshold by the final count."""
+    counted = runneroutput.total([output.input_tokens, output.output_tokens])
+    known = [t for t in (counted, streamed) if t is not None]
+    tokens = max(known) if known else None
+    abort = dispatch.budget_abort
+    if abort is None or dispatch.budget_warn is None:
+        return tokens, None, ""
+    budget = Budget(warn=dispatch.budget_warn, abort=abort, source=dispatch.budget_source)
+    aborted = spawned.stopped or (tokens is not None and tokens > abort)
+    status = budget_status(tokens, budget, aborted=aborted)
+    if not aborted:
+        return tokens, status, ""
+    how = "stopped at" if spawned.stopped else "used"
+    return (
+        tokens,
+        status,
+        (
+            f"{how} {tokens or 0:,} tokens, past the abort threshold of {abort:,} "
+            f"({budget.source}); raise it there if the task needs more"
+        ),
+    )
 
 
 def _read_output(

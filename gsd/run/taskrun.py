@@ -132,6 +132,8 @@ def _settle(
         rate_limited=failed and judge.rate_limited(
             done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
+        tokens=done.tokens, budget=done.budget, budget_warn=job.dispatch.budget_warn,
+        budget_abort=job.dispatch.budget_abort,
     )  # fmt: skip
     return outcome, rollback_failed
 

@@ -167,7 +167,8 @@ def _report(
         success=outcome.success, soft_success=outcome.soft_success,
         error_type=outcome.error_type, duration_s=outcome.duration_s,
         input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-        cost_usd=outcome.cost_usd,
+        cost_usd=outcome.cost_usd, tokens=outcome.tokens, budget=outcome.budget,
+        budget_warn=outcome.budget_warn, budget_abort=outcome.budget_abort,
     )  # fmt: skip
     if outcome.success:
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)

@@ -22,7 +22,9 @@ from gsd.core.outcomes import TaskOutcome
 from gsd.core.words import plural
 from gsd.formats import gemini, runners
 from gsd.formats.agents import Agent
+from gsd.formats.usage import STREAMS_USAGE
 from gsd.io import proc, userguard
+from gsd.io.budgetwatch import BudgetWatch
 from gsd.io.checkpoint import Checkpoints
 from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
@@ -61,6 +63,7 @@ class AgentRun(NamedTuple):
     result_text: str | None  # the result file the agent wrote, if it wrote one
     gitfile_changed: list[str]  # ["worktree .git file"] when the agent rewrote it
     in_user_checkout: list[str]  # what the agent changed in the user's checkout
+    streamed_tokens: int | None = None  # what its stream reported (None: not watched)
 
 
 def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
@@ -97,7 +100,7 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     git, user = job.git, guards.user
     kept = userguard.take(user) if user is not None else None
     try:
-        spawned, result_text = _launch(job)
+        spawned, result_text, streamed = _launch(job)
         warn_survivors(spawned, f"{job.plan.id} task {job.task.index}")
         # before any git command: a worktree's `.git` file an agent rewrote would point
         # every command that follows at a repository of its choosing
@@ -107,13 +110,14 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
         if user is not None and kept is not None:
             userguard.release(user, kept)
     return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
-                    in_user_checkout=in_user_checkout)  # fmt: skip
+                    in_user_checkout=in_user_checkout, streamed_tokens=streamed)  # fmt: skip
 
 
-def _launch(job: Job) -> tuple[proc.Spawned, str | None]:
+def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None]:
     """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
     temporary folder (TMPDIR) that also holds its result file; returns what became of it
-    and the result file's text (a file the agent wrote: read without following links)."""
+    and the result file's text (a file the agent wrote: read without following links),
+    and the tokens its stream reported when a budget watched it."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
@@ -138,21 +142,36 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None]:
             confinement = job.sandbox.confine(
                 tier=agent.tier, runner=agent.runner, worktree=git.root, tmpdir=tmpdir, environ=env
             )
+        stdout_path = prompt_file.parent / "stdout"
+        watch = _budget_watch(job, stdout_path)
         spawned = proc.supervise(
             [*job.dispatch.argv, *extra.argv],
             cwd=git.root,
             env=env,
             stdin_path=prompt_file,
-            stdout_path=prompt_file.parent / "stdout",
+            stdout_path=stdout_path,
             stderr_path=prompt_file.parent / "stderr",
             timeout_s=job.dispatch.timeout_s,
             grace_s=job.dispatch.grace_s,
             registry=running_registry(git),
             cancel=job.cancel,
             confinement=confinement,
+            watch=watch,
         )
         data = read_private(result_file, limit=ANY_SIZE)
-    return spawned, None if data is None else data.decode("utf-8", "replace")
+    if watch is not None:
+        watch()  # what it printed after the last look
+    text = None if data is None else data.decode("utf-8", "replace")
+    return spawned, text, None if watch is None else watch.tokens
+
+
+def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:
+    """A watch on the agent's streamed usage when its dispatch has an abort threshold and
+    its runner streams usage (claude, gemini, codex)."""
+    abort = job.dispatch.budget_abort
+    if abort is None or job.agent.runner not in STREAMS_USAGE:
+        return None
+    return BudgetWatch(stdout_path, job.agent.runner, abort)
 
 
 def _write_runner_files(

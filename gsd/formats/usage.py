@@ -1,0 +1,82 @@
+"""Token usage read line by line from a runner's streamed output, while the agent runs.
+
+Each runner's stream says its usage in its own event (the shapes are cited per runner):
+- claude-code 2.1.330 `-p --output-format stream-json --verbose`: every `assistant` line
+  carries its API call's `message.usage` (input_tokens, cache_creation_input_tokens,
+  cache_read_input_tokens, output_tokens); one call's content blocks come as several
+  lines with the same `message.id`, so the last usage per id counts; the final `result`
+  line holds the run's whole `usage`, which then replaces the sum;
+- codex 0.169.0 `exec --json`: `turn.completed` events with `usage` (input_tokens, which
+  hold cached_input_tokens, and output_tokens, which hold reasoning_output_tokens);
+- gemini-cli 0.61.0 `--output-format stream-json`: the `result` event's `stats`
+  (`total_tokens`), written once, at the end (StreamJsonFormatter.convertToStreamStats).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gsd.formats.runneroutput import int_or_none
+
+STREAMS_USAGE = frozenset({"claude", "codex", "gemini"})
+_CLAUDE_USAGE = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+
+
+class UsageMeter:
+    """The tokens a runner's stream has reported so far (`tokens`), fed one line at a time."""
+
+    def __init__(self, runner: str) -> None:
+        self.runner = runner
+        self.tokens = 0
+        self._calls: dict[str, int] = {}  # claude: the usage of each API call, by message id
+        self._final: int | None = None
+
+    def feed(self, line: bytes | str) -> int:
+        """Read one line of output; returns the tokens reported so far."""
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        text = text.strip()
+        if not text.startswith("{"):
+            return self.tokens
+        try:
+            event = json.loads(text)
+        except (ValueError, RecursionError):
+            return self.tokens
+        if isinstance(event, dict):
+            self._read(event)
+        return self.tokens
+
+    def _read(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if self.runner == "claude":
+            if kind == "assistant" and isinstance(event.get("message"), dict):
+                message = event["message"]
+                used = _sum(message.get("usage"), _CLAUDE_USAGE)
+                if used is not None:
+                    self._calls[str(message.get("id", len(self._calls)))] = used
+            elif kind == "result":
+                self._final = _sum(event.get("usage"), _CLAUDE_USAGE)
+            calls = sum(self._calls.values())
+            self.tokens = calls if self._final is None else max(self._final, calls)
+        elif self.runner == "codex" and kind == "turn.completed":
+            self.tokens += _sum(event.get("usage"), ("input_tokens", "output_tokens")) or 0
+        elif self.runner == "gemini" and kind == "result":
+            stats = event.get("stats")
+            total = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
+            if total is None:
+                total = _sum(stats, ("input_tokens", "output_tokens"))
+            self.tokens = max(self.tokens, total or 0)
+
+
+def _sum(usage: Any, keys: tuple[str, ...]) -> int | None:
+    """The sum of `keys` known in `usage`, or None when it is no usage object."""
+    if not isinstance(usage, dict):
+        return None
+    values = [int_or_none(usage.get(key)) for key in keys]
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
