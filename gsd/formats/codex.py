@@ -32,7 +32,24 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     # Codex refuses to run outside a git repository "to avoid destructive
     # changes"; gsd always runs in a repository or worktree and checkpoints it
     # first, so the check adds nothing and could only refuse a run.
-    return argv + ["--sandbox", SANDBOX[agent.tier], "--skip-git-repo-check"]
+    return argv + ["--sandbox", SANDBOX[agent.tier], *policy_overrides(agent.tier),
+                   "--skip-git-repo-check"]  # fmt: skip
+
+
+# Codex 0.169.0 has no per-run way to add exec-policy rules (`prefix_rule(...,
+# decision="forbidden")`): it reads `.rules` files only from $CODEX_HOME/rules (the
+# user's own sessions too) and from a project's `.codex/rules` once the project is
+# trusted, which would trust the repository's own `.codex/config.toml` and its MCP
+# servers as well. gsd's policy reaches codex through its sandbox: `read-only` writes
+# nothing; `workspace-write` keeps `.git` read-only and, pinned here against a user's
+# config.toml, the network off, so `git push` cannot reach a remote. The full tier
+# (`danger-full-access`) has no codex-side rule: gsd's sandbox and git checks hold it.
+def policy_overrides(tier: str) -> list[str]:
+    """`-c` overrides (they win over config.toml) that keep codex's sandbox as narrow
+    as gsd's policy needs on `tier`."""
+    if SANDBOX[tier] == "workspace-write":
+        return ["-c", "sandbox_workspace_write.network_access=false"]
+    return []
 
 
 def parse_output(stdout: str) -> RunnerOutput | None:
