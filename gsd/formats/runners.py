@@ -123,13 +123,13 @@ def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
     elif agent.runner == "gemini":
         matches = gemini.safety_matches(policy, agent.tier, None)
         rules = [f"{field} = {value}" for _tool, field, value, _why in matches]
-        how = "gemini --policy (policy-engine deny rules, priority 999)"
+        how = "gemini --policy file (policy-engine deny rules, priority 999)"
     elif agent.runner == "codex":
         rules = codex.policy_overrides(agent.tier)[1::2]
-        how = (f"codex --sandbox {codex.SANDBOX[agent.tier]} (codex 0.169.0 takes no "
-               "per-run command rules)")  # fmt: skip
+        how = (f"codex --sandbox {codex.SANDBOX[agent.tier]}, no command or file rules "
+               "(codex 0.169.0 takes none per run)")  # fmt: skip
     else:
-        how = "none in the runner (a command agent)"
+        how = "a command agent: gsd's sandbox and git checks only"
     return {"mechanism": how, "rules": rules, "baseline": len(policy.texts()) - policy.extra,
             "extra": policy.extra}  # fmt: skip
 

@@ -12,6 +12,7 @@ from gsd.core import layout
 from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
+from gsd.core.policy import Policy, with_extra
 from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
 from gsd.core.specialists import EXECUTOR
 from gsd.formats import runners
@@ -42,6 +43,9 @@ class TaskDispatch(NamedTuple):
     runner_source: str = ""  # "plan" (the task's runner=) or "agent"; "" for a person
     model_source: str = ""  # "plan", "GSD_DEFAULT_MODEL" or "agent"; "" for no model flag
     agent_source: str = ""  # the agent's file (Agent.source); "" for a human checkpoint
+    # the safety policy that reaches the runner (`runners.policy_view`); None for a person
+    policy: dict[str, Any] | None = None
+    policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -106,6 +110,7 @@ class Dispatcher:
         self.disabled = disabled_agents(environ)
         self.use_specialists = config.workflow.use_specialists
         self.grace = config.specialists.kill_grace_seconds
+        self.policy: Policy = with_extra(config.policy.extra_deny)
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
@@ -146,7 +151,7 @@ class Dispatcher:
         )
         model, model_source = self.model(task, own, agent.runner)
         try:
-            argv = runners.build_argv(agent, model)
+            argv = runners.build_argv(agent, model, policy=self.policy)
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
@@ -156,6 +161,8 @@ class Dispatcher:
             timeout_s=timeout, timeout_source=source,
             runner_source="plan" if runner is not None else "agent",
             model_source=model_source, agent_source=agent.source,
+            policy=runners.policy_view(agent, self.policy),
+            policy_extra=tuple(self.config.policy.extra_deny),
         )  # fmt: skip
 
     @staticmethod

@@ -234,7 +234,21 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
         if t.sandbox:
             out.append(f"  sandbox: {t.sandbox}")
+        if t.policy is not None:
+            out.append(f"  policy: {policy_line(t.policy)}")
     return "\n".join(out) + "\n"
+
+
+def policy_line(view: dict[str, Any]) -> str:
+    """A task's safety policy in one line: counts, the mechanism, then the rules the
+    runner gets (claude's are in the argv above as well)."""
+    extra = view["extra"]
+    counts = f"{view['baseline']} baseline rules" + (
+        f" + {extra} from config.json" if extra else ""
+    )
+    rules = view["rules"]
+    shown = f": {'; '.join(rules)}" if rules else ": no rules reach this runner on this tier"
+    return f"{counts}; {view['mechanism']}{shown}"
 
 
 def render_outcomes(
