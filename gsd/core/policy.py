@@ -98,6 +98,7 @@ BASELINE = Policy(
 # `Tool(content)` form), no leading dash.
 _WORDS_RE = re.compile(r"[^\s\-\\\"'(),\x00-\x1f\x7f][^\\\"'(),\x00-\x1f\x7f]*")
 _GLOB_RE = re.compile(r"[^\s\-\\\"'(),\x00-\x1f\x7f/][^\s\\\"'(),\x00-\x1f\x7f]*")
+_PRINTABLE_RE = re.compile(r"[^\x00-\x1f\x7f]*")
 RULE_FORMS = (
     '"shell:<command words>" (e.g. "shell:npm publish") or "write:<path glob>" '
     '(e.g. "write:secrets/**")'
@@ -107,8 +108,8 @@ RULE_FORMS = (
 def parse_rule(text: str) -> ShellRule | WriteRule:
     """One `policy.extra_deny` entry; ValueError (saying what is wrong) for any other."""
     kind, _colon, rest = text.partition(":")
-    rest = rest.strip()
-    if kind == "shell":
+    rest = rest.strip(" ")
+    if kind == "shell" and _PRINTABLE_RE.fullmatch(rest):
         words = " ".join(rest.split())
         open_end = words.endswith("*") and not words.endswith(" *")
         words = words.rstrip("*").rstrip()
