@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gsd.core.policy import BASELINE, Policy
+from gsd.core.policy import BASELINE, Policy, applies
 from gsd.formats import claude, codex, gemini, resultfile
 from gsd.formats.runneroutput import RunnerOutput, raw_output
 
@@ -117,7 +117,10 @@ def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
     words, `rules` in the runner's own grammar, how many are the baseline's and how
     many config.json's. A tier without the shell or write tools needs fewer rules."""
     rules: list[str] = []
-    if agent.runner == "claude":
+    shell, write = applies(agent.tier)
+    if agent.runner in ("claude", "gemini") and not (shell or write):
+        how = f"{agent.runner}: none needed, the {agent.tier} tier has no shell and no write tools"
+    elif agent.runner == "claude":
         rules = claude.policy_rules(policy, agent.tier)
         how = "claude --disallowedTools (permission deny rules)"
     elif agent.runner == "gemini":
@@ -126,10 +129,17 @@ def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
         how = "gemini --policy file (policy-engine deny rules, priority 999)"
     elif agent.runner == "codex":
         rules = codex.policy_overrides(agent.tier)[1::2]
-        how = (f"codex --sandbox {codex.SANDBOX[agent.tier]}, no command or file rules "
-               "(codex 0.169.0 takes none per run)")  # fmt: skip
+        how = (
+            "codex --sandbox "
+            + {
+                "read-only": "read-only: no writes at all",
+                "workspace-write": "workspace-write: .git read-only, network off",
+                "danger-full-access": "danger-full-access: nothing in codex (0.169.0 takes no "
+                "per-run command rules); gsd's sandbox and git checks hold it",
+            }[codex.SANDBOX[agent.tier]]
+        )
     else:
-        how = "a command agent: gsd's sandbox and git checks only"
+        how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
     return {"mechanism": how, "rules": rules, "baseline": len(policy.texts()) - policy.extra,
             "extra": policy.extra}  # fmt: skip
 

@@ -240,15 +240,17 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
 
 
 def policy_line(view: dict[str, Any]) -> str:
-    """A task's safety policy in one line: counts, the mechanism, then the rules the
-    runner gets (claude's are in the argv above as well)."""
-    extra = view["extra"]
-    counts = f"{view['baseline']} baseline rules" + (
-        f" + {extra} from config.json" if extra else ""
-    )
+    """A task's safety policy in one line: how many rules, the mechanism, and the rules
+    in the runner's grammar (claude's are the argv's --disallowedTools: only counted)."""
+    counts = f"{view['baseline']} baseline rules"
+    if view["extra"]:
+        counts += f" + {view['extra']} from config.json"
     rules = view["rules"]
-    shown = f": {'; '.join(rules)}" if rules else ": no rules reach this runner on this tier"
-    return f"{counts}; {view['mechanism']}{shown}"
+    if not rules:
+        return f"{counts}; {view['mechanism']}"
+    if view["mechanism"].startswith("claude"):
+        return f"{counts}; {view['mechanism']}: {len(rules)} rules in the argv above"
+    return f"{counts}; {view['mechanism']}: {'; '.join(rules)}"
 
 
 def render_outcomes(
