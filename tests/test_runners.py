@@ -149,8 +149,17 @@ def test_codex_argv(tier: str, sandbox: str) -> None:
         "--json",
         "--sandbox",
         sandbox,
-        # the network pinned off against a user's config.toml: `git push` cannot get out
-        *(["-c", "sandbox_workspace_write.network_access=false"] if tier == "read+write" else []),
+        # pinned against a user's config.toml: no network, no /tmp (tests/test_clis.py)
+        *(
+            [
+                "-c",
+                "sandbox_workspace_write.network_access=false",
+                "-c",
+                "sandbox_workspace_write.exclude_slash_tmp=true",
+            ]
+            if tier == "read+write"
+            else []
+        ),
         "--skip-git-repo-check",
     ]
 
