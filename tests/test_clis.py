@@ -330,6 +330,8 @@ PATH_CASES = [
     (f"{WORKTREE}/.env.local", "deny"), ("conf/server.pem", "deny"), ("id.key", "deny"),
     (".git/config", "deny"), (f"{WORKTREE}/.git", "deny"), (f"{WORKTREE}/.git/HEAD", "deny"),
     ("src/.gitignore", "allow"), ("secrets/token", "deny"), ("cert.p12", "deny"),
+    (".planning/config.json", "deny"), (f"{WORKTREE}/.planning/config.json", "deny"),
+    (".planning/STATE.md", "allow"),
 ]  # fmt: skip
 
 

@@ -33,7 +33,8 @@ def test_the_baseline_denies_what_the_issue_names() -> None:
              "git commit --amend", "rm -rf /", "rm -rf ~", "rm -rf ..", "rm -fr /"]  # fmt: skip
     for words in named:
         assert words in shell, words
-    assert {rule.glob for rule in BASELINE.write} >= {".env*", "*.pem", "*.key", ".git/"}
+    assert {rule.glob for rule in BASELINE.write} == {".env*", "*.pem", "*.key", ".git/",
+                                                       ".planning/config.json"}  # fmt: skip
     assert all(rule.why for rule in (*BASELINE.shell, *BASELINE.write))
 
 
@@ -91,7 +92,8 @@ def test_claude_deny_list_per_tier(tier: str, shell: bool, write: bool) -> None:
                      "Bash(npm publish:*)"):  # fmt: skip
             assert (rule in deny) is shell, rule
         for rule in ("Edit(**/.env*)", "Edit(**/*.pem)", "Edit(**/*.key)", "Edit(**/.git)",
-                     "Edit(**/.git/**)", "Edit(secrets/**)"):  # fmt: skip
+                     "Edit(**/.git/**)", "Edit(.planning/config.json)",
+                     "Edit(secrets/**)"):  # fmt: skip
             assert (rule in deny) is write, rule
         assert not any(rule.startswith("Write(") for rule in deny)  # claude ignores them
         assert len(deny) == len(set(deny))
@@ -135,7 +137,9 @@ def test_gemini_policy_file_holds_the_baseline_and_the_extra_rules() -> None:
         (".git/config", True), (".git", True), ("/w/.git/gsd/worktrees/01-01/.git/HEAD", True),
         ("src/.gitignore", False), ("secrets/token", True), ("/w/.git/gsd/worktrees/01-01/"
                                                              "secrets/a/b", True),
-        ("notsecrets/x", False),
+        ("notsecrets/x", False), (".planning/config.json", True),
+        ("/w/.git/gsd/worktrees/01-01/.planning/config.json", True),
+        (".planning/STATE.md", False),
     ],
 )  # fmt: skip
 def test_gemini_path_patterns(path: str, denied: bool) -> None:

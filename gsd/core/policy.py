@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from gsd.core.enforce import PROTECTED_FILES, PROTECTED_PATTERNS
+
 
 class ShellRule(NamedTuple):
     """A command an agent may not run: `words` as its leading words ("git push"); with
@@ -84,12 +86,12 @@ BASELINE = Policy(
         ShellRule("git replace", why=_REWRITE),
         ShellRule("git update-ref", why=_REWRITE),
     ),
+    # the files gsd's checks after a spawn hold no agent may change (gsd.core.enforce)
     write=(
-        WriteRule(".env*", why="holds secrets"),
-        WriteRule("*.pem", why="holds keys or certificates"),
-        WriteRule("*.key", why="holds keys"),
+        *(WriteRule(glob, why="may hold secrets or keys") for glob in PROTECTED_PATTERNS),
         # the folder and the name itself: a linked worktree's `.git` is a file
         WriteRule(".git/", why="is git's own: gsd's git checks restore it"),
+        *(WriteRule(path, why="is gsd's own settings") for path in PROTECTED_FILES),
     ),
 )
 
