@@ -76,7 +76,7 @@ BASELINE = Policy(
             ShellRule(f"rm {flags} {target}", open_end=True, why=_RM)
             for flags in _RM_FLAGS
             for target in _RM_TARGETS
-        ),  # fmt: skip
+        ),
         ShellRule("git reset --hard", why=_LOSE),
         ShellRule("git clean", why=_LOSE),
         ShellRule("git rebase", why=_REWRITE),
@@ -108,7 +108,7 @@ RULE_FORMS = (
 
 
 def parse_rule(text: str) -> ShellRule | WriteRule:
-    """One `policy.extra_deny` entry; ValueError (saying what is wrong) for any other."""
+    """One `policy.extra_deny` entry (`RULE_FORMS`); ValueError for any other text."""
     kind, _colon, rest = text.partition(":")
     rest = rest.strip(" ")
     if kind == "shell" and _PRINTABLE_RE.fullmatch(rest):

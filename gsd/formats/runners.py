@@ -133,7 +133,7 @@ def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
             "codex --sandbox "
             + {
                 "read-only": "read-only: no writes at all",
-                "workspace-write": "workspace-write: .git read-only, network off",
+                "workspace-write": "workspace-write: .git read-only, no network, no /tmp",
                 "danger-full-access": "danger-full-access: nothing in codex (0.169.0 takes no "
                 "per-run command rules); gsd's sandbox and git checks hold it",
             }[codex.SANDBOX[agent.tier]]
