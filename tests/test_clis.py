@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import pytest
 
+from gsd.core.policy import with_extra
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
 from gsd.formats.runners import build_argv, parse_output, runner_files
@@ -187,9 +188,11 @@ def test_claude_accepts_every_argv_and_its_failure_reaches_gsd(
     assert ran.code == 1, ran
     out = parse_output("claude", ran.stdout)
     assert out.structured and out.is_error and "Not logged in" in out.text, ran
-    # no deny or allow rule names a tool this version does not know
+    # no deny or allow rule names a tool this version does not know, and gsd's safety
+    # policy (on every tier's deny list) draws none of the validator's warnings
     debug = "".join(p.read_text() for p in (tmp_path / ".claude" / "debug").glob("*.txt"))
     assert "matches no known tool" not in debug
+    assert not rule_warnings(debug), rule_warnings(debug)
 
 
 @pytest.mark.parametrize("tools", ["Read, Grep, Bash, Edit, Write", "Read, Grep"])
@@ -212,6 +215,35 @@ def test_claude_takes_an_agent_files_own_deny_rules(
     assert "matches no known tool" not in debug, [
         line for line in debug.splitlines() if "matches no known tool" in line
     ]
+
+
+# claude-code 2.1.330 checks every permission rule when it starts (`OFe` in its bundle:
+# the rule grammar, `:*` only at the end, `Write(path)` rules that file checks never
+# consult) and logs what it finds as `[WARN] [permissions] Permission deny rule ...`.
+def rule_warnings(debug: str) -> list[str]:
+    return [line for line in debug.splitlines()
+            if "[permissions]" in line and "Permission deny rule" in line]  # fmt: skip
+
+
+POLICY = with_extra(["shell:npm publish", "shell:curl http*", "write:secrets/**", "write:*.p12"])
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+def test_claude_takes_the_safety_policy_without_a_warning(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tier: str
+) -> None:
+    """The baseline and config.json's rules, on every tier: claude parses each one and
+    its own validator says nothing about any (a `Write(...)` rule, checked alongside,
+    shows the warning would come out)."""
+    argv = build_argv(contract_agent(tier, "claude", None), None, policy=POLICY)
+    deny = argv.index("--disallowedTools") + 1
+    argv[deny] += ",Write(**/.env)"  # the control: the rule form gsd does not use
+    ran = run_cli(cli_bin, [*argv, "--debug"], workdir, tmp_path)
+    assert not PARSE_ERROR.search(ran.stderr), ran.stderr
+    assert ran.code == 1 and "Not logged in" in parse_output("claude", ran.stdout).text, ran
+    debug = "".join(p.read_text() for p in (tmp_path / ".claude" / "debug").glob("*.txt"))
+    assert rule_warnings(debug) and all("Write(**/.env)" in w for w in rule_warnings(debug))
+    assert "matches no known tool" not in debug
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="claude's root check needs uid 0")
@@ -272,6 +304,74 @@ def test_gemini_without_trust_exits_55(cli_bin: Path, workdir: Path, tmp_path: P
             if a != "--skip-trust"]  # fmt: skip
     ran = run_cli(cli_bin, argv, workdir, tmp_path, GEMINI_API_KEY="not-a-real-key")
     assert ran.code == 55 and "not running in a trusted directory" in ran.stderr
+
+
+def gemini_core_chunk(cli_bin: Path) -> Path:
+    """The bundle file of gemini-cli that exports its policy engine."""
+    bundle = cli_bin.parent / "@google" / "gemini-cli" / "bundle"
+    for chunk in sorted(bundle.glob("chunk-*.js")):
+        text = chunk.read_text("utf-8", "replace")
+        if "var PolicyEngine = class" in text and "createPolicyEngineConfig," in text:
+            return chunk
+    raise AssertionError(f"no chunk of {bundle} exports the policy engine")
+
+
+SHELL_CASES = [
+    ("git push origin main", "deny"), ("git push", "deny"), ("cd sub && git push", "deny"),
+    ("git reset --hard HEAD~1", "deny"), ("git clean -fdx", "deny"),
+    ("git rebase -i HEAD~3", "deny"), ("git commit --amend -m x", "deny"),
+    ("git filter-branch --all", "deny"), ("rm -rf /home/someone", "deny"),
+    ("rm -rf ~/.ssh", "deny"), ("rm -rf ../other", "deny"), ("rm -r -f /", "deny"),
+    ("npm publish", "deny"), ("curl https://x", "deny"),
+    ("git status", "allow"), ("git commit -m x", "allow"), ("rm -rf build", "allow"),
+    ("npm test", "allow"), ("git pushy", "allow"),
+]  # fmt: skip
+WORKTREE = "/repo/.git/gsd/worktrees/01-01"  # where gsd's worktrees live: under .git
+PATH_CASES = [
+    ("src/app.py", "allow"), (f"{WORKTREE}/src/app.py", "allow"), (".env", "deny"),
+    (f"{WORKTREE}/.env.local", "deny"), ("conf/server.pem", "deny"), ("id.key", "deny"),
+    (".git/config", "deny"), (f"{WORKTREE}/.git", "deny"), (f"{WORKTREE}/.git/HEAD", "deny"),
+    ("src/.gitignore", "allow"), ("secrets/token", "deny"), ("cert.p12", "deny"),
+    (".planning/config.json", "deny"), (f"{WORKTREE}/.planning/config.json", "deny"),
+    (".planning/STATE.md", "allow"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tier", "mode"), [("full", "yolo"), ("read+shell", "default"),
+                                            ("read+write", "auto_edit")])  # fmt: skip
+def test_geminis_own_policy_engine_decides_gsds_rules(
+    cli_bin: Path, tmp_path: Path, tier: str, mode: str
+) -> None:
+    """gemini-cli 0.61.0's policy engine (its bundle, through tests/clis/gemini_policy.mjs)
+    loads gsd's policy file as `--policy` does and decides tool calls: every rule denies
+    what it names and lets the rest through (yolo allows everything else; read+shell's
+    allow of the shell sits below the denials)."""
+    agent = contract_agent(tier, "gemini", None)
+    files = runner_files(agent, tmp_path, policy=POLICY, worktree=Path(WORKTREE))
+    policy_file = tmp_path / "gemini-policy.toml"
+    policy_file.write_text(files.files["gemini-policy.toml"])
+    shell, write = tier in ("read+shell", "full"), tier in ("read+write", "full")
+    # outside yolo gemini's own heuristics ask about `rm -rf` ("Command evaluated as
+    # dangerous, forcing ASK_USER"), which a headless run refuses
+    own = {"rm -rf build": "ask_user"} if mode != "yolo" else {}
+    cases = [({"name": "run_shell_command", "args": {"command": c}}, own.get(c, want))
+             for c, want in SHELL_CASES if shell]  # fmt: skip
+    cases += [({"name": tool, "args": {"file_path": p, "content": "x", "old_string": "a",
+                                       "new_string": "b"}}, want)
+              for p, want in PATH_CASES if write for tool in ("write_file", "replace")]  # fmt: skip
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps([call for call, _ in cases]))
+    node = shutil.which("node") or "node"
+    done = subprocess.run(
+        [node, str(REPO / "tests" / "clis" / "gemini_policy.mjs"), str(gemini_core_chunk(cli_bin)),
+         str(policy_file), mode, str(calls)],
+        capture_output=True, text=True, timeout=120, env=cli_env(cli_bin, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    decided = json.loads(done.stdout.strip().splitlines()[-1])
+    wrong = [(call["args"], want, got) for (call, want), got in zip(cases, decided, strict=True)
+             if got != want]  # fmt: skip
+    assert not wrong, wrong
 
 
 # --- codex --------------------------------------------------------------------------
@@ -345,3 +445,73 @@ def test_the_clis_own_message_reaches_the_error_log(
     assert mine and said in mine[-1]["details"], (records, result.err)
     assert "spawn-failed" not in mine[-1]["error_type"]
     assert state.is_dir() and state.stat().st_mode & 0o777 == 0o700
+
+
+# --- codex's sandbox holds gsd's policy ---------------------------------------------
+
+CODEX_PROBE = """\
+import os, socket, subprocess, sys
+def run(*argv):
+    return subprocess.run(argv, capture_output=True).returncode == 0
+def can_connect():
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=2)
+    except ConnectionRefusedError:
+        return True  # the network is there, nothing listens
+    except OSError:
+        return False
+    return True
+found = {
+    "write worktree": run("touch", "made.txt"),
+    "write $TMPDIR": run("touch", os.path.join(os.environ["TMPDIR"], "made")),
+    "write .git": run("touch", ".git/made"),
+    "git commit --amend": run("git", "commit", "-q", "--amend", "-m", "rewritten"),
+    "git reset --hard": run("git", "reset", "-q", "--hard", "HEAD"),
+    "git push": run("git", "push", "-q", sys.argv[1], "HEAD:refs/heads/pushed"),
+    "rm -rf outside": run("rm", "-rf", sys.argv[2]),
+    "network": can_connect(),
+}
+print(repr(found))
+"""
+
+
+@pytest.mark.parametrize("tier", ["read+write", "read-only", "read+shell"])
+def test_codexs_sandbox_holds_the_policy_with_gsds_overrides(
+    cli_bin: Path, workdir: Path, tmp_path: Path, tier: str
+) -> None:
+    """codex 0.169.0 takes no per-run command rules, so its sandbox holds gsd's policy:
+    `codex sandbox` runs a command under the sandbox `codex exec` gives the agent (the
+    `--sandbox` of gsd's argv is the `sandbox_mode` setting). Even with a user's
+    config.toml that turns the network on, gsd's `-c` keeps it off; .git stays
+    read-only, so no commit, amend, reset or push; outside the worktree (/tmp too)
+    nothing goes; the private $TMPDIR gsd gives every spawn stays writable."""
+    import ast
+    import sys
+
+    git(workdir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+        "--allow-empty", "-m", "first")  # fmt: skip
+    remote, outside = tmp_path / "remote.git", tmp_path / "outside"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    outside.mkdir()
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        "[sandbox_workspace_write]\nnetwork_access = true\n")  # fmt: skip
+    argv = build_argv(contract_agent(tier, "codex", None), None)
+    sandbox = argv[argv.index("--sandbox") + 1]
+    overrides = [a for i, a in enumerate(argv) if argv[i - 1] == "-c" or a == "-c"]
+    ran = run_cli(cli_bin, ["codex", "sandbox", "-c", f'sandbox_mode="{sandbox}"', *overrides,
+                            "--", sys.executable, "-c", CODEX_PROBE, str(remote), str(outside)],
+                  workdir, tmp_path, TMPDIR=str(private), GIT_AUTHOR_NAME="t",
+                  GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                  GIT_COMMITTER_EMAIL="t@t")  # fmt: skip
+    assert ran.code == 0, ran
+    found = ast.literal_eval(ran.stdout.strip().splitlines()[-1])
+    assert found == {
+        "write worktree": tier == "read+write", "write $TMPDIR": tier == "read+write",
+        "write .git": False,
+        "git commit --amend": False, "git reset --hard": False, "git push": False,
+        "rm -rf outside": False, "network": False,
+    }, found  # fmt: skip
+    assert outside.is_dir() and git(remote, "branch", "--list") == ""

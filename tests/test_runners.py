@@ -14,7 +14,9 @@ import pytest
 
 from gsd.core.errors import UsageError
 from gsd.core.judge import Verdict, judge, rate_limited
+from gsd.core.policy import BASELINE
 from gsd.core.specialists import EXECUTOR
+from gsd.formats import claude
 from gsd.formats.agents import Agent
 from gsd.formats.gemini import INSTRUCTION
 from gsd.formats.plan import parse
@@ -91,8 +93,12 @@ def test_claude_argv(
     tier: str, web: bool, mode: str, tools: str | None, denied: str | None
 ) -> None:
     flags = ["--permission-mode", mode]
+    policy = ",".join(claude.policy_rules(BASELINE, tier))  # tests/test_policy.py: the rules
     if tools is not None:
-        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", str(denied)]
+        denied = ",".join(filter(None, [str(denied), policy]))
+        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", denied]
+    else:
+        flags += ["--disallowedTools", policy]
     tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
     a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
@@ -105,7 +111,9 @@ def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
     """claude-code 2.1.330 exits 1 on bypassPermissions as uid 0 (tests/test_clis.py
     runs it): as root the full tier is acceptEdits with every built-in tool approved."""
     argv = build_argv(agent("full", "claude"), None, as_root=True)
-    assert argv == CLAUDE + ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT]
+    policy = ",".join(claude.policy_rules(BASELINE, "full"))
+    assert argv == CLAUDE + ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT,
+                             "--disallowedTools", policy]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -141,6 +149,17 @@ def test_codex_argv(tier: str, sandbox: str) -> None:
         "--json",
         "--sandbox",
         sandbox,
+        # pinned against a user's config.toml: no network, no /tmp (tests/test_clis.py)
+        *(
+            [
+                "-c",
+                "sandbox_workspace_write.network_access=false",
+                "-c",
+                "sandbox_workspace_write.exclude_slash_tmp=true",
+            ]
+            if tier == "read+write"
+            else []
+        ),
         "--skip-git-repo-check",
     ]
 
@@ -564,13 +583,20 @@ def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> 
     files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False)
     assert files.argv == ["--policy", "/r/run/gemini-policy.toml"] and files.env == {}
     rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
-    found = {r["decision"]: json.dumps(r["toolName"]) for r in rules}
+    tier_rules = [r for r in rules if "denyMessage" not in r]  # the rest: tests/test_policy.py
+    found = {r["decision"]: json.dumps(r["toolName"]) for r in tier_rules}
     assert found == {"deny": denied, **({"allow": allowed} if allowed else {})}
-    assert {r["priority"] for r in rules} == {999}
+    # the tier's allow is below gsd's deny rules: a denied command stays denied
+    assert {r["priority"] for r in tier_rules} == {999, 998} if allowed else {999}
 
 
-def test_gemini_full_tier_has_no_policy() -> None:
-    assert runner_files(agent("full", "gemini"), Path("/r"), as_root=False).argv == []
+def test_gemini_full_tier_has_only_the_safety_policy() -> None:
+    tomllib = pytest.importorskip("tomllib")
+
+    files = runner_files(agent("full", "gemini"), Path("/r"), as_root=False)
+    assert files.argv == ["--policy", "/r/gemini-policy.toml"]
+    rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
+    assert rules and all(r["decision"] == "deny" and r["denyMessage"] for r in rules)
 
 
 def test_gemini_turn_limit_keeps_the_system_settings() -> None:
@@ -600,7 +626,8 @@ def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
     for root in (False, True):
         argv = build_argv(agent, None, as_root=root)
         deny = argv[argv.index("--disallowedTools") + 1]
-        assert deny == "Bash(git push:*),WebFetch"
+        # gsd's policy first, then the agent's own rules it did not already hold
+        assert deny == ",".join([*claude.policy_rules(BASELINE, "full"), "WebFetch"])
     narrowed = parse_agent(text.replace("Edit, Write", "Edit, Write\npermissionMode: plan"),
                            "shipper.md")  # fmt: skip
     argv = build_argv(narrowed, None)

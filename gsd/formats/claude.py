@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gsd.core.policy import BASELINE, Policy, applies
 from gsd.formats.runneroutput import (
     RunnerOutput,
     float_or_none,
@@ -58,9 +59,12 @@ _GONE = frozenset({"MultiEdit", "LS", "NotebookRead", "SlashCommand"})
 _RULE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\([^(),\x00-\x1f]*\))?")
 
 
-def build_argv(agent: Agent, model: str | None, *, as_root: bool) -> list[str]:
+def build_argv(
+    agent: Agent, model: str | None, *, as_root: bool, policy: Policy = BASELINE
+) -> list[str]:
     """claude's argv: print mode with a JSON result, the model and turn limit when
-    given, and the tier's permission flags (`as_root`: gsd runs as uid 0)."""
+    given, and the tier's permission flags (`as_root`: gsd runs as uid 0) with gsd's
+    safety policy in the deny list."""
     # `-p` without a positional prompt reads the prompt from stdin; stream-json (each API
     # call's usage as it comes, for the token budget) needs --verbose in print mode
     argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
@@ -68,7 +72,31 @@ def build_argv(agent: Agent, model: str | None, *, as_root: bool) -> list[str]:
         argv += ["--model", model]
     if agent.max_turns is not None:
         argv += ["--max-turns", str(agent.max_turns)]
-    return argv + _tier_flags(agent.tier, agent.web, as_root, deny_rules(agent))
+    own = [*policy_rules(policy, agent.tier), *deny_rules(agent)]
+    return argv + _tier_flags(agent.tier, agent.web, as_root, list(dict.fromkeys(own)))
+
+
+def policy_rules(policy: Policy, tier: str) -> list[str]:
+    """gsd's safety policy as Claude Code permission rules (code.claude.com/docs/en/
+    permissions; grammar checked in claude-code 2.1.330's own validator): a command
+    as `Bash(git push:*)` (the words, then anything after a space) or, when its last
+    word may go on, `Bash(rm -rf /*)` (`*` matches any characters); a file as
+    `Edit(...)`, a gitignore pattern relative to the working folder, which covers
+    every tool that edits files (2.1.330 warns that `Write(path)` rules are "not
+    matched by file permission checks - only Edit(path) rules are"). Deny rules hold
+    in every permission mode, bypassPermissions included. A tier without the shell
+    or without write tools needs neither kind."""
+    shell, write = applies(tier)
+    rules: list[str] = []
+    if shell:
+        rules += [f"Bash({r.words}*)" if r.open_end else f"Bash({r.words}:*)" for r in policy.shell]
+    if write:
+        for rule in policy.write:
+            where = rule.name if "/" in rule.name else f"**/{rule.name}"
+            rules.append(f"Edit({where})")
+            if rule.folder:
+                rules.append(f"Edit({where}/**)")
+    return rules
 
 
 def deny_rules(agent: Agent) -> list[str]:

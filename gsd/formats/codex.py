@@ -32,7 +32,32 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     # Codex refuses to run outside a git repository "to avoid destructive
     # changes"; gsd always runs in a repository or worktree and checkpoints it
     # first, so the check adds nothing and could only refuse a run.
-    return argv + ["--sandbox", SANDBOX[agent.tier], "--skip-git-repo-check"]
+    return argv + ["--sandbox", SANDBOX[agent.tier], *policy_overrides(agent.tier),
+                   "--skip-git-repo-check"]  # fmt: skip
+
+
+# Codex 0.169.0 has no per-run way to add exec-policy rules (`prefix_rule(...,
+# decision="forbidden")`): it reads `.rules` files only from $CODEX_HOME/rules (the
+# user's own sessions too) and from a project's `.codex/rules` once the project is
+# trusted, which would trust the repository's own `.codex/config.toml` and its MCP
+# servers as well. gsd's policy reaches codex through its sandbox (tests/test_clis.py
+# runs it): `read-only` writes nothing; `workspace-write` keeps `.git` read-only (no
+# commit, amend, reset or push) and, pinned here against a user's config.toml, the
+# network off and /tmp out of the writable roots (its private $TMPDIR stays), so
+# nothing outside the worktree can be removed. The full tier (`danger-full-access`)
+# has no codex-side rule: gsd's sandbox and git checks hold it.
+WORKSPACE_WRITE_PINS = (
+    "sandbox_workspace_write.network_access=false",
+    "sandbox_workspace_write.exclude_slash_tmp=true",
+)
+
+
+def policy_overrides(tier: str) -> list[str]:
+    """`-c` overrides (they win over config.toml) that keep codex's sandbox as narrow
+    as gsd's policy needs on `tier`."""
+    if SANDBOX[tier] == "workspace-write":
+        return [arg for pin in WORKSPACE_WRITE_PINS for arg in ("-c", pin)]
+    return []
 
 
 def parse_output(stdout: str) -> RunnerOutput | None:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from gsd.core.policy import BASELINE, Policy, WriteRule, applies
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
@@ -57,27 +58,91 @@ def system_settings_path(environ: Mapping[str, str]) -> str:
     return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
 
 
-def policy(tier: str, web: bool) -> str:
-    """Policy-engine TOML (gemini-cli 0.61.0 `[[rule]]`: toolName, decision, priority)."""
+def policy(tier: str, web: bool, rules: Policy = BASELINE, worktree: str | None = None) -> str:
+    """Policy-engine TOML (gemini-cli 0.61.0 `[[rule]]`: toolName, decision, priority,
+    commandPrefix / commandRegex / argsPattern, denyMessage): the tier's tools, then
+    gsd's safety policy (`safety_rules`). The tier's allow rule is one step below the
+    deny rules, so a denied command stays denied whatever the tier allows."""
     allow: list[str] = []
     deny: list[str] = []
-    if tier == "full":
-        return ""
     if tier == "read+shell":
         allow.append(_SHELL)
-    else:
+    elif tier != "full":
         deny.append(_SHELL)
     if tier in ("read-only", "read+shell"):
         deny += _WRITE
-    if not web:
+    if not web and tier != "full":
         deny += _WEB
-    rules = []
-    for decision, names in (("allow", allow), ("deny", deny)):
+    blocks = []
+    for decision, names, priority in (("deny", deny, _PRIORITY), ("allow", allow, _PRIORITY - 1)):
         if names:
             quoted = ", ".join(json.dumps(name) for name in names)
-            rules.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
-                         f"priority = {_PRIORITY}\n")  # fmt: skip
-    return "# written by gsd for one run\n" + "\n".join(rules)
+            blocks.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
+                          f"priority = {priority}\n")  # fmt: skip
+    blocks += safety_rules(rules, tier, worktree)
+    return "# written by gsd for one run\n" + "\n".join(blocks)
+
+
+def safety_rules(rules: Policy, tier: str, worktree: str | None) -> list[str]:
+    """gsd's safety policy as `[[rule]]` blocks: a command by `commandPrefix` (gemini
+    matches the words, then a space or the end) or, when its last word may go on,
+    `commandRegex`; a file by an `argsPattern` over write_file's and replace's
+    `file_path` (gemini matches the pattern against the arguments as stable JSON,
+    each top-level `"key":value` between NUL characters). A path may be relative or
+    absolute: a rule on a name holds at any depth, one on a folder or a path only
+    under `worktree` (gsd's worktrees live under `.git/gsd/`, so `.git` anywhere in
+    an absolute path would deny them all). Tiers without the shell or without write
+    tools deny those tools whole already."""
+    return [_deny_block(tool, f"{field} = {json.dumps(value)}", why)
+            for tool, field, value, why in safety_matches(rules, tier, worktree)]  # fmt: skip
+
+
+def safety_matches(rules: Policy, tier: str, worktree: str | None) -> list[tuple[str, ...]]:
+    """Each rule of `safety_rules` as (toolName in TOML, field, its value, why)."""
+    shell, write = applies(tier)
+    found: list[tuple[str, ...]] = []
+    for rule in rules.shell if shell else ():
+        field, value = ("commandRegex", _regex(rule.words)) if rule.open_end else (
+            "commandPrefix", rule.words)  # fmt: skip
+        found.append((json.dumps(_SHELL), field, value, f"`{rule.words}` {rule.why}"))
+    tools = "[" + ", ".join(json.dumps(name) for name in _WRITE) + "]"
+    for path_rule in rules.write if write else ():
+        pattern = _path_pattern(path_rule, worktree)
+        found.append((tools, "argsPattern", pattern, f"{path_rule.glob} {path_rule.why}"))
+    return found
+
+
+def _deny_block(tool: str, match: str, why: str) -> str:
+    message = json.dumps(f"gsd's safety policy: {why}")
+    return (f"[[rule]]\ntoolName = {tool}\n{match}\ndecision = \"deny\"\n"
+            f"priority = {_PRIORITY}\ndenyMessage = {message}\n")  # fmt: skip
+
+
+# What a path's JSON text may hold: anything but the closing quote and the NUL markers.
+# gemini-cli 0.61.0 refuses a pattern with a quantified group (`isSafeRegExp`: "Unsafe
+# regex pattern (potential ReDoS)"), so an optional part is written `(?:|...)`.
+_ANY = '[^"\\x00]'
+_SEGMENT = '[^"/\\x00]'
+
+
+def _regex(text: str) -> str:
+    """`text` matched literally by a JavaScript RegExp (no flags)."""
+    return re.sub(r"[.*+?^${}()|[\]\\/]", r"\\\g<0>", text)
+
+
+def _glob(glob: str) -> str:
+    """A gitignore glob as a regex over one JSON-encoded path."""
+    parts = re.split(r"(\*\*|\*|\?)", glob)
+    wild = {"**": f"{_ANY}*", "*": f"{_SEGMENT}*", "?": _SEGMENT}
+    return "".join(wild.get(part, _regex(part)) for part in parts)
+
+
+def _path_pattern(rule: WriteRule, worktree: str | None) -> str:
+    tail = _glob(rule.name) + (f"(?:|/{_ANY}*)" if rule.folder else "")
+    if "/" not in rule.name and not rule.folder:
+        return f'\\x00"file_path":"(?:|{_ANY}*/){tail}"\\x00'
+    root = f"(?:|{_regex(json.dumps(worktree)[1:-1])}/)" if worktree else ""
+    return f'\\x00"file_path":"{root}(?:|{_SEGMENT}{_ANY}*/){tail}"\\x00'
 
 
 def settings_with_turn_limit(system_settings: str | None, max_turns: int) -> str:

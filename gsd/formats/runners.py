@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from gsd.core.policy import BASELINE, Policy, applies
 from gsd.formats import claude, codex, gemini, resultfile
 from gsd.formats.runneroutput import RunnerOutput, raw_output
 
@@ -36,7 +37,9 @@ def check_model(model: str) -> str:
     return model
 
 
-def build_argv(agent: Agent, model: str | None, *, as_root: bool | None = None) -> list[str]:
+def build_argv(
+    agent: Agent, model: str | None, *, as_root: bool | None = None, policy: Policy = BASELINE
+) -> list[str]:
     """The argv that runs `agent` (SPEC 5 table): never a shell, never the prompt.
 
     `model` is the model to ask for, None for no model flag; the caller chooses it
@@ -44,14 +47,15 @@ def build_argv(agent: Agent, model: str | None, *, as_root: bool | None = None) 
     flag, from the agent's `max_turns` (gemini's is a setting: `runner_files`). The
     prompt goes to the program's stdin. `as_root` (default: whether gsd runs as uid
     0) picks claude's full-tier flags. Files a runner reads (gemini's policy) add
-    their own arguments: `runner_files(...).argv`.
+    their own arguments: `runner_files(...).argv`. `policy` is gsd's safety policy
+    (`gsd.core.policy`), in claude's deny list and codex's sandbox overrides.
     ValueError for a model name that could be read as an option or split.
     """
     if model is not None:
         check_model(model)
     if agent.runner == "claude":
         root = _is_root() if as_root is None else as_root
-        return claude.build_argv(agent, model, as_root=root)
+        return claude.build_argv(agent, model, as_root=root, policy=policy)
     if agent.runner == "gemini":
         return gemini.build_argv(agent, model)
     if agent.runner == "codex":
@@ -74,13 +78,16 @@ def runner_files(
     *,
     as_root: bool | None = None,
     system_settings: str | None = None,
+    policy: Policy = BASELINE,
+    worktree: Path | None = None,
 ) -> RunnerFiles:
     """The files, variables and arguments a spawn of `agent` needs (pure: the caller
     writes the files into `run_dir`, a folder only its owner can write).
 
-    gemini: a policy file for every tier but full (`--policy`: the shell allowed for
-    read+shell, writes denied below read+write, the web denied to agents without
-    web tools), and, for an agent's `max_turns`, `model.maxSessionTurns` in a system
+    gemini: a policy file (`--policy`: the shell allowed for read+shell, writes
+    denied below read+write, the web denied to agents without web tools, and gsd's
+    safety `policy`, whose folder rules hold under `worktree`, the spawn's working
+    folder), and, for an agent's `max_turns`, `model.maxSessionTurns` in a system
     settings file ($GEMINI_CLI_SYSTEM_SETTINGS_PATH; `system_settings` is the text
     of the one it replaces, whose settings are kept). gemini-cli 0.61.0 reads a
     system settings file only when it and every folder above it belong to root and
@@ -92,10 +99,10 @@ def runner_files(
     files: dict[str, str] = {}
     env: dict[str, str] = {}
     argv: list[str] = []
-    policy = gemini.policy(agent.tier, agent.web)
-    if policy:
-        files["gemini-policy.toml"] = policy
-        argv += ["--policy", str(run_dir / "gemini-policy.toml")]
+    files["gemini-policy.toml"] = gemini.policy(
+        agent.tier, agent.web, policy, None if worktree is None else str(worktree)
+    )
+    argv += ["--policy", str(run_dir / "gemini-policy.toml")]
     root = _is_root() if as_root is None else as_root
     if agent.max_turns is not None and root:
         files["gemini-settings.json"] = gemini.settings_with_turn_limit(
@@ -103,6 +110,38 @@ def runner_files(
         )
         env[gemini.SYSTEM_SETTINGS_VARIABLE] = str(run_dir / "gemini-settings.json")
     return RunnerFiles(files=files, env=env, argv=argv)
+
+
+def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
+    """What of `policy` reaches `agent`'s runner (for the dry run): `mechanism` in
+    words, `rules` in the runner's own grammar, how many are the baseline's and how
+    many config.json's. A tier without the shell or write tools needs fewer rules."""
+    rules: list[str] = []
+    shell, write = applies(agent.tier)
+    if agent.runner in ("claude", "gemini") and not (shell or write):
+        how = f"{agent.runner}: none needed, the {agent.tier} tier has no shell and no write tools"
+    elif agent.runner == "claude":
+        rules = claude.policy_rules(policy, agent.tier)
+        how = "claude --disallowedTools (permission deny rules)"
+    elif agent.runner == "gemini":
+        matches = gemini.safety_matches(policy, agent.tier, None)
+        rules = [f"{field} = {value}" for _tool, field, value, _why in matches]
+        how = "gemini --policy file (policy-engine deny rules, priority 999)"
+    elif agent.runner == "codex":
+        rules = codex.policy_overrides(agent.tier)[1::2]
+        how = (
+            "codex --sandbox "
+            + {
+                "read-only": "read-only: no writes at all",
+                "workspace-write": "workspace-write: .git read-only, no network, no /tmp",
+                "danger-full-access": "danger-full-access: nothing in codex (0.169.0 takes no "
+                "per-run command rules); gsd's sandbox and git checks hold it",
+            }[codex.SANDBOX[agent.tier]]
+        )
+    else:
+        how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
+    return {"mechanism": how, "rules": rules, "baseline": len(policy.texts()) - policy.extra,
+            "extra": policy.extra}  # fmt: skip
 
 
 def _is_root() -> bool:

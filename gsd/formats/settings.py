@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from gsd.core import layout
 from gsd.core.errors import InputError
+from gsd.core.policy import RULE_FORMS, parse_rule
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
 
@@ -37,11 +38,23 @@ def _is_paths(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(p, str) for p in value)
 
 
+def _is_rule(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and bool(parse_rule(value))
+    except ValueError:
+        return False
+
+
+def _is_rules(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_rule(rule) for rule in value)
+
+
 Flag = Annotated[bool, _kind("true or false", lambda v: isinstance(v, bool), bool)]
 Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v >= 0, float)]
 Retries = Annotated[int, _kind("a whole number >= 0", _whole_at_least(0), int)]
 Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
 Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
+Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 Mode = Annotated[str, _kind('a string such as "interactive" or "yolo"',
                             lambda v: isinstance(v, str), str)]  # fmt: skip
@@ -112,6 +125,10 @@ Runner = Annotated[str, _kind('"claude", "gemini" or "codex"',
                               lambda v: v in ("claude", "gemini", "codex"), str)]  # fmt: skip
 
 
+class PolicySettings(_Section):
+    extra_deny: Rules = Field(default_factory=list)  # gsd.core.policy: added to the baseline
+
+
 class Settings(_Section):
     """Every setting gsd reads (SPEC 7), with SPEC's defaults for the keys left out."""
 
@@ -124,6 +141,7 @@ class Settings(_Section):
     sandbox: Sandbox = Sandbox()
     # per runner, the same words as an agent file's `token_budget`
     budgets: dict[Runner, TokenBudget] = Field(default_factory=dict)
+    policy: PolicySettings = PolicySettings()
 
     @field_validator("parallelization", mode="before")
     @classmethod
@@ -176,7 +194,7 @@ def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -
     words = error["msg"]  # gsd's own words (`_kind`); pydantic's for anything else
     if error["type"] == "model_type":  # a section that is not an object
         words = "an object" + (" or true or false" if key == ("parallelization",) else "")
-    line = _line_of((*key, *_first_not_path(error["input"])), lines)
+    line = _line_of((*key, *_first_bad_item(key, error["input"])), lines)
     where = f"{source}:{line}" if line else source
     dotted = ".".join(str(part) for part in key if not isinstance(part, int))
     if error["type"] == "missing":
@@ -185,10 +203,12 @@ def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -
     return f"{where}: `{dotted}` must be {words}, not {shown}"
 
 
-def _first_not_path(value: Any) -> tuple[int, ...]:
-    """In a list of paths, the index of the first item that is not one (its line is shown)."""
+def _first_bad_item(key: tuple[Any, ...], value: Any) -> tuple[int, ...]:
+    """In a list of paths or rules, the index of the first item that is not one (its line
+    is shown)."""
+    good = _is_rule if key == ("policy", "extra_deny") else (lambda item: isinstance(item, str))
     if isinstance(value, list):
-        return next(((i,) for i, item in enumerate(value) if not isinstance(item, str)), ())
+        return next(((i,) for i, item in enumerate(value) if not good(item)), ())
     return ()
 
 

@@ -13,6 +13,7 @@ from gsd.core.budget import Budget, resolve_budget
 from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
+from gsd.core.policy import Policy, with_extra
 from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
 from gsd.core.specialists import EXECUTOR
 from gsd.formats import runners
@@ -46,6 +47,9 @@ class TaskDispatch(NamedTuple):
     budget_warn: int | None = None  # tokens past which the attempt is recorded as over
     budget_abort: int | None = None  # tokens past which the agent is stopped
     budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
+    # the safety policy that reaches the runner (`runners.policy_view`); None for a person
+    policy: dict[str, Any] | None = None
+    policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -110,6 +114,7 @@ class Dispatcher:
         self.disabled = disabled_agents(environ)
         self.use_specialists = config.workflow.use_specialists
         self.grace = config.specialists.kill_grace_seconds
+        self.policy: Policy = with_extra(config.policy.extra_deny)
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
@@ -150,7 +155,7 @@ class Dispatcher:
         )
         model, model_source = self.model(task, own, agent.runner)
         try:
-            argv = runners.build_argv(agent, model)
+            argv = runners.build_argv(agent, model, policy=self.policy)
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
@@ -164,6 +169,8 @@ class Dispatcher:
             budget_warn=budget.warn if budget else None,
             budget_abort=budget.abort if budget else None,
             budget_source=budget.source if budget else "",
+            policy=runners.policy_view(agent, self.policy),
+            policy_extra=tuple(self.config.policy.extra_deny),
         )  # fmt: skip
 
     def budget(self, agent: Agent) -> Budget | None:

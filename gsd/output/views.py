@@ -234,7 +234,23 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
         if t.sandbox:
             out.append(f"  sandbox: {t.sandbox}")
+        if t.policy is not None:
+            out.append(f"  policy: {policy_line(t.policy)}")
     return "\n".join(out) + "\n"
+
+
+def policy_line(view: dict[str, Any]) -> str:
+    """A task's safety policy in one line: how many rules, the mechanism, and the rules
+    in the runner's grammar (claude's are the argv's --disallowedTools: only counted)."""
+    counts = f"{view['baseline']} baseline rules"
+    if view["extra"]:
+        counts += f" + {view['extra']} from config.json"
+    rules = view["rules"]
+    if not rules:
+        return f"{counts}; {view['mechanism']}"
+    if view["mechanism"].startswith("claude"):
+        return f"{counts}; {view['mechanism']}: {len(rules)} rules in the argv above"
+    return f"{counts}; {view['mechanism']}: {'; '.join(rules)}"
 
 
 def render_outcomes(

@@ -19,6 +19,7 @@ from gsd.core import layout
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
+from gsd.core.policy import with_extra
 from gsd.core.words import plural
 from gsd.formats import gemini, runners
 from gsd.formats.agents import Agent
@@ -122,7 +123,7 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None]:
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
     prompt_file.write_text(job.prompt, encoding="utf-8")
-    extra = _write_runner_files(agent, prompt_file.parent, job.environ)
+    extra = _write_runner_files(job, prompt_file.parent)
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)
         result_file = tmpdir / "result.json"
@@ -174,18 +175,20 @@ def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:
     return BudgetWatch(stdout_path, job.agent.runner, abort)
 
 
-def _write_runner_files(
-    agent: Agent, run_dir: Path, environ: Mapping[str, str]
-) -> runners.RunnerFiles:
+def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
     """Write the files the runner reads (gemini's policy and settings) into the spawn's
     run folder, which only gsd's user may write; the sandbox lets everyone read."""
+    agent, environ = job.agent, job.environ
     system_settings = None
     if agent.runner == "gemini" and agent.max_turns is not None:
         # an administrator's file (often a link into configuration management): the
         # settings gsd's copy must keep
         with contextlib.suppress(OSError, UnicodeDecodeError):
             system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
-    extra = runners.runner_files(agent, run_dir, system_settings=system_settings)
+    extra = runners.runner_files(
+        agent, run_dir, system_settings=system_settings,
+        policy=with_extra(list(job.dispatch.policy_extra)), worktree=job.git.root,
+    )  # fmt: skip
     for name, text in extra.files.items():
         path = run_dir / name
         path.unlink(missing_ok=True)  # never write through what an agent left there
