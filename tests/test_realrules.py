@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gsd.core.phaserules import expected_plan_name
+from gsd.formats import state
 from tests.conftest import Project, plan_text
 
 
@@ -83,3 +85,41 @@ def test_string_artifacts_are_accepted(project: Project, gsd, artifacts: str) ->
     must = f"must_haves: {{truths: [a], artifacts: {artifacts}, key_links: []}}\n"
     project.plan("01-01", plan_text().replace("autonomous:", must + "autonomous:", 1))
     assert diagnostics(gsd) == []
+
+
+# --- STATE.md: a line saying there are no blockers is not one ---------------------------
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.mark.parametrize(
+    ("line", "placeholder"),
+    [
+        pytest.param("- No active blockers.", True, id="nemesis"),
+        pytest.param("None for v1.0 (shipped). See PROJECT.md for v2.0 scope.", True, id="shipped"),
+        pytest.param("None.", True, id="none"),
+        pytest.param("- No open blockers or concerns", True, id="no-open"),
+        pytest.param("- None of the API keys work", False, id="none-of"),
+        pytest.param("- No tests cover the auth module", False, id="no-tests"),
+        pytest.param("- Next milestone scope is not yet initialized.", False, id="real"),
+    ],
+)
+def test_blocker_placeholders(line: str, placeholder: bool) -> None:
+    text = f"# State\n\n### Blockers/Concerns\n\n{line}\n"
+    assert state.blockers(text) == ([] if placeholder else [line])
+
+
+@pytest.mark.parametrize(
+    ("project_dir", "expected"),
+    [
+        pytest.param("Biographica__ag-cli", [], id="ag-cli"),
+        pytest.param(
+            "Maleick__Nemesis", ["- Next milestone scope is not yet initialized."], id="nemesis"
+        ),
+    ],
+)
+def test_corpus_blockers(project_dir: str, expected: list[str]) -> None:
+    path = CORPUS / project_dir / ".planning" / "STATE.md"
+    if not path.exists():
+        pytest.skip(f"{path} is not here (the shared corpus)")
+    assert state.blockers(state.load(path)) == expected
