@@ -262,6 +262,13 @@ TRIGGERS: dict[str, Trigger] = {
         line(1),
         "error",
     ),
+    "GSD046": Trigger(
+        "misnamed-plan",
+        {"01-PLAN-02-foundation.md": plan_text(plan="02")},
+        f"{PHASE_DIR}/01-PLAN-02-foundation.md",
+        line(1),
+        "warning",
+    ),
     "GSD050": Trigger(
         "latin-1",
         {"01-01": BASE.replace("Do the thing.", "Caf\xe9 time.").encode("latin-1")},
@@ -274,7 +281,8 @@ TRIGGERS: dict[str, Trigger] = {
 
 def write_plans(project: Project, plans: dict[str, str | bytes]) -> None:
     for name, content in plans.items():
-        project.write(f"{PHASE_DIR}/{name}-PLAN.md", content)
+        file = name if name.endswith(".md") else f"{name}-PLAN.md"  # a misnamed plan as is
+        project.write(f"{PHASE_DIR}/{file}", content)
 
 
 def test_every_rule_has_a_triggering_case() -> None:

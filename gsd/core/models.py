@@ -155,7 +155,7 @@ class Plan:
     """A parsed PLAN.md file; `frontmatter` holds strings, lists and dicts only."""
 
     __slots__ = ("path", "frontmatter", "tasks", "key_lines", "body_line", "diagnostics",
-                 "readable")  # fmt: skip
+                 "readable", "legacy_task_lines")  # fmt: skip
 
     def __init__(self, path: str, *, readable: bool = True) -> None:
         self.path = path
@@ -165,6 +165,7 @@ class Plan:
         self.body_line = 1
         self.diagnostics: list[Diagnostic] = []  # found while reading: GSD001, GSD050 ...
         self.readable = readable
+        self.legacy_task_lines: list[int] = []  # `## Task N` headings of a plan with no <task>
 
     def __repr__(self) -> str:
         return f"Plan({self.path!r}, {len(self.tasks)} tasks)"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gsd.core.graph import PhaseGraph
-from gsd.core.ids import phase_key, split_plan_id
+from gsd.core.ids import PLAN_NUMBER, phase_key, split_plan_id
 from gsd.core.models import Diagnostic, Plan
 from gsd.core.rules import Facts, diag
 
@@ -71,7 +72,9 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
         complete = all(
             d in graph.plans for d in plan.depends_on if split_plan_id(d)[0] == plan.phase
         )
-        if computed is not None and complete and declared != computed:
+        # upstream numbers a phase's first wave 0 as well as 1 (its SDK issue #3266)
+        first = declared == 0 and computed == 1 and not plan.depends_on
+        if computed is not None and complete and declared != computed and not first:
             yield diag(
                 plan, line, "GSD042",
                 f"wave is {declared} but depends_on puts {pid} in wave {computed}",
@@ -91,3 +94,32 @@ def _overlaps(graph: PhaseGraph) -> Iterator[Diagnostic]:
                 f"{pid} and {others} (wave {graph.wave_of[pid]}) both modify {shown}: "
                 "they will run one after another",
             )  # fmt: skip
+
+
+_PLAN_WORD = re.compile(r"(?:^|[-_ ])plan(?:$|[-_ ])", re.IGNORECASE)
+_NUMBER_TOKEN = re.compile(rf"^{PLAN_NUMBER}$")
+
+
+def expected_plan_name(name: str, phase_number: str) -> str | None:
+    """The name gsd would read a misnamed plan file under (`01-PLAN-01-foundation.md` ->
+    `01-01-foundation-PLAN.md`), or None when `name` is no plan or is named right.
+
+    Upstream warns about such files too (get-shit-done issue #2893); gsd reads only
+    `*-PLAN.md`, so without this a misnamed plan is silently never run."""
+    if not name.lower().endswith(".md") or name.endswith("-PLAN.md"):
+        return None
+    stem = name[:-3]
+    if not _PLAN_WORD.search(stem):
+        return None
+    tokens = [t for t in re.split(r"[-_ ]+", stem) if t and t.lower() != "plan"]
+    if (
+        tokens
+        and phase_key(tokens[0]) is not None
+        and phase_key(tokens[0]) == phase_key(phase_number)
+    ):
+        tokens = tokens[1:]  # the phase's own number; the plan's number follows
+    numbers = [t for t in tokens if _NUMBER_TOKEN.match(t)]
+    words = [t for t in tokens if not _NUMBER_TOKEN.match(t)]
+    number = numbers[0] if numbers else "01"
+    slug = "-".join(w.lower() for w in words)
+    return f"{phase_number}-{number.zfill(2)}{'-' + slug if slug else ''}-PLAN.md"

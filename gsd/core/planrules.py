@@ -36,11 +36,25 @@ def check_plan(plan: Plan, facts: Facts) -> Iterator[Diagnostic]:
         yield from _required_fields(plan)
         yield from _field_types(plan)
     if not plan.tasks:
-        yield diag(plan, plan.body_line, "GSD010", "plan has no <task> blocks")
+        yield _no_tasks(plan)
     for task in plan.tasks:
         for rule in TASK_RULES:
             yield from rule(plan, task, facts)
     yield from _unsafe_paths(plan, plan.field_line("files_modified"), plan.files_modified, facts)
+
+
+def _no_tasks(plan: Plan) -> Diagnostic:
+    """GSD010, saying how to convert `## Task N` headings where the plan has them."""
+    legacy = plan.legacy_task_lines
+    if not legacy:
+        return diag(plan, plan.body_line, "GSD010", "plan has no <task> blocks")
+    headings = f"{len(legacy)} `## Task N` heading" + ("s" if len(legacy) > 1 else "")
+    return diag(
+        plan, legacy[0], "GSD010",
+        f"plan has no <task> blocks, only {headings} (the older format): wrap each "
+        'task in <task type="auto"> with <name>, <action>, <verify> and <done> inside, '
+        "then delete the heading",
+    )  # fmt: skip
 
 
 def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
@@ -102,11 +116,15 @@ def _must_haves_problems(value: object) -> Iterator[str]:
         yield "truths must be a list of strings"
     for key, needed in (("artifacts", ("path",)), ("key_links", ("from", "to"))):
         items = value.get(key, [])
-        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-            yield f"{key} must be a list of mappings"
+        # an artifact may be a bare path (`artifacts: [output.txt]`), as upstream's fixtures write
+        strings_ok = key == "artifacts"
+        if not isinstance(items, list) or not all(
+            isinstance(i, dict) or (strings_ok and isinstance(i, str) and i.strip()) for i in items
+        ):
+            yield f"{key} must be a list of mappings" + (" or paths" if strings_ok else "")
             continue
         for number, item in enumerate(items, 1):
-            missing = [k for k in needed if k not in item]
+            missing = [k for k in needed if isinstance(item, dict) and k not in item]
             if missing:
                 yield f"{key} entry {number} lacks {', '.join(missing)}"
 

@@ -46,6 +46,11 @@ RULES: dict[str, Rule] = {
             "plans of one wave both modify a file: they will run one after another",
         ),
         Rule("GSD045", "error", "two plans in a phase share an id"),
+        Rule(
+            "GSD046",
+            "warning",
+            "file in a phase folder looks like a plan but is not named NN-MM-name-PLAN.md",
+        ),
         Rule("GSD050", "error", "file is not valid UTF-8, or is not a regular text file"),
     )
 }

@@ -90,6 +90,8 @@ def parse(text: str, path: str = "<string>") -> Plan:
     scanner = _Scanner(text, body_offset, path)
     plan.tasks = scanner.tasks()
     plan.diagnostics.extend(scanner.diagnostics)
+    if not plan.tasks:
+        plan.legacy_task_lines = scanner.legacy_task_lines()
     _apply_frontmatter_specialists(plan)
     return plan
 
@@ -104,6 +106,10 @@ def _apply_frontmatter_specialists(plan: Plan) -> None:
             value = entry.get("specialist")
             if isinstance(value, str):
                 task.specialist, task.specialist_form = value, "frontmatter"
+
+
+# `## Task 1: name`, `### Task 2 - name`: a task as a heading, as older GSD plans wrote it
+_LEGACY_TASK_RE = re.compile(r"^#{2,4}[ \t]+Task[ \t]+\d+\b", re.IGNORECASE | re.MULTILINE)
 
 
 class _Scanner:
@@ -125,6 +131,11 @@ class _Scanner:
             line -= self.text.count("\n", offset, at)
         self._cursor = (offset, line)
         return line
+
+    def legacy_task_lines(self) -> list[int]:
+        """Lines of `## Task N` headings outside code: how plans were written before <task>."""
+        found = _LEGACY_TASK_RE.finditer(self.text, self.body_offset)
+        return [self.line_of(m.start()) for m in found if not self.in_code(m.start())]
 
     def _code_ranges(self) -> tuple[list[int], list[int]]:
         """Sorted, disjoint ranges of fenced blocks and `inline code` spans."""

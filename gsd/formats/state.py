@@ -32,9 +32,19 @@ _BLOCKERS_RE = re.compile(r"blockers\b.*", re.I)
 _BLOCKER_RE = re.compile(
     r"^[ \t]*[-*+][ \t]+\[(?P<plan>[^\]]+)\][ \t]+(?P<type>[\w-]+)(?::|[ \t]*$)"
 )
-_PLACEHOLDER_RE = re.compile(
+# The one-line placeholder add_blocker replaces with the first bullet ("None yet.").
+_EMPTY_RE = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+)?[_*]*(?:none|nothing)"
     r"(?:[ \t]+(?:yet|currently|so far|at this time))?[.!]?[_*]*[ \t]*$",
+    re.I,
+)
+# A line saying there are none: "None.", "- No active blockers.", "None for v1.0 (shipped).
+# See PROJECT.md ..." (real STATE.md files, issue 15); "None of the keys work" is a blocker.
+_PLACEHOLDER_RE = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?[_*]*(?:"
+    r"(?:none|nothing)\b(?![ \t]+of\b)"
+    r"|no[ \t]+(?:[\w-]+[ \t]+){0,3}?(?:blockers?|concerns?|issues?|blocking[ \t]+\w+)\b"
+    r")",
     re.I,
 )
 # `[██████░░░░] 60%`, `[====..] 87%`: the bar and the number gsd redraws; the rest stays.
@@ -274,7 +284,7 @@ def add_blocker(text: str, line: str) -> str:
             if body.strip() != bullet:
                 lines.set(index, bullet)
             return lines.result(text)
-    if len(content) == 1 and _PLACEHOLDER_RE.match(lines.body(content[0])):
+    if len(content) == 1 and _EMPTY_RE.match(lines.body(content[0])):
         lines.set(content[0], bullet)
     else:
         lines.append_to(span, [bullet])

@@ -8,11 +8,13 @@ import posixpath
 from collections.abc import Iterable
 from functools import cached_property, lru_cache
 
+from gsd.core.ids import parse_phase_name
 from gsd.core.models import Diagnostic
-from gsd.core.phaserules import check_phase
+from gsd.core.phaserules import check_phase, expected_plan_name
 from gsd.core.planrules import check_plan
-from gsd.core.rules import Report, escalate
+from gsd.core.rules import RULES, Report, escalate
 from gsd.io.project import Project
+from gsd.io.sources import WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
@@ -28,6 +30,7 @@ def validate(
     trees are checked by `jobs` processes (default: one per CPU), a phase
     directory each at a time.
     """
+    targets = list(targets)
     requested: dict[str, None] = {}
     for target in targets:
         requested.update(dict.fromkeys(project.plans_under(target)))
@@ -40,8 +43,39 @@ def validate(
         found = _check_in_workers(facts, list(folders.values()), jobs)
     else:
         found = _check_folders(facts, list(folders.values()))
+    found.extend(misnamed_plans(project, targets))
     diagnostics = sorted(set(escalate(found, strict)), key=Diagnostic.sort_key)
     return Report(len(requested), diagnostics, list(requested))
+
+
+def misnamed_plans(project: Project, targets: Iterable[str]) -> list[Diagnostic]:
+    """GSD046 for each file of a phase folder below a named directory that looks like a
+    plan but will never be read as one. The working tree only: a hook names files."""
+    if not isinstance(project.source, WorkingTree):
+        return []
+    found: list[Diagnostic] = []
+    for target in targets:
+        base = project.root / target
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules")]
+            phase = parse_phase_name(os.path.basename(dirpath))
+            if phase is None:
+                continue
+            rel = os.path.relpath(dirpath, project.root).replace(os.sep, "/")
+            for name in sorted(filenames):
+                expected = expected_plan_name(name, phase.number)
+                if expected is not None:
+                    found.append(_misnamed(f"{rel}/{name}", expected))
+    return found
+
+
+def _misnamed(path: str, expected: str) -> Diagnostic:
+    message = (f"{posixpath.basename(path)} looks like a plan but gsd reads only *-PLAN.md "
+               f"files: rename it {expected}")  # fmt: skip
+    return Diagnostic(path=path, line=1, col=1, severity=RULES["GSD046"].severity,
+                      code="GSD046", message=message)  # fmt: skip
 
 
 class ProjectFacts:
