@@ -113,13 +113,15 @@ def show(target: str, fmt: str) -> int:
 
 @click.command(cls=SummarisedCommand)
 @click.argument("phase")
-@format_option(("text", "markdown", "json", "github-matrix"))
+@format_option(("text", "markdown", "json", "github-matrix", "mermaid"))
 @click.option("--wave", type=int, help="With github-matrix: only this wave's plan groups.")
 def waves(phase: str, fmt: str, wave: int | None) -> int:
     """Show a phase's schedule: its waves and critical path.
 
     Each wave lists its plans and the plans in it that run one after another
     (they share files). PHASE is a number (1, 02.1) or a folder name (01-setup).
+    With --format mermaid, a flowchart: a column per wave, a box per plan with
+    its specialists, an arrow per dependency, plans that share files grouped.
 
     Example: gsd waves 1 --format github-matrix --wave 2
     """
@@ -131,6 +133,10 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
     graph = project.phase_graph(found)
     if fmt == "github-matrix":
         click.echo(views.github_matrix(found.number, graph, wave), nl=False)
+    elif fmt == "mermaid":
+        from gsd.output.mermaid import flowchart
+
+        click.echo(flowchart(graph, f"Phase {found.name}"), nl=False)
     else:
         click.echo(views.render_waves(views.waves_view(found.name, graph), fmt), nl=False)
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
