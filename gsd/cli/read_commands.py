@@ -225,16 +225,18 @@ def status(fmt: str) -> int:
 
 @click.command(cls=SummarisedCommand)
 @click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
-@format_option((*LIST_FORMATS, "junit"))
+@format_option((*LIST_FORMATS, "junit", "html"))
 def report(every_run: bool, fmt: str) -> int:
     """Show the last run: its timeline, tokens and cost.
 
     The timeline of spawns, results, retries and commits, then attempts, seconds,
     tokens and cost per agent and per plan. With --format junit, a test case per
     task of the plans the run took up: failed by its last attempt, skipped when
-    it did not run.
+    it did not run. With --format html, one self-contained page (no script, nothing
+    fetched): the timeline as a lane per plan and a bar per attempt, and tokens,
+    cost and seconds per agent and per plan as bar charts.
 
-    Example: gsd report --format markdown
+    Example: gsd report --format html > report.html
     """
     from gsd.commands import report as run_report
     from gsd.formats import execlog
@@ -251,6 +253,12 @@ def report(every_run: bool, fmt: str) -> int:
         click.echo(reportview.junit(cases), nl=False)
         return EXIT_OK
     built = run_report.build(events, last_run_only=not every_run)
+    if fmt == "html":
+        from gsd.output import htmlreport
+
+        bars = run_report.timeline(events, last_run_only=not every_run)
+        click.echo(htmlreport.render(built, bars, f"gsd report: {root.name}"), nl=False)
+        return EXIT_OK
     click.echo(reportview.render(built, fmt), nl=False)
     return EXIT_OK
 
