@@ -132,17 +132,21 @@ def _ticks(span: float) -> list[float]:
 
 
 def bar_chart(values: list[tuple[str, float | None]], unit: str) -> etree._Element:
-    """A horizontal bar per name; a paragraph instead when no value was reported."""
+    """A horizontal bar per name (`not reported` for a name without a value); a
+    paragraph instead when no name has one."""
     known = [(name, v) for name, v in values if v is not None]
     if not known:
         p = etree.Element("p")
         p.text = "Not reported by the runners of this run."
         return p
     top = max(v for _, v in known) or 1.0
-    svg = _svg(WIDTH, 10 + 24 * len(known), f"{unit} per name")
-    for i, (name, value) in enumerate(known):
+    svg = _svg(WIDTH, 10 + 24 * len(values), f"{unit} per name")
+    for i, (name, value) in enumerate(values):
         y = 5 + 24 * i
         _add(svg, "text", name, x=8, y=y + 15)
+        if value is None:
+            _add(svg, "text", "not reported", x=166, y=y + 15, fill="#868e96")
+            continue
         width = max(round((WIDTH - 160 - 120) * value / top, 1), 1)
         _add(svg, "rect", x=160, y=y + 2, width=width, height=18, fill="#4263eb", class_="bar")
         _add(svg, "text", f"{value:,.6g} {unit}", x=160 + width + 6, y=y + 15)
