@@ -21,18 +21,25 @@ def make(pid: str, deps: list[str], files: list[str], specialists: list[str]):  
         auto_task(f"Task {i}: do it", attrs=f' specialist="{name}"')
         for i, name in enumerate(specialists, 1)
     )
-    text = plan_text(plan=pid.split("-")[1], depends_on="[" + ", ".join(deps) + "]",
-                     files_modified="[" + ", ".join(files) + "]", tasks=tasks or None)  # fmt: skip
+    text = plan_text(
+        plan=pid.split("-")[1],
+        depends_on="[" + ", ".join(deps) + "]",
+        files_modified="[" + ", ".join(files) + "]",
+        tasks=tasks or None,
+    )
     return parse(text, f".planning/phases/01-alpha/{pid}-PLAN.md")
 
 
 def graph():  # type: ignore[no-untyped-def]
-    return build([
-        make("01-01", [], ["a.py"], ["python-pro"]),
-        make("01-02", [], ["a.py"], ["code-reviewer", "python-pro"]),
-        make("01-03", ["01-01", "01-02"], ["c.py"], ["technical-writer"]),
-        make("01-04", ["01-05"], ["d.py"], []), make("01-05", ["01-04"], ["e.py"], []),
-    ])  # fmt: skip
+    return build(
+        [
+            make("01-01", [], ["a.py"], ["python-pro"]),
+            make("01-02", [], ["a.py"], ["code-reviewer", "python-pro"]),
+            make("01-03", ["01-01", "01-02"], ["c.py"], ["technical-writer"]),
+            make("01-04", ["01-05"], ["d.py"], []),
+            make("01-05", ["01-04"], ["e.py"], []),
+        ]
+    )
 
 
 def test_waves_are_columns_plans_nodes_dependencies_edges() -> None:
@@ -83,8 +90,14 @@ def mermaid_parser() -> Path:
 
 
 def real_parse(folder: Path, text: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["node", str(folder / "parse.mjs")], input=text, capture_output=True, text=True,
-                          cwd=folder, timeout=120)  # fmt: skip
+    return subprocess.run(
+        ["node", str(folder / "parse.mjs")],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
 
 
 def test_the_real_mermaid_parser_accepts_the_flowchart(mermaid_parser: Path) -> None:

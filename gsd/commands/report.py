@@ -229,6 +229,8 @@ def _moment(e: dict[str, Any]) -> float | None:
     from gsd.core.utc import as_utc
 
     try:
-        return as_utc(datetime.fromisoformat(str(e.get("ts", "")).replace("Z", "+00:00"))).timestamp()
+        return as_utc(
+            datetime.fromisoformat(str(e.get("ts", "")).replace("Z", "+00:00"))
+        ).timestamp()
     except ValueError:
         return None

@@ -10,6 +10,7 @@ parser reads the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lxml import etree
@@ -17,8 +18,13 @@ from lxml import etree
 from gsd.core.words import plural
 
 SVG = "http://www.w3.org/2000/svg"
-COLOURS = {"ok": "#2f9e44", "soft success": "#94d82d", "timeout": "#f08c00",
-           "timeout-kill": "#f08c00", "interrupted": "#868e96"}  # fmt: skip
+COLOURS = {
+    "ok": "#2f9e44",
+    "soft success": "#94d82d",
+    "timeout": "#f08c00",
+    "timeout-kill": "#f08c00",
+    "interrupted": "#868e96",
+}
 FAILED = "#e03131"
 WIDTH, LABEL, LANE = 960, 110, 30
 STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
@@ -56,12 +62,13 @@ def render(report: dict[str, Any], bars: dict[str, Any], title: str = "gsd repor
             etree.SubElement(body, "h2").text = f"{_field_name(field)} per {name}"
             values = [(str(r[name]), _value(r, field)) for r in rows]
             body.append(bar_chart(values, unit))
-    text = etree.tostring(html, encoding="unicode", method="xml")
+    text = str(etree.tostring(html, encoding="unicode", method="xml"))
     return "<!DOCTYPE html>\n" + text + "\n"
 
 
 def _field_name(field: str) -> str:
-    return {"tokens": "Tokens", "cost_usd": "Cost", "seconds": "Seconds"}[field]
+    names = {"tokens": "Tokens", "cost_usd": "Cost", "seconds": "Seconds"}
+    return names[field]
 
 
 def _value(row: dict[str, Any], field: str) -> float | None:
@@ -74,15 +81,24 @@ def _value(row: dict[str, Any], field: str) -> float | None:
 
 
 def _svg(width: int, height: int, label: str) -> etree._Element:
-    svg = etree.Element(f"{{{SVG}}}svg", nsmap={None: SVG}, width=str(width),
-                        height=str(height), viewBox=f"0 0 {width} {height}", role="img")  # fmt: skip
+    svg = etree.Element(
+        f"{{{SVG}}}svg",
+        nsmap={None: SVG},
+        width=str(width),
+        height=str(height),
+        viewBox=f"0 0 {width} {height}",
+        role="img",
+    )
     svg.set("aria-label", label)
     return svg
 
 
 def _add(parent: etree._Element, tag: str, text: str | None = None, **attrs: object) -> Any:
-    element = etree.SubElement(parent, f"{{{SVG}}}{tag}",
-                               {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()})  # fmt: skip
+    element = etree.SubElement(
+        parent,
+        f"{{{SVG}}}{tag}",
+        {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()},
+    )
     if text is not None:
         element.text = text
     return element
@@ -98,36 +114,77 @@ def timeline_svg(bars: dict[str, Any]) -> etree._Element:
     scale = (WIDTH - LABEL - 20) / span
 
     def x(seconds: float) -> float:
-        return round(LABEL + seconds * scale, 1)
+        return float(round(LABEL + seconds * scale, 1))
 
     bottom = 40 + LANE * max(len(plans), 1)
-    for i, wave in enumerate(bars["waves"]):
-        fill = "#f1f3f5" if i % 2 == 0 else "#ffffff"
-        _add(svg, "rect", x=x(wave["start"]), y=20, width=max(round(x(wave["end"]) - x(wave["start"]), 1), 1),
-             height=bottom - 20, fill=fill, class_="wave")  # fmt: skip
-        _add(svg, "line", x1=x(wave["start"]), y1=20, x2=x(wave["start"]), y2=bottom,
-             stroke="#495057", stroke_dasharray="4 3")  # fmt: skip
-        _add(svg, "text", f"wave {wave['wave']}", x=x(wave["start"]) + 4, y=32, fill="#495057")
+    _waves(svg, bars["waves"], x, bottom)
     for lane, plan in enumerate(plans):
         y = 40 + LANE * lane
         _add(svg, "text", plan, x=8, y=y + LANE / 2 + 4)
         for a in (a for a in bars["attempts"] if a["plan"] == plan):
-            bar = _add(svg, "rect", x=x(a["start"]), y=y + 5,
-                       width=max(round(x(a["end"]) - x(a["start"]), 1), 2), height=LANE - 10,
-                       fill=colour(a["outcome"]), class_="attempt", rx=2)  # fmt: skip
+            bar = _add(
+                svg,
+                "rect",
+                x=x(a["start"]),
+                y=y + 5,
+                width=max(round(x(a["end"]) - x(a["start"]), 1), 2),
+                height=LANE - 10,
+                fill=colour(a["outcome"]),
+                class_="attempt",
+                rx=2,
+            )
             for key in ("plan", "task", "attempt", "agent", "outcome"):
                 bar.set(f"data-{key}", str(a[key]))
-            _add(bar, "title", f"{plan} task {a['task']} attempt {a['attempt']} ({a['agent']}): "
-                 f"{a['outcome']}, {a['start']:g}-{a['end']:g} s")  # fmt: skip
-    for tick in _ticks(span):
-        _add(svg, "line", x1=x(tick), y1=bottom, x2=x(tick), y2=bottom + 5, stroke="#495057")
-        _add(svg, "text", f"{tick:g} s", x=x(tick) - 8, y=bottom + 18, fill="#495057")
+            _add(
+                bar,
+                "title",
+                f"{plan} task {a['task']} attempt {a['attempt']} ({a['agent']}): "
+                f"{a['outcome']}, {a['start']:g}-{a['end']:g} s",
+            )
+    _axis(svg, span, x, bottom)
     return svg
 
 
+def _waves(
+    svg: etree._Element, waves: list[dict[str, Any]], x: Callable[[float], float], bottom: int
+) -> None:
+    """Each wave's span as a band, its start as a dashed line and its number."""
+    for i, wave in enumerate(waves):
+        fill = "#f1f3f5" if i % 2 == 0 else "#ffffff"
+        _add(
+            svg,
+            "rect",
+            x=x(wave["start"]),
+            y=20,
+            width=max(round(x(wave["end"]) - x(wave["start"]), 1), 1),
+            height=bottom - 20,
+            fill=fill,
+            class_="wave",
+        )
+        _add(
+            svg,
+            "line",
+            x1=x(wave["start"]),
+            y1=20,
+            x2=x(wave["start"]),
+            y2=bottom,
+            stroke="#495057",
+            stroke_dasharray="4 3",
+        )
+        _add(svg, "text", f"wave {wave['wave']}", x=x(wave["start"]) + 4, y=32, fill="#495057")
+
+
+def _axis(svg: etree._Element, span: float, x: Callable[[float], float], bottom: int) -> None:
+    """The seconds axis under the lanes: a tick and a label every 1, 2, 5, 10 ... s."""
+    for tick in _ticks(span):
+        _add(svg, "line", x1=x(tick), y1=bottom, x2=x(tick), y2=bottom + 5, stroke="#495057")
+        _add(svg, "text", f"{tick:g} s", x=x(tick) - 8, y=bottom + 18, fill="#495057")
+
+
 def _ticks(span: float) -> list[float]:
-    step = next(s for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 1e9)
-                if span / s <= 10)  # fmt: skip
+    step = next(
+        s for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 1e9) if span / s <= 10
+    )
     return [n * step for n in range(int(span // step) + 1)]
 
 
