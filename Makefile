@@ -7,7 +7,7 @@ DEMO := examples/demo
 # Paths that exist; ruff refuses a missing one (bench/ arrives later).
 LINT_PATHS := $(wildcard gsd tests bench)
 
-.PHONY: venv test lint demo bench clean clis
+.PHONY: venv test lint demo bench clean clis chromium mermaid
 
 venv: $(STAMP)
 
@@ -36,6 +36,16 @@ lint: venv
 # task that hangs on purpose to show timeout, rollback, retry and fallback).
 demo: venv
 	GSD=$(BIN)/gsd sh $(DEMO)/run-demo.sh
+
+# Debian's chromium, for the test that renders `gsd report --format html` headless to a
+# PNG (tests/test_htmlreport.py skips without it); apt caches the package.
+chromium:
+	command -v chromium >/dev/null || apt-get install -y chromium
+
+# The real Mermaid parser (npm: mermaid 11 and jsdom) in ~/.cache/gsd-mermaid, for the test
+# that parses `gsd waves --format mermaid` (tests/test_mermaid.py skips without it).
+mermaid:
+	@echo "mermaid parser in: $$(sh tests/mermaid/install.sh)"
 
 bench: venv
 	$(BIN)/python bench/run.py

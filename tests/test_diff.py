@@ -460,3 +460,24 @@ def test_sections_in_code_fences_and_tasks_are_not_plan_sections() -> None:
     assert list(found) == ["<objective>", "<context>", "<verification>", "<success_criteria>",
                            "<output>"]  # fmt: skip
     assert found["<context>"] == "@src/x.py"
+
+
+def test_markdown_shows_heads_wave_graph_when_the_schedule_changed(git_project, gsd) -> None:
+    git_project.plan("01-01", files_modified="[a]")
+    git_project.plan("01-02", files_modified="[b]")
+    base = commit(git_project, "two plans side by side")
+    git_project.plan("01-02", files_modified="[b]", depends_on='["01-01"]')
+    head = commit(git_project, "01-02 after 01-01")
+    out = gsd("diff", base, head, "--format", "markdown").out
+    assert f"### Waves of `01-alpha` at `{head[:7]}`" in out
+    assert '```mermaid\n---\ntitle: "Phase 01-alpha"\n---\nflowchart LR\n' in out
+    assert "p01_01 --> p01_02" in out
+
+
+def test_markdown_has_no_wave_graph_when_the_schedule_did_not_change(git_project, gsd) -> None:
+    git_project.plan("01-01", files_modified="[a]")
+    base = commit(git_project, "one plan")
+    git_project.plan("01-01", files_modified="[a]", tasks=task("A new name"))
+    head = commit(git_project, "renamed its task")
+    out = gsd("diff", base, head, "--format", "markdown").out
+    assert "renamed from" in out and "```mermaid" not in out

@@ -57,6 +57,10 @@ step "gsd errors  (the failed attempts: the hung task's timeouts, rolled back)"
 step "gsd report  (the run: timeline, then attempts, seconds, tokens and cost)"
 "$GSD" report
 
+step "gsd report --format html  (the run as a picture: timeline, tokens, cost)"
+"$GSD" report --format html > gsd-report.html
+echo "HTML report: $repo/gsd-report.html"
+
 step "git log --oneline --graph"
 git log --oneline --graph
 
@@ -65,3 +69,4 @@ if [ "$status" -ne 0 ]; then
     echo "gsd execute-phase 1 failed with exit status $status" >&2
     exit "$status"
 fi
+echo "HTML report: $repo/gsd-report.html"

@@ -113,13 +113,15 @@ def show(target: str, fmt: str) -> int:
 
 @click.command(cls=SummarisedCommand)
 @click.argument("phase")
-@format_option(("text", "markdown", "json", "github-matrix"))
+@format_option(("text", "markdown", "json", "github-matrix", "mermaid"))
 @click.option("--wave", type=int, help="With github-matrix: only this wave's plan groups.")
 def waves(phase: str, fmt: str, wave: int | None) -> int:
     """Show a phase's schedule: its waves and critical path.
 
     Each wave lists its plans and the plans in it that run one after another
     (they share files). PHASE is a number (1, 02.1) or a folder name (01-setup).
+    With --format mermaid, a flowchart: a column per wave, a box per plan with
+    its specialists, an arrow per dependency, plans that share files grouped.
 
     Example: gsd waves 1 --format github-matrix --wave 2
     """
@@ -131,6 +133,10 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
     graph = project.phase_graph(found)
     if fmt == "github-matrix":
         click.echo(views.github_matrix(found.number, graph, wave), nl=False)
+    elif fmt == "mermaid":
+        from gsd.output.mermaid import flowchart
+
+        click.echo(flowchart(graph, f"Phase {found.name}"), nl=False)
     else:
         click.echo(views.render_waves(views.waves_view(found.name, graph), fmt), nl=False)
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
@@ -219,16 +225,18 @@ def status(fmt: str) -> int:
 
 @click.command(cls=SummarisedCommand)
 @click.option("--all", "every_run", is_flag=True, help="All runs in the log, not the last.")
-@format_option((*LIST_FORMATS, "junit"))
+@format_option((*LIST_FORMATS, "junit", "html"))
 def report(every_run: bool, fmt: str) -> int:
     """Show the last run: its timeline, tokens and cost.
 
     The timeline of spawns, results, retries and commits, then attempts, seconds,
     tokens and cost per agent and per plan. With --format junit, a test case per
     task of the plans the run took up: failed by its last attempt, skipped when
-    it did not run.
+    it did not run. With --format html, one self-contained page (no script, nothing
+    fetched): the timeline as a lane per plan and a bar per attempt, and tokens,
+    cost and seconds per agent and per plan as bar charts.
 
-    Example: gsd report --format markdown
+    Example: gsd report --format html > report.html
     """
     from gsd.commands import report as run_report
     from gsd.formats import execlog
@@ -245,6 +253,12 @@ def report(every_run: bool, fmt: str) -> int:
         click.echo(reportview.junit(cases), nl=False)
         return EXIT_OK
     built = run_report.build(events, last_run_only=not every_run)
+    if fmt == "html":
+        from gsd.output import htmlreport
+
+        bars = run_report.timeline(events, last_run_only=not every_run)
+        click.echo(htmlreport.render(built, bars, f"gsd report: {root.name}"), nl=False)
+        return EXIT_OK
     click.echo(reportview.render(built, fmt), nl=False)
     return EXIT_OK
 

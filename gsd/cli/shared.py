@@ -24,6 +24,8 @@ FORMAT_MEANINGS = {
     "sarif": "SARIF 2.1.0 for code scanning",
     "junit": "JUnit XML for CI test reports",
     "github-matrix": "a GitHub Actions job matrix",
+    "mermaid": "a Mermaid flowchart",
+    "html": "one self-contained HTML page",
 }
 
 

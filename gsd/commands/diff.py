@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from gsd.core.graph import PhaseGraph, changed_schedules
 from gsd.core.ids import plan_sort_key
 from gsd.core.models import Diagnostic, Plan, Task
 
@@ -79,6 +80,8 @@ class PlanChanges(NamedTuple):
     plans: list[PlanDiff]
     new_diagnostics: list[Diagnostic]
     fixed_diagnostics: list[Diagnostic]
+    # HEAD's wave graph of each phase whose schedule changed, by phase folder name
+    schedules: tuple[tuple[str, PhaseGraph], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -122,7 +125,8 @@ def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
     new_diagnostics = _without(head.diagnostics, head_keys, base_keys)
     fixed = _without(base.diagnostics, base_keys, head_keys)
     return PlanChanges(base=base.side, head=head.side, plans=diffs,
-                       new_diagnostics=new_diagnostics, fixed_diagnostics=fixed)  # fmt: skip
+                       new_diagnostics=new_diagnostics, fixed_diagnostics=fixed,
+                       schedules=changed_schedules(base.plans, head.plans))  # fmt: skip
 
 
 def match_plans(

@@ -182,3 +182,55 @@ def _case(
     name = planned.name if planned else ""
     return TaskCase(plan=plan, task=task, name=name, outcome=outcome, why=why,
                     attempts=attempts, seconds=seconds)  # fmt: skip
+
+
+def timeline(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
+    """The run as bars for a picture (`gsd report --format html`): each attempt's plan,
+    task, agent, outcome and span in seconds from the run's first event (it ends at its
+    `result` event and lasted its `duration_s`), and each wave's span."""
+    events = [e for e in _selected(events, last_run_only) if _moment(e) is not None]
+    if not events:
+        return {"start": "", "seconds": 0.0, "attempts": [], "waves": [], "plans": []}
+    origin = min(m for e in events if (m := _moment(e)) is not None)
+
+    def at(e: dict[str, Any]) -> float:
+        return round((_moment(e) or origin) - origin, 1)
+
+    attempts, waves, plans = [], {}, {}
+    for e in events:
+        kind = e.get("event")
+        if kind == "wave-start":
+            waves[str(e.get("wave", ""))] = {"wave": e.get("wave"), "start": at(e), "end": None}
+            plans.update(dict.fromkeys(str(p) for p in e.get("plans") or []))
+        elif kind == "wave-end" and str(e.get("wave", "")) in waves:
+            waves[str(e.get("wave", ""))]["end"] = at(e)
+        elif kind == "result":
+            end = at(e)
+            took = float(e.get("duration_s") or 0)
+            plans.setdefault(str(e.get("plan", "?")))
+            attempts.append({
+                "plan": str(e.get("plan", "?")), "task": str(e.get("task", "?")),
+                "attempt": e.get("attempt", ""), "agent": str(e.get("agent", "?")),
+                "outcome": _row(e)["outcome"], "start": round(max(end - took, 0.0), 1),
+                "end": max(end, round(took, 1)),
+            })  # fmt: skip
+    seconds = max([at(e) for e in events] + [a["end"] for a in attempts])
+    for wave in waves.values():
+        wave["end"] = seconds if wave["end"] is None else wave["end"]
+    start = next(str(e["ts"]) for e in events if _moment(e) == origin)
+    return {"start": start, "seconds": seconds, "attempts": attempts,
+            "waves": list(waves.values()), "plans": list(plans)}  # fmt: skip
+
+
+def _moment(e: dict[str, Any]) -> float | None:
+    """An event's `ts` in seconds since the epoch; None when it has none or a bad one."""
+    from datetime import datetime
+
+    from gsd.core.utc import as_utc
+
+    try:
+        return as_utc(
+            datetime.fromisoformat(str(e.get("ts", "")).replace("Z", "+00:00"))
+        ).timestamp()
+    except ValueError:
+        return None

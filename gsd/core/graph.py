@@ -1,4 +1,5 @@
-"""The phase graph: waves from `depends_on`, cycles, critical path, overlap groups."""
+"""The phase graph: waves from `depends_on`, cycles, critical path, overlap groups, and
+which phases' schedules changed between two sets of plans."""
 
 from __future__ import annotations
 
@@ -56,6 +57,30 @@ def build(plans: list[Plan]) -> PhaseGraph:
     _critical_path(graph)
     _overlaps(graph)
     return graph
+
+
+def changed_schedules(
+    base: dict[str, Plan], head: dict[str, Plan]
+) -> tuple[tuple[str, PhaseGraph], ...]:
+    """HEAD's graph of each phase whose schedule changed: its waves, dependencies,
+    overlap groups or cycles differ from BASE's (a new phase's schedule is a change)."""
+
+    def by_phase(plans: dict[str, Plan]) -> dict[str, list[Plan]]:
+        out: dict[str, list[Plan]] = {}
+        for path, plan in plans.items():
+            out.setdefault(posixpath.dirname(path), []).append(plan)
+        return out
+
+    def schedule(graph: PhaseGraph) -> tuple[object, ...]:
+        return graph.waves, graph.deps, graph.overlap_groups, graph.cycles
+
+    old, new = by_phase(base), by_phase(head)
+    changed = []
+    for folder in sorted(new):
+        graph = build(new[folder])
+        if graph.plans and schedule(graph) != schedule(build(old.get(folder, []))):
+            changed.append((posixpath.basename(folder), graph))
+    return tuple(changed)
 
 
 def _levels(graph: PhaseGraph) -> None:

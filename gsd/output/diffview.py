@@ -10,6 +10,7 @@ from typing import Any
 from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
 from gsd.formats.diagnostics import diagnostic_line
+from gsd.output.mermaid import markdown_block
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 # GitHub refuses comments longer than 65536 characters.
@@ -240,6 +241,9 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
     out.append(f"<sub>Compared {_code(_side_name(base))} with {_code(_side_name(head))}.</sub>")
     for plan in changes.plans:
         out.extend(["", *_plan_markdown(plan, details)])
+    for phase, graph in changes.schedules:  # GitHub renders a ```mermaid block
+        out.extend(["", f"### Waves of {_code(phase)} at {_code(_label(head))}", ""])
+        out.append(markdown_block(graph, f"Phase {phase}").rstrip("\n"))
     if changes.new_diagnostics:
         out.extend(["", f"### New validation problems at {_code(_label(head))}", ""])
         out.append("| file | severity | code | message |")

@@ -1,0 +1,219 @@
+"""`gsd report --format html`: one self-contained page, inline SVG built with lxml, no
+JavaScript and nothing fetched: the run's timeline and its tokens, cost and seconds.
+
+SVG elements and attributes are SVG 1.1's (https://www.w3.org/TR/SVG11/: `rect`, `line`,
+`text`, `title` for a hover text, `stroke-dasharray`); an `<svg>` element inside HTML is
+foreign content per the HTML Living Standard (section 13.1.2.6), where `<rect/>` may close
+itself. The page is written as well-formed XML after `<!DOCTYPE html>`, which an HTML
+parser reads the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lxml import etree
+
+from gsd.core.words import plural
+
+SVG = "http://www.w3.org/2000/svg"
+COLOURS = {
+    "ok": "#2f9e44",
+    "soft success": "#94d82d",
+    "timeout": "#f08c00",
+    "timeout-kill": "#f08c00",
+    "interrupted": "#868e96",
+}
+FAILED = "#e03131"
+WIDTH, LABEL, LANE = 960, 110, 30
+STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}svg text{font:12px system-ui,sans-serif}
+.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;
+height:12px;margin-right:4px;vertical-align:-1px}table{border-collapse:collapse}
+td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:right}td:first-child{text-align:left}"""
+
+
+def colour(outcome: str) -> str:
+    """An attempt's bar colour by how it ended: green ok, orange timeout, red failure."""
+    return COLOURS.get(outcome, FAILED)
+
+
+def render(report: dict[str, Any], bars: dict[str, Any], title: str = "gsd report") -> str:
+    """The page: `gsd.commands.report.build`'s totals and `timeline`'s bars."""
+    html = etree.Element("html", lang="en")
+    head = etree.SubElement(html, "head")
+    etree.SubElement(head, "meta", charset="utf-8")
+    etree.SubElement(head, "title").text = title
+    etree.SubElement(head, "style").text = STYLE
+    body = etree.SubElement(html, "body")
+    etree.SubElement(body, "h1").text = title
+    took = f"{bars['seconds']:g} s" if bars["attempts"] else "no attempts"
+    etree.SubElement(body, "p").text = (
+        f"Run started {bars['start'] or 'never'}: {took}, "
+        f"{plural(len(bars['attempts']), 'attempt')}, {plural(report['retries'], 'retry')}."
+    )
+    etree.SubElement(body, "h2").text = "Timeline"
+    body.append(_legend(bars["attempts"]))
+    body.append(timeline_svg(bars))
+    for key, name in (("per_agent", "agent"), ("per_plan", "plan")):
+        rows = report[key]
+        for field, unit in (("tokens", "tokens"), ("cost_usd", "USD"), ("seconds", "s")):
+            etree.SubElement(body, "h2").text = f"{_field_name(field)} per {name}"
+            values = [(str(r[name]), _value(r, field)) for r in rows]
+            body.append(bar_chart(values, unit))
+    text = str(etree.tostring(html, encoding="unicode", method="xml"))
+    return "<!DOCTYPE html>\n" + text + "\n"
+
+
+def _field_name(field: str) -> str:
+    names = {"tokens": "Tokens", "cost_usd": "Cost", "seconds": "Seconds"}
+    return names[field]
+
+
+def _value(row: dict[str, Any], field: str) -> float | None:
+    if field == "tokens":
+        counts = [row.get("input_tokens"), row.get("output_tokens")]
+        known = [c for c in counts if isinstance(c, (int, float))]
+        return float(sum(known)) if known else None
+    value = row.get(field)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _svg(width: int, height: int, label: str) -> etree._Element:
+    svg = etree.Element(
+        f"{{{SVG}}}svg",
+        nsmap={None: SVG},
+        width=str(width),
+        height=str(height),
+        viewBox=f"0 0 {width} {height}",
+        role="img",
+    )
+    svg.set("aria-label", label)
+    return svg
+
+
+def _add(parent: etree._Element, tag: str, text: str | None = None, **attrs: object) -> Any:
+    element = etree.SubElement(
+        parent,
+        f"{{{SVG}}}{tag}",
+        {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()},
+    )
+    if text is not None:
+        element.text = text
+    return element
+
+
+def timeline_svg(bars: dict[str, Any]) -> etree._Element:
+    """A lane per plan, a bar per attempt coloured by outcome, a band and a dashed line
+    per wave, and a seconds axis."""
+    plans = bars["plans"]
+    height = 40 + LANE * max(len(plans), 1) + 30
+    svg = _svg(WIDTH, height, "the run's timeline: a lane per plan, a bar per attempt")
+    span = max(bars["seconds"], 1.0)
+    scale = (WIDTH - LABEL - 20) / span
+
+    def x(seconds: float) -> float:
+        return float(round(LABEL + seconds * scale, 1))
+
+    bottom = 40 + LANE * max(len(plans), 1)
+    _waves(svg, bars["waves"], x, bottom)
+    for lane, plan in enumerate(plans):
+        y = 40 + LANE * lane
+        _add(svg, "text", plan, x=8, y=y + LANE / 2 + 4)
+        for a in (a for a in bars["attempts"] if a["plan"] == plan):
+            bar = _add(
+                svg,
+                "rect",
+                x=x(a["start"]),
+                y=y + 5,
+                width=max(round(x(a["end"]) - x(a["start"]), 1), 2),
+                height=LANE - 10,
+                fill=colour(a["outcome"]),
+                class_="attempt",
+                rx=2,
+            )
+            for key in ("plan", "task", "attempt", "agent", "outcome"):
+                bar.set(f"data-{key}", str(a[key]))
+            _add(
+                bar,
+                "title",
+                f"{plan} task {a['task']} attempt {a['attempt']} ({a['agent']}): "
+                f"{a['outcome']}, {a['start']:g}-{a['end']:g} s",
+            )
+    _axis(svg, span, x, bottom)
+    return svg
+
+
+def _waves(
+    svg: etree._Element, waves: list[dict[str, Any]], x: Callable[[float], float], bottom: int
+) -> None:
+    """Each wave's span as a band, its start as a dashed line and its number."""
+    for i, wave in enumerate(waves):
+        fill = "#f1f3f5" if i % 2 == 0 else "#ffffff"
+        _add(
+            svg,
+            "rect",
+            x=x(wave["start"]),
+            y=20,
+            width=max(round(x(wave["end"]) - x(wave["start"]), 1), 1),
+            height=bottom - 20,
+            fill=fill,
+            class_="wave",
+        )
+        _add(
+            svg,
+            "line",
+            x1=x(wave["start"]),
+            y1=20,
+            x2=x(wave["start"]),
+            y2=bottom,
+            stroke="#495057",
+            stroke_dasharray="4 3",
+        )
+        _add(svg, "text", f"wave {wave['wave']}", x=x(wave["start"]) + 4, y=32, fill="#495057")
+
+
+def _axis(svg: etree._Element, span: float, x: Callable[[float], float], bottom: int) -> None:
+    """The seconds axis under the lanes: a tick and a label every 1, 2, 5, 10 ... s."""
+    for tick in _ticks(span):
+        _add(svg, "line", x1=x(tick), y1=bottom, x2=x(tick), y2=bottom + 5, stroke="#495057")
+        _add(svg, "text", f"{tick:g} s", x=x(tick) - 8, y=bottom + 18, fill="#495057")
+
+
+def _ticks(span: float) -> list[float]:
+    step = next(
+        s for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 1e9) if span / s <= 10
+    )
+    return [n * step for n in range(int(span // step) + 1)]
+
+
+def bar_chart(values: list[tuple[str, float | None]], unit: str) -> etree._Element:
+    """A horizontal bar per name (`not reported` for a name without a value); a
+    paragraph instead when no name has one."""
+    known = [(name, v) for name, v in values if v is not None]
+    if not known:
+        p = etree.Element("p")
+        p.text = "Not reported by the runners of this run."
+        return p
+    top = max(v for _, v in known) or 1.0
+    svg = _svg(WIDTH, 10 + 24 * len(values), f"{unit} per name")
+    for i, (name, value) in enumerate(values):
+        y = 5 + 24 * i
+        _add(svg, "text", name, x=8, y=y + 15)
+        if value is None:
+            _add(svg, "text", "not reported", x=166, y=y + 15, fill="#868e96")
+            continue
+        width = max(round((WIDTH - 160 - 120) * value / top, 1), 1)
+        _add(svg, "rect", x=160, y=y + 2, width=width, height=18, fill="#4263eb", class_="bar")
+        _add(svg, "text", f"{value:,.6g} {unit}", x=160 + width + 6, y=y + 15)
+    return svg
+
+
+def _legend(attempts: list[dict[str, Any]]) -> etree._Element:
+    legend = etree.Element("p", {"class": "legend"})
+    for outcome in dict.fromkeys(a["outcome"] for a in attempts) or ["ok"]:
+        item = etree.SubElement(legend, "span")
+        etree.SubElement(item, "i", style=f"background:{colour(outcome)}").text = " "
+        etree.SubElement(item, "b").text = outcome
+    return legend
