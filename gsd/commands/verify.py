@@ -7,9 +7,9 @@ from pathlib import Path
 
 from gsd.core.ids import is_plan_id
 from gsd.core.models import Plan
+from gsd.io.artifacts import PlanChecks, Tree, check_plan, plan_text
 from gsd.io.project import Project
 from gsd.io.sources import relative_to_root
-from gsd.io.verify import PlanChecks, Tree, check_plan, plan_text
 
 
 def target_plans(project: Project, target: str) -> list[Plan]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gsd.core.musthaves import Check
-from gsd.io.verify import PlanChecks
+from gsd.io.artifacts import PlanChecks
 from gsd.output.views import table
 
 MARKS = {"pass": "ok", "fail": "FAIL", "skip": "skip"}
@@ -50,7 +50,7 @@ def render(plans: Sequence[PlanChecks], fmt: str) -> str:
     out: list[str] = []
     for plan in plans:
         head = f"Plan {plan.plan_id or '?'} ({plan.path})"
-        out.append(f"## {head}" if markdown else head)
+        out.append(f"## {head}\n" if markdown else head)
         if not plan.checks:
             out.append("no must_haves to check and no @ references\n")
             continue
