@@ -253,7 +253,7 @@ def report(every_run: bool, fmt: str) -> int:
 @click.argument("target")
 @format_option((*LIST_FORMATS, "junit"))
 def verify(target: str, fmt: str) -> int:
-    """Check a plan's must_haves and @ references against the working tree.
+    """Check a plan's must_haves against the working tree.
 
     TARGET is a plan file, a plan id (01-02) or a phase (1, 01-setup). Each artifact
     must exist and meet its contains, min_lines and exports; each key link's pattern
