@@ -100,7 +100,7 @@ def test_check_artifact(artifact, text, status, detail) -> None:
     ("link", "source", "target", "status", "detail"),
     [
         pytest.param(KeyLink("a", "b", r"use\(b\)"), "use(b)", None, "pass",
-                     r"pattern 'use\\(b\\)' found in a", id="in-source"),
+                     r"pattern 'use\(b\)' found in a", id="in-source"),
         pytest.param(KeyLink("a", "b", "export B"), "x", "export B", "pass",
                      "pattern 'export B' found in b", id="in-target"),
         pytest.param(KeyLink("a", "b", "nope"), "x", "y", "fail",

@@ -194,8 +194,8 @@ def check_key_link(link: KeyLink, source: str | None, target: str | None) -> Che
     try:
         regex = re.compile(link.pattern)
     except re.error as exc:
-        return Check("key_link", subject, "fail", f"pattern {link.pattern!r} is no regex: {exc}")
-    shown = f"pattern {link.pattern!r}"
+        return Check("key_link", subject, "fail", f"pattern '{link.pattern}' is no regex: {exc}")
+    shown = f"pattern '{link.pattern}'"
     for name, text in ((link.source, source), (link.target, target)):
         if text is not None and regex.search(text):
             return Check("key_link", subject, "pass", f"{shown} found in {name}")
