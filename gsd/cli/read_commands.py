@@ -263,6 +263,27 @@ def report(every_run: bool, fmt: str) -> int:
     return EXIT_OK
 
 
+@click.command(cls=SummarisedCommand)
+@click.argument("target")
+@format_option((*LIST_FORMATS, "junit"))
+def verify(target: str, fmt: str) -> int:
+    """Check a plan's must_haves against the working tree.
+
+    TARGET is a plan file, a plan id (01-02) or a phase (1, 01-setup). Each artifact
+    must exist and meet its contains, min_lines and exports; each key link's pattern
+    must be found in its from or to file; each @path reference must name a file.
+    Exits 1 when a check fails.
+
+    Example: gsd verify 01-02 --format junit
+    """
+    from gsd.commands import verify as run_verify
+    from gsd.output import verifyview
+
+    checked = run_verify.verify(planned_project(), target)
+    click.echo(verifyview.render(checked, fmt), nl=False)
+    return EXIT_FINDINGS if any(p.failed for p in checked) else EXIT_OK
+
+
 def _planned_tasks(project: Project) -> Callable[[str], list[Any]]:
     """The tasks of a plan as its file has them; none for a plan gone or unreadable."""
     from gsd.commands.report import PlannedTask
@@ -278,4 +299,4 @@ def _planned_tasks(project: Project) -> Callable[[str], list[Any]]:
     return tasks_of
 
 
-COMMANDS = (validate, rules, show, waves, diff, errors, status, report)
+COMMANDS = (validate, rules, show, waves, diff, errors, status, report, verify)

@@ -87,6 +87,10 @@ class Specialists(_Section):
     agent_paths: Paths = Field(default_factory=list)
 
 
+class Verification(_Section):
+    must_haves: Scope = "warn"  # fail: a plan whose must_haves fail gsd verify fails
+
+
 class GitSettings(_Section):
     commit_docs: Flag = True
 
@@ -138,6 +142,7 @@ class Settings(_Section):
     voltagent: Voltagent = Voltagent()
     specialists: Specialists = Specialists()
     git: GitSettings = GitSettings()
+    verification: Verification = Verification()
     sandbox: Sandbox = Sandbox()
     # per runner, the same words as an agent file's `token_budget`
     budgets: dict[Runner, TokenBudget] = Field(default_factory=dict)

@@ -88,6 +88,7 @@ class PhaseRun:
         # with `git.commit_docs` false, gsd's own edits stay uncommitted in .planning/:
         # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
         self.commit_docs = settings.git.commit_docs
+        self.must_haves = settings.verification.must_haves  # warn or fail
         self.allow_dirty = options.allow_dirty or not self.commit_docs
         self.in_place = not settings.workflow.use_worktrees  # the opt-in
         self.parallel = _max_parallel(project, options)

@@ -14,6 +14,7 @@ from gsd.formats import attempts, summary
 from gsd.io.branches import Branches
 from gsd.io.commits import Commits
 from gsd.io.git import Git
+from gsd.run.musthavecheck import check_complete_plan
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.tasks import run_tasks
 
@@ -23,9 +24,11 @@ def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
     opt-in), its bookkeeping committed when it ends."""
     end = run_tasks(run, plan, wave, run.git, run.committed)
     if end.status == "complete":
+        end, checked = check_complete_plan(run, end, run.git)
+    if end.status == "complete":
         # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
         # when its SUMMARY is there), all in one docs commit
-        text = plan_summary(run, end, run.git)
+        text = plan_summary(run, end, run.git) + "\n" + checked
         summary.write(run.phase.path / f"{plan.id}-SUMMARY.md", text)
         written = run.phase.path / f"{plan.id}-SUMMARY.md"
         run.books.written.add(written.relative_to(run.project.root).as_posix())
@@ -49,7 +52,9 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
         run.say(f"rolled back {tag}, left open by an interrupted run")
     end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
     if end.status == "complete":
-        end = end._replace(summary=plan_summary(run, end, place))
+        end, checked = check_complete_plan(run, end, place)
+    if end.status == "complete":
+        end = end._replace(summary=plan_summary(run, end, place) + "\n" + checked)
         if run.commit_docs:  # else it is written after the merge (`merge_plan`)
             _commit_plan_docs(run, end, place)
     else:  # its lines are the run's to commit: its branch carries none of them

@@ -1,0 +1,230 @@
+"""gsd verify: must_haves and @ references against a real working tree (core, io, CLI)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from lxml import etree
+
+from gsd.core.musthaves import (
+    Artifact,
+    KeyLink,
+    check_artifact,
+    check_key_link,
+    check_reference,
+    declared,
+    references,
+)
+from gsd.io.artifacts import unfenced
+
+PLAN = """\
+---
+phase: 01-alpha
+plan: "01"
+type: execute
+wave: 1
+depends_on: []
+files_modified: [src/app.py]
+autonomous: true
+must_haves:
+  truths:
+    - "the app greets"
+  artifacts:
+    - path: src/app.py
+      provides: "the app"
+      min_lines: 3
+      contains: "def greet"
+      exports: [greet, main]
+    - output.txt
+    - "a description of something"
+  key_links:
+    - from: src/app.py
+      to: src/util.py
+      via: "import"
+      pattern: "from util import \\\\w+"
+    - from: src/util.py
+      to: src/app.py
+---
+
+<context>
+@.planning/PROJECT.md
+@src/missing/thing.py
+</context>
+
+```python
+@router.get("/x/y")
+```
+
+<tasks>
+<task type="auto">
+  <name>Task 1: app</name>
+  <files>src/app.py</files>
+  <action>Write it.</action>
+  <verify>true</verify>
+  <done>Done.</done>
+</task>
+</tasks>
+"""
+
+APP = "from util import helper\n\ndef greet():\n    return helper()\n\ndef main():\n    greet()\n"
+
+
+@pytest.mark.parametrize(
+    ("artifact", "text", "status", "detail"),
+    [
+        pytest.param(Artifact("a.py"), None, "fail", "file not found", id="missing"),
+        pytest.param(Artifact("a.py"), "", "pass", "exists", id="empty-exists"),
+        # upstream counts "a\nb\n".split("\n"): 3 lines
+        pytest.param(Artifact("a.py", min_lines=3), "a\nb\n", "pass", "exists, 3 lines >= 3",
+                     id="min-lines-as-upstream"),
+        pytest.param(Artifact("a.py", min_lines=4), "a\nb\n", "fail",
+                     "only 3 lines, need 4", id="too-short"),
+        pytest.param(Artifact("a.py", contains="x.y("), "call x.y(1)", "pass",
+                     "exists, contains 'x.y('", id="contains-is-a-substring"),
+        pytest.param(Artifact("a.py", contains="zz"), "abc", "fail",
+                     "does not contain 'zz'", id="contains-missing"),
+        pytest.param(Artifact("a.py", not_contains="TODO"), "x TODO", "fail",
+                     "contains 'TODO', which it must not", id="not-contains"),
+        pytest.param(Artifact("a.py", exports=("f", "g")), "def f(): ...", "fail",
+                     "no export 'g'", id="export-missing"),
+    ],
+)  # fmt: skip
+def test_check_artifact(artifact, text, status, detail) -> None:
+    check = check_artifact(artifact, text)
+    assert (check.status, check.detail) == (status, detail)
+
+
+@pytest.mark.parametrize(
+    ("link", "source", "target", "status", "detail"),
+    [
+        pytest.param(KeyLink("a", "b", r"use\(b\)"), "use(b)", None, "pass",
+                     r"pattern 'use\(b\)' found in a", id="in-source"),
+        pytest.param(KeyLink("a", "b", "export B"), "x", "export B", "pass",
+                     "pattern 'export B' found in b", id="in-target"),
+        pytest.param(KeyLink("a", "b", "nope"), "x", "y", "fail",
+                     "pattern 'nope' found in neither file", id="in-neither"),
+        pytest.param(KeyLink("a", "b", "x"), None, "x", "fail", "a not found", id="no-source"),
+        pytest.param(KeyLink("a", "src/b.ts"), "import './src/b.ts'", None, "pass",
+                     "a names src/b.ts", id="no-pattern-names-target"),
+        pytest.param(KeyLink("a", "src/b.ts"), "nothing", None, "fail",
+                     "a does not name src/b.ts", id="no-pattern-unnamed"),
+    ],
+)  # fmt: skip
+def test_check_key_link(link, source, target, status, detail) -> None:
+    check = check_key_link(link, source, target)
+    assert (check.status, check.detail) == (status, detail)
+
+
+def test_a_pattern_that_is_no_regex_fails_with_why() -> None:
+    check = check_key_link(KeyLink("a", "b", "f(("), "f((", None)
+    assert check.status == "fail" and check.detail.startswith("pattern 'f((' is no regex")
+
+
+def test_declared_reads_strings_mappings_and_skips_descriptions() -> None:
+    found = declared(
+        {
+            "artifacts": [
+                "output.txt",
+                "the whole app",
+                {"path": "a.py", "min_lines": "30", "exports": "f"},
+                {"provides": "x"},
+                {"path": "b.py", "min_lines": "many"},
+            ],
+            "key_links": [{"from": "a.py", "to": "b.py", "pattern": "b"}, "a -> b"],
+        }
+    )
+    assert found.artifacts == [
+        Artifact("output.txt"),
+        Artifact("a.py", min_lines=30, exports=("f",)),
+    ]
+    assert found.key_links == [KeyLink("a.py", "b.py", "b")]
+    assert [c.detail for c in found.skipped] == [
+        "'the whole app' is a description, not a path: nothing to check",
+        "no path",
+        "min_lines is 'many', not a whole number",
+        "not a mapping with from and to",
+    ]
+    assert declared(None) == declared("text") == ([], [], [])
+
+
+def test_references_as_upstream_finds_them_but_not_in_code() -> None:
+    text = "See @.planning/PROJECT.md, @src/a.py) and @here and @~/x/y.md\n"
+    assert references(text) == [".planning/PROJECT.md", "src/a.py", "~/x/y.md"]
+    assert references('@router.get("/x") curl -F f=@/tmp/a.vtt"') == ["/tmp/a.vtt"]
+    assert references(unfenced("```\n@src/in/fence.py\n```\n@src/out.py\n")) == ["src/out.py"]
+    assert check_reference("/tmp/a", None).status == "skip"
+
+
+@pytest.fixture
+def verified(project):
+    project.plan("01-01", PLAN)
+    project.write("src/app.py", APP)
+    project.write("src/util.py", "def helper():\n    return 'hi'\n")
+    project.write("output.txt", "done\n")
+    project.write(".planning/PROJECT.md", "# Project\n")
+    return project
+
+
+def test_verify_json_every_check(verified, gsd) -> None:
+    result = gsd("verify", "01-01", "--format", "json")
+    assert result.code == 1, result.err  # src/missing/thing.py is not there
+    (plan,) = json.loads(result.out)["plans"]
+    got = [(c["kind"], c["subject"], c["status"]) for c in plan["checks"]]
+    assert got == [
+        ("artifact", "src/app.py", "pass"),
+        ("artifact", "output.txt", "pass"),
+        ("key_link", "src/app.py -> src/util.py", "pass"),
+        ("key_link", "src/util.py -> src/app.py", "fail"),
+        ("artifact", "entry 3", "skip"),
+        ("reference", ".planning/PROJECT.md", "pass"),
+        ("reference", "src/missing/thing.py", "fail"),
+    ]
+
+
+def test_verify_passes_when_everything_is_there(verified, gsd) -> None:
+    verified.write("src/missing/thing.py", "x = 1\n")
+    verified.write("src/util.py", "# used by src/app.py\ndef helper():\n    return 'hi'\n")
+    result = gsd("verify", "1")
+    assert result.code == 0, result.out
+    assert "src/app.py -> src/util.py" in result.out
+    assert result.out.rstrip().endswith("7 checks: 6 passed, 0 failed, 1 skipped")
+
+
+def test_verify_a_plan_file_as_markdown(verified, gsd) -> None:
+    result = gsd("verify", ".planning/phases/01-alpha/01-01-PLAN.md", "--format", "markdown")
+    assert result.code == 1
+    assert result.out.startswith("## Plan 01-01 (.planning/phases/01-alpha/01-01-PLAN.md)\n\n|")
+    assert re.search(r"\| reference +\| src/missing/thing.py +\| FAIL +\| not found", result.out)
+
+
+def test_verify_junit_is_one_case_per_check(verified, gsd) -> None:
+    result = gsd("verify", "01-01", "--format", "junit")
+    root = etree.fromstring(result.out.encode())
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "01-01"
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("7", "2", "1")
+
+
+def test_artifacts_outside_the_project_are_not_read(project, gsd, tmp_path) -> None:
+    (tmp_path / "secret.txt").write_text("x\n")
+    text = PLAN.replace("- output.txt", "- ../secret.txt").replace("@src/missing/thing.py", "")
+    project.plan("01-01", text)
+    result = gsd("verify", "01-01", "--format", "json")
+    checks = json.loads(result.out)["plans"][0]["checks"]
+    assert {"kind": "artifact", "subject": "../secret.txt", "status": "fail",
+            "detail": "outside the project: gsd reads no file there"} in checks  # fmt: skip
+
+
+def test_home_references_resolve_against_home(verified, gsd, tmp_path) -> None:
+    verified.plan("01-01", PLAN.replace("@src/missing/thing.py", "@~/.claude/gsd/x.md"))
+    assert gsd("verify", "01-01").code == 1
+    (tmp_path / "home" / ".claude" / "gsd").mkdir(parents=True)
+    (tmp_path / "home" / ".claude" / "gsd" / "x.md").write_text("x\n")
+    assert re.search(r"reference +~/.claude/gsd/x.md +ok +found", gsd("verify", "01-01").out)
+
+
+def test_verify_an_unknown_plan_is_one_line(project, gsd) -> None:
+    result = gsd("verify", "01-09")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
