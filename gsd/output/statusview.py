@@ -59,8 +59,9 @@ def _position(position: dict[str, Any], markdown: bool) -> list[str]:
     if markdown:
         out += ["", table(rows, markdown=True)]
     else:
-        out += [f"  {r['']:<13}  STATE.md: {r['STATE.md']}" + (f"  gsd: {r['gsd']}" if r["gsd"] else "")
-                for r in rows]  # fmt: skip
+        for r in rows:
+            theirs = f"  gsd: {r['gsd']}" if r["gsd"] else ""
+            out.append(f"  {r['']:<13}  STATE.md: {r['STATE.md']}{theirs}")
     for line in position["disagreements"]:
         out.append(f"- **Disagrees:** {line}" if markdown else f"  disagrees: {line}")
     return out
