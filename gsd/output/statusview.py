@@ -60,8 +60,8 @@ def _position(position: dict[str, Any], markdown: bool) -> list[str]:
         out += ["", table(rows, markdown=True)]
     else:
         for r in rows:
-            theirs = f"  gsd: {r['gsd']}" if r["gsd"] else ""
-            out.append(f"  {r['']:<13}  STATE.md: {r['STATE.md']}{theirs}")
+            shown = f"  gsd: {r['gsd']}" if r["gsd"] else ""
+            out.append(f"  {r['']:<13}  STATE.md: {r['STATE.md']}{shown}")
     for line in position["disagreements"]:
         out.append(f"- **Disagrees:** {line}" if markdown else f"  disagrees: {line}")
     return out
