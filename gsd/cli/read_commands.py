@@ -138,7 +138,10 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
 
         click.echo(flowchart(graph, f"Phase {found.name}"), nl=False)
     else:
-        click.echo(views.render_waves(views.waves_view(found.name, graph), fmt), nl=False)
+        view = views.waves_view(found.name, graph)
+        if found.archived:
+            view["archived"] = found.milestone
+        click.echo(views.render_waves(view, fmt), nl=False)
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 

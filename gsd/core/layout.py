@@ -18,6 +18,8 @@ from pathlib import Path
 
 PLANNING = ".planning"
 PHASES = "phases"
+MILESTONES = "milestones"  # shipped milestones; `v1.0-phases/` in it holds v1.0's phases
+ARCHIVED_PHASES_SUFFIX = "-phases"
 STATE_FILE = "STATE.md"
 ROADMAP_FILE = "ROADMAP.md"
 ROSTER_FILE = "available_agents.md"

@@ -202,6 +202,30 @@ def set_position(
     return _set_fields(text, _POSITION_RE, "## Current Position", labels, edits, "Progress")
 
 
+def position(text: str) -> dict[str, str]:
+    """The `Label: value` lines under `## Current Position` that gsd owns, by key (`phase`,
+    `plan`, `status`, `last_activity`, `progress`); a missing line is left out."""
+    lines = Lines(text)
+    span = lines.section(_POSITION_RE)
+    if span is None:
+        return {}
+    found = {}
+    for key, label in (*_POSITION_FIELDS, ("progress", "Progress")):
+        field = lines.field(span, label)
+        if field is not None and (value := field[1].group("value").strip()):
+            found[key] = value
+    return found
+
+
+def position_percent(progress: str) -> int | None:
+    """The percentage of a Progress value: `[███░░] 60%` or `60%`; None without one."""
+    bar = _BAR_RE.match(progress)
+    if bar is not None:
+        return round(float(bar.group("pct")))
+    plain = re.match(r"^(\d+(?:\.\d+)?)[ \t]*%", progress)
+    return round(float(plain.group(1))) if plain else None
+
+
 # ------------------------------------------------------------------ session continuity
 
 

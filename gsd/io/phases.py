@@ -1,7 +1,15 @@
-"""Phase directories: listing them in order, and resolving `1`, `01`, `2.1`, `12A` to one."""
+"""Phase directories: listing them in order, and resolving `1`, `01`, `2.1`, `12A` to one.
+
+Current phases live in `.planning/phases/`; a shipped milestone's are archived in
+`.planning/milestones/v1.0-phases/`, as GSD's `getArchivedPhaseDirs` finds them
+(get-shit-done `get-shit-done/bin/lib/core.cjs`): folders matching `^v[\\d.]+-phases$`,
+newest version first, each subfolder a phase of that milestone. A phase is looked up
+among the current ones first, then in the archives, newest first.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -9,17 +17,31 @@ from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.ids import PhaseKey, is_phase_number, parse_phase_name, phase_key, plan_sort_key
 
-__all__ = ["Phase", "PhaseKey", "list_phases", "phase_key", "plan_sort_key", "resolve_phase"]
+__all__ = [
+    "Phase",
+    "PhaseKey",
+    "list_archived_phases",
+    "list_phases",
+    "phase_key",
+    "plan_sort_key",
+    "resolve_phase",
+]
 
 _LISTED = 12  # phases an error names before `and N more`
+_ARCHIVE_RE = re.compile(rf"^(v[0-9.]+){re.escape(layout.ARCHIVED_PHASES_SUFFIX)}$")
 
 
 class Phase(NamedTuple):
-    """A phase directory under `.planning/phases/`."""
+    """A phase directory under `.planning/phases/`, or archived with its milestone."""
 
     path: Path
     key: PhaseKey
     slug: str
+    milestone: str | None = None  # `v1.0` for a phase archived in `milestones/v1.0-phases/`
+
+    @property
+    def archived(self) -> bool:
+        return self.milestone is not None
 
     @property
     def name(self) -> str:
@@ -34,17 +56,41 @@ class Phase(NamedTuple):
 
 
 def list_phases(planning: Path) -> list[Phase]:
-    """Phase directories of a `.planning/` folder, in phase order."""
-    phases_dir = planning / layout.PHASES
-    if not phases_dir.is_dir():
+    """Phase directories of a `.planning/` folder, in phase order (archived ones apart)."""
+    return _phases_in(planning / layout.PHASES, None)
+
+
+def list_archived_phases(planning: Path) -> list[Phase]:
+    """Phases of shipped milestones: the newest milestone's first, each in phase order."""
+    milestones = planning / layout.MILESTONES
+    if not milestones.is_dir():
+        return []
+    archives = [
+        (_version_key(match.group(1)), match.group(1), entry)
+        for entry in milestones.iterdir()
+        if (match := _ARCHIVE_RE.match(entry.name)) and entry.is_dir()
+    ]
+    phases = []
+    for _, version, folder in sorted(archives, reverse=True):
+        phases += _phases_in(folder, version)
+    return phases
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """`v1.10` after `v1.9` (upstream's SDK compares numerically too)."""
+    return tuple(int(part) for part in version[1:].split(".") if part)
+
+
+def _phases_in(folder: Path, milestone: str | None) -> list[Phase]:
+    if not folder.is_dir():
         return []
     phases = []
-    for entry in phases_dir.iterdir():
+    for entry in folder.iterdir():
         parsed = parse_phase_name(entry.name)
         if parsed and entry.is_dir():
             key = phase_key(entry.name)
             assert key is not None
-            phases.append(Phase(entry, key, parsed.slug or ""))
+            phases.append(Phase(entry, key, parsed.slug or "", milestone))
     return sorted(phases, key=lambda p: (p.key, p.name))
 
 
@@ -52,21 +98,32 @@ def resolve_phase(planning: Path, spec: str) -> Phase:
     """The phase directory named by `spec`: a number (`1`, `01`, `1.0`, `2.1`, `12A`, `CK-01`)
     or a directory's whole name (`01-setup`, or its path).
 
-    A name with a slug must be the name of a directory: `01-nope` is not phase 01.
+    A name with a slug must be the name of a directory: `01-nope` is not phase 01. The
+    current phases are searched first, then each archived milestone's, newest first.
     """
     phases = list_phases(planning)
+    found = _find(spec, phases)
+    if found is not None:
+        return found
+    archived = list_archived_phases(planning)
+    for version in dict.fromkeys(p.milestone for p in archived):
+        found = _find(spec, [p for p in archived if p.milestone == version])
+        if found is not None:
+            return found
+    raise _no_such_phase(planning, spec, phases)
+
+
+def _find(spec: str, phases: list[Phase]) -> Phase | None:
     text = spec.strip().rstrip("/")
     name = Path(text).name
     for phase in phases:
         if text == str(phase.path) or name == phase.name:
             return phase
     matches = [p for p in phases if _names_number(name, p)]
-    if len(matches) == 1:
-        return matches[0]
     if len(matches) > 1:
         names = ", ".join(p.name for p in matches)
         raise UsageError(f"phase {spec!r} is ambiguous: {names}", hint="pass the directory name")
-    raise _no_such_phase(planning, spec, phases)
+    return matches[0] if matches else None
 
 
 def _names_number(spec: str, phase: Phase) -> bool:

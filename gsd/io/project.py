@@ -16,7 +16,7 @@ from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
 from gsd.core.models import Plan
 from gsd.formats import plan as plan_format
 from gsd.formats import roster
-from gsd.io.phases import Phase, list_phases, resolve_phase
+from gsd.io.phases import Phase, list_archived_phases, list_phases, resolve_phase
 from gsd.io.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
 if TYPE_CHECKING:  # heavy (pydantic): imported where they are used, never on the hook path
@@ -233,4 +233,9 @@ class Project:
         return self.graph_of(plans[0].path) if plans else build([])
 
     def phases(self) -> list[Phase]:
+        """The current phases, in order: what a run executes."""
         return list_phases(self.planning)
+
+    def archived_phases(self) -> list[Phase]:
+        """Shipped milestones' phases, newest milestone first: shown, never run unless named."""
+        return list_archived_phases(self.planning)

@@ -154,6 +154,8 @@ def render_waves(view: dict[str, Any], fmt: str) -> str:
     markdown = fmt == "markdown"
     title = f"Phase {view['phase']}: {plural(view['plans'], 'plan')} in "
     title += plural(len(view["waves"]), "wave")
+    if "archived" in view:
+        title += f" (archived, milestone {view['archived']})"
     rows = [
         {
             "wave": w["wave"],
