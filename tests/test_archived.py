@@ -76,6 +76,10 @@ def test_corpus_archive_is_found_by_status_show_waves_validate(ag_cli: Path, gsd
     assert "(archived, milestone v1.0)" in gsd("status").out
     shown = gsd("show", "1")
     assert shown.code == 0 and "milestones/v1.0-phases/01-foundation/01-01-PLAN.md" in shown.out
+    assert "(archived, milestone v1.0)" in shown.out.splitlines()[0]
+    assert {
+        p["archived"] for p in json.loads(gsd("show", "1", "--format", "json").out)["plans"]
+    } == {"v1.0"}
     waves = gsd("waves", "02")
     assert waves.out.startswith("Phase 02-data-infrastructure: 2 plans in 1 wave (archived, ")
     assert json.loads(gsd("waves", "2.1", "--format", "json").out)["archived"] == "v1.0"

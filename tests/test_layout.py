@@ -75,3 +75,12 @@ def test_readme_layout_lists_every_module_in_its_folder() -> None:
         if path.stem not in ("__init__", "__main__")
     }
     assert listed == tree
+
+
+def test_an_archived_plan_names_its_milestone() -> None:
+    assert (
+        layout.archived_milestone(".planning/milestones/v1.0-phases/01-a/01-01-PLAN.md") == "v1.0"
+    )
+    assert layout.archived_milestone("/r/.planning/milestones/v2.10-phases/02/x.md") == "v2.10"
+    assert layout.archived_milestone(".planning/phases/01-a/01-01-PLAN.md") is None
+    assert layout.archived_milestone(".planning/milestones/notes/01/x.md") is None

@@ -12,7 +12,8 @@ The key that signs checkpoint records lives outside every repository.
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 
 # -- .planning/ --------------------------------------------------------------------------
 
@@ -30,6 +31,22 @@ LOGS = "logs"  # a log a plan, and a log a phase for what no one plan owns
 PHASE_LOG_PREFIX = "phase-"
 LEGACY_EXECUTION_LOG = "execution-log.jsonl"  # older versions' shared logs: read, not written
 LEGACY_ERROR_LOG = "specialist-errors.jsonl"
+
+
+def archived_milestone(path: str) -> str | None:
+    """The milestone (`v1.0`) whose archive holds a plan's path
+    (`.planning/milestones/v1.0-phases/01-x/01-01-PLAN.md`), or None for a current one."""
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    for i in range(len(parts) - 2):
+        if parts[i] == PLANNING and parts[i + 1] == MILESTONES:
+            name = parts[i + 2]
+            version = name.removesuffix(ARCHIVED_PHASES_SUFFIX)
+            if name != version and _VERSION_RE.fullmatch(version):
+                return version
+    return None
+
+
+_VERSION_RE = re.compile(r"v[\d.]+")
 
 
 def plan_log(planning: Path, plan_id: str) -> Path:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gsd.core import layout
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan, Task
 from gsd.core.words import plural
@@ -44,7 +45,9 @@ def plan_view(
     plan: Plan, graph: PhaseGraph | None = None, resolve: Resolver | None = None
 ) -> dict[str, Any]:
     fm = plan.frontmatter
+    archived = layout.archived_milestone(plan.path)
     return {
+        **({"archived": archived} if archived else {}),  # only for an archived plan
         "id": plan.id,
         "path": plan.path,
         "phase": fm.get("phase"),
@@ -118,6 +121,8 @@ def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
         deps = ", ".join(view["depends_on"]) or "none"
         wave = view["computed_wave"] or view["wave"]
         head = f"Plan {view['id']} ({view['path']})"
+        if "archived" in view:
+            head += f" (archived, milestone {view['archived']})"
         out.append(f"## {head}" if markdown else head)
         out.append(
             f"wave {wave}, depends on {deps}, autonomous {str(view['autonomous']).lower()}, "
