@@ -146,3 +146,15 @@ def test_state_position_reads_the_lines() -> None:
     assert state.position_percent("[===.] 87% done") == 87
     assert state.position_percent("45%") == 45
     assert state.position_percent("soon") is None
+
+
+def test_a_dependency_done_in_an_archived_milestone_is_done(planning: Path) -> None:
+    """validate accepts a depends_on naming an archived plan; a run must find its SUMMARY
+    there too, or `execute-plan` would wait for it forever."""
+    from gsd.io.project import Project
+
+    done = planning / "milestones" / "v1.0-phases" / "01-setup" / "01-01-SUMMARY.md"
+    done.write_text("---\nphase: 01\nplan: 01\n---\n# done\n")
+    project = Project(planning.parent)
+    assert project.summary_of("01-01") == done
+    assert project.summary_of("01-02") is None

@@ -228,3 +228,15 @@ def test_home_references_resolve_against_home(verified, gsd, tmp_path) -> None:
 def test_verify_an_unknown_plan_is_one_line(project, gsd) -> None:
     result = gsd("verify", "01-09")
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+
+
+def test_a_key_link_with_nothing_to_look_for_is_skipped_not_passed() -> None:
+    """`{from: a.py}` alone gave "a.py names ''", a pass that checked nothing."""
+    found = declared(
+        {"key_links": [{"from": "a.py", "via": "import"}, {"from": "a.py", "to": " "}]}
+    )
+    assert found.key_links == []
+    assert [c.status for c in found.skipped] == ["skip", "skip"]
+    assert {c.detail for c in found.skipped} == {"no to and no pattern: nothing to check"}
+    kept = declared({"key_links": [{"from": "a.py", "pattern": "import b"}]})
+    assert kept.key_links == [KeyLink("a.py", "", "import b")]

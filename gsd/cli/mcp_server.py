@@ -82,7 +82,7 @@ def waves_data(phase: str) -> tuple[dict[str, Any], str]:
 
     project = queries.here()
     found = project.phase(phase)
-    view = views.waves_view(found.name, project.phase_graph(found))
+    view = views.waves_view(found.name, project.phase_graph(found), found.milestone)
     return as_json(views.render_waves(view, "json")), capped(views.render_waves(view, "text"))
 
 

@@ -138,9 +138,7 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
 
         click.echo(flowchart(graph, f"Phase {found.name}"), nl=False)
     else:
-        view = views.waves_view(found.name, graph)
-        if found.archived:
-            view["archived"] = found.milestone
+        view = views.waves_view(found.name, graph, found.milestone)
         click.echo(views.render_waves(view, fmt), nl=False)
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 

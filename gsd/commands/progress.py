@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gsd.core import layout
 from gsd.core.ids import parse_phase_name, phase_key, same_plan
 from gsd.formats import state, summaryread
 from gsd.io.gitread import committed_tasks
@@ -16,7 +17,7 @@ def project_status(project: Project) -> dict[str, Any]:
     paused, failed, in progress, pending) and committed tasks; the open blockers of
     STATE.md; and STATE.md's current position beside what gsd computes."""
     committed = committed_tasks(project.root, plan_branches=True)  # {} without git
-    state_path = project.planning / "STATE.md"
+    state_path = project.planning / layout.STATE_FILE
     text = state.load(state_path) if state_path.exists() else ""
     failures = state.blocker_plans(text)  # gsd's own bullets, not people's notes
     phases = []

@@ -131,6 +131,8 @@ def _key_link(item: object) -> KeyLink | str:
     if not isinstance(source, str) or not source.strip():
         return "no from"
     pattern = _text(item.get("pattern"))
+    if pattern is None and not (isinstance(target, str) and target.strip()):
+        return "no to and no pattern: nothing to check"
     via = item.get("via")
     return KeyLink(
         source.strip(),

@@ -236,6 +236,17 @@ class Project:
         """The current phases, in order: what a run executes."""
         return list_phases(self.planning)
 
+    def summary_of(self, plan_id: str) -> Path | None:
+        """A plan's SUMMARY.md in whichever phase it is, current or archived (None: the
+        plan is not done); what a dependency waits for."""
+        from gsd.formats import summaryread  # not needed on the validate hook path
+
+        for phase in [*self.phases(), *self.archived_phases()]:
+            found = summaryread.find(phase.path, plan_id)
+            if found is not None:
+                return found
+        return None
+
     def archived_phases(self) -> list[Phase]:
         """Shipped milestones' phases, newest milestone first: shown, never run unless named."""
         return list_archived_phases(self.planning)

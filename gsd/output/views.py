@@ -65,8 +65,9 @@ def plan_view(
     }
 
 
-def waves_view(phase: str, graph: PhaseGraph) -> dict[str, Any]:
+def waves_view(phase: str, graph: PhaseGraph, milestone: str | None = None) -> dict[str, Any]:
     return {
+        **({"archived": milestone} if milestone else {}),  # only for an archived phase
         "phase": phase,
         "plans": len(graph.plans),
         "waves": [

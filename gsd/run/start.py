@@ -94,9 +94,7 @@ def _check_plan_ready(
     if plan is None:
         known = ", ".join(graph.plans) or "none"
         raise GsdError(f"no plan {plan_id} in {phase.name} (plans: {known})")
-    folders = [p.path for p in project.phases()]
-    waiting = [d for d in dict.fromkeys(plan.depends_on)
-               if not any(summaryread.exists(folder, d) for folder in folders)]  # fmt: skip
+    waiting = [d for d in dict.fromkeys(plan.depends_on) if project.summary_of(d) is None]
     if waiting:
         raise GsdError(
             f"plan {plan_id} depends on {', '.join(waiting)}, not done yet",

@@ -14,7 +14,7 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.retry import next_rung
 from gsd.core.specialists import EXECUTOR
-from gsd.formats import prompt, summaryread
+from gsd.formats import prompt
 from gsd.formats.agents import Agent
 from gsd.io import approvals
 from gsd.io.dispatch import TaskDispatch
@@ -198,11 +198,11 @@ def _first_line(details: str) -> str:
 
 def dependency_summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
     """The SUMMARY.md of each plan this one depends on (None: not done), found as
-    `summaryread.exists` finds them, in whichever phase they are (`gsd mcp` shows them too)."""
-    folders = [phase.path for phase in project.phases()]
+    `Project.summary_of` finds them, in whichever phase they are, archived ones included
+    (`gsd mcp` shows them too)."""
     found: list[tuple[str, str | None]] = []
     for dep in plan.depends_on:
-        path = next((p for f in folders if (p := summaryread.find(f, dep))), None)
+        path = project.summary_of(dep)
         text = path.read_text(encoding="utf-8", errors="replace") if path else None
         found.append((dep, text))
     return found
