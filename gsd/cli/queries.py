@@ -172,8 +172,7 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
     from gsd.core.errors import InputError
     from gsd.formats import prompt
     from gsd.io import approvals
-    from gsd.io.commits import Commits
-    from gsd.io.git import Git
+    from gsd.io.gitread import committed_tasks
     from gsd.run.tasks import dependency_summaries
 
     project = here()
@@ -182,7 +181,7 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
     if task_number not in numbers:
         listed = ", ".join(map(str, numbers)) or "none"
         raise InputError(f"plan {plan.id} has no task {task_number}", hint=f"its tasks: {listed}")
-    committed = Commits(Git(project.root)).committed_tasks(plan_branches=True)
+    committed = committed_tasks(project.root, plan_branches=True)  # reads, needs no Git
     earlier: list[tuple[int, str | None]] = []
     shown: list[dict[str, Any]] = []
     resumed: set[int] = set()

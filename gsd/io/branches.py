@@ -43,11 +43,6 @@ class Branches:
             if ref.startswith(PLAN_BRANCH_PREFIX)
         }
 
-    def head_contains(self, sha: str) -> bool:
-        """Whether `sha` is HEAD or one of its ancestors (a merged branch's tip is)."""
-        head = self.git.head()
-        return head is not None and self.git.descends(head, sha)
-
     def added_by(self, branch: str) -> list[str]:
         """Files `branch` adds since its merge base with HEAD (one a user's checkout has
         untracked or ignored would be overwritten by merging it)."""
@@ -150,9 +145,8 @@ class Branches:
         if paths:
             self.git.run("add", "-A", "--", *(literal(p) for p in paths))
         self.git.run("commit", "-q", "--cleanup=verbatim", "-m", message)
-        sha = self.git.head_from_files() or self.git.head()
+        sha = self.git.noted_head()
         assert sha is not None
-        self.git.note_head(sha)
         return sha
 
     def abort_merge(self) -> None:
@@ -165,9 +159,7 @@ class Branches:
                          ok=(0, 1, 2, 128))  # fmt: skip
         if done.status != 0:
             return False
-        sha = self.git.head_from_files() or self.git.head()
-        if sha:
-            self.git.note_head(sha)
+        self.git.noted_head()
         return True
 
 

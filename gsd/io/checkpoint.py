@@ -160,7 +160,7 @@ class Checkpoints:
         (`reset --soft`), so gsd's one task commit carries all the work; True if any."""
         if cp.branch is None or self.git.symbolic_head() != f"refs/heads/{cp.branch}":
             return False
-        head = self.git.head_from_files() or self.git.head()  # no process in the common case
+        head = self.git.current_head()  # no process in the common case
         if head is None or head == cp.head or not self.git.descends(head, cp.head):
             return False
         self.git.run("reset", "--soft", "-q", cp.head)

@@ -69,9 +69,8 @@ class Commits:
         self.git.run(
             "commit", "-q", "--cleanup=verbatim", "-m", _task_message(plan_id, task, name, agent)
         )
-        sha = self.git.head_from_files() or self.git.head()
+        sha = self.git.noted_head()
         assert sha is not None
-        self.git.note_head(sha)
         self.git.carry_no_flags(index)
         return sha
 
@@ -84,10 +83,7 @@ class Commits:
         if self.git.run("diff", "--cached", "--quiet", "--", *specs, ok=(0, 1)).status == 0:
             return None
         self.git.run("commit", "-q", "--cleanup=verbatim", "-m", message, "--", *specs)
-        sha = self.git.head_from_files() or self.git.head()
-        if sha:
-            self.git.note_head(sha)
-        return sha
+        return self.git.noted_head()
 
     def committed_tasks(
         self, since: str | None = None, *, plan_branches: bool = False

@@ -239,6 +239,17 @@ class Git:
         text = (records.read_private(self.git_dir / "HEAD", limit=4096) or b"").decode()
         return text.strip()[5:] if text.startswith("ref: refs/") else None
 
+    def current_head(self) -> str | None:
+        """HEAD's sha, from the files when git stored it there (no process), else asked."""
+        return self.head_from_files() or self.head()
+
+    def noted_head(self) -> str | None:
+        """HEAD after a commit or merge gsd made, entered in the ledger as gsd's own."""
+        sha = self.current_head()
+        if sha:
+            self.note_head(sha)
+        return sha
+
     def note_head(self, sha: str) -> None:
         """Enter a commit gsd made on the current branch in the ledger."""
         ref = self.symbolic_head()

@@ -94,8 +94,7 @@ class GitRunner:
         return Result(done.status, done.stdout, done.stderr)
 
     def _error(self, argv: tuple[str, ...], result: Result) -> GsdError:
-        command, args = argv[0], argv[1:]
-        what = " ".join([command, *[a for a in args[:1] if not a.startswith("-")]])
+        what = gitread.describe(argv)
         why = first_reason(result.err) or f"exit status {result.status}"
         hint = "the log has git's whole message"
         if "identity unknown" in result.err or "tell me who you are" in result.err:

@@ -130,8 +130,9 @@ class Worktrees:
                 )
             self.branches.abort_merge()
             done.append(f"aborted the merge of {_name_of(branches, merging)} a killed run left")
+        head = self.git.head()  # one question: removing merged branches leaves HEAD alone
         for branch, tip in sorted(branches.items()):
-            if self.branches.head_contains(tip):
+            if head is not None and self.git.descends(head, tip):
                 self._close(branch)
                 with self._lock:
                     self.branches.delete_branch(branch)
