@@ -5,21 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "gsd"
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 400
-
-# Functions allowed past MAX_FUNCTION_LINES, with their length today: only gsd/io/git.py's
-# (being rewritten in parallel as the one git adapter); none is over the limit now.
-# An entry may shrink, never grow.
-FUNCTIONS_OVER_LIMIT_ALLOWED: dict[str, int] = {}
-
-# Modules over MAX_MODULE_LINES today, with their line counts: a later sweep splits them
-# into the layer folders. An entry may shrink, never grow; a module not listed may not
-# pass the limit; an entry whose module is gone or back under the limit must go.
-MODULES_OVER_LIMIT_TODAY: dict[str, int] = {}
 
 
 def _modules() -> list[Path]:
@@ -78,49 +66,23 @@ def test_no_function_over_60_lines() -> None:
     for path in _modules():
         for name, lines in function_lengths(path.read_text(encoding="utf-8")).items():
             qualified = f"{_name(path)}:{name}"
-            allowed = FUNCTIONS_OVER_LIMIT_ALLOWED.get(qualified, MAX_FUNCTION_LINES)
-            if lines > allowed:
-                too_long.append(f"{qualified} has {lines} lines (at most {allowed})")
+            if lines > MAX_FUNCTION_LINES:
+                too_long.append(f"{qualified} has {lines} lines (at most {MAX_FUNCTION_LINES})")
     assert too_long == [], "split these into named steps:\n" + "\n".join(too_long)
 
 
-def test_allowed_long_functions_still_exist_and_are_long() -> None:
-    stale = []
-    for qualified in FUNCTIONS_OVER_LIMIT_ALLOWED:
-        module, name = qualified.split(":")
-        path = PACKAGE.parent / module
-        lengths = function_lengths(path.read_text(encoding="utf-8")) if path.exists() else {}
-        if lengths.get(name, 0) <= MAX_FUNCTION_LINES:
-            stale.append(qualified)
-    assert stale == [], f"no longer over the limit: take them out of the allow-list: {stale}"
-
-
-def test_no_module_grows_past_400_lines() -> None:
+def test_no_module_over_400_lines() -> None:
     too_long = []
     for path in _modules():
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        allowed = MODULES_OVER_LIMIT_TODAY.get(_name(path), MAX_MODULE_LINES)
-        if lines > allowed:
-            too_long.append(f"{_name(path)} has {lines} lines (at most {allowed})")
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"{_name(path)} has {lines} lines (at most {MAX_MODULE_LINES})")
     assert too_long == [], "split these modules (or shrink them):\n" + "\n".join(too_long)
-
-
-@pytest.mark.parametrize("module", sorted(MODULES_OVER_LIMIT_TODAY))
-def test_allowed_long_modules_are_still_long(module: str) -> None:
-    path = PACKAGE.parent / module
-    assert path.exists(), f"{module} is gone: take it out of MODULES_OVER_LIMIT_TODAY"
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines > MAX_MODULE_LINES, (
-        f"{module} has {lines} lines, within the limit: take it out of MODULES_OVER_LIMIT_TODAY"
-    )
 
 
 # A record (a NamedTuple of gsd's) built from this many positional arguments or more is
 # built by keyword instead: `TaskOutcome(plan=..., task=...)` says which value is which.
 MAX_POSITIONAL_FIELDS = 4
-
-# Modules whose records may still be built positionally: none.
-POSITIONAL_RECORDS_ALLOWED_IN: frozenset[str] = frozenset()
 
 
 def record_classes() -> set[str]:
@@ -160,8 +122,6 @@ def test_records_are_built_by_keyword() -> None:
     found = []
     for path in [*_modules(), *sorted(Path(__file__).parent.glob("*.py"))]:
         name = _name(path) if path.is_relative_to(PACKAGE) else f"tests/{path.name}"
-        if name in POSITIONAL_RECORDS_ALLOWED_IN:
-            continue
         for line, record, count in positional_records(path.read_text(encoding="utf-8"), records):
             found.append(f"{name}:{line}: {record} built from {count} positional arguments")
     assert found == [], "build these by keyword:\n" + "\n".join(found)
