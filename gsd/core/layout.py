@@ -39,11 +39,14 @@ def archived_milestone(path: str) -> str | None:
     parts = PurePosixPath(path.replace("\\", "/")).parts
     for i in range(len(parts) - 2):
         if parts[i] == PLANNING and parts[i + 1] == MILESTONES:
-            name = parts[i + 2]
-            version = name.removesuffix(ARCHIVED_PHASES_SUFFIX)
-            if name != version and _VERSION_RE.fullmatch(version):
-                return version
+            return archive_version(parts[i + 2])
     return None
+
+
+def archive_version(name: str) -> str | None:
+    """`v1.0` for the archive folder `v1.0-phases` under `.planning/milestones/`, else None."""
+    version = name.removesuffix(ARCHIVED_PHASES_SUFFIX)
+    return version if name != version and _VERSION_RE.fullmatch(version) else None
 
 
 _VERSION_RE = re.compile(r"v[\d.]+")

@@ -14,10 +14,9 @@ Each runner's stream says its usage in its own event (the shapes are cited per r
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from gsd.formats.runneroutput import int_or_none
+from gsd.formats.runneroutput import int_or_none, loads, total
 
 STREAMS_USAGE = frozenset({"claude", "codex", "gemini"})
 _CLAUDE_USAGE = (
@@ -43,10 +42,7 @@ class UsageMeter:
         text = text.strip()
         if not text.startswith("{"):
             return self.tokens
-        try:
-            event = json.loads(text)
-        except (ValueError, RecursionError):
-            return self.tokens
+        event = loads(text)
         if isinstance(event, dict):
             self._read(event)
         return self.tokens
@@ -67,16 +63,14 @@ class UsageMeter:
             self.tokens += _sum(event.get("usage"), ("input_tokens", "output_tokens")) or 0
         elif self.runner == "gemini" and kind == "result":
             stats = event.get("stats")
-            total = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
-            if total is None:
-                total = _sum(stats, ("input_tokens", "output_tokens"))
-            self.tokens = max(self.tokens, total or 0)
+            counted = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
+            if counted is None:
+                counted = _sum(stats, ("input_tokens", "output_tokens"))
+            self.tokens = max(self.tokens, counted or 0)
 
 
 def _sum(usage: Any, keys: tuple[str, ...]) -> int | None:
     """The sum of `keys` known in `usage`, or None when it is no usage object."""
     if not isinstance(usage, dict):
         return None
-    values = [int_or_none(usage.get(key)) for key in keys]
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    return total([int_or_none(usage.get(key)) for key in keys])

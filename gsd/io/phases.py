@@ -9,7 +9,6 @@ among the current ones first, then in the archives, newest first.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -28,7 +27,6 @@ __all__ = [
 ]
 
 _LISTED = 12  # phases an error names before `and N more`
-_ARCHIVE_RE = re.compile(rf"^(v[0-9.]+){re.escape(layout.ARCHIVED_PHASES_SUFFIX)}$")
 
 
 class Phase(NamedTuple):
@@ -66,9 +64,9 @@ def list_archived_phases(planning: Path) -> list[Phase]:
     if not milestones.is_dir():
         return []
     archives = [
-        (_version_key(match.group(1)), match.group(1), entry)
+        (_version_key(version), version, entry)
         for entry in milestones.iterdir()
-        if (match := _ARCHIVE_RE.match(entry.name)) and entry.is_dir()
+        if (version := layout.archive_version(entry.name)) and entry.is_dir()
     ]
     phases = []
     for _, version, folder in sorted(archives, reverse=True):
