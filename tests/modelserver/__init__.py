@@ -1,0 +1,1 @@
+"""A scripted model server for the real agent CLIs (see server.py)."""

@@ -1,0 +1,131 @@
+"""A scripted model server on 127.0.0.1: the real claude, codex and gemini CLIs talk to it
+as they would to their providers, and it answers from a Scenario.
+
+Stdlib only. Each request is logged (path, JSON body, the usage the reply reported) so a
+test can read the tool results a CLI sent back and the tokens it was told it used.
+Which turn of the scenario to answer is read from the conversation the CLI sends (how
+many tool calls it already holds), so retries and side requests never shift it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.modelserver import anthropic, gemini, responses
+from tests.modelserver.scenario import Scenario
+from tests.modelserver.wire import Reply
+
+
+@dataclass
+class Logged:
+    method: str
+    path: str
+    body: Any
+    usage: tuple[int, int] | None
+    turn: int | None  # the scenario turn answered; None: a side request
+
+
+class ModelServer:
+    """`with ModelServer(scenario) as server:` serves on `server.url` until the block ends."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.log: list[Logged] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ModelServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def record(self, entry: Logged) -> None:
+        with self._lock:
+            self.log.append(entry)
+
+    def tokens(self) -> tuple[int, int]:
+        """Input and output tokens of every reply that reported usage."""
+        with self._lock:
+            used = [e.usage for e in self.log if e.usage is not None]
+        return sum(u[0] for u in used), sum(u[1] for u in used)
+
+    def turns(self) -> int:
+        """How many scenario turns were answered (the highest turn + 1)."""
+        with self._lock:
+            done = [e.turn for e in self.log if e.turn is not None]
+        return max(done) + 1 if done else 0
+
+    def answer(self, method: str, path: str, body: Any) -> Reply:
+        if path.startswith("/v1/messages"):
+            return anthropic.reply(body, self.scenario)
+        if path.startswith("/v1/responses"):
+            return responses.reply(body, self.scenario)
+        if path.startswith("/v1beta/models/"):
+            return gemini.reply(path, body, self.scenario)
+        return Reply(body={}, status=200 if method == "HEAD" else 404)
+
+
+def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass  # the log is server.log
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            self._serve("HEAD")
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._serve("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._serve("POST")
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            reply = server.answer(method, self.path, body)
+            server.record(Logged(method, self.path, body, reply.usage, reply.turn))
+            if reply.body is not None or not reply.events:
+                data = json.dumps(reply.body or {}).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if method != "HEAD":
+                    self.wfile.write(data)
+                return
+            # an SSE reply; `Connection: close` or claude waits after its first tool call
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for name, data in reply.events:
+                head = f"event: {name}\n" if name else ""
+                self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+            self.close_connection = True
+
+    return Handler

@@ -1,0 +1,41 @@
+"""What the three protocols share: the reply they build and how a step's path is made
+absolute against the working folder the CLI told its model about."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """SSE events (name, data) or one JSON body; the usage (input, output) it reported,
+    None when none; the scenario turn it answered, None for a side request."""
+
+    events: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
+    body: dict[str, Any] | None = None
+    usage: tuple[int, int] | None = None
+    status: int = 200
+    turn: int | None = None
+
+
+# How each CLI tells its model where it works: claude "Working directory: /x",
+# codex "<cwd>/x</cwd>", gemini "I'm currently working in the directory: /x".
+_CWD_RE = re.compile(
+    r"working directory: (\S+)|<cwd>([^<]+)</cwd>|working in the directory: (\S+?)\.?\s",
+    re.IGNORECASE,
+)
+
+
+def cwd_in(text: str) -> str:
+    """The working folder named in the conversation's text ("" when none is)."""
+    match = _CWD_RE.search(text)
+    if match is None:
+        return ""
+    return next(g for g in match.groups() if g)
+
+
+def absolute(cwd: str, path: str) -> str:
+    return path if path.startswith("/") else posixpath.join(cwd or "/", path)
