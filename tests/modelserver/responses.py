@@ -1,2 +1,182 @@
-def reply(*a):
-    raise NotImplementedError
+"""OpenAI's Responses API as codex 0.169.0 uses it: `POST /v1/responses` with the
+conversation in `input`, answered as SSE (response.created, response.output_item.added
+and .done per item, response.completed with the usage).
+
+Codex offers its shell as `exec_command` (`{"cmd": ...}`), `apply_patch` only for models
+whose metadata asks for it (never for the unknown model a test names: writes and edits
+then go through the shell, as codex's own prompt tells a model without it), MCP tools
+as `mcp__<server>__<tool>` functions, and sub-agents as `spawn_agent` in the
+`multi_agent_v1` namespace. A function call's result comes back as a
+`function_call_output` item with the same `call_id`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from tests.modelserver.scenario import Scenario, Step
+from tests.modelserver.wire import Reply, absolute, cwd_in
+
+PROVIDER = "gsdtest"
+KEY_VARIABLE = "GSDTEST_API_KEY"
+MODEL = "gsd-test-model"
+
+# A file edit without apply_patch: one replacement, the way `sed` cannot do safely.
+_EDIT = (
+    "import pathlib,sys; p=pathlib.Path(sys.argv[1]); "
+    "p.write_text(p.read_text().replace(sys.argv[2], sys.argv[3], 1))"
+)
+
+
+def configure(home: Path, url: str) -> dict[str, str]:
+    """Point codex at `url` (the server's root): `$CODEX_HOME/config.toml` under `home`
+    naming a provider with the Responses wire API; returns the variables to add."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model_provider = "{PROVIDER}"\n'
+        f'model = "{MODEL}"\n'
+        "\n"
+        f"[model_providers.{PROVIDER}]\n"
+        'name = "gsd test server"\n'
+        f'base_url = "{url}/v1"\n'
+        'wire_api = "responses"\n'
+        f'env_key = "{KEY_VARIABLE}"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+    )
+    return {"HOME": str(home), "CODEX_HOME": str(codex_home), KEY_VARIABLE: "sk-test"}
+
+
+def _names(tools: list[Any]) -> set[str]:
+    found: set[str] = set()
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        found.add(str(tool.get("name", "")))
+        found |= _names(tool.get("tools") or [])
+    return found
+
+
+def _shell(command: str) -> tuple[str, dict[str, Any]]:
+    return ("exec_command", {"cmd": command, "login": False, "yield_time_ms": 30000})
+
+
+def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The function calls (name, arguments) that carry out `step` with codex's tools."""
+    path = absolute(cwd, step.path)
+    if step.kind == "write":
+        folder = shlex.quote(str(Path(path).parent))
+        body = shlex.quote(step.content)
+        return [_shell(f"mkdir -p {folder} && printf '%s' {body} > {shlex.quote(path)}")]
+    if step.kind == "edit":
+        argv = ["python3", "-c", _EDIT, path, step.old, step.content]
+        return [_shell(shlex.join(argv))]
+    if step.kind == "shell":
+        return [_shell(step.command)]
+    if step.kind == "delegate":
+        return [("multi_agent_v1.spawn_agent", {"message": step.content})]
+    name = next((t for t in offered if t.startswith("mcp__") and t.endswith(f"__{step.tool}")), "")
+    return [(name or f"mcp__gsd__{step.tool}", dict(step.args))]
+
+
+def reply(body: Any, scenario: Scenario) -> Reply:
+    if not isinstance(body, dict):
+        return Reply(body={"error": "no body"}, status=400)
+    tools = _names(body.get("tools") or [])
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    if "exec_command" not in tools:  # a title, a compaction: not the agent loop
+        return Reply(events=_response([], (0, 0), "resp_side"), usage=(0, 0))
+    cwd = cwd_in(_text(items))
+    script = [c for step in scenario.steps for c in calls(step, cwd, tools)]
+    turn = sum(1 for i in items if i.get("type") in ("function_call", "custom_tool_call"))
+    if turn < len(script):
+        name, args = script[turn]
+        namespace, _, short = name.rpartition(".")
+        call: dict[str, Any] = {
+            "type": "function_call",
+            "id": f"fc_{turn:04d}",
+            "call_id": f"call_{turn:04d}",
+            "name": short,
+            "arguments": json.dumps(args),
+        }
+        if namespace:
+            call["namespace"] = namespace
+        output = [call]
+    else:
+        output = [
+            {
+                "type": "message",
+                "id": f"msg_{turn:04d}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": scenario.final, "annotations": []}],
+            }
+        ]
+    return Reply(
+        events=_response(output, scenario.usage, f"resp_{turn:04d}"),
+        usage=scenario.usage,
+        turn=turn,
+    )
+
+
+def _response(output: list[dict[str, Any]], usage: tuple[int, int], ident: str) -> list:
+    if not output:
+        output = [
+            {
+                "type": "message",
+                "id": f"msg_{ident}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+            }
+        ]
+    head = {"id": ident, "object": "response", "status": "in_progress", "output": []}
+    events: list[tuple[str | None, dict[str, Any]]] = [
+        ("response.created", {"type": "response.created", "response": head})
+    ]
+    for index, item in enumerate(output):
+        for kind in ("response.output_item.added", "response.output_item.done"):
+            events.append((kind, {"type": kind, "output_index": index, "item": item}))
+    done = {
+        **head,
+        "status": "completed",
+        "output": output,
+        "usage": {
+            "input_tokens": usage[0],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage[1],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage[0] + usage[1],
+        },
+    }
+    events.append(("response.completed", {"type": "response.completed", "response": done}))
+    return events
+
+
+def _text(value: Any) -> str:
+    """Every string inside a JSON value, joined (the instructions, the input items)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(_text(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    return ""
+
+
+def tool_results(log_bodies: list[Any]) -> dict[str, str]:
+    """call_id -> the output codex sent back for that function call."""
+    found: dict[str, str] = {}
+    for body in log_bodies:
+        items = body.get("input") if isinstance(body, dict) else None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("type") in (
+                "function_call_output",
+                "custom_tool_call_output",
+            ):
+                found[str(item.get("call_id"))] = _text(item.get("output"))
+    return found
