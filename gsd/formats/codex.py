@@ -2,62 +2,87 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
+    from gsd.core.policy import Policy
     from gsd.formats.agents import Agent
 
 # Codex has no "shell without writes" switch: `codex exec` does not ask for command
 # or edit approvals (docs/exec.md), and its commands run inside the sandbox.
 # read+shell therefore uses `read-only`, whose commands may run but cannot write;
 # read+write cannot be denied the shell, so gsd's git check after the run (SPEC 6)
-# is what holds that tier.
+# is what holds that tier. These are codex's own sandbox modes, passed when gsd's
+# Landlock sandbox does not confine the run (`confined` False).
 SANDBOX = {
     "read-only": "read-only",
     "read+shell": "read-only",
     "read+write": "workspace-write",
     "full": "danger-full-access",
 }
+# Under gsd's Landlock (`confined`), codex's own sandbox cannot start: codex 0.169.0
+# runs each command through bubblewrap, whose user namespace needs a write to
+# /proc/self/uid_map that Landlock denies ("bwrap: setting up uid map: Permission
+# denied"), and its deprecated `use_legacy_landlock` backend refuses every
+# filesystem-restricted command ("requires bubblewrap to isolate app-server
+# sockets"). So every tier runs `danger-full-access` inside gsd's confinement, which
+# holds the tier instead: read-only tiers write only their private tmp and codex's
+# state, read+write also the worktree; `.git` and everything else stay unwritable.
+CONFINED_SANDBOX = "danger-full-access"
 
 
-def build_argv(agent: Agent, model: str | None) -> list[str]:
+def build_argv(agent: Agent, model: str | None, *, confined: bool = False) -> list[str]:
     """codex's argv: `exec` reading the prompt from stdin, JSONL events, the model when
-    given and the tier's sandbox."""
+    given and the tier's sandbox (codex's own, or none inside gsd's: `confined`)."""
     # `codex exec --help`: "if `-` is used, instructions are read from stdin"
     argv = ["codex", "exec", "-", "--json"]
     if model is not None:
         argv += ["-m", model]
+    mode = CONFINED_SANDBOX if confined else SANDBOX[agent.tier]
     # Codex refuses to run outside a git repository "to avoid destructive
     # changes"; gsd always runs in a repository or worktree and checkpoints it
     # first, so the check adds nothing and could only refuse a run.
-    return argv + ["--sandbox", SANDBOX[agent.tier], *policy_overrides(agent.tier),
-                   "--skip-git-repo-check"]  # fmt: skip
+    return argv + ["--sandbox", mode, *policy_overrides(mode), "--skip-git-repo-check"]
 
 
-# Codex 0.169.0 has no per-run way to add exec-policy rules (`prefix_rule(...,
-# decision="forbidden")`): it reads `.rules` files only from $CODEX_HOME/rules (the
-# user's own sessions too) and from a project's `.codex/rules` once the project is
-# trusted, which would trust the repository's own `.codex/config.toml` and its MCP
-# servers as well. gsd's policy reaches codex through its sandbox (tests/test_clis.py
-# runs it): `read-only` writes nothing; `workspace-write` keeps `.git` read-only (no
-# commit, amend, reset or push) and, pinned here against a user's config.toml, the
-# network off and /tmp out of the writable roots (its private $TMPDIR stays), so
-# nothing outside the worktree can be removed. The full tier (`danger-full-access`)
-# has no codex-side rule: gsd's sandbox and git checks hold it.
+# gsd's policy commands reach codex 0.169.0 as exec-policy rules (`prefix_rule(...,
+# decision="forbidden")`): codex refuses a matching command before it runs, in every
+# sandbox mode, danger-full-access included, and inside `bash -c "a && b"` too. It reads
+# `.rules` files only from $CODEX_HOME/rules (and a trusted project's `.codex/rules`,
+# which would trust the repository's own config and MCP servers), so each spawn gets a
+# private CODEX_HOME (gsd.io.codexhome) whose `rules/` holds `exec_rules(policy)` beside
+# the user's own rules. `workspace-write` also keeps `.git` read-only and, pinned here
+# against a user's config.toml, the network off and /tmp out of the writable roots (its
+# private $TMPDIR stays).
 WORKSPACE_WRITE_PINS = (
     "sandbox_workspace_write.network_access=false",
     "sandbox_workspace_write.exclude_slash_tmp=true",
 )
+RULES_FILE = "gsd-policy.rules"
 
 
-def policy_overrides(tier: str) -> list[str]:
-    """`-c` overrides (they win over config.toml) that keep codex's sandbox as narrow
-    as gsd's policy needs on `tier`."""
-    if SANDBOX[tier] == "workspace-write":
+def policy_overrides(mode: str) -> list[str]:
+    """`-c` overrides (they win over config.toml) that keep codex's sandbox `mode` as
+    narrow as gsd's policy needs."""
+    if mode == "workspace-write":
         return [arg for pin in WORKSPACE_WRITE_PINS for arg in ("-c", pin)]
     return []
+
+
+def exec_rules(policy: Policy) -> str:
+    """gsd's shell rules as a codex execpolicy file (Starlark): one forbidden
+    `prefix_rule` per rule. A prefix rule matches whole words, so an open-ended rule
+    (`rm -rf /*`) holds only for its exact words; gsd's Landlock confinement holds the
+    rest (nothing outside the worktree is writable)."""
+    lines = ["# gsd's safety policy (gsd.core.policy), written for this run only"]
+    for rule in policy.shell:
+        pattern = ", ".join(json.dumps(word) for word in rule.words.split())
+        why = json.dumps(f"gsd policy: `{rule.words}` {rule.why}".strip())
+        lines.append(f'prefix_rule(pattern=[{pattern}], decision="forbidden", justification={why})')
+    return "\n".join(lines) + "\n"
 
 
 def parse_output(stdout: str) -> RunnerOutput | None:

@@ -38,7 +38,12 @@ def check_model(model: str) -> str:
 
 
 def build_argv(
-    agent: Agent, model: str | None, *, as_root: bool | None = None, policy: Policy = BASELINE
+    agent: Agent,
+    model: str | None,
+    *,
+    as_root: bool | None = None,
+    policy: Policy = BASELINE,
+    confined: bool = False,
 ) -> list[str]:
     """The argv that runs `agent` (SPEC 5 table): never a shell, never the prompt.
 
@@ -49,6 +54,8 @@ def build_argv(
     0) picks claude's full-tier flags. Files a runner reads (gemini's policy) add
     their own arguments: `runner_files(...).argv`. `policy` is gsd's safety policy
     (`gsd.core.policy`), in claude's deny list and codex's sandbox overrides.
+    `confined`: gsd's Landlock sandbox confines the spawn (codex then runs without
+    its own sandbox, which cannot start inside gsd's: `gsd.formats.codex`).
     ValueError for a model name that could be read as an option or split.
     """
     if model is not None:
@@ -59,7 +66,7 @@ def build_argv(
     if agent.runner == "gemini":
         return gemini.build_argv(agent, model)
     if agent.runner == "codex":
-        return codex.build_argv(agent, model)
+        return codex.build_argv(agent, model, confined=confined)
     return list(agent.command or ())  # runner: command; the Agent model insists on one
 
 
@@ -112,7 +119,22 @@ def runner_files(
     return RunnerFiles(files=files, env=env, argv=argv)
 
 
-def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
+def codex_mechanism(tier: str, confined: bool) -> str:
+    """What holds a codex spawn of `tier`, in words (for the dry run)."""
+    rules = f"execpolicy rules ($CODEX_HOME/rules/{codex.RULES_FILE})"
+    if confined:
+        return f"{rules}; codex --sandbox danger-full-access inside gsd's Landlock sandbox"
+    return (
+        f"{rules}; codex --sandbox "
+        + {
+            "read-only": "read-only: no writes at all",
+            "workspace-write": "workspace-write: .git read-only, no network, no /tmp",
+            "danger-full-access": "danger-full-access: gsd's git checks hold the rest",
+        }[codex.SANDBOX[tier]]
+    )
+
+
+def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> dict[str, Any]:
     """What of `policy` reaches `agent`'s runner (for the dry run): `mechanism` in
     words, `rules` in the runner's own grammar, how many are the baseline's and how
     many config.json's. A tier without the shell or write tools needs fewer rules."""
@@ -128,16 +150,8 @@ def policy_view(agent: Agent, policy: Policy) -> dict[str, Any]:
         rules = [f"{field} = {value}" for _tool, field, value, _why in matches]
         how = "gemini --policy file (policy-engine deny rules, priority 999)"
     elif agent.runner == "codex":
-        rules = codex.policy_overrides(agent.tier)[1::2]
-        how = (
-            "codex --sandbox "
-            + {
-                "read-only": "read-only: no writes at all",
-                "workspace-write": "workspace-write: .git read-only, no network, no /tmp",
-                "danger-full-access": "danger-full-access: nothing in codex (0.169.0 takes no "
-                "per-run command rules); gsd's sandbox and git checks hold it",
-            }[codex.SANDBOX[agent.tier]]
-        )
+        rules = [f"forbidden: {rule.words}" for rule in policy.shell]
+        how = codex_mechanism(agent.tier, confined)
     else:
         how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
     return {"mechanism": how, "rules": rules, "baseline": len(policy.texts()) - policy.extra,

@@ -19,6 +19,7 @@ from gsd.core.specialists import EXECUTOR
 from gsd.formats import runners
 from gsd.formats.agents import Agent
 from gsd.formats.settings import Settings
+from gsd.io import sandbox
 
 
 class TaskDispatch(NamedTuple):
@@ -115,6 +116,8 @@ class Dispatcher:
         self.use_specialists = config.workflow.use_specialists
         self.grace = config.specialists.kill_grace_seconds
         self.policy: Policy = with_extra(config.policy.extra_deny)
+        # gsd's Landlock sandbox will confine every spawn (codex then runs without its own)
+        self.confined = bool(config.sandbox.enabled) and sandbox.landlock_abi() > 0
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
@@ -155,7 +158,7 @@ class Dispatcher:
         )
         model, model_source = self.model(task, own, agent.runner)
         try:
-            argv = runners.build_argv(agent, model, policy=self.policy)
+            argv = runners.build_argv(agent, model, policy=self.policy, confined=self.confined)
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
@@ -169,7 +172,7 @@ class Dispatcher:
             budget_warn=budget.warn if budget else None,
             budget_abort=budget.abort if budget else None,
             budget_source=budget.source if budget else "",
-            policy=runners.policy_view(agent, self.policy),
+            policy=runners.policy_view(agent, self.policy, confined=self.confined),
             policy_extra=tuple(self.config.policy.extra_deny),
         )  # fmt: skip
 

@@ -7,6 +7,7 @@ agent under the supervisor in its sandbox, then puts back what it must not have 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -21,10 +22,10 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import gemini, runners
+from gsd.formats import codex, gemini, runners
 from gsd.formats.agents import Agent
 from gsd.formats.usage import STREAMS_USAGE
-from gsd.io import proc, userguard
+from gsd.io import codexhome, proc, userguard
 from gsd.io.budgetwatch import BudgetWatch
 from gsd.io.checkpoint import Checkpoints
 from gsd.io.checkpointrecord import Checkpoint
@@ -145,25 +146,36 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None]:
             )
         stdout_path = prompt_file.parent / "stdout"
         watch = _budget_watch(job, stdout_path)
-        spawned = proc.supervise(
-            [*job.dispatch.argv, *extra.argv],
-            cwd=git.root,
-            env=env,
-            stdin_path=prompt_file,
-            stdout_path=stdout_path,
-            stderr_path=prompt_file.parent / "stderr",
-            timeout_s=job.dispatch.timeout_s,
-            grace_s=job.dispatch.grace_s,
-            registry=running_registry(git),
-            cancel=job.cancel,
-            confinement=confinement,
-            watch=watch,
-        )
+        spawning = contextlib.ExitStack()
+        if agent.runner == "codex":  # gsd's policy as codex exec-policy rules
+            env.update(spawning.enter_context(_codex_home(job, env)))
+        with spawning:
+            spawned = proc.supervise(
+                [*job.dispatch.argv, *extra.argv],
+                cwd=git.root,
+                env=env,
+                stdin_path=prompt_file,
+                stdout_path=stdout_path,
+                stderr_path=prompt_file.parent / "stderr",
+                timeout_s=job.dispatch.timeout_s,
+                grace_s=job.dispatch.grace_s,
+                registry=running_registry(git),
+                cancel=job.cancel,
+                confinement=confinement,
+                watch=watch,
+            )
         data = read_private(result_file, limit=ANY_SIZE)
     if watch is not None:
         watch()  # what it printed after the last look
     text = None if data is None else data.decode("utf-8", "replace")
     return spawned, text, None if watch is None else watch.tokens
+
+
+def _codex_home(job: Job, env: Mapping[str, str]) -> contextlib.AbstractContextManager:
+    """A private CODEX_HOME holding gsd's policy as exec-policy rules (gsd.io.codexhome)."""
+    rules = codex.exec_rules(with_extra(list(job.dispatch.policy_extra)))
+    name = f"{job.plan.id}-{job.task.index}-{os.getpid()}"
+    return codexhome.private_home(env, name, rules)
 
 
 def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:

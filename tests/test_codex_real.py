@@ -1,0 +1,193 @@
+"""The real codex 0.169.0 doing real work under `gsd execute-phase`, against the scripted
+model server (tests/modelserver/responses.py): its own shell tool writes and edits,
+gsd's policy commands are refused before they run (read from the tool results codex
+sent back), each tier changes only what it may, and a runaway is stopped.
+
+The CLI comes from `make clis` (tests/test_clis.py's cli_bin fixture); without it these
+tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsd.formats import errorlog
+from gsd.io.sandbox import landlock_abi
+from tests.conftest import git
+from tests.modelserver import responses
+from tests.modelserver.scenario import Scenario, Step, shell, task_report, write
+from tests.modelserver.server import ModelServer
+from tests.test_clis import cli_bin, cli_env  # noqa: F401  (cli_bin is a fixture)
+from tests.test_runners import TOOLS
+
+AGENT = """\
+---
+name: coder
+description: "runs the real codex"
+tools: [{tools}]
+timeout_mins: 1
+runner: codex
+{extra}---
+Test persona.
+"""
+TASK = (
+    '<task type="auto" specialist="coder">\n<name>Task 1</name>\n'
+    "<files>{files}</files>\n<action>Do it.</action>\n"
+    "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+)
+POLICY = ("git push origin HEAD", "git reset --hard", "rm -rf ..")
+
+
+def run_codex(
+    project: Any,
+    gsd: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    bin_dir: Path,
+    tier: str,
+    scenario: Scenario,
+    *,
+    files: str = "src/hello.txt",
+    config: dict[str, Any] | None = None,
+    extra: str = "",
+) -> tuple[Any, ModelServer]:
+    """`gsd execute-phase 1` with one plan whose one task runs codex on `tier`."""
+    root = project.root
+    tools = ", ".join(TOOLS[tier])
+    project.write("agents/coder.md", AGENT.format(tools=tools, extra=extra))
+    project.write(".planning/available_agents.md", "- **coder**: test\n")
+    settings = {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False}, **(config or {})}  # fmt: skip
+    project.write(".planning/config.json", json.dumps(settings))
+    project.plan("01-01", tasks=TASK.format(files=files), files_modified=f"[{files}]")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plan")
+    server = ModelServer(scenario)
+    with server:
+        env = responses.configure(Path.home(), server.url)
+        for name, value in {**cli_env(bin_dir, Path.home()), **env}.items():
+            if name not in ("HOME", "TMPDIR"):
+                monkeypatch.setenv(name, value)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        result = gsd("execute-phase", "1")
+    return result, server
+
+
+def results(server: ModelServer) -> dict[str, str]:
+    return responses.tool_results([entry.body for entry in server.log])
+
+
+def changed(root: Path) -> list[str]:
+    """Files the task's commit (its `Gsd-Task` trailer) changed, as merged into main."""
+    out = git(root, "log", "-1", "--grep=^Gsd-Task:", "--name-only", "--format=")
+    return sorted(line for line in out.splitlines() if line)
+
+
+def records(root: Path) -> list[dict[str, Any]]:
+    return [r.model_dump() for r in errorlog.read_all(root / ".planning")[0]]
+
+
+needs_landlock = pytest.mark.skipif(landlock_abi() == 0, reason="no Landlock on this kernel")
+
+
+@needs_landlock
+def test_full_tier_writes_edits_runs_and_is_refused_the_policy(
+    cli_bin: Path,  # noqa: F811
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    steps = (
+        write("src/hello.txt", "hello\n"),
+        Step("edit", path="src/hello.txt", old="hello", content="bye"),
+        shell("echo hi > src/shell_out.txt"),
+        *(shell(command) for command in POLICY),
+    )
+    made = ("src/hello.txt", "src/shell_out.txt")
+    scenario = Scenario(steps, task_report(created=made))
+    result, server = run_codex(git_project, gsd, monkeypatch, cli_bin, "full", scenario,
+                               files="src/hello.txt, src/shell_out.txt")  # fmt: skip
+    assert result.code == 0, (result.out, result.err, records(git_project.root))
+    root = git_project.root
+    assert (root / "src/hello.txt").read_text() == "bye\n"
+    assert changed(root) == sorted(made)
+    said = results(server)
+    for number in range(3, 3 + len(POLICY)):
+        assert "rejected: gsd policy" in said[f"call_{number:04d}"], said
+    assert server.turns() == len(steps) + 1
+
+
+@needs_landlock
+@pytest.mark.parametrize("tier", ["read+write", "read+shell", "read-only"])
+def test_each_tier_runs_its_commands_under_gsds_landlock(
+    cli_bin: Path,  # noqa: F811
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch, tier: str,
+) -> None:  # fmt: skip
+    """codex's bubblewrap cannot start inside gsd's Landlock: gsd passes
+    danger-full-access and its own confinement holds the tier. Commands run (no `bwrap`
+    error); read+write writes the worktree; no tier writes .git or outside."""
+    outside = Path.home() / "outside.txt"
+    steps = (
+        write("src/hello.txt", "hello\n"),
+        shell("echo ran"),
+        shell('touch "$(git rev-parse --git-common-dir)/hacked"'),
+        shell(f"touch {outside}"),
+        shell("git push origin HEAD"),
+    )
+    writes = tier == "read+write"
+    created = ("src/hello.txt",) if writes else ()
+    scenario = Scenario(steps, task_report(created=created))
+    result, server = run_codex(git_project, gsd, monkeypatch, cli_bin, tier, scenario)
+    root = git_project.root
+    said = results(server)
+    assert not any("bwrap" in text for text in said.values()), said
+    assert "Process exited with code 0" in said["call_0001"] and "ran" in said["call_0001"]
+    assert "Permission denied" in said["call_0002"] and not (root / ".git/hacked").exists()
+    assert "Permission denied" in said["call_0003"] and not outside.exists()
+    assert "rejected: gsd policy" in said["call_0004"], said
+    if writes:
+        assert result.code == 0, (result.out, result.err, records(root))
+        assert changed(root) == ["src/hello.txt"]
+    else:
+        assert "Permission denied" in said["call_0000"], said
+        assert not (root / "src").exists()
+        assert git(root, "status", "--porcelain") == ""
+
+
+def test_argv_pins_no_sandbox_of_codexs_own_only_when_gsd_confines() -> None:
+    from gsd.formats.codex import build_argv
+    from tests.test_clis import contract_agent
+
+    for tier in TOOLS:
+        agent = contract_agent(tier, "codex", None)
+        inside = build_argv(agent, None, confined=True)
+        assert inside[inside.index("--sandbox") + 1] == "danger-full-access"
+        alone = build_argv(agent, None, confined=False)
+        assert alone[alone.index("--sandbox") + 1] == {
+            "read-only": "read-only", "read+shell": "read-only",
+            "read+write": "workspace-write", "full": "danger-full-access",
+        }[tier]  # fmt: skip
+
+
+def test_the_private_codex_home_is_removed_and_the_users_untouched(
+    tmp_path: Path,
+) -> None:
+    from gsd.core.policy import BASELINE
+    from gsd.formats.codex import RULES_FILE, exec_rules
+    from gsd.io.codexhome import private_home
+
+    user = tmp_path / "codex"
+    (user / "rules").mkdir(parents=True)
+    (user / "auth.json").write_text("{}")
+    (user / "rules" / "mine.rules").write_text("# mine\n")
+    with private_home({"CODEX_HOME": str(user)}, "01-01-1-9", exec_rules(BASELINE)) as env:
+        home = Path(env["CODEX_HOME"])
+        assert (home / "auth.json").resolve() == (user / "auth.json").resolve()
+        assert (home / "rules" / "mine.rules").read_text() == "# mine\n"
+        assert 'pattern=["git", "push"]' in (home / "rules" / RULES_FILE).read_text()
+        (home / "auth.json").write_text('{"new": 1}')  # codex writes through the link
+    assert not home.exists() and not (user / "gsd-runs").exists()
+    assert (user / "auth.json").read_text() == '{"new": 1}'
+    assert sorted(os.listdir(user / "rules")) == ["mine.rules"]
