@@ -42,7 +42,6 @@ def lines(runner: str, steps: str, tmp_path: Path) -> list[str]:
     [
         # claude: one API call's two content blocks count once; the result confirms the sum
         pytest.param("claude", [0, 1000, 1000, 3000, 3000, 3000], id="claude"),
-        pytest.param("codex", [0, 0, 0, 1000, 1000, 1000, 3000], id="codex"),
         pytest.param("gemini", [0, 0, 0, 3000], id="gemini-only-at-its-result"),
     ],
 )
@@ -51,6 +50,38 @@ def test_the_meter_reads_each_runners_stream(
 ) -> None:
     meter = UsageMeter(runner)
     assert [meter.feed(line) for line in lines(runner, "1000,2000", tmp_path)] == after_each
+
+
+def test_the_codex_meter_estimates_a_turn_until_it_ends(tmp_path: Path) -> None:
+    """codex reports usage only when a turn ends: until then the meter estimates from
+    its items (a request's fixed part when the turn starts, the items' text after), says
+    it is estimating, and the count replaces the estimate when the turn ends."""
+    from gsd.formats.usage import CODEX_REQUEST_TOKENS
+
+    meter = UsageMeter("codex")
+    seen = []
+    for line in lines("codex", "1000,2000", tmp_path):
+        seen.append((meter.feed(line), meter.estimated))
+    message = len(json.dumps(json.loads(lines("codex", "1", tmp_path)[2])["item"])) // 4
+    start, after = CODEX_REQUEST_TOKENS, CODEX_REQUEST_TOKENS + message
+    assert seen == [
+        (0, False), (start, True), (after, True), (1000, False),
+        (1000 + start, True), (1000 + after, True), (3000, False),
+    ]  # fmt: skip
+
+
+def test_the_codex_estimate_grows_with_each_tool_call() -> None:
+    """Each tool call makes another request that re-sends everything seen so far."""
+    meter = UsageMeter("codex")
+    meter.feed('{"type": "turn.started"}')
+    figures = []
+    for _ in range(4):
+        item = {"type": "command_execution", "command": "cat", "aggregated_output": "x" * 40_000}
+        figures.append(meter.feed(json.dumps({"type": "item.completed", "item": item})))
+    steps = [b - a for a, b in zip(figures, figures[1:], strict=False)]
+    assert all(later > earlier for earlier, later in zip(steps, steps[1:], strict=False))
+    assert figures[-1] > 4 * 10_000  # past what the outputs alone hold
+    assert meter.estimated
 
 
 def test_the_meter_ignores_what_is_not_usage() -> None:

@@ -191,3 +191,26 @@ def test_the_private_codex_home_is_removed_and_the_users_untouched(
     assert not home.exists() and not (user / "gsd-runs").exists()
     assert (user / "auth.json").read_text() == '{"new": 1}'
     assert sorted(os.listdir(user / "rules")) == ["mine.rules"]
+
+
+@needs_landlock
+def test_a_runaway_is_stopped_near_the_abort_threshold_by_an_estimate(
+    cli_bin: Path,  # noqa: F811
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """codex reports usage only when its turn ends (one `codex exec` is one turn): a
+    task that loops through shell steps with large output is stopped mid-turn by the
+    estimate from its `item.*` events, with the default codex budget (60,000), long
+    before its timeout and its scripted end, and the record says it is an estimate."""
+    big = "head -c 20000 /dev/zero | tr '\\0' x"
+    scenario = Scenario(tuple(shell(big) for _ in range(40)), task_report(), usage=(100, 5))
+    result, server = run_codex(git_project, gsd, monkeypatch, cli_bin, "read+shell", scenario,
+                               files="src/none.txt")  # fmt: skip
+    assert result.code != 0
+    mine = [r for r in records(git_project.root) if r["specialist"] == "coder"]
+    assert mine and mine[-1]["error_type"] == "budget-exceeded", mine
+    assert "estimated" in mine[-1]["details"], mine[-1]
+    # stopped after a few requests, not the 41 the scenario would run to
+    assert 2 < server.turns() < 15, server.turns()
+    # what the server reported is far below: the estimate, not the count, stopped it
+    assert sum(server.tokens()) < 60_000

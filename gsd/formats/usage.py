@@ -7,13 +7,16 @@ Each runner's stream says its usage in its own event (the shapes are cited per r
   lines with the same `message.id`, so the last usage per id counts; the final `result`
   line holds the run's whole `usage`, which then replaces the sum;
 - codex 0.169.0 `exec --json`: `turn.completed` events with `usage` (input_tokens, which
-  hold cached_input_tokens, and output_tokens, which hold reasoning_output_tokens);
+  hold cached_input_tokens, and output_tokens, which hold reasoning_output_tokens), only
+  when a turn ends, and `codex exec` runs one turn: until then the meter estimates
+  (`CodexEstimate`) and says so (`estimated`);
 - gemini-cli 0.61.0 `--output-format stream-json`: the `result` event's `stats`
   (`total_tokens`), written once, at the end (StreamJsonFormatter.convertToStreamStats).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gsd.formats.runneroutput import int_or_none, loads, total
@@ -35,6 +38,13 @@ class UsageMeter:
         self.tokens = 0
         self._calls: dict[str, int] = {}  # claude: the usage of each API call, by message id
         self._final: int | None = None
+        self._counted = 0  # codex: the usage of finished turns
+        self._turn = CodexEstimate()  # codex: the turn under way
+
+    @property
+    def estimated(self) -> bool:
+        """Whether `tokens` holds an estimate (codex's unfinished turn), not only counts."""
+        return self._turn.tokens > 0
 
     def feed(self, line: bytes | str) -> int:
         """Read one line of output; returns the tokens reported so far."""
@@ -59,14 +69,56 @@ class UsageMeter:
                 self._final = _sum(event.get("usage"), _CLAUDE_USAGE)
             calls = sum(self._calls.values())
             self.tokens = calls if self._final is None else max(self._final, calls)
-        elif self.runner == "codex" and kind == "turn.completed":
-            self.tokens += _sum(event.get("usage"), ("input_tokens", "output_tokens")) or 0
+        elif self.runner == "codex":
+            if kind == "turn.completed":
+                used = _sum(event.get("usage"), ("input_tokens", "output_tokens"))
+                self._counted += used or 0
+                self._turn = CodexEstimate()
+            else:
+                self._turn.read(kind, event)
+            self.tokens = self._counted + self._turn.tokens
         elif self.runner == "gemini" and kind == "result":
             stats = event.get("stats")
             counted = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
             if counted is None:
                 counted = _sum(stats, ("input_tokens", "output_tokens"))
             self.tokens = max(self.tokens, counted or 0)
+
+
+# What one request of codex 0.169.0 sends before any conversation: its instructions and
+# tool schemas, measured at ~10,000 tokens (4 characters a token) against the test
+# model server. Counted at under half that, so that the estimate errs below the real
+# figure: a short task is never stopped by it (the final count judges it), a runaway
+# (whose every request re-sends all it has seen) still passes the threshold fast.
+CODEX_REQUEST_TOKENS = 4_000
+CHARS_PER_TOKEN = 4
+# item types after which codex asks the model again (the tool's result is sent back)
+_CODEX_TOOL_ITEMS = frozenset(
+    {"command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call"}
+)
+
+
+class CodexEstimate:
+    """The tokens of a codex turn under way, estimated from its `item.*` events: every
+    request re-sends the whole conversation, so each one costs the request's fixed part
+    plus everything the turn has seen so far (4 characters a token); the turn starts with
+    one request and makes another after each tool call."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self._seen = 0  # tokens of conversation the turn has added so far
+
+    def read(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "turn.started":
+            self.tokens += CODEX_REQUEST_TOKENS
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            size = len(json.dumps(item, ensure_ascii=False)) // CHARS_PER_TOKEN
+            self._seen += size
+            if item.get("type") in _CODEX_TOOL_ITEMS:
+                self.tokens += CODEX_REQUEST_TOKENS + self._seen
+            else:
+                self.tokens += size  # the model's own text: output tokens
 
 
 def _sum(usage: Any, keys: tuple[str, ...]) -> int | None:

@@ -11,6 +11,9 @@ LONGEST_LINE = 4 * 1024 * 1024  # a longer line (a tool's output) carries no usa
 # Every line that reports usage holds one of these (formats/usage.py's events): the
 # rest (an agent printing 1 GiB of `y`) is passed over at memchr speed, not line by line.
 _KEYS = (b'"usage"', b'"total_tokens"')
+# codex reports usage only when its turn ends: until then its items are what the meter
+# estimates from (formats/usage.py's CodexEstimate)
+_CODEX_KEYS = (b'"item.completed"', b'"turn.started"')
 
 
 class BudgetWatch:
@@ -25,10 +28,16 @@ class BudgetWatch:
         self._offset = 0
         self._partial = b""
         self._skipping = False  # inside a line longer than LONGEST_LINE
+        self._keys = _KEYS + (_CODEX_KEYS if runner == "codex" else ())
 
     @property
     def tokens(self) -> int:
         return self.meter.tokens
+
+    @property
+    def estimated(self) -> bool:
+        """Whether `tokens` is partly an estimate (a codex turn that has not ended)."""
+        return self.meter.estimated
 
     def __call__(self) -> bool:
         """Read on; True once the stream has reported more than `abort` tokens."""
@@ -51,14 +60,14 @@ class BudgetWatch:
         end = data.rfind(b"\n")
         if end < 0:
             whole, rest = [], data
-        elif not any(key in data for key in _KEYS):
+        elif not any(key in data for key in self._keys):
             whole, rest = [b""], data[end + 1 :]  # nothing to read in the whole lines
         else:
             *whole, rest = data.split(b"\n")
         for number, line in enumerate(whole):
             if number == 0 and self._skipping:
                 continue  # the end of a line too long to read
-            if any(key in line for key in _KEYS):
+            if any(key in line for key in self._keys):
                 self.meter.feed(line)
         if whole:
             self._skipping = False
