@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from gsd.formats import errorlog
 from gsd.io.sandbox import landlock_abi
 from tests.conftest import git
 from tests.modelserver import responses
-from tests.modelserver.scenario import Scenario, Step, shell, task_report, write
+from tests.modelserver.scenario import Scenario, Step, mcp, shell, task_report, write
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin, cli_env  # noqa: F401  (cli_bin is a fixture)
 from tests.test_runners import TOOLS
@@ -54,6 +55,7 @@ def run_codex(
     files: str = "src/hello.txt",
     config: dict[str, Any] | None = None,
     extra: str = "",
+    codex_config: str = "",
 ) -> tuple[Any, ModelServer]:
     """`gsd execute-phase 1` with one plan whose one task runs codex on `tier`."""
     root = project.root
@@ -69,6 +71,8 @@ def run_codex(
     server = ModelServer(scenario)
     with server:
         env = responses.configure(Path.home(), server.url)
+        with open(Path(env["CODEX_HOME"]) / "config.toml", "a", encoding="utf-8") as handle:
+            handle.write(codex_config)
         for name, value in {**cli_env(bin_dir, Path.home()), **env}.items():
             if name not in ("HOME", "TMPDIR"):
                 monkeypatch.setenv(name, value)
@@ -214,3 +218,22 @@ def test_a_runaway_is_stopped_near_the_abort_threshold_by_an_estimate(
     assert 2 < server.turns() < 15, server.turns()
     # what the server reported is far below: the estimate, not the count, stopped it
     assert sum(server.tokens()) < 60_000
+
+
+@needs_landlock
+def test_the_model_calls_gsd_mcps_tools(
+    cli_bin: Path,  # noqa: F811
+    git_project, gsd, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """With `gsd mcp` registered as docs/inside/mcp.md says (`[mcp_servers.gsd]`), the
+    model is offered its tools (the `mcp__gsd` namespace) and its call is answered:
+    gsd makes the server `required`, or codex 0.169.0 may start the turn before it."""
+    program = Path(sys.executable).with_name("gsd")
+    config = f'\n[mcp_servers.gsd]\ncommand = "{program}"\nargs = ["mcp"]\n'
+    scenario = Scenario((mcp("status"),), task_report())
+    result, server = run_codex(git_project, gsd, monkeypatch, cli_bin, "read-only", scenario,
+                               files="src/none.txt", codex_config=config)  # fmt: skip
+    offered = [t.get("name") for t in server.log[0].body["tools"]]
+    assert "mcp__gsd" in offered, offered
+    said = results(server)["call_0000"]
+    assert '"phases"' in said and "unsupported call" not in said, said

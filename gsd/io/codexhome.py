@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,6 +23,9 @@ from pathlib import Path
 from gsd.formats import codex
 
 FOLDER = "gsd-runs"  # in the user's codex home: one folder per running spawn
+MCP_SERVER = "gsd"  # the name docs/inside/mcp.md registers `gsd mcp` under
+# its table as `codex mcp add gsd -- gsd mcp` writes it (TOML without a parser: 3.10)
+_GSD_TABLE = re.compile(r'^[ \t]*\[[ \t]*mcp_servers\.(?:gsd|"gsd")[ \t]*\]', re.MULTILINE)
 
 
 def user_home(environ: Mapping[str, str]) -> Path:
@@ -51,6 +55,20 @@ def private_home(environ: Mapping[str, str], name: str, rules: str) -> Iterator[
             shutil.rmtree(home, ignore_errors=True)
             with contextlib.suppress(OSError):
                 (user / FOLDER).rmdir()  # only when no other spawn is using it
+
+
+def mcp_overrides(environ: Mapping[str, str]) -> list[str]:
+    """`-c` overrides for the user's `gsd mcp` server, when config.toml registers one:
+    `required`, so that codex 0.169.0 starts it before the first request. Otherwise
+    `codex exec` starts MCP servers beside the turn, and a server not ready in time
+    is missing from the model's tools or its call fails ("unsupported call")."""
+    try:
+        text = (user_home(environ) / "config.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not _GSD_TABLE.search(text):
+        return []
+    return ["-c", f"mcp_servers.{MCP_SERVER}.required=true"]
 
 
 def _mirror(user: Path, home: Path, rules: str) -> None:

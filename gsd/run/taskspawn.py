@@ -154,7 +154,7 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, BudgetWatch | None]:
             env.update(spawning.enter_context(_codex_home(job, env)))
         with spawning:
             spawned = proc.supervise(
-                [*job.dispatch.argv, *extra.argv],
+                [*job.dispatch.argv, *extra.argv, *_codex_argv(job, env)],
                 cwd=git.root,
                 env=env,
                 stdin_path=prompt_file,
@@ -172,6 +172,11 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, BudgetWatch | None]:
         watch()  # what it printed after the last look
     text = None if data is None else data.decode("utf-8", "replace")
     return spawned, text, watch
+
+
+def _codex_argv(job: Job, env: Mapping[str, str]) -> list[str]:
+    """What a codex spawn adds to its argv: the user's `gsd mcp` server made required."""
+    return codexhome.mcp_overrides(env) if job.agent.runner == "codex" else []
 
 
 def _codex_home(job: Job, env: Mapping[str, str]) -> contextlib.AbstractContextManager:

@@ -4,8 +4,9 @@ and .done per item, response.completed with the usage).
 
 Codex offers its shell as `exec_command` (`{"cmd": ...}`), `apply_patch` only for models
 whose metadata asks for it (never for the unknown model a test names: writes and edits
-then go through the shell, as codex's own prompt tells a model without it), MCP tools
-as `mcp__<server>__<tool>` functions, and sub-agents as `spawn_agent` in the
+then go through the shell), an MCP server's tools as functions in a namespace
+`mcp__<server>` (called with `"namespace": "mcp__gsd", "name": "status"`; a flat
+`mcp__gsd__status` is "unsupported call"), and sub-agents as `spawn_agent` in the
 `multi_agent_v1` namespace. A function call's result comes back as a
 `function_call_output` item with the same `call_id`.
 """
@@ -51,13 +52,15 @@ def configure(home: Path, url: str) -> dict[str, str]:
     return {"HOME": str(home), "CODEX_HOME": str(codex_home), KEY_VARIABLE: "sk-test"}
 
 
-def _names(tools: list[Any]) -> set[str]:
+def _names(tools: list[Any], namespace: str = "") -> set[str]:
+    """The tools offered, a namespace's as `namespace.tool` (`mcp__gsd.status`)."""
     found: set[str] = set()
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        found.add(str(tool.get("name", "")))
-        found |= _names(tool.get("tools") or [])
+        name = str(tool.get("name", ""))
+        found.add(f"{namespace}.{name}" if namespace else name)
+        found |= _names(tool.get("tools") or [], name)
     return found
 
 
@@ -79,8 +82,8 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
         return [_shell(step.command)]
     if step.kind == "delegate":
         return [("multi_agent_v1.spawn_agent", {"message": step.content})]
-    name = next((t for t in offered if t.startswith("mcp__") and t.endswith(f"__{step.tool}")), "")
-    return [(name or f"mcp__gsd__{step.tool}", dict(step.args))]
+    name = next((t for t in offered if t.startswith("mcp__") and t.endswith(f".{step.tool}")), "")
+    return [(name or f"mcp__gsd.{step.tool}", dict(step.args))]
 
 
 def reply(body: Any, scenario: Scenario) -> Reply:
