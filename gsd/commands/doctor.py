@@ -81,6 +81,7 @@ def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
     abi, reason = sandbox.landlock_abi(), sandbox.unavailable_reason()
     findings = [git_finding(git), landlock_finding(abi, reason)]
     project = find_project(start)
+    findings += codex_findings(found["codex"], project, environ)
     if project is None:
         findings += [runner_finding(p, None) for p in found.values()]
         return Diagnosis(project=None, git=git, landlock_abi=abi, landlock_reason=reason,
@@ -88,6 +89,23 @@ def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
     findings += project_findings(project, found, environ)
     return Diagnosis(project=project.root, git=git, landlock_abi=abi, landlock_reason=reason,
                      runners=found, findings=findings)  # fmt: skip
+
+
+def codex_findings(
+    codex: Program, project: Project | None, environ: Mapping[str, str]
+) -> list[Finding]:
+    """When codex is installed: one command run as a codex spawn would run it
+    (gsd.commands.doctorcodex), under the project's sandbox setting."""
+    if codex.path is None:
+        return []
+    from gsd.commands.doctorcodex import codex_sandbox_check
+
+    try:
+        enabled = project.sandbox().enabled if project is not None else True
+    except GsdError:  # config.json unusable: config_findings says so
+        enabled = True
+    worked, said = codex_sandbox_check(codex.path, environ, enabled=enabled)
+    return [Finding(OK if worked else WARNING, "sandbox", said)]
 
 
 def find_project(start: Path) -> Project | None:

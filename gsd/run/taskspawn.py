@@ -112,10 +112,14 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     finally:
         if user is not None and kept is not None:
             userguard.release(user, kept)
-    return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
-                    in_user_checkout=in_user_checkout,
-                    streamed_tokens=None if watch is None else watch.tokens,
-                    streamed_estimated=watch is not None and watch.estimated)  # fmt: skip
+    return AgentRun(
+        run=spawned,
+        result_text=result_text,
+        gitfile_changed=gitfile_changed,
+        in_user_checkout=in_user_checkout,
+        streamed_tokens=None if watch is None else watch.tokens,
+        streamed_estimated=watch is not None and watch.estimated,
+    )
 
 
 def _launch(job: Job) -> tuple[proc.Spawned, str | None, BudgetWatch | None]:
