@@ -479,7 +479,7 @@ print(repr(found))
 def test_codexs_sandbox_holds_the_policy_with_gsds_overrides(
     cli_bin: Path, workdir: Path, tmp_path: Path, tier: str
 ) -> None:
-    """codex 0.169.0 takes no per-run command rules, so its sandbox holds gsd's policy:
+    """Without gsd's sandbox (`confined` False), codex's own sandbox holds the tier:
     `codex sandbox` runs a command under the sandbox `codex exec` gives the agent (the
     `--sandbox` of gsd's argv is the `sandbox_mode` setting). Even with a user's
     config.toml that turns the network on, gsd's `-c` keeps it off; .git stays

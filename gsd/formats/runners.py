@@ -150,7 +150,7 @@ def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> dict
         rules = [f"{field} = {value}" for _tool, field, value, _why in matches]
         how = "gemini --policy file (policy-engine deny rules, priority 999)"
     elif agent.runner == "codex":
-        rules = [f"forbidden: {rule.words}" for rule in policy.shell]
+        rules = [rule.words for rule in policy.shell]
         how = codex_mechanism(agent.tier, confined)
     else:
         how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
