@@ -95,8 +95,20 @@ class Outcome:
 
     def git(self, *args: str) -> str:
         return subprocess.run(
-            ["git", "-C", str(self.repo), *args], capture_output=True, text=True, check=True
+            ["git", "-c", "safe.directory=*", "-C", str(self.repo), *args],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
+
+    def pushed(self) -> list[str]:
+        """The branches the origin holds (`main` was pushed when the repo was made)."""
+        refs = subprocess.run(
+            ["git", "-c", "safe.directory=*", "--git-dir", str(self.origin), "for-each-ref",
+             "--format=%(refname)"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return refs.split()
 
     def events(self) -> list[dict[str, Any]]:
         path = self.repo / ".planning" / "logs" / "01-01.jsonl"
