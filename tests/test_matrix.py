@@ -14,6 +14,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -24,11 +25,18 @@ from tests.e2e import cells
 from tests.e2e.cells import CLIS, POLICY, TIERS, Cell, Outcome
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 
-ALL = [
+WORK = [
     Cell(cli, tier, in_place, as_user)
     for cli in CLIS
     for tier in TIERS
     for in_place in (False, True)
+    for as_user in (False, True)
+]
+# `gsd mcp`'s tools from the widest and the narrowest tier, in a plan's worktree
+MCP = [
+    Cell(cli, tier, False, as_user, kind="mcp")
+    for cli in CLIS
+    for tier in ("full", "read-only")
     for as_user in (False, True)
 ]
 WORKERS = 3
@@ -58,7 +66,7 @@ def user_ready(cli_bin: Path) -> str | None:  # noqa: F811
     (under root's HOME, mode 0700 in a container: o+x lets it pass through, not list)."""
     reason = _unprivileged_user()
     if reason is None:
-        for folder in (Path(os.path.realpath(os.sys.executable)), cli_bin):
+        for folder in (Path(os.path.realpath(sys.executable)), cli_bin):
             for parent in folder.parents:
                 mode = parent.stat().st_mode
                 if parent.owner() == "root" and not mode & 0o001:
@@ -74,8 +82,11 @@ def outcome(request: pytest.FixtureRequest, cli_bin: Path, user_ready: str | Non
     with _lock:
         if not _started:  # start every selected cell now, WORKERS at a time
             pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="matrix")
-            selected = [item.callspec.params["outcome"] for item in request.session.items
-                        if item.module is request.module and hasattr(item, "callspec")]  # fmt: skip
+            selected = [
+                item.callspec.params["outcome"]
+                for item in request.session.items
+                if item.module is request.module and hasattr(item, "callspec")
+            ]
             for each in selected:
                 if not (each.as_user and user_ready):
                     _started[each] = pool.submit(cells.run, each, cli_bin)
@@ -85,7 +96,14 @@ def outcome(request: pytest.FixtureRequest, cli_bin: Path, user_ready: str | Non
     return done
 
 
-@pytest.mark.parametrize("outcome", ALL, ids=[c.name for c in ALL], indirect=True)
+@pytest.mark.parametrize("outcome", MCP, ids=[c.name for c in MCP], indirect=True)
+def test_the_model_calls_gsd_mcp(outcome: Outcome) -> None:
+    """The model's call of `gsd mcp`'s `status` tool ran: its JSON came back."""
+    results = call_results(outcome)
+    assert any('"phases"' in text and "01-01" in text for text in results), results
+
+
+@pytest.mark.parametrize("outcome", WORK, ids=[c.name for c in WORK], indirect=True)
 def test_cell(outcome: Outcome) -> None:
     cell = outcome.cell
     said = f"exit {outcome.code}\n{outcome.out[-3000:]}\n{outcome.err[-3000:]}"
@@ -124,6 +142,14 @@ def tool_results(outcome: Outcome) -> dict[str, str]:
 
     module = {"claude": anthropic, "codex": responses, "gemini": gemini}[outcome.cell.cli]
     return module.command_results([entry.body for entry in outcome.log])
+
+
+def call_results(outcome: Outcome) -> list[str]:
+    """Every tool result the CLI sent back to the model."""
+    from tests.modelserver import anthropic, gemini, responses
+
+    module = {"claude": anthropic, "codex": responses, "gemini": gemini}[outcome.cell.cli]
+    return list(module.tool_results([entry.body for entry in outcome.log]).values())
 
 
 def ran(result: str) -> bool:

@@ -67,13 +67,15 @@ def fixture(name: str) -> str:
 CLAUDE = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
 # claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
 DENY_WRITE = "Write,Edit,NotebookEdit"
+# gsd's own MCP tools (read-only) are pre-approved on every tier
+MCP = ",".join(f"mcp__gsd__{name}" for name in claude.GSD_MCP_TOOLS)
 FULL_AS_ROOT = (
     "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite,"
-    "BashOutput,KillShell"
+    f"BashOutput,KillShell,{MCP}"
 )
 
 
-# --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
+# --allowedTools is --tools and gsd's MCP tools; `full` bypasses permissions and lists none.
 @pytest.mark.parametrize(
     ("tier", "web", "mode", "tools", "denied"),
     [
@@ -96,7 +98,8 @@ def test_claude_argv(
     policy = ",".join(claude.policy_rules(BASELINE, tier))  # tests/test_policy.py: the rules
     if tools is not None:
         denied = ",".join(filter(None, [str(denied), policy]))
-        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", denied]
+        allowed = f"{tools},{MCP}"
+        flags += ["--tools", tools, "--allowedTools", allowed, "--disallowedTools", denied]
     else:
         flags += ["--disallowedTools", policy]
     tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])

@@ -34,6 +34,24 @@ _WRITE = ("Write", "Edit", "NotebookEdit")
 # MCP tool) would need a prompt, which print mode answers with a refusal.
 _FULL = (*_READ, *_SHELL, *_WRITE, *_WEB, "Task", "TodoWrite", "BashOutput", "KillShell")
 
+# gsd's own MCP server (`gsd mcp`, registered as `gsd`: `claude mcp add gsd -- gsd mcp`)
+# has read-only tools only, so every tier may call them. Outside bypassPermissions
+# claude asks before an MCP tool runs, and print mode answers "Claude requested
+# permissions to use mcp__gsd__status, but you haven't granted it yet" (claude-code
+# 2.1.330 as root, tests/test_matrix.py): they are pre-approved by name, never the
+# whole server (`mcp__gsd`), so a server registered with more tools gets no more.
+GSD_MCP_TOOLS = (
+    "validate",
+    "show",
+    "waves",
+    "status",
+    "context_chain",
+    "errors",
+    "report",
+    "dry_run",
+)
+_MCP = tuple(f"mcp__gsd__{name}" for name in GSD_MCP_TOOLS)
+
 # `--permission-mode` per tier; claude-code 2.1.330's choices: acceptEdits, auto,
 # bypassPermissions, manual, dontAsk, plan. read+shell uses `dontAsk` ("deny anything
 # not pre-approved"): a user's settings.json `defaultMode` (say bypassPermissions)
@@ -118,7 +136,7 @@ def _tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[s
     if tier == "full":
         if not root:
             return ["--permission-mode", _MODE[tier], *own]
-        tools = ",".join(_FULL)
+        tools = ",".join((*_FULL, *_MCP))
         return ["--permission-mode", _ROOT_FULL_MODE, "--allowedTools", tools, *own]
     read = [*_READ, *(_WEB if web else ())]
     granted, denied = {
@@ -130,8 +148,17 @@ def _tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[s
         denied += _WEB
     denied += [rule for rule in own_deny if rule not in denied]
     tools = ",".join(granted)
+    allowed = ",".join((*granted, *_MCP))
     mode = ["--permission-mode", _MODE[tier]]
-    return [*mode, "--tools", tools, "--allowedTools", tools, "--disallowedTools", ",".join(denied)]
+    return [
+        *mode,
+        "--tools",
+        tools,
+        "--allowedTools",
+        allowed,
+        "--disallowedTools",
+        ",".join(denied),
+    ]
 
 
 def parse_output(stdout: str) -> RunnerOutput | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from tests.conftest import REPO
 from tests.modelserver import anthropic, gemini, responses
-from tests.modelserver.scenario import Scenario, Step, edit, shell, task_report, write
+from tests.modelserver.scenario import Scenario, Step, edit, mcp, shell, task_report, write
 from tests.modelserver.server import Logged, ModelServer
 
 TIERS = ("full", "read+write", "read+shell", "read-only")
@@ -49,11 +49,13 @@ class Cell:
     tier: str
     in_place: bool
     as_user: bool  # an unprivileged user (root otherwise)
+    kind: str = "work"  # work: the files and the policy; mcp: one `gsd mcp` tool call
 
     @property
     def name(self) -> str:
         where = "in-place" if self.in_place else "worktree"
-        return f"{self.cli}-{self.tier}-{where}-{'user' if self.as_user else 'root'}"
+        who = "user" if self.as_user else "root"
+        return f"{self.cli}-{self.kind}-{self.tier}-{where}-{who}"
 
     @property
     def writes(self) -> bool:
@@ -65,6 +67,13 @@ class Cell:
 
 
 def scenario(cell: Cell) -> Scenario:
+    """The cell's scenario (`work` or `mcp`)."""
+    if cell.kind == "mcp":
+        return Scenario(steps=(mcp("status"),), final=task_report(), usage=(900, 40))
+    return work_scenario(cell)
+
+
+def work_scenario(cell: Cell) -> Scenario:
     """Write a file with the write tool, make one with the shell, edit the first, try
     each policy command, then report what the tier let it do."""
     steps: list[Step] = [
@@ -235,4 +244,19 @@ def environment(cell: Cell, cli_bin: Path, home: Path, url: str) -> dict[str, st
         "CI": "1",
         **IDENTITY,
     }
-    return {**env, **CONFIGURE[cell.cli](home, url)}
+    env = {**env, **CONFIGURE[cell.cli](home, url)}
+    if cell.kind == "mcp":
+        register_mcp(cell.cli, env)
+    return env
+
+
+def register_mcp(cli: str, env: dict[str, str]) -> None:
+    """`gsd mcp` registered for the user, as README says (`claude mcp add gsd -- gsd
+    mcp`), at user scope: a local-scope entry is keyed by the folder and a plan's
+    worktree is another folder."""
+    gsd = [sys.executable, "-m", "gsd", "mcp"]
+    if cli == "claude":
+        argv = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
+    else:
+        raise NotImplementedError(cli)
+    subprocess.run(argv, env=env, check=True, capture_output=True, cwd=env["HOME"])

@@ -30,13 +30,11 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
             "subagent_type": "general-purpose",
         }
         return [(agent, ask)]
-    name = next((t for t in offered if t.startswith("mcp__") and t.endswith(f"__{step.tool}")), "")
-    found = (
-        []
-        if name
-        else [("ToolSearch", {"query": f"select:mcp__gsd__{step.tool}", "max_results": 5})]
-    )
-    return [*found, (name or f"mcp__gsd__{step.tool}", dict(step.args))]
+    # claude offers MCP tools behind ToolSearch: the model loads the tool, then calls it
+    # (always both, so the script does not change once the tool is loaded)
+    name = f"mcp__gsd__{step.tool}"
+    load = {"query": f"select:{name}", "max_results": 5}
+    return [*([("ToolSearch", load)] if "ToolSearch" in offered else []), (name, dict(step.args))]
 
 
 def reply(body: Any, scenario: Scenario) -> Reply:
