@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -50,6 +50,7 @@ class TaskDispatch(NamedTuple):
     # the safety policy that reaches the runner (`runners.policy_view`); None for a person
     policy: dict[str, Any] | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
+    missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -233,6 +234,23 @@ class Dispatcher:
         entries = getattr(self.agents, "roster_entries", None)
         reachable = entries().values() if entries is not None else self.agents.values()
         return {agent.source: agent for agent in reachable}
+
+    def fallbacks(
+        self, graph: PhaseGraph, dispatches: Iterable[TaskDispatch]
+    ) -> list[TaskDispatch]:
+        """How each task that may fall back to gsd-executor would run on it, when
+        `voltagent.fallback_on_error` lets a failed specialist hand its task over."""
+        if not self.config.voltagent.fallback_on_error:
+            return []
+        out = []
+        for dispatch in dispatches:
+            if not dispatch.argv or dispatch.agent == EXECUTOR:
+                continue  # a person, or gsd-executor already: nothing to hand over to
+            plan = graph.plans[dispatch.plan]
+            task = next(t for t in plan.tasks if t.index == dispatch.task)
+            reason = f"{dispatch.agent} failed"
+            out.append(self.task(dispatch.wave, plan, task, fallback=reason))
+        return out
 
     def phase(
         self, graph: PhaseGraph, *, wave: int | None = None, plan_id: str | None = None
