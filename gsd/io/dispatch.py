@@ -51,6 +51,7 @@ class TaskDispatch(NamedTuple):
     policy: dict[str, Any] | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
+    subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -116,6 +117,7 @@ class Dispatcher:
         self.use_specialists = config.workflow.use_specialists
         self.grace = config.specialists.kill_grace_seconds
         self.policy: Policy = with_extra(config.policy.extra_deny)
+        self.subagents = config.specialists.allow_subagents
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
@@ -156,7 +158,7 @@ class Dispatcher:
         )
         model, model_source = self.model(task, own, agent.runner)
         try:
-            argv = runners.build_argv(agent, model, policy=self.policy)
+            argv = runners.build_argv(agent, model, policy=self.policy, subagents=self.subagents)
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
@@ -171,7 +173,7 @@ class Dispatcher:
             budget_abort=budget.abort if budget else None,
             budget_source=budget.source if budget else "",
             policy=runners.policy_view(agent, self.policy),
-            policy_extra=tuple(self.config.policy.extra_deny),
+            policy_extra=tuple(self.config.policy.extra_deny), subagents=self.subagents,
         )  # fmt: skip
 
     def budget(self, agent: Agent) -> Budget | None:
