@@ -96,6 +96,20 @@ def outcome(request: pytest.FixtureRequest, cli_bin: Path, user_ready: str | Non
     return done
 
 
+# one level of delegation: the specialist's own sub-agent tool is refused
+DELEGATE = [Cell(cli, "full", False, False, kind="delegate") for cli in CLIS]
+
+
+@pytest.mark.parametrize("outcome", DELEGATE, ids=[c.name for c in DELEGATE], indirect=True)
+def test_a_specialist_cannot_start_a_sub_agent(outcome: Outcome) -> None:
+    """The model's call of the sub-agent tool came back refused; no sub-agent ran (no
+    request but the specialist's own conversation reached the model), no file."""
+    results = call_results(outcome)
+    assert results and not any(ran(text) for text in results), results
+    assert not (outcome.repo / "src" / "sub.txt").exists()
+    assert {entry.turn for entry in outcome.log if entry.turn is not None} <= {0, 1}
+
+
 @pytest.mark.parametrize("outcome", MCP, ids=[c.name for c in MCP], indirect=True)
 def test_the_model_calls_gsd_mcp(outcome: Outcome) -> None:
     """The model's call of `gsd mcp`'s `status` tool ran: its JSON came back."""

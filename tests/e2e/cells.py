@@ -20,7 +20,16 @@ from typing import Any
 
 from tests.conftest import REPO
 from tests.modelserver import anthropic, gemini, responses
-from tests.modelserver.scenario import Scenario, Step, edit, mcp, shell, task_report, write
+from tests.modelserver.scenario import (
+    Scenario,
+    Step,
+    delegate,
+    edit,
+    mcp,
+    shell,
+    task_report,
+    write,
+)
 from tests.modelserver.server import Logged, ModelServer
 
 TIERS = ("full", "read+write", "read+shell", "read-only")
@@ -49,7 +58,9 @@ class Cell:
     tier: str
     in_place: bool
     as_user: bool  # an unprivileged user (root otherwise)
-    kind: str = "work"  # work: the files and the policy; mcp: one `gsd mcp` tool call
+    # work: the files and the policy; mcp: one `gsd mcp` tool call; delegate: one call
+    # of the CLI's sub-agent tool (refused: a specialist is one level of delegation)
+    kind: str = "work"
 
     @property
     def name(self) -> str:
@@ -70,6 +81,9 @@ def scenario(cell: Cell) -> Scenario:
     """The cell's scenario (`work` or `mcp`)."""
     if cell.kind == "mcp":
         return Scenario(steps=(mcp("status"),), final=task_report(), usage=(900, 40))
+    if cell.kind == "delegate":
+        ask = delegate("Create src/sub.txt holding 'sub'.")
+        return Scenario(steps=(ask,), final=task_report(), usage=(900, 40))
     return work_scenario(cell)
 
 
