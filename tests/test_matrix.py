@@ -169,6 +169,19 @@ def call_results(outcome: Outcome) -> list[str]:
 def ran(result: str) -> bool:
     """Did the command run? A refusal never reaches the shell."""
     lowered = result.lower()
-    return not any(
-        word in lowered for word in ("denied", "not allowed", "refused", "blocked", "permission")
-    )
+    return not any(word in lowered for word in REFUSALS)
+
+
+# What the CLIs send back for a call they refused (claude "Permission to use Bash with
+# command ... has been denied", "No such tool available: Task. Task is disabled ...")
+REFUSALS = (
+    "denied",
+    "not allowed",
+    "refused",
+    "blocked",
+    "permission",
+    "no such tool",
+    "disabled",
+    "not available",
+    "unknown tool",
+)
