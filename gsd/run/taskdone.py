@@ -62,7 +62,8 @@ def _split_ignored(git: Git, claims: list[str]) -> tuple[list[str], list[str]]:
     on_disk = {c: p for c in claims if (p := done.normal(c)) and (git.root / p).exists()}
     if not on_disk:
         return claims, []
-    found = git.run("check-ignore", "-z", "--", *on_disk.values(), ok=(0, 1)).out
+    asked = "\0".join(on_disk.values()) + "\0"
+    found = git.run("check-ignore", "-z", "--stdin", input=asked, ok=(0, 1)).out
     ignored = set(found.split("\0"))
     apart = [c for c in claims if on_disk.get(c) in ignored]
     return [c for c in claims if c not in apart], apart
