@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats import errorlog
+from gsd.core import done
+from gsd.formats import claude, errorlog, runners
+from gsd.formats.taskreport import parse_task_report
 from tests.conftest import git
 
 FULL_TOOLS = "[read_file, write_file, replace, run_shell_command]"
@@ -316,3 +318,75 @@ def test_a_read_only_task_that_changed_nothing_is_not_flagged(
     assert [t["outcome"] for t in json.loads(result.out)["tasks"]] == ["nothing to commit"]
     text = summary(root).read_text()
     assert "made no change" not in text and "None - plan executed exactly as written." in text
+
+
+# --- the pure rules and the parsers, beside the runs above ------------------------------
+
+
+def test_claude_result_permission_denials_are_read() -> None:
+    result = {
+        "type": "result", "subtype": "success", "is_error": False, "result": "done",
+        "permission_denials": [
+            {"tool_name": "Write", "tool_use_id": "a", "tool_input": {"file_path": "/w/a.txt"}},
+            {"tool_name": "NotebookEdit", "tool_use_id": "b",
+             "tool_input": {"notebook_path": "n.ipynb"}},
+            {"tool_name": "Bash", "tool_use_id": "c", "tool_input": {"command": "git push"}},
+            {"tool_name": "mcp__gsd__progress", "tool_use_id": "d", "tool_input": {}},
+            {"tool_use_id": "e"}, "junk",
+        ],
+    }  # fmt: skip
+    stream = '{"type": "system"}\n' + json.dumps(result) + "\n"
+    output = claude.parse_output(stream)
+    assert output is not None
+    assert output.denied == (
+        ("Write", "/w/a.txt"), ("NotebookEdit", "n.ipynb"), ("Bash", "git push"),
+        ("mcp__gsd__progress", ""),
+    )  # fmt: skip
+    assert done.denied_writes(output.denied) == list(output.denied[:3])
+    assert runners.parse_output("claude", '{"type": "result", "result": "x"}').denied == ()
+
+
+REPORT_TEXT = """### Task Report
+- Status: success
+- Files Created: {created}
+- Files Modified: {modified}
+- Files Deleted: src/gone.py
+- Validation: pass
+- Errors: none
+"""
+
+
+@pytest.mark.parametrize(
+    ("created", "modified", "changed", "missing"),
+    [
+        pytest.param("none", "-", [], [], id="no-claim"),
+        pytest.param("src/a.py, src/b.py", "none", ["src/a.py"], ["src/b.py"], id="one-missing"),
+        pytest.param("./src/a.py", "/repo/src/b.py (typed)", ["src/a.py", "src/b.py"], [],
+                     id="spelled-otherwise"),
+        pytest.param("src/", "src/*.py", ["src/x/y.py", "src/a.py"], [], id="folder-and-glob"),
+        pytest.param("src/*.rs", "none", ["src/a.py"], ["src/*.rs"], id="glob-matching-nothing"),
+        pytest.param("README.md", "none", ["README.md"], [], id="created-but-existed"),
+        pytest.param("src/a.py new module", "none", ["src/a.py"], [], id="words-after"),
+        pytest.param("src/gone.py", "none", [], ["src/gone.py"], id="deleted-is-no-claim-here"),
+    ],
+)  # fmt: skip
+def test_which_claims_git_bears_out(
+    created: str, modified: str, changed: list[str], missing: list[str]
+) -> None:
+    report = parse_task_report(REPORT_TEXT.format(created=created, modified=modified))
+    assert done.missing(done.claimed(report), changed, ["/repo"]) == missing
+
+
+def test_permission_denied_and_made_no_change_hold_only_for_writing_tiers() -> None:
+    denied = [("Write", "a.txt")]
+    assert done.permission_denied("full", denied, changed=False).endswith("Write a.txt")
+    assert done.permission_denied("read+write", denied, changed=True) == ""
+    assert done.permission_denied("read+shell", denied, changed=False) == ""
+    assert done.permission_denied("full", [], changed=False) == ""
+    silent = parse_task_report(REPORT_TEXT.format(created="none", modified="none"))
+    claims = parse_task_report(REPORT_TEXT.format(created="a.txt", modified="none"))
+    assert done.made_no_change("full", False, silent) and done.made_no_change("full", False, None)
+    assert not done.made_no_change("read-only", False, silent)
+    assert not done.made_no_change("full", True, silent)
+    assert not done.made_no_change("full", False, claims)
+    assert done.plan_files(["a/01-02-PLAN.md", "PLAN.md", "x-PLAN.md.bak"]) == ["a/01-02-PLAN.md"]
