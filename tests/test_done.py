@@ -390,3 +390,46 @@ def test_permission_denied_and_made_no_change_hold_only_for_writing_tiers() -> N
     assert not done.made_no_change("full", True, silent)
     assert not done.made_no_change("full", False, claims)
     assert done.plan_files(["a/01-02-PLAN.md", "PLAN.md", "x-PLAN.md.bak"]) == ["a/01-02-PLAN.md"]
+
+
+FAKE_CLAUDE = """#!{python}
+import json, sys
+if sys.argv[1:] == ["--version"]:
+    print("2.1.330 (Claude Code)")
+    sys.exit(0)
+sys.stdin.read()
+report = ("### Task Report\\n- Status: success\\n- Files Created: src/hello.txt\\n"
+          "- Files Modified: none\\n- Files Deleted: none\\n- Validation: pass\\n- Errors: none\\n")
+print(json.dumps({{"type": "system", "subtype": "init"}}))
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": report,
+                  "usage": {{"input_tokens": 10, "output_tokens": 5}},
+                  "permission_denials": [{{"tool_name": "Write", "tool_use_id": "toolu_1",
+                                          "tool_input": {{"file_path": "src/hello.txt"}}}}]}}))
+"""
+
+
+def test_claude_denying_every_write_fails_the_task_as_permission_denied(
+    git_project, tmp_path: Path, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What claude-code 2.1.330 does as root under `.git/`: every Write refused, the model
+    still reports the file created. The denial, not the claim, is the error."""
+    import os
+    import stat
+
+    root = project_with(git_project, tmp_path, "print(report())\n")
+    bin_dir = tmp_path / "claude-bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(FAKE_CLAUDE.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for name in ("worker", "gsd-executor"):
+        git_project.write(f"agents/{name}.md", f"---\nname: {name}\ndescription: x\n"
+                          "runner: claude\ntimeout_mins: 0.1\n---\nTest persona.\n")  # fmt: skip
+    git(root, "commit", "-qam", "claude agents")
+    result = gsd("execute-phase", "1")
+    assert result.code == 1, result.err
+    records = errors_of(root)
+    assert [(r.runner, r.error_type) for r in records] == [("claude", "permission-denied")] * 2
+    assert "Write src/hello.txt" in records[0].details
+    assert task_commits(root) == []
