@@ -12,6 +12,7 @@ from gsd.formats.runneroutput import (
     int_or_none,
     json_lines,
     loads,
+    permission_denials,
     total,
 )
 
@@ -187,7 +188,8 @@ def parse_output(stdout: str) -> RunnerOutput | None:
     an object wins, so log lines before it do no harm. A subtype other than `success`
     (`error_max_turns`, `error_during_execution`) is an error even when `is_error` is
     false; an error result without `result` text says why in `errors: [...]`;
-    `api_error_status` 429 or 529 is a rate limit. Input tokens count the cache:
+    `api_error_status` 429 or 529 is a rate limit; `permission_denials` lists the tool
+    calls claude refused (`denied`). Input tokens count the cache:
     input_tokens + cache_creation_input_tokens + cache_read_input_tokens.
     """
     result: dict[str, Any] | None = None
@@ -226,4 +228,5 @@ def parse_output(stdout: str) -> RunnerOutput | None:
         cost_usd=float_or_none(cost),
         structured=True,
         rate_limited=is_error and status in (429, 529),
+        denied=permission_denials(result.get("permission_denials")),
     )

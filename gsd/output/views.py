@@ -279,9 +279,7 @@ def render_outcomes(
             "task": o.task,
             "agent": o.agent,
             "attempt": o.attempt,
-            "outcome": ("soft success" if o.soft_success else "committed")
-            if o.success
-            else o.error_type,
+            "outcome": _outcome(o),
             "commit": (o.commit or "")[:7] or "-",
             "seconds": o.duration_s,
         }
@@ -295,6 +293,17 @@ def render_outcomes(
         return f"{title}: nothing to run\n"
     head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
     return head + table(rows, False) + "\n"
+
+
+def _outcome(o: TaskOutcome) -> str | None:
+    """How an attempt ended, in a word or two: its error type when it failed."""
+    if not o.success:
+        return o.error_type
+    if o.soft_success:
+        return "soft success"
+    if o.no_change:
+        return "made no change"
+    return "committed" if o.commit else "nothing to commit"
 
 
 def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
