@@ -137,6 +137,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "GIT_DIR",
         "GIT_INDEX_FILE",
         "GIT_WORK_TREE",
+        "XDG_STATE_HOME",
+        "GSD_WORKTREE_DIR",
     ):
         monkeypatch.delenv(name, raising=False)
 
