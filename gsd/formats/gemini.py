@@ -91,8 +91,8 @@ def safety_rules(rules: Policy, tier: str, worktree: str | None) -> list[str]:
     each top-level `"key":value` between NUL characters). A path may be relative or
     absolute: a rule on a name holds at any depth, one on a folder or a path only
     under `worktree` (a rule on `.git` anywhere in an absolute path would deny every
-    file of a worktree kept under a `.git/`, as older gsd versions kept them). Tiers without the shell or without write
-    tools deny those tools whole already."""
+    file of a worktree kept under a `.git/`, as older gsd versions kept them). Tiers
+    without the shell or without write tools deny those tools whole already."""
     return [_deny_block(tool, f"{field} = {json.dumps(value)}", why)
             for tool, field, value, why in safety_matches(rules, tier, worktree)]  # fmt: skip
 
