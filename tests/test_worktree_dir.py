@@ -228,3 +228,18 @@ def test_a_home_folder_that_is_the_repository_is_refused(tmp_path: Path) -> None
         statedir.worktrees_folder(home, home / ".git", None, {"HOME": str(home)})
     assert "the default worktree folder" in str(refused.value)
     assert "GSD_WORKTREE_DIR" in str(refused.value)  # the hint says what to set
+
+
+def test_doctor_says_where_plan_worktrees_go_or_why_not(repo: Path, gsd) -> None:
+    done = gsd("doctor", "--format", "json")
+    (found,) = [f for f in json.loads(done.out)["findings"] if f["topic"] == "worktrees"]
+    assert found == {
+        "status": "ok",
+        "topic": "worktrees",
+        "message": f"plan worktrees go in {plan_worktree(repo, '01-01').parent.resolve()}",
+    }
+    configure(repo, worktree_dir="build/wt")
+    done = gsd("doctor", "--format", "json")
+    (found,) = [f for f in json.loads(done.out)["findings"] if f["topic"] == "worktrees"]
+    assert found["status"] == "problem" and "inside the repository" in found["message"]
+    assert done.code != 0
