@@ -124,15 +124,21 @@ def dry_run_tasks(
     timeout: float | None = None,
 ) -> list[TaskDispatch]:
     """`execute-phase --dry-run`: every task's dispatch with its sandbox, the warnings of
-    broken agent files handed to `warn`; a missing runner program is refused (an
-    InputError) as a live run refuses it."""
-    from gsd.run.preflight import check_runners
+    broken agent files handed to `warn`; a runner program that is missing (the fallback
+    agent's too) is a warning and a note on each task that needs it: the live run
+    refuses to start, the dry run shows the whole schedule all the same."""
+    from gsd.run import preflight
 
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     warn(warnings)
-    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
-    check_runners(tasks, project.root, os.environ)
-    return with_sandbox(project, tasks)
+    graph = project.phase_graph(found_phase)
+    tasks = dispatcher.phase(graph, wave=wave, plan_id=plan_id)
+    fallbacks = dispatcher.fallbacks(graph, tasks)
+    missing = preflight.missing_programs(tasks, project.root, os.environ, fallbacks)
+    if missing:
+        message, hint = preflight.missing_message(missing)
+        warn([f"{message}; a live run would refuse to start ({hint})"])
+    return with_sandbox(project, preflight.marked(tasks, missing))
 
 
 def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
@@ -141,14 +147,16 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
 
     from gsd.core.errors import InputError
     from gsd.io import sandbox
-    from gsd.io.lock import common_git_dir
+    from gsd.io.git import Git
 
     settings = project.sandbox()
     tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
-    try:  # a linked worktree's plans live in the repository's shared git directory
-        worktrees = layout.worktrees_dir(common_git_dir(project.root))
-    except InputError:  # not a repository (yet): where `git init` would put them
-        worktrees = layout.worktrees_dir(project.root / ".git")
+    try:  # one folder per repository, whichever of its worktrees this is
+        git = Git(project.root)
+        root, common = git.root, git.common_dir
+    except InputError:  # not a repository (yet): as if `git init` made one here
+        root, common = project.root, project.root / layout.GIT
+    worktrees = project.worktrees_folder(root, common, os.environ)
     shown = []
     for task in tasks:
         if task.tier is None or task.runner is None:  # a person answers it: no agent
@@ -156,7 +164,7 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
             continue
         place = project.root
         if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
-            place = worktrees / task.plan
+            place = layout.plan_worktree(worktrees, task.plan)
         confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
                                     tmpdir=tmpdir, environ=os.environ)  # fmt: skip
         shown.append(task._replace(sandbox=sandbox.describe(confined)))

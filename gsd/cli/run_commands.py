@@ -61,8 +61,8 @@ def execute_phase(
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout, grace period and sandbox, and change nothing: no files, tags or
-    commits; refused (exit 2) like a live run when a task's runner program is
-    not installed.
+    commits; a runner program that is not installed is a warning (the live run
+    refuses to start).
     Without it, run: waves in order; every plan in its own git worktree on
     branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
     in plan order; the plans of a wave side by side (plans that share
@@ -105,8 +105,8 @@ def _dry_run(
     timeout: float | None,
     fmt: str,
 ) -> int:
-    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
-    like a live run when a runner program is missing, warned when the phase is invalid."""
+    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; warned
+    when a runner program is missing or the phase is invalid."""
     from gsd.cli.queries import dry_run_tasks, phase_validation
     from gsd.output import views
 
@@ -271,8 +271,9 @@ def checkpoints_prune(older_than: float | None) -> int:
     Refused while a run is live.
     In this checkout (where agents work only with workflow.use_worktrees false) the
     open checkpoints are forgotten too, nothing rolled back: run it once you have looked
-    at what the interrupted run left. Plan worktrees keep their signed records, so the
-    next run still rolls their half-done attempts back exactly.
+    at what the interrupted run left. In plan worktrees, gsd's own, half-done attempts
+    are rolled back from their signed records, and worktrees an older gsd left under
+    .git/gsd/worktrees/ are removed (their branches keep the work).
 
     Example: gsd checkpoints prune --older-than 24
     """
@@ -282,11 +283,14 @@ def checkpoints_prune(older_than: float | None) -> int:
     from gsd.io.git import Git
     from gsd.io.lock import RunLock
     from gsd.io.recovery import OpenCheckpoints
+    from gsd.io.worktree import Worktrees
 
     age = timedelta(hours=older_than) if older_than is not None else None
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
+        for line in Worktrees(git, None).settle(forget=True):
+            click.echo(f"gsd: {line}", err=True)
         forgotten = OpenCheckpoints(git).drop() if age is None else []
         pruned = [*forgotten, *Checkpoints(git).prune(age)]
     for tag in pruned:

@@ -212,6 +212,7 @@ def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
     extra = runners.runner_files(
         agent, run_dir, system_settings=system_settings,
         policy=with_extra(list(job.dispatch.policy_extra)), worktree=job.git.root,
+        subagents=job.dispatch.subagents,
     )  # fmt: skip
     for name, text in extra.files.items():
         path = run_dir / name
