@@ -125,7 +125,7 @@ def test_cell(outcome: Outcome) -> None:
     files.discard("src/README.md")
     expected = {
         "full": {"src/hello.txt", "src/shell_out.txt"},
-        "read+write": {"src/hello.txt"},
+        "read+write": {"src/hello.txt"} | CLI_SHELL_WRITES.get(cell.cli, set()),
     }.get(cell.tier, set())
     assert files == expected, said
     if cell.writes:
@@ -141,13 +141,29 @@ def test_cell(outcome: Outcome) -> None:
     assert (outcome.repo.parent / "home").is_dir(), "rm -rf .. ran"
     results = tool_results(outcome)
     for command in POLICY if cell.shell else ():
-        assert command in results and not ran(results[command]), (command, results)
+        assert command in results, (command, results)
+        if command in UNREAD_BY_POLICY.get(cell.cli, ()):
+            # ran, and failed: gsd's Landlock and git checks hold it (history checked above)
+            assert "Process exited with code 0" not in results[command], results[command]
+            continue
+        assert not ran(results[command]), (command, results)
     used = [e for e in outcome.events() if e.get("input_tokens") is not None]
     assert used, said
     assert (used[-1]["input_tokens"], used[-1]["output_tokens"]) == outcome.sent, (
         used,
         outcome.sent,
     )
+
+
+# Limits of the CLIs themselves (docs/RUNNERS.md, "Codex doing real work under gsd"):
+# codex 0.169.0's read+write tier writes through its shell too (`codex exec` has no
+# shell-free mode, and apply_patch is offered only to models whose metadata asks for it,
+# never to the test's model, so its writes and edits are shell commands);
+CLI_SHELL_WRITES = {"codex": {"src/shell_out.txt"}}
+# and codex checks its exec-policy rules only against scripts its bash parser reads
+# (plain words, quotes, `&&`, `|`): `HEAD~1` (a tilde) makes it judge `bash -c '...'` as
+# a whole, which no prefix rule matches, so that command runs, inside gsd's Landlock.
+UNREAD_BY_POLICY = {"codex": {"git reset --hard HEAD~1"}}
 
 
 def tool_results(outcome: Outcome) -> dict[str, str]:
@@ -173,7 +189,9 @@ def ran(result: str) -> bool:
 
 
 # What the CLIs send back for a call they refused (claude "Permission to use Bash with
-# command ... has been denied", "No such tool available: Task. Task is disabled ...")
+# command ... has been denied", "No such tool available: Task. Task is disabled ...";
+# codex "exec_command failed: ... rejected: gsd policy: ...", and for a tool it has
+# turned off, "unsupported call: multi_agent_v1spawn_agent")
 REFUSALS = (
     "denied",
     "not allowed",
@@ -184,4 +202,6 @@ REFUSALS = (
     "disabled",
     "not available",
     "unknown tool",
+    "rejected: gsd policy",  # codex; not git's "[remote rejected]" of a push that ran
+    "unsupported call",
 )

@@ -271,6 +271,8 @@ def register_mcp(cli: str, env: dict[str, str]) -> None:
     gsd = [sys.executable, "-m", "gsd", "mcp"]
     if cli == "claude":
         argv = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
+    elif cli == "codex":  # $CODEX_HOME/config.toml [mcp_servers.gsd]
+        argv = ["codex", "mcp", "add", "gsd", "--", *gsd]
     else:
         raise NotImplementedError(cli)
     subprocess.run(argv, env=env, check=True, capture_output=True, cwd=env["HOME"])

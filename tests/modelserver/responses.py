@@ -183,3 +183,24 @@ def tool_results(log_bodies: list[Any]) -> dict[str, str]:
             ):
                 found[str(item.get("call_id"))] = _text(item.get("output"))
     return found
+
+
+def command_results(bodies: list[Any]) -> dict[str, str]:
+    """Each shell command the model asked for (`exec_command`'s `cmd`) -> the output
+    codex sent back for it."""
+    asked: dict[str, str] = {}
+    for body in bodies:
+        items = body.get("input") if isinstance(body, dict) else None
+        for item in items if isinstance(items, list) else []:
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "function_call"
+                and item.get("name") == "exec_command"
+            ):
+                try:
+                    args = json.loads(item.get("arguments") or "{}")
+                except ValueError:
+                    continue
+                asked[str(item.get("call_id"))] = str(args.get("cmd"))
+    results = tool_results(bodies)
+    return {command: results.get(ident, "") for ident, command in asked.items()}
