@@ -145,14 +145,29 @@ def _path_pattern(rule: WriteRule, worktree: str | None) -> str:
     return f'\\x00"file_path":"{root}(?:|{_SEGMENT}{_ANY}*/){tail}"\\x00'
 
 
-def settings_with_turn_limit(system_settings: str | None, max_turns: int) -> str:
+def run_settings(
+    system_settings: str | None, max_turns: int | None, hooks: Mapping[str, Any] | None = None
+) -> str:
     """The system settings `system_settings` holds (none when unreadable), with
-    `model.maxSessionTurns` set to `max_turns`."""
+    `model.maxSessionTurns` set to `max_turns` when given and `hooks` (event -> one
+    group, `agenthooks.hook_groups`) added to its own. gemini-cli 0.61.0 merges the
+    system file's hooks with the others and runs them when the folder is trusted at
+    run time (`--skip-trust` says so), while the project's settings.json of a folder
+    untrusted at start are never read: this is how gsd's hooks reach a run."""
     settings = loads(system_settings) if system_settings else None
     if not isinstance(settings, dict):
         settings = {}
-    model = settings.get("model")
-    settings["model"] = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+    if max_turns is not None:
+        model = settings.get("model")
+        model = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+        settings["model"] = model
+    if hooks:
+        own = settings.get("hooks")
+        merged = dict(own) if isinstance(own, dict) else {}
+        for event, group in hooks.items():
+            groups = merged.get(event)
+            merged[event] = [*(groups if isinstance(groups, list) else []), group]
+        settings["hooks"] = merged
     return json.dumps(settings, indent=2) + "\n"
 
 

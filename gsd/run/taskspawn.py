@@ -7,13 +7,14 @@ agent under the supervisor in its sandbox, then puts back what it must not have 
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, logged
@@ -21,7 +22,7 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import gemini, runners
+from gsd.formats import agenthooks, clisettings, gemini, runners
 from gsd.formats.agents import Agent
 from gsd.formats.usage import STREAMS_USAGE
 from gsd.io import proc, userguard
@@ -185,15 +186,38 @@ def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
         # settings gsd's copy must keep
         with contextlib.suppress(OSError, UnicodeDecodeError):
             system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
+    hooks = gemini_hooks(job) if agent.runner == "gemini" else None
+    if hooks and system_settings is None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
     extra = runners.runner_files(
-        agent, run_dir, system_settings=system_settings,
-        policy=with_extra(list(job.dispatch.policy_extra)), worktree=job.git.root,
-    )  # fmt: skip
+        agent,
+        run_dir,
+        system_settings=system_settings,
+        policy=with_extra(list(job.dispatch.policy_extra)),
+        worktree=job.git.root,
+        hooks=hooks,
+    )
     for name, text in extra.files.items():
         path = run_dir / name
         path.unlink(missing_ok=True)  # never write through what an agent left there
         path.write_text(text, encoding="utf-8")
     return extra
+
+
+def gemini_hooks(job: Job) -> dict[str, Any] | None:
+    """gsd's gemini hooks, run by this gsd, when `gsd hooks install --gemini` put them in
+    the project's `.gemini/settings.json` (the user's checkout; gemini itself ignores that
+    file in a folder it did not trust at start). Only the fact that they are installed
+    is read from the file: the commands are gsd's own, never a command written there."""
+    root = job.sandbox.root if job.sandbox is not None else job.git.root
+    try:
+        settings, _indent = clisettings.load(root / clisettings.SETTINGS["gemini"])
+    except GsdError:
+        return None
+    if not any(" hooks run gemini-" in hook for hook in clisettings.ours(settings)):
+        return None
+    return agenthooks.hook_groups("gemini", shlex.join([sys.executable, "-m", "gsd"]))
 
 
 def private_tmp(folder: Path) -> dict[str, str]:

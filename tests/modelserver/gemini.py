@@ -28,11 +28,13 @@ _NUMBERS = {"complexity_score": 10, "unproductive_state_confidence": 0.0}
 
 def configure(home: Path, url: str) -> dict[str, str]:
     """Point gemini at `url` with a throwaway `home`: the API-key auth chosen in
-    `~/.gemini/settings.json` (without it headless gemini exits 41), the base URL and a
-    key in the environment."""
+    `~/.gemini/settings.json` (without it headless gemini exits 41; what else the file
+    holds is kept), the base URL and a key in the environment."""
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    kept = json.loads(settings.read_text()) if settings.is_file() else {}  # mcpServers...
+    kept["security"] = {**kept.get("security", {}), "auth": {"selectedType": "gemini-api-key"}}
+    settings.write_text(json.dumps(kept))
     return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-key"}
 
 
