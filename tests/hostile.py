@@ -30,7 +30,7 @@ FULL_TOOLS = "[read_file, glob, search_file_content, write_file, replace, run_sh
 READ_ONLY_TOOLS = "[read_file, glob, search_file_content]"
 
 REPORT = (
-    "### Task Report\n- Status: success\n- Files Created: x\n- Files Modified: none\n"
+    "### Task Report\n- Status: success\n- Files Created: none\n- Files Modified: none\n"
     "- Files Deleted: none\n- Validation: pass\n- Errors: none\n### Downstream Context\n"
     "- Key Interfaces Introduced: none\n- Patterns Established: none\n- Warnings: none\n"
 )

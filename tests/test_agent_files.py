@@ -340,3 +340,39 @@ def test_a_codex_file_with_a_key_gsd_keeps_for_itself_loads(tmp_path: Path) -> N
             'developer_instructions = "Review it."\n')  # fmt: skip
     agent = parse_codex_agent(text, str(tmp_path / "reviewer.toml"), "reviewer")
     assert agent.source == str(tmp_path / "reviewer.toml") and agent.runner == "codex"
+
+
+VOLTAGENT_PRO = (
+    "---\nname: python-pro\ndescription: Python expert\n"
+    "tools: Read, Write, Edit, Bash, Glob, Grep\n---\nYou are a Python pro.\n"
+)
+
+
+def test_a_namespaced_agent_from_a_subfolder_resolves_after_sync(
+    git_project, gsd, runners_on_path
+) -> None:
+    """`.claude/agents/voltagent-lang/python-pro.md` answers to `voltagent-lang:python-pro`:
+    `gsd agents sync` lists the alias, so validate, resolve and the dry run accept it."""
+    from gsd.core.resolve import resolve_specialist
+    from gsd.formats import roster
+    from gsd.io.project import Project
+
+    agent_file = git_project.write(".claude/agents/voltagent-lang/python-pro.md", VOLTAGENT_PRO)
+    git_project.plan("01-01", tasks=auto_task(attrs=' specialist="voltagent-lang:python-pro"'))
+    assert gsd("agents", "sync").code == 0
+    text = (git_project.planning / "available_agents.md").read_text()
+    assert "- **python-pro**: Python expert\n" in text
+    assert text.endswith("\n- **voltagent-lang:python-pro**: python-pro\n")
+    names = roster.parse(text)
+    assert "voltagent-lang:python-pro" in names and "The" not in " ".join(names)
+    agents, _ = Project(git_project.root).agents()
+    resolved = resolve_specialist("voltagent-lang:python-pro", roster=names, agents=agents)
+    assert (resolved.agent, resolved.fallback_reason) == ("voltagent-lang:python-pro", None)
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    assert "GSD021" not in gsd("validate").out
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0, result.err
+    (task,) = json.loads(result.out)["tasks"]
+    assert (task["agent"], task["fallback_reason"]) == ("python-pro", None)
+    assert (task["agent_source"], task["tier"]) == (str(agent_file), "full")

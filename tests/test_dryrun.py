@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -14,14 +15,14 @@ import pytest
 from gsd.formats.agents import Agent
 from gsd.formats.settings import Settings
 from gsd.io.dispatch import task_timeout
-from tests.conftest import auto_task, git
+from tests.conftest import auto_task, fake_runner_programs, git
 
 HOSTILE = ["x; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a b", "../../bin/sh"]
 
 
 @pytest.fixture(autouse=True)
 def _runner_programs(runners_on_path: Path) -> None:
-    """The dry run refuses when a runner program is missing (tests/test_task_runner_attr.py)."""
+    """Every runner program on PATH (`git_only` below takes them away)."""
 
 
 @pytest.fixture
@@ -285,3 +286,111 @@ def test_agent_paths_expand_home_and_variables_and_say_what_is_missing(
     unknown = json.loads(result.out)["tasks"][3]  # Task 4 names rust-pro
     assert unknown["agent"] == "rust-pro"
     assert f"$TEAM_AGENTS/agents is not a folder ({tmp_path / 'team' / 'agents'})" in result.err
+
+
+# --- a runner program that is not installed ---------------------------------------------------
+
+CLAUDE_MISSING = (
+    "the claude runner program `claude` (plan 01-01 task 1, agent python-pro, and 4 more "
+    "tasks) is not installed or not on PATH"
+)
+NPM_CLAUDE = "install it (npm install -g @anthropic-ai/claude-code) or put it on PATH"
+
+
+@pytest.fixture
+def git_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH is one folder holding git (and what a test adds): no runner program."""
+    folder = tmp_path / "git-only"
+    folder.mkdir()
+    found = shutil.which("git")
+    assert found is not None
+    (folder / "git").symlink_to(found)
+    monkeypatch.setenv("PATH", str(folder))
+    return folder
+
+
+def test_a_missing_runner_shows_the_schedule_and_refuses_the_live_run(
+    phase, gsd, git_only: Path
+) -> None:
+    before = snapshot(phase.root)
+    head = git(phase.root, "rev-parse", "HEAD")
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0, result.err
+    tasks = json.loads(result.out)["tasks"]
+    shown = [(t["plan"], t["task"], t["agent"]) for t in tasks][:2]
+    assert shown == [("01-01", 1, "python-pro"), ("01-01", 2, "code-reviewer")]
+    assert len(tasks) == 5
+    note = f"`claude` is not installed or not on PATH: {NPM_CLAUDE}"
+    assert [t["missing"] for t in tasks] == [note] * 5
+    assert result.err.splitlines() == [
+        f"gsd: warning: {CLAUDE_MISSING}; a live run would refuse to start ({NPM_CLAUDE})"
+    ]
+    text = gsd("execute-phase", "1", "--dry-run")
+    assert text.code == 0 and text.out.count(f"  missing: {note}\n") == 5
+    assert "wave 2  plan 01-02  task 1" in text.out
+    live = gsd("execute-phase", "1")
+    assert live.code == 2 and live.out == ""
+    assert live.err.splitlines() == [
+        f"gsd: error: {CLAUDE_MISSING}; nothing was run ({NPM_CLAUDE})"
+    ]
+    assert git(phase.root, "rev-parse", "HEAD") == head and git(phase.root, "tag") == ""
+    assert snapshot(phase.root)[0] == before[0]
+
+
+GEMINI_PRO = (
+    "---\nname: python-pro\ntools: [write_file, run_shell_command]\nrunner: gemini\n---\nX\n"
+)
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_the_fallback_agents_runner_is_checked_too(
+    git_project, gsd, git_only: Path, fallback: bool
+) -> None:
+    fake_runner_programs(git_only, ("gemini",))
+    git_project.write("agents/python-pro.md", GEMINI_PRO)
+    git_project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
+    config = {"voltagent": {"fallback_on_error": fallback}}
+    git_project.write(".planning/config.json", json.dumps(config))
+    git_project.plan("01-01", tasks=auto_task(attrs=' specialist="python-pro"'))
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    dry = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    (task,) = json.loads(dry.out)["tasks"]
+    assert dry.code == 0 and (task["runner"], task["missing"]) == ("gemini", "")
+    named = (
+        "the claude runner program `claude` (plan 01-01 task 1, fallback agent gsd-executor) "
+        "is not installed or not on PATH"
+    )
+    if not fallback:
+        assert dry.err == ""
+        return
+    assert dry.err == f"gsd: warning: {named}; a live run would refuse to start ({NPM_CLAUDE})\n"
+    live = gsd("execute-phase", "1")
+    assert live.code == 2
+    assert live.err == f"gsd: error: {named}; nothing was run ({NPM_CLAUDE})\n"
+
+
+COMMAND_AGENT = (
+    "---\nname: python-pro\ntools: [write_file, run_shell_command]\nrunner: command\n"
+    'command: ["bin/agent.py", "--fast"]\n---\nA local agent.\n'
+)
+
+
+def test_a_missing_command_says_where_it_looked(phase, gsd, git_only: Path) -> None:
+    fake_runner_programs(git_only, ("claude",))
+    phase.write("agents/python-pro.md", COMMAND_AGENT)
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0
+    first = json.loads(result.out)["tasks"][0]
+    path = phase.root / "bin" / "agent.py"
+    looked = f"check `command:` in the python-pro agent file; looked for {path}"
+    assert first["missing"] == f"`bin/agent.py` is not installed or not on PATH: {looked}"
+    assert result.err == (
+        "gsd: warning: the command runner program `bin/agent.py` (plan 01-01 task 1, agent "
+        "python-pro) is not installed or not on PATH; a live run would refuse to start "
+        f"({looked})\n"
+    )
+    program = phase.write("bin/agent.py", "#!/bin/sh\n")
+    program.chmod(0o755)
+    again = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert again.err == "" and json.loads(again.out)["tasks"][0]["missing"] == ""

@@ -13,7 +13,7 @@ from gsd.formats import errorlog, execlog
 from tests.conftest import git, plan_text
 
 REPORT = (
-    "### Task Report\\n- Status: success\\n- Files Created: x\\n- Files Modified: none\\n"
+    "### Task Report\\n- Status: success\\n- Files Created: none\\n- Files Modified: none\\n"
     "- Files Deleted: none\\n- Validation: pass\\n- Errors: none\\n### Downstream Context\\n"
     "- Key Interfaces Introduced: none\\n- Patterns Established: none\\n- Warnings: none\\n"
 )

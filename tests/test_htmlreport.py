@@ -78,6 +78,7 @@ def test_one_bar_per_attempt_in_its_plans_lane_coloured_by_outcome() -> None:
         outcome = "ok" if e["success"] else e["error_type"]
         assert bar.get("fill") == colour(outcome)
     assert colour("ok") != colour("timeout-kill") != colour("crash")
+    assert colour("made no change") not in (colour("ok"), colour("report-mismatch"))
     lanes = {bar.get("y") for bar in bars}
     assert len(lanes) == 3  # one lane per plan
 

@@ -67,13 +67,16 @@ def fixture(name: str) -> str:
 CLAUDE = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
 # claude-code 2.1.330 knows these; "MultiEdit" in a deny rule draws a warning
 DENY_WRITE = "Write,Edit,NotebookEdit"
+# gsd's own MCP tools (read-only) are pre-approved on every tier
+MCP = ",".join(f"mcp__gsd__{name}" for name in claude.GSD_MCP_TOOLS)
 FULL_AS_ROOT = (
-    "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,Task,TodoWrite,"
-    "BashOutput,KillShell"
+    "Read,Glob,Grep,Bash,Write,Edit,NotebookEdit,WebSearch,WebFetch,TodoWrite,BashOutput,"
+    f"KillShell,{MCP}"
 )
+SUBAGENTS = "Agent,Workflow"  # claude-code 2.1.330's sub-agent tools (`Task` is Agent's alias)
 
 
-# --tools and --allowedTools list the same tools; `full` bypasses permissions and lists none.
+# --allowedTools is --tools and gsd's MCP tools; `full` bypasses permissions and lists none.
 @pytest.mark.parametrize(
     ("tier", "web", "mode", "tools", "denied"),
     [
@@ -95,10 +98,11 @@ def test_claude_argv(
     flags = ["--permission-mode", mode]
     policy = ",".join(claude.policy_rules(BASELINE, tier))  # tests/test_policy.py: the rules
     if tools is not None:
-        denied = ",".join(filter(None, [str(denied), policy]))
-        flags += ["--tools", tools, "--allowedTools", tools, "--disallowedTools", denied]
+        denied = ",".join(filter(None, [str(denied), policy, SUBAGENTS]))
+        allowed = f"{tools},{MCP}"
+        flags += ["--tools", tools, "--allowedTools", allowed, "--disallowedTools", denied]
     else:
-        flags += ["--disallowedTools", policy]
+        flags += ["--disallowedTools", ",".join(filter(None, [policy, SUBAGENTS]))]
     tools_of_agent = TOOLS[tier] + (["google_web_search", "web_fetch"] if web else [])
     a = Agent(name="python-pro", tools=tools_of_agent, runner="claude")
     assert a.tier == tier
@@ -112,8 +116,8 @@ def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
     runs it): as root the full tier is acceptEdits with every built-in tool approved."""
     argv = build_argv(agent("full", "claude"), None, as_root=True)
     policy = ",".join(claude.policy_rules(BASELINE, "full"))
-    assert argv == CLAUDE + ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT,
-                             "--disallowedTools", policy]  # fmt: skip
+    flags = ["--permission-mode", "acceptEdits", "--allowedTools", FULL_AS_ROOT]
+    assert argv == [*CLAUDE, *flags, "--disallowedTools", f"{policy},{SUBAGENTS}"]
 
 
 @pytest.mark.parametrize(
@@ -160,6 +164,8 @@ def test_codex_argv(tier: str, sandbox: str) -> None:
             if tier == "read+write"
             else []
         ),
+        # no sub-agents: codex 0.169.0's multi_agent is on by default
+        *["--disable", "multi_agent", "--disable", "multi_agent_v2"],
         "--skip-git-repo-check",
     ]
 
@@ -627,10 +633,75 @@ def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
         argv = build_argv(agent, None, as_root=root)
         deny = argv[argv.index("--disallowedTools") + 1]
         # gsd's policy first, then the agent's own rules it did not already hold
-        assert deny == ",".join([*claude.policy_rules(BASELINE, "full"), "WebFetch"])
+        assert deny == ",".join([*claude.policy_rules(BASELINE, "full"), "WebFetch", SUBAGENTS])
     narrowed = parse_agent(text.replace("Edit, Write", "Edit, Write\npermissionMode: plan"),
                            "shipper.md")  # fmt: skip
     argv = build_argv(narrowed, None)
     deny = argv[argv.index("--disallowedTools") + 1].split(",")
     assert {"Bash", "Write", "Edit", "Bash(git push:*)", "WebFetch"} <= set(deny)
     assert "MultiEdit" not in deny
+
+
+# --- sub-agents: one level of delegation unless config.json allows them -------------------
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+@pytest.mark.parametrize("root", [False, True])
+def test_claude_denies_subagent_tools_unless_allowed(tier: str, root: bool) -> None:
+    a = agent(tier, "claude")
+    denied = build_argv(a, None, as_root=root)
+    deny = denied[denied.index("--disallowedTools") + 1].split(",")
+    assert {"Agent", "Workflow"} <= set(deny)
+    assert all("Agent" not in flag.split(",") for flag in denied if flag != ",".join(deny))
+    allowed = build_argv(a, None, as_root=root, subagents=True)
+    deny = allowed[allowed.index("--disallowedTools") + 1].split(",")
+    assert not {"Agent", "Workflow", "Task"} & set(deny)
+    granted = [allowed[i + 1] for i, flag in enumerate(allowed) if flag == "--allowedTools"]
+    if tier == "full" and not root:
+        assert granted == []  # bypassPermissions: every tool not denied
+    else:
+        assert "Agent" in granted[0].split(",")
+        assert "Task" not in granted[0].split(",")
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+def test_codex_turns_subagents_off_unless_allowed(tier: str) -> None:
+    off = build_argv(agent(tier, "codex"), None)
+    disabled = ["--disable", "multi_agent", "--disable", "multi_agent_v2"]
+    assert off[-5:] == [*disabled, "--skip-git-repo-check"]
+    on = build_argv(agent(tier, "codex"), None, subagents=True)
+    assert "--disable" not in on and "--enable" not in on
+    assert on[-3:] == ["-c", "agents.max_depth=1", "--skip-git-repo-check"]
+
+
+@pytest.mark.parametrize("tier", list(TOOLS))
+def test_gemini_policy_denies_invoke_agent_unless_allowed(tier: str) -> None:
+    tomllib = pytest.importorskip("tomllib")
+
+    def subagent_rules(**kw: bool) -> list[dict[str, Any]]:
+        files = runner_files(agent(tier, "gemini"), Path("/r"), as_root=False, **kw)
+        rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
+        return [r for r in rules if "invoke_agent" in json.dumps(r["toolName"])]
+
+    (rule,) = subagent_rules()
+    assert (rule["toolName"], rule["decision"], rule["priority"]) == ("invoke_agent", "deny", 999)
+    assert "specialists.allow_subagents" in rule["denyMessage"]
+    assert subagent_rules(subagents=True) == []
+    assert build_argv(agent(tier, "gemini"), None) == build_argv(
+        agent(tier, "gemini"), None, subagents=True
+    )
+
+
+def test_the_setting_reaches_the_argv_through_the_dispatcher(tmp_path: Path) -> None:
+    """config.json `specialists.allow_subagents` (default false) reaches build_argv and
+    the gemini policy the way the safety policy does: through the task's dispatch."""
+    plan = parse(plan_text(tasks=auto_task()), "01-01-PLAN.md")
+    executor = Agent(name=EXECUTOR, tools=TOOLS["full"], runner="claude", source="x.md")
+    for allowed in (False, True):
+        settings = Settings.model_validate({"specialists": {"allow_subagents": allowed}})
+        dispatcher = Dispatcher({EXECUTOR: executor}, {}, settings, environ={})
+        dispatch = dispatcher.task(1, plan, plan.tasks[0])
+        assert dispatch.subagents is allowed
+        deny = dispatch.argv[dispatch.argv.index("--disallowedTools") + 1].split(",")
+        assert ("Agent" in deny) is not allowed
+    assert Settings().specialists.allow_subagents is False

@@ -182,6 +182,14 @@ def test_task_commits_without_a_commit_or_an_outcome() -> None:
     ]
 
 
+def test_a_writing_task_that_made_no_change_is_said_in_commits_and_deviations() -> None:
+    text = render([outcome(1, commit=None, changed=[], no_change=True)], task_names={1: "Write"})
+    assert section(text, "Task Commits") == "1. **Task 1: Write** - made no change (gsd-executor)"
+    assert section(text, "Deviations from Plan").splitlines() == [
+        f"- **Task 1 (gsd-executor):** {summary.MADE_NO_CHANGE}", "", "**Total deviations:** 1",
+    ]  # fmt: skip
+
+
 def test_files_created_and_modified() -> None:
     report = TaskReport(status="success", files_created=["src/new.py"], files_modified=[],
                         files_deleted=[], validation="pass", errors=None, key_interfaces="",

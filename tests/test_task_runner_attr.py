@@ -174,19 +174,22 @@ def test_a_command_agent_can_run_on_a_cli_runner(planned, gsd) -> None:
     assert first["argv"][0] == "gemini" and "agent.py" not in first["argv"]
 
 
-def test_the_dry_run_refuses_when_the_plans_runner_is_missing(
+def test_the_live_run_refuses_when_the_plans_runner_is_missing(
     planned, gsd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     only_claude = fake_runner_programs(tmp_path / "only-claude", ("claude",))
     monkeypatch.setenv("PATH", f"{only_claude}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    result = gsd("execute-phase", "1", "--dry-run")
+    git(planned.root, "add", "-A")
+    git(planned.root, "commit", "-q", "-m", "plans")
+    result = gsd("execute-phase", "1")
     assert result.code == 2 and result.out == ""
     assert result.err.splitlines() == [
         "gsd: error: the gemini runner program `gemini` (plan 01-01 task 1, agent python-pro) "
         "is not installed or not on PATH; nothing was run (install it (npm install -g "
         "@google/gemini-cli) or put it on PATH)"
     ]
-    assert gsd("execute-phase", "1", "--dry-run", "--plan", "01-01").code == 2
+    dry = gsd("execute-phase", "1", "--dry-run", "--plan", "01-01")
+    assert dry.code == 0 and "npm install -g @google/gemini-cli" in dry.err
 
 
 def test_every_missing_program_is_named_on_one_line(
@@ -199,6 +202,7 @@ def test_every_missing_program_is_named_on_one_line(
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     (line,) = gsd("execute-phase", "1", "--dry-run").err.splitlines()
+    assert line.startswith("gsd: warning: ")
     assert "`gemini` (plan 01-01 task 1, agent python-pro)" in line
     assert "`claude` (plan 01-01 task 2, agent python-pro, and 2 more tasks)" in line
     assert "are not installed" in line

@@ -124,15 +124,21 @@ def dry_run_tasks(
     timeout: float | None = None,
 ) -> list[TaskDispatch]:
     """`execute-phase --dry-run`: every task's dispatch with its sandbox, the warnings of
-    broken agent files handed to `warn`; a missing runner program is refused (an
-    InputError) as a live run refuses it."""
-    from gsd.run.preflight import check_runners
+    broken agent files handed to `warn`; a runner program that is missing (the fallback
+    agent's too) is a warning and a note on each task that needs it: the live run
+    refuses to start, the dry run shows the whole schedule all the same."""
+    from gsd.run import preflight
 
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     warn(warnings)
-    tasks = dispatcher.phase(project.phase_graph(found_phase), wave=wave, plan_id=plan_id)
-    check_runners(tasks, project.root, os.environ)
-    return with_sandbox(project, tasks)
+    graph = project.phase_graph(found_phase)
+    tasks = dispatcher.phase(graph, wave=wave, plan_id=plan_id)
+    fallbacks = dispatcher.fallbacks(graph, tasks)
+    missing = preflight.missing_programs(tasks, project.root, os.environ, fallbacks)
+    if missing:
+        message, hint = preflight.missing_message(missing)
+        warn([f"{message}; a live run would refuse to start ({hint})"])
+    return with_sandbox(project, preflight.marked(tasks, missing))
 
 
 def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:

@@ -61,8 +61,8 @@ def execute_phase(
     With --dry-run, print for every task its wave, plan, specialist as written,
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout, grace period and sandbox, and change nothing: no files, tags or
-    commits; refused (exit 2) like a live run when a task's runner program is
-    not installed.
+    commits; a runner program that is not installed is a warning (the live run
+    refuses to start).
     Without it, run: waves in order; every plan in its own git worktree on
     branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
     in plan order; the plans of a wave side by side (plans that share
@@ -105,8 +105,8 @@ def _dry_run(
     timeout: float | None,
     fmt: str,
 ) -> int:
-    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; refused
-    like a live run when a runner program is missing, warned when the phase is invalid."""
+    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; warned
+    when a runner program is missing or the phase is invalid."""
     from gsd.cli.queries import dry_run_tasks, phase_validation
     from gsd.output import views
 

@@ -123,8 +123,8 @@ def agents_sync() -> int:
     """Write the specialists found to .planning/available_agents.md.
 
     Every agent but gsd's own (gsd-*), with its description: the roster plans name
-    specialists from. An agent whose name another agent took is listed by its
-    `ns:name` alias.
+    specialists from. An agent in a subfolder or plugin is listed by its
+    `ns:name` alias too; one whose name another agent took, by its alias alone.
 
     Example: gsd agents sync && git diff .planning/available_agents.md
     """
@@ -137,7 +137,7 @@ def agents_sync() -> int:
     entries = found.roster_entries()
     specialists = {key: a.description for key, a in entries.items() if not a.is_system}
     path = project.planning / layout.ROSTER_FILE
-    write_atomic(path, roster.render(specialists))
+    write_atomic(path, roster.render(specialists, found.aliases()))
     click.echo(f"wrote {path.relative_to(project.root)}: {plural(len(specialists), 'specialist')}")
     return EXIT_OK
 

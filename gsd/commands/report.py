@@ -102,6 +102,8 @@ def _row(e: dict[str, Any]) -> dict[str, Any]:
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"
+    elif kind == "result" and e.get("success") and e.get("no_change"):
+        what = "made no change"
     return {
         "time": e.get("ts", ""), "event": kind, "plan": e.get("plan", ""),
         "task": e.get("task", ""), "agent": e.get("agent", ""),

@@ -25,6 +25,11 @@ ERROR_TYPES = (
     "result-unparsable",
     "merge-conflict",
     "budget-exceeded",
+    "report-failure",  # the Task Report said Status: failure
+    "report-partial",  # ... or Status: partial
+    "report-mismatch",  # the Task Report names files the task's commit lacks
+    "permission-denied",  # the runner denied the writes of a task that changed nothing
+    "plan-invalid",  # a *-PLAN.md the task wrote fails `gsd validate`
     "unknown",
 )
 

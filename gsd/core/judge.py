@@ -79,14 +79,19 @@ def judge(
     4. Tier 2, the Task Report: Status success -> success when the exit status is
        0, and also after a non-zero exit when the report is complete (Claude Code's
        `classifyHandoffIfNeeded is not defined` crash after a finished run is not
-       a failure by itself); otherwise `nonzero-exit`. Status partial, failure or
-       anything else -> failure (`nonzero-exit`, or `unknown` on exit 0).
+       a failure by itself); otherwise `nonzero-exit`. Status failure ->
+       `report-failure` and partial -> `report-partial`, whatever the exit status;
+       anything else (missing, unreadable) -> `nonzero-exit`, or `unknown` on exit 0.
     5. Tier 3, the last GSD marker: TASK / PLAN COMPLETE -> success on exit 0,
        `nonzero-exit` otherwise; FAILED or CHECKPOINT REACHED -> failure.
     6. Tier 4, evidence: exit 0 and a non-empty diff -> success.
     7. Otherwise: a non-zero exit is `nonzero-exit`; exit 0 with clean structured
        output but no report, marker or change is `unknown`; exit 0 with nothing
        usable at all is `result-unparsable`.
+
+    A success here is what the agent's output says; whether the task is done is
+    decided after it, against git (`gsd.core.done`: files the report claims but the
+    commit lacks, writes the runner denied, a plan file that fails validation).
     """
     return (
         _by_timeout(exit_code, timed_out, output, report)
@@ -165,7 +170,12 @@ def _by_report(exit_code: int, report: TaskReport | None) -> Verdict | None:
             "nonzero-exit", f"exit {exit_code} and the success Task Report is incomplete"
         )
     detail = f"; errors: {report.errors}" if report.errors else ""
-    return _failed(_failing(exit_code), f"Task Report status: {report.status or 'missing'}{detail}")
+    kind = _REPORTED.get(report.status) or _failing(exit_code)
+    return _failed(kind, f"Task Report status: {report.status or 'missing'}{detail}")
+
+
+# a Task Report's own Status of failure, by its own error type whatever the exit status
+_REPORTED = {"failure": "report-failure", "partial": "report-partial"}
 
 
 def _by_marker(exit_code: int, last: str | None) -> Verdict | None:

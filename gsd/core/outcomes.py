@@ -35,6 +35,8 @@ class TaskOutcome(NamedTuple):
     budget: str | None = None  # "within", "over" (past warn) or "aborted"; None: no budget
     budget_warn: int | None = None
     budget_abort: int | None = None
+    # a writing tier's success that changed no file and claimed none (shown, not failed)
+    no_change: bool = False
 
 
 class TaskCommit(NamedTuple):

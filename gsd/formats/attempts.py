@@ -45,7 +45,7 @@ def _attempt(
         exit_code=record.exit_code if record else None,
         duration_s=float(event.get("duration_s") or 0), input_tokens=_count(event, "input_tokens"),
         output_tokens=_count(event, "output_tokens"), cost_usd=_cost(event), attempt=attempt,
-        checkpoint=None, report=None,
+        checkpoint=None, report=None, no_change=event.get("no_change") is True,
     )  # fmt: skip
 
 

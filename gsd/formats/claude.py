@@ -12,6 +12,7 @@ from gsd.formats.runneroutput import (
     int_or_none,
     json_lines,
     loads,
+    permission_denials,
     total,
 )
 
@@ -30,9 +31,35 @@ _WEB = ("WebSearch", "WebFetch")
 _SHELL = ("Bash",)
 _WRITE = ("Write", "Edit", "NotebookEdit")
 # The full tier as root: what bypassPermissions would let through, pre-approved by
-# name (subagents, the todo list and background shells included); anything else (an
-# MCP tool) would need a prompt, which print mode answers with a refusal.
-_FULL = (*_READ, *_SHELL, *_WRITE, *_WEB, "Task", "TodoWrite", "BashOutput", "KillShell")
+# name (the todo list and background shells included); anything else (an MCP tool)
+# would need a prompt, which print mode answers with a refusal.
+_FULL = (*_READ, *_SHELL, *_WRITE, *_WEB, "TodoWrite", "BashOutput", "KillShell")
+# The tools that start sub-agents in claude-code 2.1.330 (its tool list, `t_n` in the
+# bundle): `Agent` (`Task` is its old name, an alias the deny-rule validator maps to
+# it) and `Workflow` ("orchestrate subagents with deterministic JavaScript workflow").
+# A specialist is one level of delegation: they are denied on every tier unless
+# config.json `specialists.allow_subagents`; then `Agent` joins the tier's tools (the
+# deny list still holds inside a sub-agent, and Claude Code gives a sub-agent no
+# `Agent` tool of its own).
+SUBAGENT_TOOLS = ("Agent", "Workflow")
+
+# gsd's own MCP server (`gsd mcp`, registered as `gsd`: `claude mcp add gsd -- gsd mcp`)
+# has read-only tools only, so every tier may call them. Outside bypassPermissions
+# claude asks before an MCP tool runs, and print mode answers "Claude requested
+# permissions to use mcp__gsd__status, but you haven't granted it yet" (claude-code
+# 2.1.330 as root, tests/test_matrix.py): they are pre-approved by name, never the
+# whole server (`mcp__gsd`), so a server registered with more tools gets no more.
+GSD_MCP_TOOLS = (
+    "validate",
+    "show",
+    "waves",
+    "status",
+    "context_chain",
+    "errors",
+    "report",
+    "dry_run",
+)
+_MCP = tuple(f"mcp__gsd__{name}" for name in GSD_MCP_TOOLS)
 
 # `--permission-mode` per tier; claude-code 2.1.330's choices: acceptEdits, auto,
 # bypassPermissions, manual, dontAsk, plan. read+shell uses `dontAsk` ("deny anything
@@ -60,11 +87,16 @@ _RULE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\([^(),\x00-\x1f]*\))?")
 
 
 def build_argv(
-    agent: Agent, model: str | None, *, as_root: bool, policy: Policy = BASELINE
+    agent: Agent,
+    model: str | None,
+    *,
+    as_root: bool,
+    policy: Policy = BASELINE,
+    subagents: bool = False,
 ) -> list[str]:
     """claude's argv: print mode with a JSON result, the model and turn limit when
     given, and the tier's permission flags (`as_root`: gsd runs as uid 0) with gsd's
-    safety policy in the deny list."""
+    safety policy in the deny list, and the sub-agent tools unless `subagents`."""
     # `-p` without a positional prompt reads the prompt from stdin; stream-json (each API
     # call's usage as it comes, for the token budget) needs --verbose in print mode
     argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
@@ -73,7 +105,10 @@ def build_argv(
     if agent.max_turns is not None:
         argv += ["--max-turns", str(agent.max_turns)]
     own = [*policy_rules(policy, agent.tier), *deny_rules(agent)]
-    return argv + _tier_flags(agent.tier, agent.web, as_root, list(dict.fromkeys(own)))
+    if not subagents:
+        own += SUBAGENT_TOOLS
+    extra = ("Agent",) if subagents else ()
+    return argv + _tier_flags(agent.tier, agent.web, as_root, list(dict.fromkeys(own)), extra)
 
 
 def policy_rules(policy: Policy, tier: str) -> list[str]:
@@ -110,17 +145,19 @@ def deny_rules(agent: Agent) -> list[str]:
     ]
 
 
-def _tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[str]:
+def _tier_flags(
+    tier: str, web: bool, root: bool, own_deny: list[str], extra: tuple[str, ...] = ()
+) -> list[str]:
     """Permission mode, granted and denied tools per tier; the agent's own deny rules
-    (`disallowedTools`) are added to the deny list on every tier (deny rules hold even
-    under bypassPermissions)."""
+    (`disallowedTools`) and gsd's are added to the deny list on every tier (deny rules
+    hold even under bypassPermissions); `extra` tools join every tier's granted ones."""
     own = ["--disallowedTools", ",".join(own_deny)] if own_deny else []
     if tier == "full":
         if not root:
             return ["--permission-mode", _MODE[tier], *own]
-        tools = ",".join(_FULL)
+        tools = ",".join([*_FULL, *extra, *_MCP])
         return ["--permission-mode", _ROOT_FULL_MODE, "--allowedTools", tools, *own]
-    read = [*_READ, *(_WEB if web else ())]
+    read = [*_READ, *(_WEB if web else ()), *extra]
     granted, denied = {
         "read-only": (read, [*_SHELL, *_WRITE]),
         "read+shell": ([*read, *_SHELL], [*_WRITE]),
@@ -130,8 +167,17 @@ def _tier_flags(tier: str, web: bool, root: bool, own_deny: list[str]) -> list[s
         denied += _WEB
     denied += [rule for rule in own_deny if rule not in denied]
     tools = ",".join(granted)
+    allowed = ",".join((*granted, *_MCP))
     mode = ["--permission-mode", _MODE[tier]]
-    return [*mode, "--tools", tools, "--allowedTools", tools, "--disallowedTools", ",".join(denied)]
+    return [
+        *mode,
+        "--tools",
+        tools,
+        "--allowedTools",
+        allowed,
+        "--disallowedTools",
+        ",".join(denied),
+    ]
 
 
 def parse_output(stdout: str) -> RunnerOutput | None:
@@ -142,7 +188,8 @@ def parse_output(stdout: str) -> RunnerOutput | None:
     an object wins, so log lines before it do no harm. A subtype other than `success`
     (`error_max_turns`, `error_during_execution`) is an error even when `is_error` is
     false; an error result without `result` text says why in `errors: [...]`;
-    `api_error_status` 429 or 529 is a rate limit. Input tokens count the cache:
+    `api_error_status` 429 or 529 is a rate limit; `permission_denials` lists the tool
+    calls claude refused (`denied`). Input tokens count the cache:
     input_tokens + cache_creation_input_tokens + cache_read_input_tokens.
     """
     result: dict[str, Any] | None = None
@@ -181,4 +228,5 @@ def parse_output(stdout: str) -> RunnerOutput | None:
         cost_usd=float_or_none(cost),
         structured=True,
         rate_limited=is_error and status in (429, 529),
+        denied=permission_denials(result.get("permission_denials")),
     )

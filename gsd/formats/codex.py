@@ -22,9 +22,9 @@ SANDBOX = {
 }
 
 
-def build_argv(agent: Agent, model: str | None) -> list[str]:
+def build_argv(agent: Agent, model: str | None, *, subagents: bool = False) -> list[str]:
     """codex's argv: `exec` reading the prompt from stdin, JSONL events, the model when
-    given and the tier's sandbox."""
+    given, the tier's sandbox, and its sub-agents off unless `subagents`."""
     # `codex exec --help`: "if `-` is used, instructions are read from stdin"
     argv = ["codex", "exec", "-", "--json"]
     if model is not None:
@@ -32,8 +32,26 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     # Codex refuses to run outside a git repository "to avoid destructive
     # changes"; gsd always runs in a repository or worktree and checkpoints it
     # first, so the check adds nothing and could only refuse a run.
-    return argv + ["--sandbox", SANDBOX[agent.tier], *policy_overrides(agent.tier),
-                   "--skip-git-repo-check"]  # fmt: skip
+    sandbox = ["--sandbox", SANDBOX[agent.tier], *policy_overrides(agent.tier)]
+    return [*argv, *sandbox, *subagent_flags(subagents), "--skip-git-repo-check"]
+
+
+# Codex 0.169.0 starts sub-agents through its `multi_agent` feature (`codex features
+# list`: "deprecated", on by default; it gives the model `spawn_agent`, `send_input`,
+# `wait_agent` and `close_agent`) and its successor `multi_agent_v2` ("stable", off by
+# default; a user's config.toml may turn it on). A specialist is one level of
+# delegation: both are off unless config.json `specialists.allow_subagents`; then
+# `agents.max_depth=1` keeps a sub-agent from starting its own ("Agent depth limit
+# reached. Solve the task yourself.").
+SUBAGENT_FEATURES = ("multi_agent", "multi_agent_v2")
+ONE_LEVEL = "agents.max_depth=1"
+
+
+def subagent_flags(subagents: bool) -> list[str]:
+    """Codex's sub-agents off (`--disable` each feature), or allowed one level deep."""
+    if subagents:
+        return ["-c", ONE_LEVEL]
+    return [arg for feature in SUBAGENT_FEATURES for arg in ("--disable", feature)]
 
 
 # Codex 0.169.0 has no per-run way to add exec-policy rules (`prefix_rule(...,

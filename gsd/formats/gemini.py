@@ -33,6 +33,17 @@ _WEB = ("web_fetch", "google_web_search")
 # --policy files load in the USER tier (2.x); 999 is that tier's highest priority,
 # so only an administrator's policy (tier 3) outranks gsd's rules.
 _PRIORITY = 999
+# gemini-cli 0.61.0 starts every sub-agent (codebase_investigator, the agents of
+# `.gemini/agents`, remote ones) through one tool, `invoke_agent` (AGENT_TOOL_NAME,
+# registered while `enableAgents`, on by default); its policy check tries that name
+# and then the sub-agent's, so one deny rule on it stops them all. A specialist is one
+# level of delegation: denied unless config.json `specialists.allow_subagents`.
+SUBAGENT_TOOL = "invoke_agent"
+_SUBAGENTS_DENIED = (
+    f'[[rule]]\ntoolName = "{SUBAGENT_TOOL}"\ndecision = "deny"\npriority = {_PRIORITY}\n'
+    'denyMessage = "gsd: a specialist does not start sub-agents; do the task yourself '
+    '(config.json specialists.allow_subagents)"\n'
+)
 
 # gemini-cli 0.61.0 reads system settings from $GEMINI_CLI_SYSTEM_SETTINGS_PATH, else here
 SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
@@ -58,11 +69,18 @@ def system_settings_path(environ: Mapping[str, str]) -> str:
     return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
 
 
-def policy(tier: str, web: bool, rules: Policy = BASELINE, worktree: str | None = None) -> str:
+def policy(
+    tier: str,
+    web: bool,
+    rules: Policy = BASELINE,
+    worktree: str | None = None,
+    subagents: bool = False,
+) -> str:
     """Policy-engine TOML (gemini-cli 0.61.0 `[[rule]]`: toolName, decision, priority,
-    commandPrefix / commandRegex / argsPattern, denyMessage): the tier's tools, then
-    gsd's safety policy (`safety_rules`). The tier's allow rule is one step below the
-    deny rules, so a denied command stays denied whatever the tier allows."""
+    commandPrefix / commandRegex / argsPattern, denyMessage): the tier's tools (the
+    sub-agent tool denied unless `subagents`), then gsd's safety policy
+    (`safety_rules`). The tier's allow rule is one step below the deny rules, so a
+    denied command stays denied whatever the tier allows."""
     allow: list[str] = []
     deny: list[str] = []
     if tier == "read+shell":
@@ -79,6 +97,8 @@ def policy(tier: str, web: bool, rules: Policy = BASELINE, worktree: str | None 
             quoted = ", ".join(json.dumps(name) for name in names)
             blocks.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
                           f"priority = {priority}\n")  # fmt: skip
+    if not subagents:
+        blocks.append(_SUBAGENTS_DENIED)
     blocks += safety_rules(rules, tier, worktree)
     return "# written by gsd for one run\n" + "\n".join(blocks)
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from gsd.formats.runneroutput import RunnerOutput, float_or_none, int_or_none, loads
+from gsd.formats.runneroutput import (
+    RunnerOutput,
+    float_or_none,
+    int_or_none,
+    loads,
+    permission_denials,
+)
 
 
 def parse_output(stdout: str, result_file_text: str | None) -> RunnerOutput | None:
     """The object a `command` agent wrote, or None when it wrote no file or no object.
 
     `{"result": str, "is_error": bool, "input_tokens": int, "output_tokens": int,
-    "cost_usd": float}`, every key optional; without `result` the text is stdout.
+    "cost_usd": float, "permission_denials": [...]}`, every key optional; without
+    `result` the text is stdout. `permission_denials` has claude's shape (a program
+    that wraps claude passes its result's list on).
     """
     data = loads(result_file_text.strip()) if result_file_text else None
     if not isinstance(data, dict):
@@ -22,4 +30,5 @@ def parse_output(stdout: str, result_file_text: str | None) -> RunnerOutput | No
         output_tokens=int_or_none(data.get("output_tokens")),
         cost_usd=float_or_none(data.get("cost_usd")),
         structured=True,
+        denied=permission_denials(data.get("permission_denials")),
     )

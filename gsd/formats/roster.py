@@ -10,6 +10,7 @@ from gsd.formats.lines import Lines
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
 _CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
 _BARE_RE = re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")
+_ALIASES_NOTE = "The same specialists by the `namespace:name` their folder or plugin gives them."
 
 
 def parse(text: str) -> dict[str, str]:
@@ -34,8 +35,9 @@ def parse(text: str) -> dict[str, str]:
     return agents
 
 
-def render(agents: dict[str, str]) -> str:
-    """available_agents.md as `gsd agents sync` writes it: specialists, one line each."""
+def render(agents: dict[str, str], aliases: dict[str, str] | None = None) -> str:
+    """available_agents.md as `gsd agents sync` writes it: specialists, one line each,
+    then the `ns:name` alias each one answers to as well (alias -> name), one a line."""
     lines = [
         "# Available Specialists",
         "",
@@ -47,4 +49,8 @@ def render(agents: dict[str, str]) -> str:
     for name in sorted(agents):
         description = " ".join(agents[name].split())
         lines.append(f"- **{name}**: {description}" if description else f"- **{name}**")
+    shown = {alias: name for alias, name in (aliases or {}).items() if name in agents}
+    if shown:
+        lines += ["", "## Namespaced Names", "", _ALIASES_NOTE, ""]
+        lines += [f"- **{alias}**: {shown[alias]}" for alias in sorted(shown)]
     return "\n".join(lines) + "\n"

@@ -18,6 +18,27 @@ class RunnerOutput(NamedTuple):
     structured: bool  # the runner's JSON (or the command's result file) was found
     # the runner's own structured error said rate or usage limit (HTTP 429 or 529)
     rate_limited: bool = False
+    # what the runner refused the agent: (tool, its file or command) per denial
+    denied: tuple[tuple[str, str], ...] = ()
+
+
+def permission_denials(value: Any) -> tuple[tuple[str, str], ...]:
+    """claude-code's `permission_denials` (2.1.330's result object): a list of
+    `{"tool_name", "tool_use_id", "tool_input": {"file_path" | "notebook_path" |
+    "command" | ...}}` read as (tool, its file or command) pairs; anything else is
+    skipped."""
+    found: list[tuple[str, str]] = []
+    for item in value if isinstance(value, list) else ():
+        if not isinstance(item, dict) or not isinstance(item.get("tool_name"), str):
+            continue
+        given = item.get("tool_input")
+        given = given if isinstance(given, dict) else {}
+        target = next((given[k] for k in _TARGETS if isinstance(given.get(k), str)), "")
+        found.append((item["tool_name"], target))
+    return tuple(found)
+
+
+_TARGETS = ("file_path", "notebook_path", "path", "command")
 
 
 def raw_output(stdout: str) -> RunnerOutput:

@@ -39,7 +39,12 @@ def check_model(model: str) -> str:
 
 
 def build_argv(
-    agent: Agent, model: str | None, *, as_root: bool | None = None, policy: Policy = BASELINE
+    agent: Agent,
+    model: str | None,
+    *,
+    as_root: bool | None = None,
+    policy: Policy = BASELINE,
+    subagents: bool = False,
 ) -> list[str]:
     """The argv that runs `agent` (SPEC 5 table): never a shell, never the prompt.
 
@@ -50,17 +55,20 @@ def build_argv(
     0) picks claude's full-tier flags. Files a runner reads (gemini's policy) add
     their own arguments: `runner_files(...).argv`. `policy` is gsd's safety policy
     (`gsd.core.policy`), in claude's deny list and codex's sandbox overrides.
+    `subagents` (config.json `specialists.allow_subagents`) leaves the runner's
+    sub-agent tools to the agent; else claude denies them and codex turns them off
+    (gemini's are denied in its policy file: `runner_files`).
     ValueError for a model name that could be read as an option or split.
     """
     if model is not None:
         check_model(model)
     if agent.runner == "claude":
         root = _is_root() if as_root is None else as_root
-        return claude.build_argv(agent, model, as_root=root, policy=policy)
+        return claude.build_argv(agent, model, as_root=root, policy=policy, subagents=subagents)
     if agent.runner == "gemini":
         return gemini.build_argv(agent, model)
     if agent.runner == "codex":
-        return codex.build_argv(agent, model)
+        return codex.build_argv(agent, model, subagents=subagents)
     return list(agent.command or ())  # runner: command; the Agent model insists on one
 
 
@@ -81,13 +89,15 @@ def runner_files(
     system_settings: str | None = None,
     policy: Policy = BASELINE,
     worktree: Path | None = None,
+    subagents: bool = False,
     hooks: Mapping[str, Any] | None = None,
 ) -> RunnerFiles:
     """The files, variables and arguments a spawn of `agent` needs (pure: the caller
     writes the files into `run_dir`, a folder only its owner can write).
 
     gemini: a policy file (`--policy`: the shell allowed for read+shell, writes
-    denied below read+write, the web denied to agents without web tools, and gsd's
+    denied below read+write, the web denied to agents without web tools, sub-agents
+    (`invoke_agent`) denied unless `subagents`, and gsd's
     safety `policy`, whose folder rules hold under `worktree`, the spawn's working
     folder), and, for an agent's `max_turns`, `model.maxSessionTurns` in a system
     settings file ($GEMINI_CLI_SYSTEM_SETTINGS_PATH; `system_settings` is the text
@@ -105,7 +115,7 @@ def runner_files(
     env: dict[str, str] = {}
     argv: list[str] = []
     files["gemini-policy.toml"] = gemini.policy(
-        agent.tier, agent.web, policy, None if worktree is None else str(worktree)
+        agent.tier, agent.web, policy, None if worktree is None else str(worktree), subagents
     )
     argv += ["--policy", str(run_dir / "gemini-policy.toml")]
     root = _is_root() if as_root is None else as_root

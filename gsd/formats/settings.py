@@ -85,6 +85,9 @@ class Specialists(_Section):
     max_retries: Retries = 2
     scope: Scope = "warn"
     agent_paths: Paths = Field(default_factory=list)
+    # a specialist may start sub-agents (claude's Agent tool, gemini's invoke_agent,
+    # codex's multi_agent), one level deep; off: one level of delegation, gsd's
+    allow_subagents: Flag = False
 
 
 class Verification(_Section):

@@ -17,6 +17,9 @@ from gsd.formats.files import write_atomic
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
+MADE_NO_CHANGE = (
+    "made no change - a task that may write changed no file and its Task Report claims none"
+)
 
 # A scalar is written bare when it holds only path-like characters and no YAML 1.1 or
 # 1.2 reader would take it for a number, date, bool or null (see `_scalar`).
@@ -186,6 +189,8 @@ def _task_commit_lines(
             lines.append(f"{label} - no run recorded (done in an earlier run, or a checkpoint)")
         elif outcome.commit:
             lines.append(f"{label} - `{outcome.commit[:7]}` ({outcome.agent})")
+        elif outcome.no_change:
+            lines.append(f"{label} - made no change ({outcome.agent})")
         else:
             lines.append(f"{label} - no changes to commit ({outcome.agent})")
     return lines
@@ -211,6 +216,8 @@ def _deviation_lines(numbers: list[int], done: Mapping[int, TaskOutcome]) -> lis
         outcome = done.get(number)
         if outcome is None:
             continue
+        if outcome.no_change:
+            lines.append(f"- **Task {number} ({outcome.agent}):** {MADE_NO_CHANGE}")
         for deviation in outcome.deviations:
             text = " ".join(deviation.split())
             lines.append(f"- **Task {number} ({outcome.agent}):** {text}")

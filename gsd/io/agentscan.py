@@ -90,6 +90,15 @@ class AgentSet(Mapping[str, Agent]):
                 entries.setdefault(alias, agent)
         return entries
 
+    def aliases(self) -> dict[str, str]:
+        """Each `ns:name` alias of an agent that also holds its plain name -> that name:
+        a plan may write either (`voltagent-lang:python-pro` for python-pro)."""
+        return {
+            alias: agent.name
+            for alias, agent in self._by_alias.items()
+            if self._by_name.get(agent.name) is agent
+        }
+
 
 @dataclass
 class Scan:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -50,6 +50,8 @@ class TaskDispatch(NamedTuple):
     # the safety policy that reaches the runner (`runners.policy_view`); None for a person
     policy: dict[str, Any] | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
+    missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
+    subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -115,6 +117,7 @@ class Dispatcher:
         self.use_specialists = config.workflow.use_specialists
         self.grace = config.specialists.kill_grace_seconds
         self.policy: Policy = with_extra(config.policy.extra_deny)
+        self.subagents = config.specialists.allow_subagents
 
     def resolve(self, plan: Plan, task: Task) -> Resolution:
         resolution = resolve_specialist(
@@ -155,7 +158,7 @@ class Dispatcher:
         )
         model, model_source = self.model(task, own, agent.runner)
         try:
-            argv = runners.build_argv(agent, model, policy=self.policy)
+            argv = runners.build_argv(agent, model, policy=self.policy, subagents=self.subagents)
         except ValueError as exc:  # a model name that could pass for an option
             where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
             raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
@@ -170,7 +173,7 @@ class Dispatcher:
             budget_abort=budget.abort if budget else None,
             budget_source=budget.source if budget else "",
             policy=runners.policy_view(agent, self.policy),
-            policy_extra=tuple(self.config.policy.extra_deny),
+            policy_extra=tuple(self.config.policy.extra_deny), subagents=self.subagents,
         )  # fmt: skip
 
     def budget(self, agent: Agent) -> Budget | None:
@@ -233,6 +236,23 @@ class Dispatcher:
         entries = getattr(self.agents, "roster_entries", None)
         reachable = entries().values() if entries is not None else self.agents.values()
         return {agent.source: agent for agent in reachable}
+
+    def fallbacks(
+        self, graph: PhaseGraph, dispatches: Iterable[TaskDispatch]
+    ) -> list[TaskDispatch]:
+        """How each task that may fall back to gsd-executor would run on it, when
+        `voltagent.fallback_on_error` lets a failed specialist hand its task over."""
+        if not self.config.voltagent.fallback_on_error:
+            return []
+        out = []
+        for dispatch in dispatches:
+            if not dispatch.argv or dispatch.agent == EXECUTOR:
+                continue  # a person, or gsd-executor already: nothing to hand over to
+            plan = graph.plans[dispatch.plan]
+            task = next(t for t in plan.tasks if t.index == dispatch.task)
+            reason = f"{dispatch.agent} failed"
+            out.append(self.task(dispatch.wave, plan, task, fallback=reason))
+        return out
 
     def phase(
         self, graph: PhaseGraph, *, wave: int | None = None, plan_id: str | None = None

@@ -21,6 +21,7 @@ SVG = "http://www.w3.org/2000/svg"
 COLOURS = {
     "ok": "#2f9e44",
     "soft success": "#94d82d",
+    "made no change": "#fab005",  # a writing task that changed nothing: done, but flagged
     "timeout": "#f08c00",
     "timeout-kill": "#f08c00",
     "interrupted": "#868e96",
@@ -35,7 +36,8 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:right}td:first-child{t
 
 
 def colour(outcome: str) -> str:
-    """An attempt's bar colour by how it ended: green ok, orange timeout, red failure."""
+    """An attempt's bar colour by how it ended: green ok, yellow made no change, orange
+    timeout, red failure."""
     return COLOURS.get(outcome, FAILED)
 
 

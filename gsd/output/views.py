@@ -240,6 +240,8 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  tier {t.tier}, runner {runner}, model {model}")
         out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
+        if t.missing:
+            out.append(f"  missing: {t.missing}")
         if t.sandbox:
             out.append(f"  sandbox: {t.sandbox}")
         if t.policy is not None:
@@ -277,9 +279,7 @@ def render_outcomes(
             "task": o.task,
             "agent": o.agent,
             "attempt": o.attempt,
-            "outcome": ("soft success" if o.soft_success else "committed")
-            if o.success
-            else o.error_type,
+            "outcome": _outcome(o),
             "commit": (o.commit or "")[:7] or "-",
             "seconds": o.duration_s,
         }
@@ -293,6 +293,17 @@ def render_outcomes(
         return f"{title}: nothing to run\n"
     head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
     return head + table(rows, False) + "\n"
+
+
+def _outcome(o: TaskOutcome) -> str | None:
+    """How an attempt ended, in a word or two: its error type when it failed."""
+    if not o.success:
+        return o.error_type
+    if o.soft_success:
+        return "soft success"
+    if o.no_change:
+        return "made no change"
+    return "committed" if o.commit else "nothing to commit"
 
 
 def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:

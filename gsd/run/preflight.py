@@ -11,8 +11,10 @@ import shutil
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
+from gsd.core.words import plural
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git
 
@@ -62,34 +64,91 @@ def check_index_lock(git: Git, wait_s: float = LOCK_WAIT_S) -> None:
         time.sleep(0.1)
 
 
+class Missing(NamedTuple):
+    """A program a run would start and cannot find."""
+
+    program: str  # argv[0] as the agent's spawn is given it
+    first: TaskDispatch  # the first task that needs it
+    needed_by: int  # how many tasks need it
+    fallback: bool  # needed only by the fallback agent (`voltagent.fallback_on_error`)
+    looked: str  # where it was looked for: "on PATH" or an absolute path
+
+    @property
+    def runner(self) -> str:
+        return self.first.runner or "command"
+
+    def install(self) -> str:
+        """How to get it: the runner's install line, or where a command was looked for."""
+        how = INSTALL.get(self.runner)
+        if how:
+            return f"install it ({how}) or put it on PATH"
+        return f"check `command:` in the {self.first.agent} agent file; looked {self.looked}"
+
+    def named(self) -> str:
+        more = self.needed_by - 1
+        tail = f", and {plural(more, 'more task')}" if more else ""
+        who = f"fallback agent {self.first.agent}" if self.fallback else f"agent {self.first.agent}"
+        return (
+            f"the {self.runner} runner program `{self.program}` (plan {self.first.plan} "
+            f"task {self.first.task}, {who}{tail})"
+        )
+
+
+def missing_programs(
+    dispatches: Iterable[TaskDispatch],
+    root: Path,
+    environ: Mapping[str, str],
+    fallbacks: Iterable[TaskDispatch] = (),
+) -> list[Missing]:
+    """Every program the run would start and cannot find, each with the first task that
+    needs it; a program only the fallback agent needs is marked so."""
+    found: dict[str, Missing] = {}
+    needing: dict[str, set[tuple[str, int]]] = {}  # program -> the tasks that need it
+    present: set[str] = set()
+    for fallback, group in ((False, dispatches), (True, fallbacks)):
+        for dispatch in group:
+            program = dispatch.argv[0] if dispatch.argv else None  # None: a person
+            if program is None or program in present:
+                continue
+            if program not in found:
+                if find_program(program, root, environ) is not None:
+                    present.add(program)
+                    continue
+                looked = where_looked(program, root)
+                found[program] = Missing(
+                    program=program, first=dispatch, needed_by=0, fallback=fallback, looked=looked
+                )
+            needing.setdefault(program, set()).add((dispatch.plan, dispatch.task))
+    return [m._replace(needed_by=len(needing[p])) for p, m in found.items()]
+
+
+def missing_message(missing: list[Missing]) -> tuple[str, str]:
+    """One line naming every missing program, and the hint: how to get each."""
+    verb = "is" if len(missing) == 1 else "are"
+    named = "; ".join(m.named() for m in missing)
+    hints = "; ".join(dict.fromkeys(m.install() for m in missing))
+    return f"{named} {verb} not installed or not on PATH", hints
+
+
 def check_runners(
-    dispatches: Iterable[TaskDispatch], root: Path, environ: Mapping[str, str]
+    dispatches: Iterable[TaskDispatch],
+    root: Path,
+    environ: Mapping[str, str],
+    fallbacks: Iterable[TaskDispatch] = (),
 ) -> None:
-    """Every program the run will start can be found: one line naming each missing one,
-    the first task that needs it, and how to install it."""
-    missing: dict[str, tuple[TaskDispatch, int]] = {}  # program -> (first task, tasks)
-    for dispatch in dispatches:
-        if not dispatch.argv:
-            continue  # a human checkpoint: nobody is spawned
-        program = dispatch.argv[0]
-        if program in missing:
-            missing[program] = (missing[program][0], missing[program][1] + 1)
-        elif find_program(program, root, environ) is None:
-            missing[program] = (dispatch, 1)
-    if not missing:
-        return
-    named, hints = [], []
-    for program, (first, count) in missing.items():
-        more = f", and {count - 1} more task{'s' if count > 2 else ''}" if count > 1 else ""
-        runner = first.runner or "command"
-        named.append(f"the {runner} runner program `{program}` (plan {first.plan} task "
-                     f"{first.task}, agent {first.agent}{more})")  # fmt: skip
-        how = INSTALL.get(runner)
-        hints.append(f"install it ({how}) or put it on PATH" if how
-                     else f"check `command:` in the {first.agent} agent file")  # fmt: skip
-    verb = "is" if len(named) == 1 else "are"
-    raise GsdError(f"{'; '.join(named)} {verb} not installed or not on PATH; nothing was run",
-                   hint="; ".join(dict.fromkeys(hints)))  # fmt: skip
+    """Every program the run will start can be found (the fallback agent's too): one
+    line naming each missing one, the first task that needs it, and how to get it."""
+    missing = missing_programs(dispatches, root, environ, fallbacks)
+    if missing:
+        message, hint = missing_message(missing)
+        raise GsdError(f"{message}; nothing was run", hint=hint)
+
+
+def where_looked(program: str, root: Path) -> str:
+    """Where `find_program` looks for `program`, said in words."""
+    if "/" not in program:
+        return "on PATH"
+    return f"for {program if os.path.isabs(program) else root / program}"
 
 
 def find_program(program: str, root: Path, environ: Mapping[str, str]) -> str | None:
@@ -99,3 +158,17 @@ def find_program(program: str, root: Path, environ: Mapping[str, str]) -> str | 
     if "/" in program and not os.path.isabs(program):
         program = str(root / program)
     return shutil.which(program, path=path)
+
+
+def marked(dispatches: list[TaskDispatch], missing: list[Missing]) -> list[TaskDispatch]:
+    """Each dispatch whose program is missing with what is missing and how to get it
+    (its `missing`), for the dry run, which shows the schedule all the same."""
+    by_program = {m.program: m for m in missing}
+    out = []
+    for dispatch in dispatches:
+        found = by_program.get(dispatch.argv[0]) if dispatch.argv else None
+        if found is not None:
+            note = f"`{found.program}` is not installed or not on PATH: {found.install()}"
+            dispatch = dispatch._replace(missing=note)
+        out.append(dispatch)
+    return out

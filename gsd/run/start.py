@@ -76,7 +76,9 @@ def check_before_spawning(run: PhaseRun, environ: Mapping[str, str]) -> None:
     git, options, say = run.git, run.options, run.console.say
     preflight.check_tree(git, in_place=run.in_place, allow_dirty=options.allow_dirty)
     preflight.check_index_lock(git)
-    preflight.check_runners(run.to_spawn(), run.project.root, environ)
+    spawned = run.to_spawn()
+    fallbacks = run.dispatcher.fallbacks(run.graph, spawned)
+    preflight.check_runners(spawned, run.project.root, environ, fallbacks)
     if not run.sandbox.enabled:
         say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")
     elif sandbox.landlock_abi() == 0:

@@ -1,7 +1,8 @@
 """An attempt assessed: the agent's verdict, the `<automated>` checks, the change policy.
 
-SPEC 5's verdict on the agent's output comes first, then the plan's checks, then the
-policy on everything that changed; the first failure is the attempt's error.
+SPEC 5's verdict on the agent's output comes first, then whether git agrees the task
+is done, then the plan's checks, then the policy on everything that changed; the first
+failure is the attempt's error.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd.core import enforce, judge
+from gsd.core import done, enforce, judge
 from gsd.core.budget import Budget, BudgetStatus, budget_status
 from gsd.core.flags import env_flag
 from gsd.core.models import Task
@@ -28,6 +29,7 @@ from gsd.io.dispatch import TaskDispatch, run_files
 from gsd.io.git import Git
 from gsd.io.observe import Observation, Observer
 from gsd.io.sandbox import Confinement, Settings
+from gsd.run import taskdone
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
@@ -47,12 +49,14 @@ class Assessed(NamedTuple):
     deviations: list[str]
     tokens: int | None = None  # input + output, against the budget
     budget: BudgetStatus | None = None  # within, over (the warn budget) or aborted
+    no_change: bool = False  # a writing tier's success that changed and claimed nothing
 
 
 def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Assessed:
-    """Decide what the attempt came to: SPEC 5's verdict on the agent's output, then the
-    `<automated>` checks, then the change policy on everything that changed; the first
-    failure is the attempt's error."""
+    """Decide what the attempt came to: SPEC 5's verdict on the agent's output, whether
+    git agrees the task is done (`gsd.run.taskdone`), then the `<automated>` checks,
+    then the change policy on everything that changed; the first failure is the
+    attempt's error, but a fatal policy violation wins over a task not done."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     spawned = spawn.run
     output, report = _read_output(agent, spawned, spawn.result_text)
@@ -64,11 +68,15 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         )
     error_type, details = verdict.error_type, verdict.reason
     tokens, budget, over = against_budget(job.dispatch, spawned, output, spawn.streamed_tokens)
+    notes: list[str] = []
     if over:
         error_type, details = "budget-exceeded", over
-    elif verdict.success:
-        error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
-                                      job.sandbox)  # fmt: skip
+    elif verdict.success:  # done only when git agrees with what the agent said
+        seen = seen or Observer(git).observe(checkpoint)
+        error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
+        if error_type is None:
+            error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
+                                          job.sandbox)  # fmt: skip
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
@@ -79,12 +87,13 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         ignored_protected=seen.protected, user_checkout=spawn.in_user_checkout,
     )  # fmt: skip
     fatal = [v for v in violations if v.fatal]
-    if fatal and error_type is None:
+    if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
+    no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
     return Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
                     error_type=error_type, details=details or "", changed=seen.changed,
-                    deviations=[v.detail for v in violations if not v.fatal],
-                    tokens=tokens, budget=budget)  # fmt: skip
+                    deviations=[*notes, *(v.detail for v in violations if not v.fatal)],
+                    tokens=tokens, budget=budget, no_change=no_change)  # fmt: skip
 
 
 def against_budget(

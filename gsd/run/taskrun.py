@@ -133,7 +133,7 @@ def _settle(
             done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
         tokens=done.tokens, budget=done.budget, budget_warn=job.dispatch.budget_warn,
-        budget_abort=job.dispatch.budget_abort,
+        budget_abort=job.dispatch.budget_abort, no_change=done.no_change and not failed,
     )  # fmt: skip
     return outcome, rollback_failed
 

@@ -169,12 +169,11 @@ def _report(
         input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
         cost_usd=outcome.cost_usd, tokens=outcome.tokens, budget=outcome.budget,
         budget_warn=outcome.budget_warn, budget_abort=outcome.budget_abort,
+        **({"no_change": True} if outcome.no_change else {}),
     )  # fmt: skip
     if outcome.success:
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
-        commit = outcome.commit
-        say(f"{label}: " + (f"committed {commit[:7]}" if commit else
-                            "done, nothing to commit"))  # fmt: skip
+        say(f"{label}: {_success_line(outcome)}")
         return
     if run.cancel.is_set():
         say(f"{label}: interrupted; the attempt is rolled back")
@@ -183,6 +182,17 @@ def _report(
     if outcome.checkpoint:  # run_task put the tree back to it
         journal.plan_event(plan.id, "rollback", task=task.index,
                            checkpoint=outcome.checkpoint)  # fmt: skip
+
+
+def _success_line(outcome: TaskOutcome) -> str:
+    """How a success is said: its commit, or that it made no change (a writing tier
+    that changed no file and claimed none), or that a read-only task had none to make."""
+    if outcome.commit:
+        return f"committed {outcome.commit[:7]}"
+    if outcome.no_change:
+        return (f"made no change: {outcome.agent} changed no file and its report claims "
+                "none (nothing committed)")  # fmt: skip
+    return "done, nothing to commit"
 
 
 def _interrupted(plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime) -> PlanEnd:

@@ -196,6 +196,7 @@ def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
         system_settings=system_settings,
         policy=with_extra(list(job.dispatch.policy_extra)),
         worktree=job.git.root,
+        subagents=job.dispatch.subagents,
         hooks=hooks,
     )
     for name, text in extra.files.items():

@@ -5,6 +5,7 @@ usage, message_stop)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
@@ -29,13 +30,11 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
             "subagent_type": "general-purpose",
         }
         return [(agent, ask)]
-    name = next((t for t in offered if t.startswith("mcp__") and t.endswith(f"__{step.tool}")), "")
-    found = (
-        []
-        if name
-        else [("ToolSearch", {"query": f"select:mcp__gsd__{step.tool}", "max_results": 5})]
-    )
-    return [*found, (name or f"mcp__gsd__{step.tool}", dict(step.args))]
+    # claude offers MCP tools behind ToolSearch: the model loads the tool, then calls it
+    # (always both, so the script does not change once the tool is loaded)
+    name = f"mcp__gsd__{step.tool}"
+    load = {"query": f"select:{name}", "max_results": 5}
+    return [*([("ToolSearch", load)] if "ToolSearch" in offered else []), (name, dict(step.args))]
 
 
 def reply(body: Any, scenario: Scenario) -> Reply:
@@ -134,3 +133,25 @@ def tool_results(log_bodies: list[Any]) -> dict[str, str]:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     found[str(block.get("tool_use_id"))] = _text(block.get("content"))
     return found
+
+
+def configure(home: Path, url: str) -> dict[str, str]:
+    """claude needs only its base URL and a key; nothing under HOME."""
+    return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-scripted"}
+
+
+def command_results(bodies: list[Any]) -> dict[str, str]:
+    """Each Bash command the model asked for -> the tool result claude sent back."""
+    asked: dict[str, str] = {}
+    for body in bodies:
+        for message in body.get("messages", []) if isinstance(body, dict) else []:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_use"
+                    and block.get("name") == "Bash"
+                ):
+                    asked[str(block.get("id"))] = str((block.get("input") or {}).get("command"))
+    results = tool_results(bodies)
+    return {command: results.get(ident, "") for ident, command in asked.items()}
