@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gsd.core.policy import BASELINE, Policy, WriteRule, applies
+from gsd.formats.claude import GSD_MCP_TOOLS
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
@@ -69,6 +70,17 @@ def system_settings_path(environ: Mapping[str, str]) -> str:
     return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
 
 
+# gsd's own MCP server (`gemini mcp add gsd gsd mcp`) has read-only tools only, so
+# every tier may call them. gemini-cli 0.61.0 asks before an MCP tool runs (refused
+# headless) and in plan mode, gsd's read-only tier, offers none to the model
+# (policies/plan.toml: read-only MCP tools "ask_user", interactive only): gsd allows
+# them by name on server `gsd` (`mcp_gsd_status`), never the whole server.
+_GSD_MCP_ALLOWED = (
+    f'[[rule]]\nmcpName = "gsd"\ntoolName = [{", ".join(json.dumps(t) for t in GSD_MCP_TOOLS)}]\n'
+    f'decision = "allow"\npriority = {_PRIORITY - 1}\n'
+)
+
+
 def policy(
     tier: str,
     web: bool,
@@ -99,6 +111,7 @@ def policy(
                           f"priority = {priority}\n")  # fmt: skip
     if not subagents:
         blocks.append(_SUBAGENTS_DENIED)
+    blocks.append(_GSD_MCP_ALLOWED)
     blocks += safety_rules(rules, tier, worktree)
     return "# written by gsd for one run\n" + "\n".join(blocks)
 

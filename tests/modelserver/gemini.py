@@ -153,17 +153,33 @@ def _text(value: Any) -> str:
 
 
 def tool_results(bodies: list[Any]) -> dict[str, str]:
-    """Call id and name -> the text of the functionResponse gemini sent back for it
-    (its `response` object as JSON; both keys point at the last one of that name)."""
+    """Call id (`call_0000` is the scenario's first call) -> the functionResponse gemini
+    sent back for it, its `response` object as JSON text."""
     found: dict[str, str] = {}
+    for part in _parts(bodies):
+        answer = part.get("functionResponse")
+        if isinstance(answer, dict):
+            found[str(answer.get("id"))] = json.dumps(answer.get("response"))
+    return found
+
+
+def command_results(bodies: list[Any]) -> dict[str, str]:
+    """Each run_shell_command the model asked for -> the functionResponse sent back."""
+    asked: dict[str, str] = {}
+    for part in _parts(bodies):
+        call = part.get("functionCall")
+        if isinstance(call, dict) and call.get("name") == "run_shell_command":
+            asked[str(call.get("id"))] = str((call.get("args") or {}).get("command"))
+    results = tool_results(bodies)
+    return {command: results.get(ident, "") for ident, command in asked.items()}
+
+
+def _parts(bodies: list[Any]) -> list[dict[str, Any]]:
+    """Every part of every content of the agent loop's requests."""
+    found: list[dict[str, Any]] = []
     for body in bodies:
         contents = body.get("contents") if isinstance(body, dict) else None
         for content in contents if isinstance(contents, list) else []:
             parts = content.get("parts") if isinstance(content, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                answer = part.get("functionResponse") if isinstance(part, dict) else None
-                if isinstance(answer, dict):
-                    text = json.dumps(answer.get("response"))
-                    found[str(answer.get("id"))] = text
-                    found[str(answer.get("name"))] = text
+            found += [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
     return found
