@@ -222,3 +222,18 @@ def test_gsds_gemini_hooks_fire_in_a_gsd_run(gsd, cli_bin, monkeypatch, secure_d
     assert asked and "gsd status (plans in .planning/" in asked[0], asked[:1]
     result = done.results()["call_0000"]
     assert "gsd validate: .planning/phases/01-alpha/01-02-PLAN.md was saved" in result, result
+
+
+def test_a_runaway_gemini_is_stopped(gsd, cli_bin, monkeypatch, tmp_path) -> None:  # noqa: F811
+    """gemini-cli 0.61.0 streams no usage before its final `result`: gsd estimates from
+    the stream (each model turn re-sends about GEMINI_TURN_TOKENS) and stops a scenario
+    that would loop for 60 turns long before its end; the record says it was an
+    estimate."""
+    steps = tuple(shell(f"echo turn {n}") for n in range(60))
+    budget = {"budgets": {"gemini": {"warn": 20_000, "abort": 40_000}}}
+    done = execute(gsd, cli_bin, monkeypatch, tmp_path / "repo", "full", steps, config=budget)
+    turns = {e.turn for e in done.log if e.turn is not None}
+    assert done.code != 0
+    assert 3 <= len(turns) < 10, sorted(turns)  # 40,000 / 12,000 a turn: the 4th turn
+    [record] = [r for r in done.records() if r["error_type"] == "budget-exceeded"]
+    assert "stopped at an estimated" in str(record["details"]), record

@@ -74,10 +74,12 @@ def system_settings_path(environ: Mapping[str, str]) -> str:
 # every tier may call them. gemini-cli 0.61.0 asks before an MCP tool runs (refused
 # headless) and in plan mode, gsd's read-only tier, offers none to the model
 # (policies/plan.toml: read-only MCP tools "ask_user", interactive only): gsd allows
-# them by name on server `gsd` (`mcp_gsd_status`), never the whole server.
+# them by name (`mcp_gsd_status`: with `mcpName` and bare names the policy loader
+# warns "Unrecognized tool name"), never the whole server.
 _GSD_MCP_ALLOWED = (
-    f'[[rule]]\nmcpName = "gsd"\ntoolName = [{", ".join(json.dumps(t) for t in GSD_MCP_TOOLS)}]\n'
-    f'decision = "allow"\npriority = {_PRIORITY - 1}\n'
+    "[[rule]]\ntoolName = ["
+    + ", ".join(json.dumps(f"mcp_gsd_{name}") for name in GSD_MCP_TOOLS)
+    + f']\ndecision = "allow"\npriority = {_PRIORITY - 1}\n'
 )
 
 

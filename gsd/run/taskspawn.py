@@ -66,6 +66,7 @@ class AgentRun(NamedTuple):
     gitfile_changed: list[str]  # ["worktree .git file"] when the agent rewrote it
     in_user_checkout: list[str]  # what the agent changed in the user's checkout
     streamed_tokens: int | None = None  # what its stream reported (None: not watched)
+    streamed_estimated: bool = False  # streamed_tokens is an estimate (gemini mid-run)
 
 
 def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
@@ -102,7 +103,7 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     git, user = job.git, guards.user
     kept = userguard.take(user) if user is not None else None
     try:
-        spawned, result_text, streamed = _launch(job)
+        spawned, result_text, streamed, estimated = _launch(job)
         warn_survivors(spawned, f"{job.plan.id} task {job.task.index}")
         # before any git command: a worktree's `.git` file an agent rewrote would point
         # every command that follows at a repository of its choosing
@@ -112,14 +113,16 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
         if user is not None and kept is not None:
             userguard.release(user, kept)
     return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
-                    in_user_checkout=in_user_checkout, streamed_tokens=streamed)  # fmt: skip
+                    in_user_checkout=in_user_checkout, streamed_tokens=streamed,
+                    streamed_estimated=estimated)  # fmt: skip
 
 
-def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None]:
+def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
     temporary folder (TMPDIR) that also holds its result file; returns what became of it
     and the result file's text (a file the agent wrote: read without following links),
-    and the tokens its stream reported when a budget watched it."""
+    and the tokens its stream reported when a budget watched it (and whether that
+    figure is an estimate)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +167,9 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None]:
     if watch is not None:
         watch()  # what it printed after the last look
     text = None if data is None else data.decode("utf-8", "replace")
-    return spawned, text, None if watch is None else watch.tokens
+    if watch is None:
+        return spawned, text, None, False
+    return spawned, text, watch.tokens, watch.estimated
 
 
 def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:
