@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -137,8 +138,20 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "GIT_DIR",
         "GIT_INDEX_FILE",
         "GIT_WORK_TREE",
+        "XDG_STATE_HOME",
+        "GSD_WORKTREE_DIR",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+def plan_worktree(root: Path, plan_id: str) -> Path:
+    """Where gsd keeps a plan's worktree by default: under the (test's) HOME's state folder,
+    in the folder named by the repository's key, never in the repository."""
+    from gsd.core import layout
+
+    base = Path(os.environ["HOME"]) / ".local" / "state" / "gsd" / "worktrees"
+    common = Path(os.path.realpath(root / ".git"))
+    return base / layout.repo_key(common) / plan_id
 
 
 def git(root: Path, *args: str) -> str:

@@ -381,18 +381,22 @@ def _admin_files(root: Path) -> dict[str, bytes]:
     return found
 
 
+GSD_WORKTREES = "/gsd/worktrees/"  # in ~/.local/state/ (older versions: in .git/)
+
+
 def _worktrees(root: Path) -> set[str]:
-    """The user's worktrees: gsd's own (under .git/gsd/worktrees/) are left out, so that a
-    snapshot taken after a crash does not count the worktrees the next run must remove."""
+    """The user's worktrees: gsd's own (under gsd/worktrees/ of the state folder) are left
+    out, so that a snapshot taken after a crash does not count the worktrees the next run
+    must remove."""
     out = git(root, "worktree", "list", "--porcelain")
     found = {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")}
-    return {path for path in found if "/.git/gsd/worktrees/" not in path}
+    return {path for path in found if GSD_WORKTREES not in path}
 
 
 def _gsd_worktrees(root: Path) -> set[str]:
     out = git(root, "worktree", "list", "--porcelain")
     found = {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")}
-    return {path for path in found if "/.git/gsd/worktrees/" in path}
+    return {path for path in found if GSD_WORKTREES in path}
 
 
 def snapshot(root: Path) -> Snapshot:
@@ -463,6 +467,7 @@ def assert_gsd_left_nothing(
     assert _worktrees(root) == before.worktrees, "the user's worktrees changed"
     assert _gsd_worktrees(root) == set(), "a gsd worktree was left"
     common = _common_dir(root)
+    assert not (common / "gsd" / "worktrees").exists(), "a worktree folder was left in .git"
     records = [p for p in common.rglob("*.json") if p.parent.name == "checkpoints"
                and p.name not in foreign_records]  # fmt: skip
     assert records == [], f"checkpoint records left: {records}"

@@ -326,7 +326,7 @@ SHELL_CASES = [
     ("git status", "allow"), ("git commit -m x", "allow"), ("rm -rf build", "allow"),
     ("npm test", "allow"), ("git pushy", "allow"),
 ]  # fmt: skip
-WORKTREE = "/repo/.git/gsd/worktrees/01-01"  # where gsd's worktrees live: under .git
+WORKTREE = "/home/u/.local/state/gsd/worktrees/repo-0123456789ab/01-01"  # where gsd keeps them
 PATH_CASES = [
     ("src/app.py", "allow"), (f"{WORKTREE}/src/app.py", "allow"), (".env", "deny"),
     (f"{WORKTREE}/.env.local", "deny"), ("conf/server.pem", "deny"), ("id.key", "deny"),

@@ -328,7 +328,7 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
     import subprocess
     import time
 
-    from tests.conftest import REPO
+    from tests.conftest import REPO, plan_worktree
     from tests.test_proc import alive_with
 
     root = phase.root
@@ -347,7 +347,7 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    half_done = root / ".git/gsd/worktrees/01-01/src/half-done.txt"  # the plan's worktree
+    half_done = plan_worktree(root, "01-01") / "src/half-done.txt"  # the plan's worktree
     while not half_done.exists():
         assert time.monotonic() < deadline and gsd.poll() is None, "the agent never started"
         time.sleep(0.05)

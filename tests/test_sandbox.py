@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import UsageError
-from gsd.io import launch, proc, sandbox
+from gsd.io import launch, proc, sandbox, statedir
 from gsd.io.sandbox import Confinement, confine, describe, landlock_abi, launcher_argv
 from tests.conftest import git
 
@@ -41,7 +41,8 @@ print(json.dumps(seen))
 
 
 class Layout:
-    """A repository, its plan worktree under .git/gsd/worktrees/, a home, a private tmp."""
+    """A repository, two plan worktrees where gsd keeps them (the state folder in the
+    test's HOME), a home, a private tmp. The agent works in plan 01-01's."""
 
     def __init__(self, base: Path) -> None:
         self.root = base / "repo"
@@ -52,8 +53,12 @@ class Layout:
         (self.root / "src" / "x.py").write_text("x = 1\n")
         git(self.root, "add", ".")
         git(self.root, "commit", "-q", "-m", "start")
-        self.worktree = self.root / ".git" / "gsd" / "worktrees" / "01-01"
-        git(self.root, "worktree", "add", "-q", "-b", "gsd/01-01", str(self.worktree))
+        folder = statedir.worktrees_folder(self.root, self.root / ".git", None, os.environ)
+        self.worktree = folder / "01-01"
+        self.other = folder / "01-02"  # another plan's, side by side in the wave
+        for plan, where in (("01-01", self.worktree), ("01-02", self.other)):
+            git(self.root, "worktree", "add", "-q", "-b", f"gsd/{plan}", str(where))
+        (self.root / ".git" / "gsd").mkdir()  # the run lock's folder
         self.home = Path(os.environ["HOME"])
         (self.home / ".ssh").mkdir()
         (self.home / ".claude").mkdir()
@@ -79,6 +84,9 @@ class Layout:
             self.root / ".git" / "hooks" / "x",
             self.root / ".git" / "gsd" / "x",
             self.root / ".git" / "worktrees" / "01-01" / "HEAD",
+            self.other / "README.md",
+            self.other / "new.txt",
+            self.worktree.parent / "new-plan",
             self.root / "README.md",
             self.root / "src" / "new.py",
             self.root / "new-in-main.txt",

@@ -147,14 +147,16 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
 
     from gsd.core.errors import InputError
     from gsd.io import sandbox
-    from gsd.io.lock import common_git_dir
+    from gsd.io.git import Git
 
     settings = project.sandbox()
     tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
-    try:  # a linked worktree's plans live in the repository's shared git directory
-        worktrees = layout.worktrees_dir(common_git_dir(project.root))
-    except InputError:  # not a repository (yet): where `git init` would put them
-        worktrees = layout.worktrees_dir(project.root / ".git")
+    try:  # one folder per repository, whichever of its worktrees this is
+        git = Git(project.root)
+        root, common = git.root, git.common_dir
+    except InputError:  # not a repository (yet): as if `git init` made one here
+        root, common = project.root, project.root / layout.GIT
+    worktrees = project.worktrees_folder(root, common, os.environ)
     shown = []
     for task in tasks:
         if task.tier is None or task.runner is None:  # a person answers it: no agent
@@ -162,7 +164,7 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
             continue
         place = project.root
         if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
-            place = worktrees / task.plan
+            place = layout.plan_worktree(worktrees, task.plan)
         confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
                                     tmpdir=tmpdir, environ=os.environ)  # fmt: skip
         shown.append(task._replace(sandbox=sandbox.describe(confined)))

@@ -271,8 +271,9 @@ def checkpoints_prune(older_than: float | None) -> int:
     Refused while a run is live.
     In this checkout (where agents work only with workflow.use_worktrees false) the
     open checkpoints are forgotten too, nothing rolled back: run it once you have looked
-    at what the interrupted run left. Plan worktrees keep their signed records, so the
-    next run still rolls their half-done attempts back exactly.
+    at what the interrupted run left. In plan worktrees, gsd's own, half-done attempts
+    are rolled back from their signed records, and worktrees an older gsd left under
+    .git/gsd/worktrees/ are removed (their branches keep the work).
 
     Example: gsd checkpoints prune --older-than 24
     """
@@ -282,11 +283,14 @@ def checkpoints_prune(older_than: float | None) -> int:
     from gsd.io.git import Git
     from gsd.io.lock import RunLock
     from gsd.io.recovery import OpenCheckpoints
+    from gsd.io.worktree import Worktrees
 
     age = timedelta(hours=older_than) if older_than is not None else None
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
+        for line in Worktrees(git, None).settle(forget=True):
+            click.echo(f"gsd: {line}", err=True)
         forgotten = OpenCheckpoints(git).drop() if age is None else []
         pruned = [*forgotten, *Checkpoints(git).prune(age)]
     for tag in pruned:

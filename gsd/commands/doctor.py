@@ -254,7 +254,24 @@ def config_findings(project: Project) -> list[Finding]:
     except GsdError as exc:
         return [Finding(PROBLEM, "config", str(exc))]
     shown = display_path(project.planning / CONFIG_FILE, project.root)
-    return [Finding(OK, "config", f"{shown}: every setting gsd reads is usable")]
+    usable = Finding(OK, "config", f"{shown}: every setting gsd reads is usable")
+    return [usable, *worktrees_finding(project)]
+
+
+def worktrees_finding(project: Project) -> list[Finding]:
+    """Where the plans' worktrees go (gsd.io.statedir), or why a run refuses it; nothing
+    outside a repository."""
+    from gsd.io.git import Git
+
+    try:
+        git = Git(project.root)
+    except GsdError:
+        return []
+    try:
+        folder = project.worktrees_folder(git.root, git.common_dir, os.environ)
+    except GsdError as exc:
+        return [Finding(PROBLEM, "worktrees", str(exc))]
+    return [Finding(OK, "worktrees", f"plan worktrees go in {folder}")]
 
 
 def warning_findings(warnings: list[str]) -> list[Finding]:

@@ -1,17 +1,21 @@
-"""Where gsd's files live: every path under `.planning/`, `.git/gsd/` and its key, no I/O.
+"""Where gsd's files live: every path under `.planning/`, `.git/gsd/`, the user's state
+folder (the signing key, the plan worktrees); no I/O.
 
-Two trees. `.planning/` is the user's and committed: plans, STATE.md, ROADMAP.md, the
-roster, config.json, and the logs gsd writes there (a file a plan, SPEC 0, so that a
+Two trees in the repository. `.planning/` is the user's and committed: plans, STATE.md,
+ROADMAP.md, the roster, config.json, and the logs gsd writes there (a file a plan, SPEC 0, so that a
 wave's branches merge without a conflict). `.git/gsd/` is gsd's own and never committed.
 Part of it belongs to one checkout, under its `git_dir` (a linked worktree has its own);
 part is shared by every worktree of the repository, under the `common_dir`: what two runs
-started from two worktrees must see alike, the run lock, the registry of running agents
-and the plans' worktrees. Each function's parameter says which of the two it wants.
-The key that signs checkpoint records lives outside every repository.
+started from two worktrees must see alike, the run lock and the registry of running
+agents. Each function's parameter says which of the two it wants. The key that signs
+checkpoint records and the plans' worktrees live outside every repository (SPEC 0 of
+2026-11-27: Claude Code refuses every edit under a `.git/` folder, and many tools skip
+such paths).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
@@ -65,6 +69,8 @@ def phase_log(planning: Path, phase_number: str) -> Path:
 # -- .git/gsd/ of one checkout -----------------------------------------------------------
 
 GSD = "gsd"
+GIT = ".git"  # a repository's git directory (in a linked worktree: a file naming it)
+WORKTREES = "worktrees"
 
 
 def checkpoints_dir(git_dir: Path) -> Path:
@@ -100,9 +106,9 @@ def running_dir(common_dir: Path) -> Path:
     return common_dir / GSD / "running"
 
 
-def worktrees_dir(common_dir: Path) -> Path:
-    """The gsd-owned worktrees, a plan each, until the plan is merged back."""
-    return common_dir / GSD / "worktrees"
+def legacy_worktrees_dir(common_dir: Path) -> Path:
+    """Where gsd put the plans' worktrees before 2026-11-27: found and removed, never used."""
+    return common_dir / GSD / WORKTREES
 
 
 # -- the user's own state, outside every repository ----------------------------------------
@@ -112,3 +118,29 @@ def record_key_file(state_home: Path) -> Path:
     """The key checkpoint records are signed with: outside every repository an agent
     works in (`state_home` is $XDG_STATE_HOME, or ~/.local/state)."""
     return state_home / GSD / "record-key"
+
+
+def default_worktrees_base(state_home: Path) -> Path:
+    """The folder every repository's plan worktrees go under unless configured:
+    `$XDG_STATE_HOME/gsd/worktrees` (`~/.local/state/gsd/worktrees`)."""
+    return state_home / GSD / WORKTREES
+
+
+def repo_key(common_dir: Path) -> str:
+    """One repository's folder name under a worktrees base: its folder's name and a short
+    hash of its git directory (`common_dir`, absolute and resolved), so that two clones
+    of one project never share a folder. Never `.git`, `.` or `..`."""
+    name = common_dir.parent.name if common_dir.name == GIT else common_dir.name
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name.removesuffix(GIT)).strip(".") or "repo"
+    digest = hashlib.sha256(str(common_dir).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{name[:40]}-{digest[:12]}"
+
+
+def plan_worktrees_dir(base: Path, common_dir: Path) -> Path:
+    """The folder one repository's plan worktrees live in: `{base}/{repo_key}`."""
+    return base / repo_key(common_dir)
+
+
+def plan_worktree(folder: Path, plan_id: str) -> Path:
+    """A plan's worktree in its repository's folder (`plan_worktrees_dir`)."""
+    return folder / plan_id

@@ -125,9 +125,9 @@ def safety_rules(rules: Policy, tier: str, worktree: str | None) -> list[str]:
     `file_path` (gemini matches the pattern against the arguments as stable JSON,
     each top-level `"key":value` between NUL characters). A path may be relative or
     absolute: a rule on a name holds at any depth, one on a folder or a path only
-    under `worktree` (gsd's worktrees live under `.git/gsd/`, so `.git` anywhere in
-    an absolute path would deny them all). Tiers without the shell or without write
-    tools deny those tools whole already."""
+    under `worktree` (a rule on `.git` anywhere in an absolute path would deny every
+    file of a worktree kept under a `.git/`, as older gsd versions kept them). Tiers
+    without the shell or without write tools deny those tools whole already."""
     return [_deny_block(tool, f"{field} = {json.dumps(value)}", why)
             for tool, field, value, why in safety_matches(rules, tier, worktree)]  # fmt: skip
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, field_validator
@@ -38,6 +38,16 @@ def _is_paths(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(p, str) for p in value)
 
 
+def _is_worktree_dir(value: Any) -> bool:
+    """None, or a path none of whose parts is `.git` (where it lands is gsd.io.statedir's
+    to check: that needs the repository)."""
+    if value is None:
+        return True
+    return (
+        isinstance(value, str) and bool(value.strip()) and ".git" not in PurePosixPath(value).parts
+    )
+
+
 def _is_rule(value: Any) -> bool:
     try:
         return isinstance(value, str) and bool(parse_rule(value))
@@ -56,6 +66,8 @@ Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1),
 Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
+_FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
+WorktreeDir = Annotated[str | None, _kind(_FOLDER_WORDS, _is_worktree_dir, lambda v: v)]
 Mode = Annotated[str, _kind('a string such as "interactive" or "yolo"',
                             lambda v: isinstance(v, str), str)]  # fmt: skip
 
@@ -73,6 +85,7 @@ class Parallelization(_Section):
 class Workflow(_Section):
     use_worktrees: Flag = True
     use_specialists: Flag = True  # false: every task goes to gsd-executor
+    worktree_dir: WorktreeDir = None  # None: the user's state folder (gsd.io.statedir)
 
 
 class Voltagent(_Section):

@@ -192,6 +192,17 @@ class Project:
         return Settings(settings.sandbox.enabled, tuple(settings.sandbox.writable), self.root,
                         not settings.workflow.use_worktrees)  # fmt: skip
 
+    def worktrees_folder(
+        self, git_root: Path, common_dir: Path, environ: Mapping[str, str]
+    ) -> Path:
+        """Where the repository's plan worktrees live: `gsd.io.statedir.worktrees_folder`
+        with config.json's `workflow.worktree_dir`."""
+        from gsd.io.statedir import worktrees_folder
+
+        configured = self.config.workflow.worktree_dir
+        config_file = self.planning / layout.CONFIG_FILE
+        return worktrees_folder(git_root, common_dir, configured, environ, config_file)
+
     def dispatcher(
         self, *, cli_timeout: float | None = None, environ: Mapping[str, str] = os.environ
     ) -> tuple[Dispatcher, list[str]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from gsd.core import layout
 from gsd.core.errors import GsdError
+from gsd.io import statedir
 
 RECORD_LIMIT = 64 * 1024 * 1024  # a record lists every ref: a few KiB, MiBs with 10,000s of tags
 _KEY_BYTES = 32
@@ -22,9 +23,7 @@ _keys: dict[Path, bytes] = {}  # one read per key file and process
 
 def key_path() -> Path:
     """Where the per-user signing key lives: outside every repository an agent works in."""
-    state = os.environ.get("XDG_STATE_HOME", "").strip()
-    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
-    return layout.record_key_file(base)
+    return layout.record_key_file(statedir.state_home(os.environ))
 
 
 def record_key() -> bytes:

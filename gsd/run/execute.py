@@ -72,7 +72,8 @@ def _execute(
     stop: Interruption,
 ) -> RunResult:
     """SPEC 7's run once the lock is held: recover, validate, check, the waves, the books."""
-    worktrees = recover(git, console.say)
+    folder = project.worktrees_folder(git.root, git.common_dir, environ)
+    worktrees = recover(git, folder, console.say)
     # 2. config, roster, plans; refuse to run on validation errors
     graph = validated_graph(project, phase, options, console)
     run = PhaseRun(project, git, phase, graph, options, environ, console, worktrees, stop)

@@ -7,6 +7,7 @@ found ready, and what must hold before an agent starts checked.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gsd.core.errors import GsdError, InputError
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
     from gsd.run.execute import RunOptions
 
 
-def recover(git: Git, say: Callable[[str], None]) -> Worktrees:
-    """Roll back what a killed run left open, tidy the plan worktrees; returns them."""
+def recover(git: Git, folder: Path, say: Callable[[str], None]) -> Worktrees:
+    """Roll back what a killed run left open, tidy the plan worktrees; returns them
+    (`folder`: where this run puts them, `Project.worktrees_folder`)."""
     # A run killed during a spawn left a checkpoint open. In the user's checkout (the
     # in-place opt-in) nothing is reset: what changed since may be the user's, and a
     # one-line error says what to do; plan worktrees are gsd's and are rolled back.
@@ -39,7 +41,7 @@ def recover(git: Git, say: Callable[[str], None]) -> Worktrees:
         say(f"rolled back {tag}, left open by an interrupted run")
     for line in recovery.warnings:
         say(f"warning: {line}")
-    worktrees = Worktrees(git)
+    worktrees = Worktrees(git, folder)
     for line in worktrees.tidy():
         say(line)
     return worktrees
