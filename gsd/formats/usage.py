@@ -10,6 +10,12 @@ Each runner's stream says its usage in its own event (the shapes are cited per r
   hold cached_input_tokens, and output_tokens, which hold reasoning_output_tokens);
 - gemini-cli 0.61.0 `--output-format stream-json`: the `result` event's `stats`
   (`total_tokens`), written once, at the end (StreamJsonFormatter.convertToStreamStats).
+  Before it the stream holds no usage at all (events: init, message, tool_use,
+  tool_result), so a runaway would run every turn before its count came: until then the
+  meter estimates (`estimated`): each model turn (a `tool_use` not right after another)
+  re-sends gemini's system prompt and tool declarations (about 48 kB, measured against
+  the scripted model server: GEMINI_TURN_TOKENS) and the conversation so far (what the
+  stream showed of it, 4 bytes a token). The `result` replaces the estimate.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Any
 from gsd.formats.runneroutput import int_or_none, loads, total
 
 STREAMS_USAGE = frozenset({"claude", "codex", "gemini"})
+GEMINI_TURN_TOKENS = 12_000  # gemini-cli 0.61.0's request without the conversation
+_BYTES_PER_TOKEN = 4
 _CLAUDE_USAGE = (
     "input_tokens",
     "cache_creation_input_tokens",
@@ -35,6 +43,9 @@ class UsageMeter:
         self.tokens = 0
         self._calls: dict[str, int] = {}  # claude: the usage of each API call, by message id
         self._final: int | None = None
+        self.estimated = False  # gemini: `tokens` is an estimate (no result event yet)
+        self._said = 0  # gemini: bytes of the conversation the stream showed so far
+        self._in_turn = False  # gemini: the last event was a tool call
 
     def feed(self, line: bytes | str) -> int:
         """Read one line of output; returns the tokens reported so far."""
@@ -61,12 +72,24 @@ class UsageMeter:
             self.tokens = calls if self._final is None else max(self._final, calls)
         elif self.runner == "codex" and kind == "turn.completed":
             self.tokens += _sum(event.get("usage"), ("input_tokens", "output_tokens")) or 0
-        elif self.runner == "gemini" and kind == "result":
+        elif self.runner == "gemini":
+            self._gemini(kind, event)
+
+    def _gemini(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "result":
             stats = event.get("stats")
             counted = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
             if counted is None:
                 counted = _sum(stats, ("input_tokens", "output_tokens"))
-            self.tokens = max(self.tokens, counted or 0)
+            self.tokens = max(self.tokens, counted or 0) if not self.estimated else counted or 0
+            self.estimated = False
+            return
+        size = len(str(event.get("content") or event.get("output") or event.get("parameters")))
+        if kind == "tool_use" and not self._in_turn:  # a model turn: the whole request again
+            self.tokens += GEMINI_TURN_TOKENS + self._said // _BYTES_PER_TOKEN
+            self.estimated = True
+        self._said += size
+        self._in_turn = kind == "tool_use"
 
 
 def _sum(usage: Any, keys: tuple[str, ...]) -> int | None:

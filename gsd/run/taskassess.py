@@ -67,7 +67,9 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
             "Task Report; accepted as a soft success\n"
         )
     error_type, details = verdict.error_type, verdict.reason
-    tokens, budget, over = against_budget(job.dispatch, spawned, output, spawn.streamed_tokens)
+    tokens, budget, over = against_budget(
+        job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
+    )
     notes: list[str] = []
     if over:
         error_type, details = "budget-exceeded", over
@@ -101,11 +103,13 @@ def against_budget(
     spawned: proc.Spawned,
     output: runneroutput.RunnerOutput,
     streamed: int | None,
+    estimated: bool = False,
 ) -> tuple[int | None, BudgetStatus | None, str]:
     """The attempt's tokens (its runner's final count, or what its stream had reported
     when it was stopped before one), where they stand against its budget, and why it is
     a `budget-exceeded` failure ("" when it is not): stopped by the watch, or past the
-    abort threshold by the final count."""
+    abort threshold by the final count. A stopped gemini had reported no usage yet:
+    its figure is the stream's estimate (`estimated`), and the reason says so."""
     counted = runneroutput.total([output.input_tokens, output.output_tokens])
     known = [t for t in (counted, streamed) if t is not None]
     tokens = max(known) if known else None
@@ -118,11 +122,16 @@ def against_budget(
     if not aborted:
         return tokens, status, ""
     how = "stopped at" if spawned.stopped else "used"
+    guess = spawned.stopped and estimated and counted is None
+    what = f"{tokens or 0:,} tokens" + (
+        " (from its stream; its runner reports usage only at the end)" if guess else ""
+    )
+    how = "stopped at an estimated" if guess else how
     return (
         tokens,
         status,
         (
-            f"{how} {tokens or 0:,} tokens, past the abort threshold of {abort:,} "
+            f"{how} {what}, past the abort threshold of {abort:,} "
             f"({budget.source}); raise it there if the task needs more"
         ),
     )
