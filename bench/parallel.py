@@ -95,7 +95,11 @@ def make_project(root: Path, plans: int, script: Path) -> None:
     phase = root / ".planning" / "phases" / "01-bench"
     phase.mkdir(parents=True)
     (root / ".planning" / "available_agents.md").write_text("- **worker**: bench\n")
-    config = {"parallelization": {"max_concurrent_agents": PARALLEL}}
+    # no fallback: a failed bench task is a failed bench (and gsd-executor needs claude)
+    config = {
+        "parallelization": {"max_concurrent_agents": PARALLEL},
+        "voltagent": {"fallback_on_error": False},
+    }
     (root / ".planning" / "config.json").write_text(json.dumps(config))
     for n in range(1, plans + 1):
         (phase / f"01-{n:02d}-PLAN.md").write_text(PLAN.format(n=n))

@@ -128,7 +128,7 @@ def test_budgets_resolve_agent_then_config_then_default() -> None:
     assert resolve_budget("codex", None, "a.md", config) == Budget(
         10, 20, "config.json budgets.codex"
     )
-    assert resolve_budget("gemini", None, "a.md", config) == Budget(30_000, 50_000, "default")
+    assert resolve_budget("gemini", None, "a.md", config) == Budget(200_000, 400_000, "default")
     assert DEFAULTS["codex"] == (40_000, 60_000)
     assert resolve_budget("command", None, "a.md", config) is None
     assert budget_status(None, Budget(1, 2, ""), aborted=False) is None
@@ -279,3 +279,21 @@ def test_a_run_past_its_agents_abort_threshold_stops_and_is_not_retried(
     errors = json.loads(gsd("errors", "--format", "json").out)["errors"]
     assert [e["error_type"] for e in errors] == ["budget-exceeded"]
     assert "past the abort threshold of 2,500 (" in errors[0]["details"]
+
+
+def test_the_gemini_meter_estimates_until_its_result() -> None:
+    """gemini-cli 0.61.0 streams no usage before its `result`: each model turn (tool calls
+    in a row are one turn) counts GEMINI_TURN_TOKENS and the conversation so far, marked
+    as an estimate; the result's count replaces it."""
+    from gsd.formats.usage import GEMINI_TURN_TOKENS
+
+    meter = UsageMeter("gemini")
+    call = '{"type":"tool_use","timestamp":"t","tool_name":"x","parameters":{"a":"' + "b" * 400
+    meter.feed(call + '"}}')
+    meter.feed(call + '"}}')  # a second call of the same turn
+    assert (meter.tokens, meter.estimated) == (GEMINI_TURN_TOKENS, True)
+    meter.feed('{"type":"tool_result","timestamp":"t","tool_id":"x","output":"' + "o" * 4000 + '"}')
+    meter.feed(call + '"}}')
+    assert meter.tokens > 2 * GEMINI_TURN_TOKENS + 1000 and meter.estimated
+    meter.feed('{"type":"result","timestamp":"t","status":"success","stats":{"total_tokens":5}}')
+    assert (meter.tokens, meter.estimated) == (5, False)

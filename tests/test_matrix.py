@@ -114,7 +114,9 @@ def test_a_specialist_cannot_start_a_sub_agent(outcome: Outcome) -> None:
 def test_the_model_calls_gsd_mcp(outcome: Outcome) -> None:
     """The model's call of `gsd mcp`'s `status` tool ran: its JSON came back."""
     results = call_results(outcome)
-    assert any('"phases"' in text and "01-01" in text for text in results), results
+    # claude hands the model the tool's JSON, gemini its text ("Phase 01-matrix: ...")
+    shown = ('"phases"', "Phase 01-matrix")
+    assert any(any(s in text for s in shown) and "01-01" in text for text in results), results
 
 
 @pytest.mark.parametrize("outcome", WORK, ids=[c.name for c in WORK], indirect=True)
@@ -191,7 +193,8 @@ def ran(result: str) -> bool:
 # What the CLIs send back for a call they refused (claude "Permission to use Bash with
 # command ... has been denied", "No such tool available: Task. Task is disabled ...";
 # codex "exec_command failed: ... rejected: gsd policy: ...", and for a tool it has
-# turned off, "unsupported call: multi_agent_v1spawn_agent")
+# turned off, "unsupported call: multi_agent_v1spawn_agent"; gemini 0.61.0 offers no
+# tool its policy denies whole: 'Tool "invoke_agent" not found')
 REFUSALS = (
     "denied",
     "not allowed",
@@ -204,4 +207,5 @@ REFUSALS = (
     "unknown tool",
     "rejected: gsd policy",  # codex; not git's "[remote rejected]" of a push that ran
     "unsupported call",
+    "not found",
 )

@@ -589,7 +589,8 @@ def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> 
     files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False)
     assert files.argv == ["--policy", "/r/run/gemini-policy.toml"] and files.env == {}
     rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
-    tier_rules = [r for r in rules if "denyMessage" not in r]  # the rest: tests/test_policy.py
+    # the rest: tests/test_policy.py, and gsd mcp's tools (every tier)
+    tier_rules = [r for r in rules if "denyMessage" not in r and not gsd_mcp(r)]
     found = {r["decision"]: json.dumps(r["toolName"]) for r in tier_rules}
     assert found == {"deny": denied, **({"allow": allowed} if allowed else {})}
     # the tier's allow is below gsd's deny rules: a denied command stays denied
@@ -602,7 +603,36 @@ def test_gemini_full_tier_has_only_the_safety_policy() -> None:
     files = runner_files(agent("full", "gemini"), Path("/r"), as_root=False)
     assert files.argv == ["--policy", "/r/gemini-policy.toml"]
     rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
-    assert rules and all(r["decision"] == "deny" and r["denyMessage"] for r in rules)
+    [allowed] = [r for r in rules if gsd_mcp(r)]
+    assert allowed["decision"] == "allow" and "mcp_gsd_status" in allowed["toolName"]
+    others = [r for r in rules if r is not allowed]
+    assert others and all(r["decision"] == "deny" and r["denyMessage"] for r in others)
+
+
+def gsd_mcp(rule: dict[str, object]) -> bool:
+    """The rule that lets every tier call gsd mcp's read-only tools (mcp_gsd_*)."""
+    names = rule["toolName"]
+    return isinstance(names, list) and all(str(n).startswith("mcp_gsd_") for n in names)
+
+
+def test_gemini_gets_gsds_hooks_in_its_system_settings_as_root() -> None:
+    """gemini ignores the project's settings in a folder untrusted at start: gsd's hooks
+    go into the system settings file, beside the administrator's own hooks."""
+    from gsd.formats.agenthooks import hook_groups
+
+    kept = '{"hooks": {"AfterTool": [{"matcher": "x", "hooks": []}]}}'
+    hooks = hook_groups("gemini", "gsd")
+    as_root = runner_files(
+        agent("full", "gemini"), Path("/r"), as_root=True, system_settings=kept, hooks=hooks
+    )
+    settings = json.loads(as_root.files["gemini-settings.json"])
+    assert [g["matcher"] for g in settings["hooks"]["AfterTool"]] == ["x", "write_file|replace"]
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
+        "gsd hooks run gemini-session-start"
+    )
+    assert "model" not in settings
+    other = runner_files(agent("full", "gemini"), Path("/r"), as_root=False, hooks=hooks)
+    assert "gemini-settings.json" not in other.files and other.env == {}
 
 
 def test_gemini_turn_limit_keeps_the_system_settings() -> None:

@@ -19,34 +19,13 @@ from gsd.core import layout
 from gsd.core.errors import GsdError, UsageError
 from gsd.core.words import plural
 from gsd.formats import agenthooks, clisettings
-from gsd.formats.agenthooks import Answer, HookInput
+from gsd.formats.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
 from gsd.formats.diagnostics import diagnostic_line
 from gsd.io.sources import PLAN_SUFFIX
 
-POST_EDIT = "post-edit"
-SESSION_START = "session-start"
 # `gsd hooks run NAME`: the names the installed commands use.
 RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in (POST_EDIT, SESSION_START))
 _STATUS_LINES = 12  # what a session start may cost the agent's context, at most
-
-
-def hook_groups(cli: str, program: str) -> dict[str, clisettings.Group]:
-    """The settings entries for `cli`, by event, running `program` (`gsd` for PATH's)."""
-    gsd = shlex.quote(program)
-    named = cli == "gemini"  # Gemini CLI shows `name` in /hooks panel; Claude Code has none
-
-    def hook(what: str, about: str) -> dict[str, Any]:
-        entry: dict[str, Any] = {"type": "command", "command": f"{gsd} hooks run {cli}-{what}"}
-        if named:
-            entry = {"name": f"gsd-{what}", **entry, "description": about}
-        return {**entry, "timeout": agenthooks.TIMEOUTS[cli]}
-
-    edit = hook(POST_EDIT, "gsd validates a plan file the agent wrote or edited")
-    start = hook(SESSION_START, "gsd status, in a few lines, for the agent")
-    return {
-        agenthooks.EDIT_EVENTS[cli]: {"matcher": agenthooks.EDIT_MATCHERS[cli], "hooks": [edit]},
-        agenthooks.START_EVENT: {"hooks": [start]},  # no matcher: every kind of start
-    }
 
 
 def install(cwd: Path, cli: str, program: str | None = None) -> Report:
@@ -64,7 +43,8 @@ def install(cwd: Path, cli: str, program: str | None = None) -> Report:
         program = checked_program(program)
     path = root / clisettings.SETTINGS[cli]
     settings, indent = clisettings.load(path)
-    updated = clisettings.with_hooks(settings, hook_groups(cli, program or "gsd"))
+    groups = agenthooks.hook_groups(cli, shlex.quote(program or "gsd"))
+    updated = clisettings.with_hooks(settings, groups)
     shown = _show(path, cwd)
     if updated == settings:
         return Report([f"gsd's {cli} hooks are already in {shown}"], warnings)

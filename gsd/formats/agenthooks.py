@@ -38,6 +38,29 @@ START_EVENT = "SessionStart"  # the same name in both
 TIMEOUTS = {"claude": 60, "gemini": 60_000}
 
 
+POST_EDIT = "post-edit"
+SESSION_START = "session-start"
+
+
+def hook_groups(cli: str, command: str) -> dict[str, dict[str, Any]]:
+    """The settings entries for `cli`, by event, each running `<command> hooks run
+    <cli>-<what>` (`command`: the gsd program as a shell word or words)."""
+    named = cli == "gemini"  # Gemini CLI shows `name` in /hooks panel; Claude Code has none
+
+    def hook(what: str, about: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {"type": "command", "command": f"{command} hooks run {cli}-{what}"}
+        if named:
+            entry = {"name": f"gsd-{what}", **entry, "description": about}
+        return {**entry, "timeout": TIMEOUTS[cli]}
+
+    edit = hook(POST_EDIT, "gsd validates a plan file the agent wrote or edited")
+    start = hook(SESSION_START, "gsd status, in a few lines, for the agent")
+    return {
+        EDIT_EVENTS[cli]: {"matcher": EDIT_MATCHERS[cli], "hooks": [edit]},
+        START_EVENT: {"hooks": [start]},  # no matcher: every kind of start
+    }
+
+
 class HookInput(NamedTuple):
     """What gsd reads of a hook's stdin."""
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gsd.core.policy import BASELINE, Policy, WriteRule, applies
+from gsd.formats.claude import GSD_MCP_TOOLS
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
@@ -69,6 +70,19 @@ def system_settings_path(environ: Mapping[str, str]) -> str:
     return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
 
 
+# gsd's own MCP server (`gemini mcp add gsd gsd mcp`) has read-only tools only, so
+# every tier may call them. gemini-cli 0.61.0 asks before an MCP tool runs (refused
+# headless) and in plan mode, gsd's read-only tier, offers none to the model
+# (policies/plan.toml: read-only MCP tools "ask_user", interactive only): gsd allows
+# them by name (`mcp_gsd_status`: with `mcpName` and bare names the policy loader
+# warns "Unrecognized tool name"), never the whole server.
+_GSD_MCP_ALLOWED = (
+    "[[rule]]\ntoolName = ["
+    + ", ".join(json.dumps(f"mcp_gsd_{name}") for name in GSD_MCP_TOOLS)
+    + f']\ndecision = "allow"\npriority = {_PRIORITY - 1}\n'
+)
+
+
 def policy(
     tier: str,
     web: bool,
@@ -99,6 +113,7 @@ def policy(
                           f"priority = {priority}\n")  # fmt: skip
     if not subagents:
         blocks.append(_SUBAGENTS_DENIED)
+    blocks.append(_GSD_MCP_ALLOWED)
     blocks += safety_rules(rules, tier, worktree)
     return "# written by gsd for one run\n" + "\n".join(blocks)
 
@@ -165,14 +180,29 @@ def _path_pattern(rule: WriteRule, worktree: str | None) -> str:
     return f'\\x00"file_path":"{root}(?:|{_SEGMENT}{_ANY}*/){tail}"\\x00'
 
 
-def settings_with_turn_limit(system_settings: str | None, max_turns: int) -> str:
+def run_settings(
+    system_settings: str | None, max_turns: int | None, hooks: Mapping[str, Any] | None = None
+) -> str:
     """The system settings `system_settings` holds (none when unreadable), with
-    `model.maxSessionTurns` set to `max_turns`."""
+    `model.maxSessionTurns` set to `max_turns` when given and `hooks` (event -> one
+    group, `agenthooks.hook_groups`) added to its own. gemini-cli 0.61.0 merges the
+    system file's hooks with the others and runs them when the folder is trusted at
+    run time (`--skip-trust` says so), while the project's settings.json of a folder
+    untrusted at start are never read: this is how gsd's hooks reach a run."""
     settings = loads(system_settings) if system_settings else None
     if not isinstance(settings, dict):
         settings = {}
-    model = settings.get("model")
-    settings["model"] = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+    if max_turns is not None:
+        model = settings.get("model")
+        model = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
+        settings["model"] = model
+    if hooks:
+        own = settings.get("hooks")
+        merged = dict(own) if isinstance(own, dict) else {}
+        for event, group in hooks.items():
+            groups = merged.get(event)
+            merged[event] = [*(groups if isinstance(groups, list) else []), group]
+        settings["hooks"] = merged
     return json.dumps(settings, indent=2) + "\n"
 
 

@@ -10,6 +10,7 @@ judges the run (SPEC section 5). Each runner's own flags and output are its modu
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -92,6 +93,7 @@ def runner_files(
     policy: Policy = BASELINE,
     worktree: Path | None = None,
     subagents: bool = False,
+    hooks: Mapping[str, Any] | None = None,
 ) -> RunnerFiles:
     """The files, variables and arguments a spawn of `agent` needs (pure: the caller
     writes the files into `run_dir`, a folder only its owner can write).
@@ -105,7 +107,10 @@ def runner_files(
     of the one it replaces, whose settings are kept). gemini-cli 0.61.0 reads a
     system settings file only when it and every folder above it belong to root and
     no one else may write them: as another user the turn limit cannot be given, and
-    none is written. Other runners need nothing.
+    none is written. `hooks` (event -> group: gsd's hooks, when the project installed
+    them for gemini) go into the same file, as root only for the same reason: gemini
+    ignores the project's settings.json in a folder not trusted before it started.
+    Other runners need nothing.
     """
     if agent.runner != "gemini":
         return RunnerFiles(files={}, env={}, argv=[])
@@ -117,10 +122,8 @@ def runner_files(
     )
     argv += ["--policy", str(run_dir / "gemini-policy.toml")]
     root = _is_root() if as_root is None else as_root
-    if agent.max_turns is not None and root:
-        files["gemini-settings.json"] = gemini.settings_with_turn_limit(
-            system_settings, agent.max_turns
-        )
+    if (agent.max_turns is not None or hooks) and root:
+        files["gemini-settings.json"] = gemini.run_settings(system_settings, agent.max_turns, hooks)
         env[gemini.SYSTEM_SETTINGS_VARIABLE] = str(run_dir / "gemini-settings.json")
     return RunnerFiles(files=files, env=env, argv=argv)
 

@@ -12,6 +12,12 @@ Each runner's stream says its usage in its own event (the shapes are cited per r
   (`CodexEstimate`) and says so (`estimated`);
 - gemini-cli 0.61.0 `--output-format stream-json`: the `result` event's `stats`
   (`total_tokens`), written once, at the end (StreamJsonFormatter.convertToStreamStats).
+  Before it the stream holds no usage at all (events: init, message, tool_use,
+  tool_result), so a runaway would run every turn before its count came: until then the
+  meter estimates (`estimated`): each model turn (a `tool_use` not right after another)
+  re-sends gemini's system prompt and tool declarations (about 48 kB, measured against
+  the scripted model server: GEMINI_TURN_TOKENS) and the conversation so far (what the
+  stream showed of it, 4 bytes a token). The `result` replaces the estimate.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import Any
 from gsd.formats.runneroutput import int_or_none, loads, total
 
 STREAMS_USAGE = frozenset({"claude", "codex", "gemini"})
+GEMINI_TURN_TOKENS = 12_000  # gemini-cli 0.61.0's request without the conversation
+_BYTES_PER_TOKEN = 4
 _CLAUDE_USAGE = (
     "input_tokens",
     "cache_creation_input_tokens",
@@ -38,13 +46,12 @@ class UsageMeter:
         self.tokens = 0
         self._calls: dict[str, int] = {}  # claude: the usage of each API call, by message id
         self._final: int | None = None
+        # `tokens` holds an estimate: gemini before its result, codex mid-turn
+        self.estimated = False
+        self._said = 0  # gemini: bytes of the conversation the stream showed so far
+        self._in_turn = False  # gemini: the last event was a tool call
         self._counted = 0  # codex: the usage of finished turns
         self._turn = CodexEstimate()  # codex: the turn under way
-
-    @property
-    def estimated(self) -> bool:
-        """Whether `tokens` holds an estimate (codex's unfinished turn), not only counts."""
-        return self._turn.tokens > 0
 
     def feed(self, line: bytes | str) -> int:
         """Read one line of output; returns the tokens reported so far."""
@@ -70,19 +77,35 @@ class UsageMeter:
             calls = sum(self._calls.values())
             self.tokens = calls if self._final is None else max(self._final, calls)
         elif self.runner == "codex":
-            if kind == "turn.completed":
-                used = _sum(event.get("usage"), ("input_tokens", "output_tokens"))
-                self._counted += used or 0
-                self._turn = CodexEstimate()
-            else:
-                self._turn.read(kind, event)
-            self.tokens = self._counted + self._turn.tokens
-        elif self.runner == "gemini" and kind == "result":
+            self._codex(kind, event)
+        elif self.runner == "gemini":
+            self._gemini(kind, event)
+
+    def _codex(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "turn.completed":
+            used = _sum(event.get("usage"), ("input_tokens", "output_tokens"))
+            self._counted += used or 0
+            self._turn = CodexEstimate()
+        else:
+            self._turn.read(kind, event)
+        self.tokens = self._counted + self._turn.tokens
+        self.estimated = self._turn.tokens > 0
+
+    def _gemini(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "result":
             stats = event.get("stats")
             counted = int_or_none(stats.get("total_tokens")) if isinstance(stats, dict) else None
             if counted is None:
                 counted = _sum(stats, ("input_tokens", "output_tokens"))
-            self.tokens = max(self.tokens, counted or 0)
+            self.tokens = max(self.tokens, counted or 0) if not self.estimated else counted or 0
+            self.estimated = False
+            return
+        size = len(str(event.get("content") or event.get("output") or event.get("parameters")))
+        if kind == "tool_use" and not self._in_turn:  # a model turn: the whole request again
+            self.tokens += GEMINI_TURN_TOKENS + self._said // _BYTES_PER_TOKEN
+            self.estimated = True
+        self._said += size
+        self._in_turn = kind == "tool_use"
 
 
 # What one request of codex 0.169.0 sends before any conversation: its instructions and

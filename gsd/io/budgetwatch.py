@@ -10,7 +10,8 @@ CHUNK = 256 * 1024  # read at most this much at a time
 LONGEST_LINE = 4 * 1024 * 1024  # a longer line (a tool's output) carries no usage: skipped
 # Every line that reports usage holds one of these (formats/usage.py's events): the
 # rest (an agent printing 1 GiB of `y`) is passed over at memchr speed, not line by line.
-_KEYS = (b'"usage"', b'"total_tokens"')
+# gemini's tool calls and results feed an estimate (formats/usage.py).
+_KEYS = (b'"usage"', b'"total_tokens"', b'"type":"tool_use"', b'"type":"tool_result"')
 # codex reports usage only when its turn ends: until then its items are what the meter
 # estimates from (formats/usage.py's CodexEstimate)
 _CODEX_KEYS = (b'"item.completed"', b'"turn.started"')
@@ -36,7 +37,8 @@ class BudgetWatch:
 
     @property
     def estimated(self) -> bool:
-        """Whether `tokens` is partly an estimate (a codex turn that has not ended)."""
+        """Whether `tokens` is partly an estimate (gemini before its result event, a
+        codex turn that has not ended)."""
         return self.meter.estimated
 
     def __call__(self) -> bool:

@@ -68,7 +68,7 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         )
     error_type, details = verdict.error_type, verdict.reason
     tokens, budget, over = against_budget(
-        job.dispatch, spawned, output, spawn.streamed_tokens, estimated=spawn.streamed_estimated
+        job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
     )
     notes: list[str] = []
     if over:
@@ -103,14 +103,13 @@ def against_budget(
     spawned: proc.Spawned,
     output: runneroutput.RunnerOutput,
     streamed: int | None,
-    *,
     estimated: bool = False,
 ) -> tuple[int | None, BudgetStatus | None, str]:
     """The attempt's tokens (its runner's final count, or what its stream had reported
     when it was stopped before one), where they stand against its budget, and why it is
     a `budget-exceeded` failure ("" when it is not): stopped by the watch, or past the
-    abort threshold by the final count. `estimated`: the stream's figure is partly an
-    estimate (codex reports usage only when its turn ends), and the details say so."""
+    abort threshold by the final count. A stopped gemini had reported no usage yet:
+    its figure is the stream's estimate (`estimated`), and the reason says so."""
     counted = runneroutput.total([output.input_tokens, output.output_tokens])
     known = [t for t in (counted, streamed) if t is not None]
     tokens = max(known) if known else None
@@ -123,19 +122,17 @@ def against_budget(
     if not aborted:
         return tokens, status, ""
     how = "stopped at" if spawned.stopped else "used"
-    if spawned.stopped and estimated and streamed == tokens:
-        how = "stopped at an estimated"  # gsd.formats.usage.CodexEstimate
+    guess = spawned.stopped and estimated and counted is None
+    what = f"{tokens or 0:,} tokens" + (
+        " (from its stream; its runner reports usage only at the end)" if guess else ""
+    )
+    how = "stopped at an estimated" if guess else how
     return (
         tokens,
         status,
         (
-            f"{how} {tokens or 0:,} tokens, past the abort threshold of {abort:,} "
+            f"{how} {what}, past the abort threshold of {abort:,} "
             f"({budget.source}); raise it there if the task needs more"
-            + (
-                " (estimated from its stream: codex reports usage only when a turn ends)"
-                if how.endswith("estimated")
-                else ""
-            )
         ),
     )
 

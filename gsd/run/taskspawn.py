@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, logged
@@ -22,7 +23,7 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import codex, gemini, runners
+from gsd.formats import agenthooks, clisettings, codex, gemini, runners
 from gsd.formats.agents import Agent
 from gsd.formats.usage import STREAMS_USAGE
 from gsd.io import codexhome, proc, userguard
@@ -66,7 +67,7 @@ class AgentRun(NamedTuple):
     gitfile_changed: list[str]  # ["worktree .git file"] when the agent rewrote it
     in_user_checkout: list[str]  # what the agent changed in the user's checkout
     streamed_tokens: int | None = None  # what its stream reported (None: not watched)
-    streamed_estimated: bool = False  # streamed_tokens holds an estimate (codex mid-turn)
+    streamed_estimated: bool = False  # streamed_tokens is an estimate (gemini, codex mid-run)
 
 
 def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
@@ -103,7 +104,7 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     git, user = job.git, guards.user
     kept = userguard.take(user) if user is not None else None
     try:
-        spawned, result_text, watch = _launch(job)
+        spawned, result_text, streamed, estimated = _launch(job)
         warn_survivors(spawned, f"{job.plan.id} task {job.task.index}")
         # before any git command: a worktree's `.git` file an agent rewrote would point
         # every command that follows at a repository of its choosing
@@ -112,21 +113,17 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     finally:
         if user is not None and kept is not None:
             userguard.release(user, kept)
-    return AgentRun(
-        run=spawned,
-        result_text=result_text,
-        gitfile_changed=gitfile_changed,
-        in_user_checkout=in_user_checkout,
-        streamed_tokens=None if watch is None else watch.tokens,
-        streamed_estimated=watch is not None and watch.estimated,
-    )
+    return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
+                    in_user_checkout=in_user_checkout, streamed_tokens=streamed,
+                    streamed_estimated=estimated)  # fmt: skip
 
 
-def _launch(job: Job) -> tuple[proc.Spawned, str | None, BudgetWatch | None]:
+def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     """Start the agent in `git.root` under the supervisor, in its sandbox, with a private
     temporary folder (TMPDIR) that also holds its result file; returns what became of it
     and the result file's text (a file the agent wrote: read without following links),
-    and the tokens its stream reported when a budget watched it."""
+    and the tokens its stream reported when a budget watched it (and whether that
+    figure is an estimate)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
     prompt_file.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +172,9 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, BudgetWatch | None]:
     if watch is not None:
         watch()  # what it printed after the last look
     text = None if data is None else data.decode("utf-8", "replace")
-    return spawned, text, watch
+    if watch is None:
+        return spawned, text, None, False
+    return spawned, text, watch.tokens, watch.estimated
 
 
 def _codex_argv(job: Job, env: Mapping[str, str]) -> list[str]:
@@ -209,16 +208,39 @@ def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
         # settings gsd's copy must keep
         with contextlib.suppress(OSError, UnicodeDecodeError):
             system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
+    hooks = gemini_hooks(job) if agent.runner == "gemini" else None
+    if hooks and system_settings is None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
     extra = runners.runner_files(
-        agent, run_dir, system_settings=system_settings,
-        policy=with_extra(list(job.dispatch.policy_extra)), worktree=job.git.root,
+        agent,
+        run_dir,
+        system_settings=system_settings,
+        policy=with_extra(list(job.dispatch.policy_extra)),
+        worktree=job.git.root,
         subagents=job.dispatch.subagents,
-    )  # fmt: skip
+        hooks=hooks,
+    )
     for name, text in extra.files.items():
         path = run_dir / name
         path.unlink(missing_ok=True)  # never write through what an agent left there
         path.write_text(text, encoding="utf-8")
     return extra
+
+
+def gemini_hooks(job: Job) -> dict[str, Any] | None:
+    """gsd's gemini hooks, run by this gsd, when `gsd hooks install --gemini` put them in
+    the project's `.gemini/settings.json` (the user's checkout; gemini itself ignores that
+    file in a folder it did not trust at start). Only the fact that they are installed
+    is read from the file: the commands are gsd's own, never a command written there."""
+    root = job.sandbox.root if job.sandbox is not None else job.git.root
+    try:
+        settings, _indent = clisettings.load(root / clisettings.SETTINGS["gemini"])
+    except GsdError:
+        return None
+    if not any(" hooks run gemini-" in hook for hook in clisettings.ours(settings)):
+        return None
+    return agenthooks.hook_groups("gemini", shlex.join([sys.executable, "-m", "gsd"]))
 
 
 def private_tmp(folder: Path) -> dict[str, str]:

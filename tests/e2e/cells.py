@@ -273,6 +273,8 @@ def register_mcp(cli: str, env: dict[str, str]) -> None:
         argv = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
     elif cli == "codex":  # $CODEX_HOME/config.toml [mcp_servers.gsd]
         argv = ["codex", "mcp", "add", "gsd", "--", *gsd]
+    elif cli == "gemini":  # 0.61.0: the command, then `--` before its own options
+        argv = ["gemini", "mcp", "add", "--scope", "user", "gsd", gsd[0], "--", *gsd[1:]]
     else:
         raise NotImplementedError(cli)
     subprocess.run(argv, env=env, check=True, capture_output=True, cwd=env["HOME"])
