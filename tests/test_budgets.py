@@ -129,7 +129,7 @@ def test_budgets_resolve_agent_then_config_then_default() -> None:
         10, 20, "config.json budgets.codex"
     )
     assert resolve_budget("gemini", None, "a.md", config) == Budget(200_000, 400_000, "default")
-    assert DEFAULTS["codex"] == (40_000, 60_000)
+    assert DEFAULTS["codex"] == (200_000, 400_000)
     assert resolve_budget("command", None, "a.md", config) is None
     assert budget_status(None, Budget(1, 2, ""), aborted=False) is None
     assert budget_status(5, Budget(10, 20, ""), aborted=False) == "within"

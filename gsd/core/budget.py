@@ -16,16 +16,18 @@ class Budget(NamedTuple):
     source: str  # where the figures come from: "default", "config.json budgets", an agent file
 
 
-# The hub-and-spoke seed design's table (docs/inside/budgets.md): codex 40,000 / 60,000.
-# gemini's 30,000 / 50,000 there predates gemini-cli 0.61.0, whose every request re-sends
-# about 12,000 tokens of system prompt and tool declarations (48 kB, measured against the
-# scripted model server): that pair stopped a run at its 4th turn; set as wide as
-# claude's. Claude has no figure there and no measured run here: its
-# streamed usage counts every cache read of every turn (claude-code re-sends its system
-# prompt and tools each turn), so its default is an estimate set wider; see the docs.
+# The hub-and-spoke seed design's table (docs/inside/budgets.md) predates the pinned
+# CLIs: gemini's 30,000 / 50,000 there stopped a gemini-cli 0.61.0 run at its 4th turn
+# (every request re-sends about 12,000 tokens of system prompt and tool declarations, 48
+# kB, measured against the scripted model server); codex's 40,000 / 60,000 would stop a
+# codex 0.169.0 run at its 6th request (~10,000 tokens each, measured the same way, and
+# counted in full by its usage). Both set as wide as claude's. Claude has no figure there
+# and no measured run here: its streamed usage counts every cache read of every turn
+# (claude-code re-sends its system prompt and tools each turn), so its default is an
+# estimate set wider; see the docs.
 DEFAULTS: Mapping[str, tuple[int, int]] = {
     "gemini": (200_000, 400_000),
-    "codex": (40_000, 60_000),
+    "codex": (200_000, 400_000),
     "claude": (200_000, 400_000),
 }
 
