@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -198,9 +199,10 @@ def test_every_missing_program_is_named_on_one_line(
     planned.plan("01-02", tasks=auto_task(attrs=' specialist="python-pro"') + "\n"
                  + auto_task("Task 2", attrs=' specialist="python-pro"'),
                  files_modified="[src/y.py]")  # fmt: skip
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
+    only_git = tmp_path / "only-git"  # the dry run reads the repository: git is there
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(only_git))
     (line,) = gsd("execute-phase", "1", "--dry-run").err.splitlines()
     assert line.startswith("gsd: warning: ")
     assert "`gemini` (plan 01-01 task 1, agent python-pro)" in line
