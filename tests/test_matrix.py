@@ -153,7 +153,7 @@ def test_cell(outcome: Outcome) -> None:
     )
 
 
-# Limits of the CLIs themselves (docs/RUNNERS.md, "Codex doing real work under gsd"):
+# Limits of the CLIs themselves (docs/RUNNERS.md, "Under gsd, doing real work", codex):
 # codex 0.169.0's read+write tier writes through its shell too (`codex exec` has no
 # shell-free mode, and apply_patch is offered only to models whose metadata asks for it,
 # never to the test's model, so its writes and edits are shell commands).
