@@ -65,9 +65,14 @@ def test_the_codex_meter_estimates_a_turn_until_it_ends(tmp_path: Path) -> None:
     message = len(json.dumps(json.loads(lines("codex", "1", tmp_path)[2])["item"])) // 4
     start, after = CODEX_REQUEST_TOKENS, CODEX_REQUEST_TOKENS + message
     assert seen == [
-        (0, False), (start, True), (after, True), (1000, False),
-        (1000 + start, True), (1000 + after, True), (3000, False),
-    ]  # fmt: skip
+        (0, False),
+        (start, True),
+        (after, True),
+        (1000, False),
+        (1000 + start, True),
+        (1000 + after, True),
+        (3000, False),
+    ]
 
 
 def test_the_codex_estimate_grows_with_each_tool_call() -> None:

@@ -89,14 +89,17 @@ def project_with(git_project, tmp_path: Path, body: str, tools: str = FULL_TOOLS
     script = tmp_path / "agent.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, tools=tools, python=sys.executable, script=script))  # fmt: skip
+        git_project.write(
+            f"agents/{name}.md",
+            AGENT_FILE.format(name=name, tools=tools, python=sys.executable, script=script),
+        )
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}))  # fmt: skip
+    git_project.write(
+        ".planning/config.json",
+        json.dumps({"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}),
+    )
     git_project.write(".planning/STATE.md", STATE)
-    git_project.plan("01-01", tasks=TASK.format(files=FILES),
-                     files_modified="[src/hello.txt]")  # fmt: skip
+    git_project.plan("01-01", tasks=TASK.format(files=FILES), files_modified="[src/hello.txt]")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plans")
     return root
@@ -120,10 +123,14 @@ def summary(root: Path) -> Path:
 def test_a_report_claiming_files_over_an_empty_diff_fails_the_task(
     git_project, tmp_path: Path, gsd
 ) -> None:
-    root = project_with(git_project, tmp_path, """\
+    root = project_with(
+        git_project,
+        tmp_path,
+        """\
         print(report(created="src/hello.txt, src/shell_out.txt"))
         print("## TASK COMPLETE")
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 1, result.err
     assert task_commits(root) == []
@@ -132,8 +139,9 @@ def test_a_report_claiming_files_over_an_empty_diff_fails_the_task(
     # rolled back and retried like any failure: the fallback agent had its go too
     records = errors_of(root)
     assert [(r.specialist, r.error_type) for r in records] == [
-        ("worker", "report-mismatch"), ("gsd-executor", "report-mismatch"),
-    ]  # fmt: skip
+        ("worker", "report-mismatch"),
+        ("gsd-executor", "report-mismatch"),
+    ]
     assert "src/hello.txt" in records[0].details and "src/shell_out.txt" in records[0].details
     shown = gsd("errors", "--type", "report-mismatch", "--format", "json")
     assert shown.code == 0 and len(json.loads(shown.out)["errors"]) == 2
@@ -147,10 +155,14 @@ def test_a_report_claiming_files_over_an_empty_diff_fails_the_task(
 def test_half_a_lie_names_only_the_missing_file_and_undoes_the_other(
     git_project, tmp_path: Path, gsd
 ) -> None:
-    root = project_with(git_project, tmp_path, """\
+    root = project_with(
+        git_project,
+        tmp_path,
+        """\
         write("src/hello.txt")
         print(report(created="src/hello.txt, src/shell_out.txt"))
-        """)  # fmt: skip
+        """,
+    )
     assert gsd("execute-phase", "1").code == 1
     details = errors_of(root)[0].details
     assert "1 file" in details and "src/shell_out.txt" in details
@@ -163,20 +175,25 @@ def test_claims_git_agrees_with_pass_however_they_are_spelled(
 ) -> None:
     """`./` and absolute paths, a note after the path, and a file listed as created that
     existed and was modified are all claims git bears out."""
-    root = project_with(git_project, tmp_path, """\
+    root = project_with(
+        git_project,
+        tmp_path,
+        """\
         write("src/hello.txt")
         write("README.md", "changed\\n")
         here = os.getcwd()
         print(report(created=f"./src/hello.txt (new), {here}/README.md",
                      modified="`README.md`"))
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     assert task_commits(root) == ["01-01-1"]
     sha = git(root, "log", "--all", "--format=%H", "--grep=Gsd-Task: 01-01-1").split()[0]
     assert git(root, "show", "--name-only", "--format=", sha).split() == [
-        "README.md", "src/hello.txt",
-    ]  # fmt: skip
+        "README.md",
+        "src/hello.txt",
+    ]
     assert summary(root).exists()
 
 
@@ -184,11 +201,15 @@ def test_a_claimed_file_git_ignores_is_a_deviation_not_a_failure(
     git_project, tmp_path: Path, gsd
 ) -> None:
     git_project.write(".gitignore", "build/\n")
-    root = project_with(git_project, tmp_path, """\
+    root = project_with(
+        git_project,
+        tmp_path,
+        """\
         write("src/hello.txt")
         write("build/out.js")
         print(report(created="src/hello.txt, build/out.js"))
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     text = summary(root).read_text()
@@ -199,10 +220,14 @@ def test_a_claimed_file_git_ignores_is_a_deviation_not_a_failure(
 def test_a_failure_or_partial_report_has_its_own_error_type(
     git_project, tmp_path: Path, gsd, status: str
 ) -> None:
-    root = project_with(git_project, tmp_path, f"""\
+    root = project_with(
+        git_project,
+        tmp_path,
+        f"""\
         write("src/hello.txt")
         print(report(status="{status}", created="src/hello.txt"))
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 1
     assert {r.error_type for r in errors_of(root)} == {f"report-{status}"}
@@ -249,8 +274,9 @@ def test_some_writes_denied_beside_real_changes_is_a_deviation(
 
 
 def test_a_read_only_task_denied_a_write_is_done(git_project, tmp_path: Path, gsd) -> None:
-    root = project_with(git_project, tmp_path, DENIED.format(write="", claim="none"),
-                        tools=READ_ONLY_TOOLS)  # fmt: skip
+    root = project_with(
+        git_project, tmp_path, DENIED.format(write="", claim="none"), tools=READ_ONLY_TOOLS
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     assert "made no change" not in result.err and "made no change" not in summary(root).read_text()
@@ -263,11 +289,15 @@ BAD_PLAN = "---\\nphase: 01-alpha\\nplan: 02\\n---\\n<tasks><task>\\n</tasks>\\n
 def test_a_plan_the_task_wrote_that_fails_validation_is_not_done(
     git_project, tmp_path: Path, gsd, where: str
 ) -> None:
-    root = project_with(git_project, tmp_path, f"""\
+    root = project_with(
+        git_project,
+        tmp_path,
+        f"""\
         write("src/hello.txt")
         write("{where}", "{BAD_PLAN}")
         print(report(created="src/hello.txt, {where}"))
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1")
     assert result.code == 1
     records = errors_of(root)
@@ -280,12 +310,17 @@ def test_a_plan_the_task_wrote_that_fails_validation_is_not_done(
 def test_a_plan_the_task_wrote_that_validates_is_done(git_project, tmp_path: Path, gsd) -> None:
     from tests.conftest import plan_text
 
-    good = plan_text(plan="02", wave=2, depends_on='["01-01"]', files_modified="[src/two.py]",
-                     tasks=None).replace("src/x.py", "src/two.py")  # fmt: skip
-    root = project_with(git_project, tmp_path, f"""\
+    good = plan_text(
+        plan="02", wave=2, depends_on='["01-01"]', files_modified="[src/two.py]", tasks=None
+    ).replace("src/x.py", "src/two.py")
+    root = project_with(
+        git_project,
+        tmp_path,
+        f"""\
         write("{FOLDER}/01-02-PLAN.md", {good!r})
         print(report(created="{FOLDER}/01-02-PLAN.md"))
-        """)  # fmt: skip
+        """,
+    )
     result = gsd("execute-phase", "1", "--plan", "01-01")
     assert result.code == 0, result.err
     assert task_commits(root) == ["01-01-1"]
@@ -325,23 +360,32 @@ def test_a_read_only_task_that_changed_nothing_is_not_flagged(
 
 def test_claude_result_permission_denials_are_read() -> None:
     result = {
-        "type": "result", "subtype": "success", "is_error": False, "result": "done",
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "done",
         "permission_denials": [
             {"tool_name": "Write", "tool_use_id": "a", "tool_input": {"file_path": "/w/a.txt"}},
-            {"tool_name": "NotebookEdit", "tool_use_id": "b",
-             "tool_input": {"notebook_path": "n.ipynb"}},
+            {
+                "tool_name": "NotebookEdit",
+                "tool_use_id": "b",
+                "tool_input": {"notebook_path": "n.ipynb"},
+            },
             {"tool_name": "Bash", "tool_use_id": "c", "tool_input": {"command": "git push"}},
             {"tool_name": "mcp__gsd__progress", "tool_use_id": "d", "tool_input": {}},
-            {"tool_use_id": "e"}, "junk",
+            {"tool_use_id": "e"},
+            "junk",
         ],
-    }  # fmt: skip
+    }
     stream = '{"type": "system"}\n' + json.dumps(result) + "\n"
     output = claude.parse_output(stream)
     assert output is not None
     assert output.denied == (
-        ("Write", "/w/a.txt"), ("NotebookEdit", "n.ipynb"), ("Bash", "git push"),
+        ("Write", "/w/a.txt"),
+        ("NotebookEdit", "n.ipynb"),
+        ("Bash", "git push"),
         ("mcp__gsd__progress", ""),
-    )  # fmt: skip
+    )
     assert done.denied_writes(output.denied) == list(output.denied[:3])
     assert runners.parse_output("claude", '{"type": "result", "result": "x"}').denied == ()
 
@@ -361,15 +405,20 @@ REPORT_TEXT = """### Task Report
     [
         pytest.param("none", "-", [], [], id="no-claim"),
         pytest.param("src/a.py, src/b.py", "none", ["src/a.py"], ["src/b.py"], id="one-missing"),
-        pytest.param("./src/a.py", "/repo/src/b.py (typed)", ["src/a.py", "src/b.py"], [],
-                     id="spelled-otherwise"),
+        pytest.param(
+            "./src/a.py",
+            "/repo/src/b.py (typed)",
+            ["src/a.py", "src/b.py"],
+            [],
+            id="spelled-otherwise",
+        ),
         pytest.param("src/", "src/*.py", ["src/x/y.py", "src/a.py"], [], id="folder-and-glob"),
         pytest.param("src/*.rs", "none", ["src/a.py"], ["src/*.rs"], id="glob-matching-nothing"),
         pytest.param("README.md", "none", ["README.md"], [], id="created-but-existed"),
         pytest.param("src/a.py new module", "none", ["src/a.py"], [], id="words-after"),
         pytest.param("src/gone.py", "none", [], ["src/gone.py"], id="deleted-is-no-claim-here"),
     ],
-)  # fmt: skip
+)
 def test_which_claims_git_bears_out(
     created: str, modified: str, changed: list[str], missing: list[str]
 ) -> None:
@@ -424,8 +473,11 @@ def test_claude_denying_every_write_fails_the_task_as_permission_denied(
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", f"---\nname: {name}\ndescription: x\n"
-                          "runner: claude\ntimeout_mins: 0.1\n---\nTest persona.\n")  # fmt: skip
+        git_project.write(
+            f"agents/{name}.md",
+            f"---\nname: {name}\ndescription: x\n"
+            "runner: claude\ntimeout_mins: 0.1\n---\nTest persona.\n",
+        )
     git(root, "commit", "-qam", "claude agents")
     result = gsd("execute-phase", "1")
     assert result.code == 1, result.err

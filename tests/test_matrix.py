@@ -53,8 +53,11 @@ def _unprivileged_user() -> str | None:
     try:
         pwd.getpwnam(cells.USER)
     except KeyError:
-        made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", cells.USER],
-                              capture_output=True, text=True)  # fmt: skip
+        made = subprocess.run(
+            ["useradd", "--create-home", "--shell", "/bin/sh", cells.USER],
+            capture_output=True,
+            text=True,
+        )
         if made.returncode != 0:
             return f"useradd {cells.USER} failed: {made.stderr.strip()}"
     return None

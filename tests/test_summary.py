@@ -87,13 +87,27 @@ def section(text: str, heading: str) -> str:
 def three_tasks() -> list[TaskOutcome]:
     return [
         outcome(1, changed=["src/model.py", "tests/test_model.py"]),
-        outcome(2, "python-pro", success=False, error_type="timeout", commit=None, exit_code=124,
-                details="SIGTERM after 300s", input_tokens=None, output_tokens=None,
-                cost_usd=None),
-        outcome(2, "python-pro", attempt=2, changed=["src/api.py", "src/model.py"],
-                deviations=["wrote src/extra.py, outside files_modified"]),
+        outcome(
+            2,
+            "python-pro",
+            success=False,
+            error_type="timeout",
+            commit=None,
+            exit_code=124,
+            details="SIGTERM after 300s",
+            input_tokens=None,
+            output_tokens=None,
+            cost_usd=None,
+        ),
+        outcome(
+            2,
+            "python-pro",
+            attempt=2,
+            changed=["src/api.py", "src/model.py"],
+            deviations=["wrote src/extra.py, outside files_modified"],
+        ),
         outcome(3, changed=["README.md"], soft_success=True),
-    ]  # fmt: skip
+    ]
 
 
 def test_frontmatter_keys_in_upstream_order() -> None:
@@ -186,8 +200,10 @@ def test_a_writing_task_that_made_no_change_is_said_in_commits_and_deviations() 
     text = render([outcome(1, commit=None, changed=[], no_change=True)], task_names={1: "Write"})
     assert section(text, "Task Commits") == "1. **Task 1: Write** - made no change (gsd-executor)"
     assert section(text, "Deviations from Plan").splitlines() == [
-        f"- **Task 1 (gsd-executor):** {summary.MADE_NO_CHANGE}", "", "**Total deviations:** 1",
-    ]  # fmt: skip
+        f"- **Task 1 (gsd-executor):** {summary.MADE_NO_CHANGE}",
+        "",
+        "**Total deviations:** 1",
+    ]
 
 
 def test_files_created_and_modified() -> None:

@@ -77,8 +77,9 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details = _verify(git, task, job.dispatch, job.environ, job.cancel,
-                                          job.sandbox)  # fmt: skip
+            error_type, details = _verify(
+                git, task, job.dispatch, job.environ, job.cancel, job.sandbox
+            )
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
@@ -92,10 +93,19 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
     no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
-    return Assessed(spawned=spawned, verdict=verdict, output=output, report=report,
-                    error_type=error_type, details=details or "", changed=seen.changed,
-                    deviations=[*notes, *(v.detail for v in violations if not v.fatal)],
-                    tokens=tokens, budget=budget, no_change=no_change)  # fmt: skip
+    return Assessed(
+        spawned=spawned,
+        verdict=verdict,
+        output=output,
+        report=report,
+        error_type=error_type,
+        details=details or "",
+        changed=seen.changed,
+        deviations=[*notes, *(v.detail for v in violations if not v.fatal)],
+        tokens=tokens,
+        budget=budget,
+        no_change=no_change,
+    )
 
 
 def against_budget(

@@ -40,17 +40,24 @@ def check(
         return Done("permission-denied", why, [])
     notes = []
     if writes:
-        notes.append(f"the runner denied {plural(len(writes), 'write')}: "
-                     f"{done.denial_text(writes)}")  # fmt: skip
+        notes.append(
+            f"the runner denied {plural(len(writes), 'write')}: {done.denial_text(writes)}"
+        )
     roots = list(dict.fromkeys([str(git.root), str(git.root.resolve())]))
     lacking, ignored = _split_ignored(git, done.missing(done.claimed(report), changed, roots))
     if ignored:
-        notes.append(f"the Task Report names {', '.join(ignored)}, which git ignores: "
-                     "not committed")  # fmt: skip
+        notes.append(
+            f"the Task Report names {', '.join(ignored)}, which git ignores: not committed"
+        )
     if lacking:
-        return Done("report-mismatch", (
-            f"the Task Report names {plural(len(lacking), 'file')} the task's commit would "
-            f"not hold (not changed, as git sees it): {', '.join(lacking)}"), notes)  # fmt: skip
+        return Done(
+            "report-mismatch",
+            (
+                f"the Task Report names {plural(len(lacking), 'file')} the task's commit would "
+                f"not hold (not changed, as git sees it): {', '.join(lacking)}"
+            ),
+            notes,
+        )
     invalid = invalid_plans(git, changed)
     if invalid:
         return Done("plan-invalid", invalid, notes)

@@ -190,8 +190,10 @@ def _success_line(outcome: TaskOutcome) -> str:
     if outcome.commit:
         return f"committed {outcome.commit[:7]}"
     if outcome.no_change:
-        return (f"made no change: {outcome.agent} changed no file and its report claims "
-                "none (nothing committed)")  # fmt: skip
+        return (
+            f"made no change: {outcome.agent} changed no file and its report claims "
+            "none (nothing committed)"
+        )
     return "done, nothing to commit"
 
 

@@ -113,9 +113,14 @@ def spawn_agent(job: Job, guards: Guards) -> AgentRun:
     finally:
         if user is not None and kept is not None:
             userguard.release(user, kept)
-    return AgentRun(run=spawned, result_text=result_text, gitfile_changed=gitfile_changed,
-                    in_user_checkout=in_user_checkout, streamed_tokens=streamed,
-                    streamed_estimated=estimated)  # fmt: skip
+    return AgentRun(
+        run=spawned,
+        result_text=result_text,
+        gitfile_changed=gitfile_changed,
+        in_user_checkout=in_user_checkout,
+        streamed_tokens=streamed,
+        streamed_estimated=estimated,
+    )
 
 
 def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:

@@ -130,10 +130,19 @@ class Outcome:
     def pushed(self) -> list[str]:
         """The branches the origin holds (`main` was pushed when the repo was made)."""
         refs = subprocess.run(
-            ["git", "-c", "safe.directory=*", "--git-dir", str(self.origin), "for-each-ref",
-             "--format=%(refname)"],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+            [
+                "git",
+                "-c",
+                "safe.directory=*",
+                "--git-dir",
+                str(self.origin),
+                "for-each-ref",
+                "--format=%(refname)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         return refs.split()
 
     def events(self) -> list[dict[str, Any]]:
@@ -241,8 +250,15 @@ def run(cell: Cell, cli_bin: Path, timeout: float = 240) -> Outcome:
         if cell.as_user:
             subprocess.run(["chown", "-R", f"{USER}:{USER}", str(base)], check=True)
             argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups", "--", *argv]
-        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            argv,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         log = list(server.log)
         sent = server.tokens()
     return Outcome(cell, done.returncode, done.stdout, done.stderr, repo, origin, log, sent)

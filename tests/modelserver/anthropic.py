@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in
+from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
 
 
 def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -46,7 +46,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
         return Reply(
             events=_message([("text", "ok")], "end_turn", (0, 0), "msg_side"), usage=(0, 0)
         )
-    cwd = cwd_in(_text(body.get("system"))) or cwd_in(_text(messages))
+    cwd = cwd_in(text_of(body.get("system"))) or cwd_in(text_of(messages))
     script = [c for step in scenario.steps for c in calls(step, cwd, tools)]
     turn = sum(
         _tool_uses(m) for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
@@ -112,17 +112,6 @@ def _message(blocks: list[tuple[str, Any]], stop: str, usage: tuple[int, int], i
     return events
 
 
-def _text(value: Any) -> str:
-    """Every string inside a JSON value, joined (the system prompt, the messages)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "\n".join(_text(v) for v in value.values())
-    if isinstance(value, list):
-        return "\n".join(_text(v) for v in value)
-    return ""
-
-
 def tool_results(log_bodies: list[Any]) -> dict[str, str]:
     """tool_use id -> the text of the tool_result the CLI sent back for it."""
     found: dict[str, str] = {}
@@ -131,7 +120,7 @@ def tool_results(log_bodies: list[Any]) -> dict[str, str]:
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    found[str(block.get("tool_use_id"))] = _text(block.get("content"))
+                    found[str(block.get("tool_use_id"))] = text_of(block.get("content"))
     return found
 
 

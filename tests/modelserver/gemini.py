@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in
+from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
 
 # What gemini-cli's side calls are answered (their schemas, in its bundle): the
 # classifier picks "flash" (or a low complexity score), the next speaker is the user,
@@ -74,7 +74,7 @@ def reply(path: str, body: Any, scenario: Scenario) -> Reply:
         if isinstance(f, dict)
     }
     contents = body.get("contents") or []
-    cwd = _workspace(_text(contents)) or cwd_in(_text(body.get("systemInstruction")))
+    cwd = _workspace(text_of(contents)) or cwd_in(text_of(body.get("systemInstruction")))
     script = [c for step in scenario.steps for c in calls(step, cwd, offered)]
     turn = sum(len(_calls_in(c)) for c in contents if isinstance(c, dict))
     if turn < len(script):
@@ -139,17 +139,6 @@ def _response(parts: list[dict[str, Any]], usage: tuple[int, int]) -> dict[str, 
 def _calls_in(content: dict[str, Any]) -> list[dict[str, Any]]:
     parts = content.get("parts") if content.get("role") == "model" else None
     return [p["functionCall"] for p in parts or [] if isinstance(p, dict) and "functionCall" in p]
-
-
-def _text(value: Any) -> str:
-    """Every string inside a JSON value, joined."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "\n".join(_text(v) for v in value.values())
-    if isinstance(value, list):
-        return "\n".join(_text(v) for v in value)
-    return ""
 
 
 def tool_results(bodies: list[Any]) -> dict[str, str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in
+from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
 
 PROVIDER = "gsdtest"
 KEY_VARIABLE = "GSDTEST_API_KEY"
@@ -93,7 +93,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
     items = [i for i in body.get("input") or [] if isinstance(i, dict)]
     if "exec_command" not in tools:  # a title, a compaction: not the agent loop
         return Reply(events=_response([], (0, 0), "resp_side"), usage=(0, 0))
-    cwd = cwd_in(_text(items))
+    cwd = cwd_in(text_of(items))
     script = [c for step in scenario.steps for c in calls(step, cwd, tools)]
     turn = sum(1 for i in items if i.get("type") in ("function_call", "custom_tool_call"))
     if turn < len(script):
@@ -160,17 +160,6 @@ def _response(output: list[dict[str, Any]], usage: tuple[int, int], ident: str) 
     return events
 
 
-def _text(value: Any) -> str:
-    """Every string inside a JSON value, joined (the instructions, the input items)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "\n".join(_text(v) for v in value.values())
-    if isinstance(value, list):
-        return "\n".join(_text(v) for v in value)
-    return ""
-
-
 def tool_results(log_bodies: list[Any]) -> dict[str, str]:
     """call_id -> the output codex sent back for that function call."""
     found: dict[str, str] = {}
@@ -181,7 +170,7 @@ def tool_results(log_bodies: list[Any]) -> dict[str, str]:
                 "function_call_output",
                 "custom_tool_call_output",
             ):
-                found[str(item.get("call_id"))] = _text(item.get("output"))
+                found[str(item.get("call_id"))] = text_of(item.get("output"))
     return found
 
 

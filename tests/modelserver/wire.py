@@ -39,3 +39,14 @@ def cwd_in(text: str) -> str:
 
 def absolute(cwd: str, path: str) -> str:
     return path if path.startswith("/") else posixpath.join(cwd or "/", path)
+
+
+def text_of(value: Any) -> str:
+    """Every string inside a JSON value, joined (a system prompt, the messages)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(text_of(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(text_of(v) for v in value)
+    return ""
