@@ -7,7 +7,7 @@ DEMO := examples/demo
 # Paths that exist; ruff refuses a missing one (bench/ arrives later).
 LINT_PATHS := $(wildcard gsd tests bench)
 
-.PHONY: venv test lint demo bench clean clis chromium mermaid
+.PHONY: venv test test-fast lint demo bench clean clis chromium mermaid
 
 venv: $(STAMP)
 
@@ -20,6 +20,11 @@ $(STAMP): pyproject.toml
 
 test: venv
 	$(BIN)/python -m pytest
+
+# The edit-test loop: everything but the real agent CLIs (tests/test_clis.py, the
+# matrix, test_codex_real, test_gemini_real skip, saying why) and the slow marker.
+test-fast: venv
+	GSD_SKIP_CLIS=1 $(BIN)/python -m pytest -m "not slow"
 
 # The real claude, gemini and codex CLIs, pinned in tests/clis/pins.txt, installed from npm
 # into ~/.cache/gsd-clis/<hash> (about 870 MB; ~30 s the first time, instant after). The
