@@ -235,11 +235,11 @@ def as_whom(as_user: bool, user_ready: str | None) -> None:  # noqa: F811
 @pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
 def test_gsds_gemini_hooks_fire_in_a_gsd_run(
     gsd,
-    cli_bin,
-    user_ready,
+    cli_bin,  # noqa: F811
+    user_ready,  # noqa: F811
     monkeypatch,
     in_tmp,
-    as_user,  # noqa: F811
+    as_user,
 ) -> None:
     """`gsd hooks install --gemini` in a project under /tmp: gemini ignores the project's
     settings in the untrusted worktree, so gsd hands the hooks over in the user
