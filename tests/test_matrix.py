@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.e2e import cells
 from tests.e2e.cells import CLIS, POLICY, TIERS, Cell, Outcome
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
@@ -65,11 +66,12 @@ def _unprivileged_user() -> str | None:
 
 @pytest.fixture(scope="session")
 def user_ready(cli_bin: Path) -> str | None:  # noqa: F811
-    """Create the unprivileged user; let it reach the venv's python and the CLI cache
-    (under root's HOME, mode 0700 in a container: o+x lets it pass through, not list)."""
+    """Create the unprivileged user; let it reach gsd's checkout, the venv's python and
+    the CLI cache (under root's HOME, mode 0700 in a container: o+x on each folder above
+    them lets it pass through, not list; nothing else changes)."""
     reason = _unprivileged_user()
     if reason is None:
-        for folder in (Path(os.path.realpath(sys.executable)), cli_bin):
+        for folder in (REPO / "gsd", Path(os.path.realpath(sys.executable)), cli_bin):
             for parent in folder.parents:
                 mode = parent.stat().st_mode
                 if parent.owner() == "root" and not mode & 0o001:
