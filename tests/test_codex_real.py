@@ -195,28 +195,6 @@ def test_argv_pins_no_sandbox_of_codexs_own_only_when_gsd_confines() -> None:
         )
 
 
-def test_the_private_codex_home_is_removed_and_the_users_untouched(
-    tmp_path: Path,
-) -> None:
-    from gsd.core.policy import BASELINE
-    from gsd.formats.codex import RULES_FILE, exec_rules
-    from gsd.io.codexhome import private_home
-
-    user = tmp_path / "codex"
-    (user / "rules").mkdir(parents=True)
-    (user / "auth.json").write_text("{}")
-    (user / "rules" / "mine.rules").write_text("# mine\n")
-    with private_home({"CODEX_HOME": str(user)}, "01-01-1-9", exec_rules(BASELINE)) as env:
-        home = Path(env["CODEX_HOME"])
-        assert (home / "auth.json").resolve() == (user / "auth.json").resolve()
-        assert (home / "rules" / "mine.rules").read_text() == "# mine\n"
-        assert 'pattern=["git", "push"]' in (home / "rules" / RULES_FILE).read_text()
-        (home / "auth.json").write_text('{"new": 1}')  # codex writes through the link
-    assert not home.exists() and not (user / "gsd-runs").exists()
-    assert (user / "auth.json").read_text() == '{"new": 1}'
-    assert sorted(os.listdir(user / "rules")) == ["mine.rules"]
-
-
 @needs_landlock
 def test_a_runaway_is_stopped_near_the_abort_threshold_by_an_estimate(
     cli_bin: Path,  # noqa: F811

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,10 +21,12 @@ import pytest
 
 from gsd.formats import errorlog
 from tests.conftest import Project, git
+from tests.e2e import cells
 from tests.modelserver import gemini
 from tests.modelserver.scenario import Scenario, Step, edit, mcp, shell, task_report, write
 from tests.modelserver.server import Logged, ModelServer
-from tests.test_clis import AS_ROOT, cli_bin, cli_env, secure_dir  # noqa: F401 (cli_bin is a fixture)
+from tests.test_clis import cli_bin, cli_env  # noqa: F401 (cli_bin is a fixture)
+from tests.test_matrix import user_ready  # noqa: F401 (a fixture)
 from tests.test_runners import TOOLS
 
 AGENT = """\
@@ -30,7 +35,7 @@ name: gem
 description: "runs the real gemini CLI"
 tools: [{tools}]
 timeout_mins: {minutes}
-runner: gemini
+runner: gemini{extra}
 ---
 Gemini test persona.
 """
@@ -55,13 +60,15 @@ class Outcome(NamedTuple):
         return [r.model_dump() for r in errorlog.read_all(self.root / ".planning")[0]]
 
 
-def make_project(root: Path, tier: str, config: dict[str, object], minutes: float) -> Project:
+def make_project(
+    root: Path, tier: str, config: dict[str, object], minutes: float, extra: str = ""
+) -> Project:
     project = Project(root)
     (root / ".planning" / "phases").mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     project.write("README.md", "demo\n")
     tools = ", ".join(TOOLS[tier])
-    project.write("agents/gem.md", AGENT.format(tools=tools, minutes=minutes))
+    project.write("agents/gem.md", AGENT.format(tools=tools, minutes=minutes, extra=extra))
     project.write(".planning/available_agents.md", "- **gem**: test\n")
     settings = {
         "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
@@ -192,36 +199,85 @@ def test_gemini_calls_gsds_mcp_tool(gsd, cli_bin, monkeypatch, tmp_path) -> None
     assert "01-01" in done.results()["call_0000"], done.results()
 
 
-@pytest.mark.skipif(
-    not AS_ROOT,
-    reason="gemini-cli 0.61.0 reads a system settings file "
-    "only when root owns it: as another user gsd cannot give gemini hooks",
-)
-def test_gsds_gemini_hooks_fire_in_a_gsd_run(gsd, cli_bin, monkeypatch, secure_dir) -> None:  # noqa: F811
-    """`gsd hooks install --gemini` in the project: gemini ignores the project's settings
-    in the untrusted worktree, so gsd hands the hooks over in its system settings file.
-    The session-start hook's status reaches the model; the post-edit hook hands the plan
+@pytest.fixture
+def in_tmp() -> Iterator[Path]:
+    """A folder under /tmp (sticky, writable by all: gemini-cli 0.61.0 would not read a
+    system settings file below it) that the matrix's user may enter."""
+    base = Path(tempfile.mkdtemp(prefix="gsd-gemini-"))
+    base.chmod(0o755)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def execute_as(
+    cli_bin: Path,  # noqa: F811
+    base: Path,
+    as_user: bool,
+    steps: tuple[Step, ...],
+    created: tuple[str, ...] = (),
+) -> Outcome:
+    """`gsd execute-phase 1` as a separate process, as root or as the matrix's
+    unprivileged user (tests/e2e/cells.py), for the project at `base`/repo, whose HOME
+    is `base`/home, against a model server that plays `steps`."""
+    home = base / "home"
+    home.mkdir()
+    with ModelServer(Scenario(steps, task_report(created=created), (1000, 50))) as server:
+        env = {**cells.user_environment(cli_bin, home), **gemini.configure(home, server.url)}
+        done = cells.execute_phase(base, base / "repo", env, as_user, timeout=180)
+    return Outcome(done.returncode, done.stdout + done.stderr, list(server.log), base / "repo")
+
+
+def as_whom(as_user: bool, user_ready: str | None) -> None:  # noqa: F811
+    if as_user and user_ready:
+        pytest.skip(user_ready)
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
+def test_gsds_gemini_hooks_fire_in_a_gsd_run(
+    gsd,
+    cli_bin,  # noqa: F811
+    user_ready,  # noqa: F811
+    monkeypatch,
+    in_tmp,
+    as_user,
+) -> None:
+    """`gsd hooks install --gemini` in a project under /tmp: gemini ignores the project's
+    settings in the untrusted worktree, so gsd hands the hooks over in the user
+    settings of the spawn's private GEMINI_CLI_HOME, as root and as another user. The
+    session-start hook's status reaches the model; the post-edit hook hands the plan
     the agent broke back to it (its tool result replaced)."""
-    root = secure_dir / "repo"
-    root.mkdir()
-    (root / ".gemini").mkdir()
-    git(root, "init", "-q")
+    as_whom(as_user, user_ready)
+    root = in_tmp / "repo"
+    make_project(root, "read+write", {}, 2)
     monkeypatch.chdir(root)
     assert gsd("hooks", "install", "--gemini", "--gsd", "gsd").code == 0
-    steps = (write(".planning/phases/01-alpha/01-02-PLAN.md", "# not a plan\n"),)
-    done = execute(
-        gsd,
-        cli_bin,
-        monkeypatch,
-        root,
-        "read+write",
-        steps,
-        created=(".planning/phases/01-alpha/01-02-PLAN.md",),
-    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "hooks")
+    plan = ".planning/phases/01-alpha/01-02-PLAN.md"
+    done = execute_as(cli_bin, in_tmp, as_user, (write(plan, "# not a plan\n"),), (plan,))
     asked = [json.dumps(e.body) for e in done.log if e.turn == 0]
-    assert asked and "gsd status (plans in .planning/" in asked[0], asked[:1]
+    assert asked and "gsd status (plans in .planning/" in asked[0], (asked[:1], done.err)
     result = done.results()["call_0000"]
-    assert "gsd validate: .planning/phases/01-alpha/01-02-PLAN.md was saved" in result, result
+    assert f"gsd validate: {plan} was saved" in result, result
+    home = in_tmp / "home" / ".gemini"
+    assert not (home / "gsd-runs").exists()  # the private home is gone
+    assert json.loads((home / "settings.json").read_text()) == {
+        "security": {"auth": {"selectedType": "gemini-api-key"}}
+    }  # the user's own settings as they were
+    assert (home / "projects.json").is_file()  # what gemini wrote there is the user's
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
+def test_an_agents_turn_limit_reaches_gemini(cli_bin, user_ready, in_tmp, as_user) -> None:  # noqa: F811
+    """An agent's `max_turns` becomes gemini's `model.maxSessionTurns` in the private
+    home: of a scenario that would go on for 12 turns, the server sees 3."""
+    as_whom(as_user, user_ready)
+    make_project(in_tmp / "repo", "full", {}, 2, extra="\nmax_turns: 3")
+    git(in_tmp / "repo", "commit", "-q", "--allow-empty", "-m", "ready")
+    done = execute_as(cli_bin, in_tmp, as_user, tuple(shell(f"echo {n}") for n in range(12)))
+    turns = sorted({e.turn for e in done.log if e.turn is not None})
+    assert turns == [0, 1, 2], (turns, done.err)
+    assert done.code != 0
 
 
 def test_a_runaway_gemini_is_stopped(gsd, cli_bin, monkeypatch, tmp_path) -> None:  # noqa: F811

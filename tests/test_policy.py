@@ -115,8 +115,9 @@ def test_gemini_policy_file_holds_the_baseline_and_the_extra_rules() -> None:
     policy = with_extra(EXTRA)
     for tier in TOOLS:
         worktree = Path("/w/.git/gsd/worktrees/01-01")
-        files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False,
-                             policy=policy, worktree=worktree)  # fmt: skip
+        files = runner_files(
+            agent(tier, "gemini"), Path("/r/run"), policy=policy, worktree=worktree
+        )
         rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
         safety = [r for r in rules if "denyMessage" in r and r["toolName"] != "invoke_agent"]
         prefixes = {r.get("commandPrefix") for r in safety}

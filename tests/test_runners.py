@@ -16,7 +16,7 @@ from gsd.core.errors import UsageError
 from gsd.core.judge import Verdict, judge, rate_limited
 from gsd.core.policy import BASELINE
 from gsd.core.specialists import EXECUTOR
-from gsd.formats import claude
+from gsd.formats import claude, gemini
 from gsd.formats.agents import Agent
 from gsd.formats.gemini import INSTRUCTION
 from gsd.formats.plan import parse
@@ -572,7 +572,7 @@ def test_rate_limit_words_on_stderr_count() -> None:
 
 def test_only_gemini_needs_files() -> None:
     for runner in ("claude", "codex", "command"):
-        files = runner_files(agent("read+shell", runner, max_turns=3), Path("/r"), as_root=True)
+        files = runner_files(agent("read+shell", runner, max_turns=3), Path("/r"))
         assert files == RunnerFiles(files={}, env={}, argv=[])
 
 
@@ -586,7 +586,7 @@ def test_only_gemini_needs_files() -> None:
 def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    files = runner_files(agent(tier, "gemini"), Path("/r/run"), as_root=False)
+    files = runner_files(agent(tier, "gemini"), Path("/r/run"))
     assert files.argv == ["--policy", "/r/run/gemini-policy.toml"] and files.env == {}
     rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
     # the rest: tests/test_policy.py, and gsd mcp's tools (every tier)
@@ -600,7 +600,7 @@ def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> 
 def test_gemini_full_tier_has_only_the_safety_policy() -> None:
     tomllib = pytest.importorskip("tomllib")
 
-    files = runner_files(agent("full", "gemini"), Path("/r"), as_root=False)
+    files = runner_files(agent("full", "gemini"), Path("/r"))
     assert files.argv == ["--policy", "/r/gemini-policy.toml"]
     rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
     [allowed] = [r for r in rules if gsd_mcp(r)]
@@ -615,37 +615,51 @@ def gsd_mcp(rule: dict[str, object]) -> bool:
     return isinstance(names, list) and all(str(n).startswith("mcp_gsd_") for n in names)
 
 
-def test_gemini_gets_gsds_hooks_in_its_system_settings_as_root() -> None:
+def test_gemini_user_settings_get_gsds_hooks_after_the_users_own() -> None:
     """gemini ignores the project's settings in a folder untrusted at start: gsd's hooks
-    go into the system settings file, beside the administrator's own hooks."""
+    go into the user settings of the spawn's private home, after the user's own hooks;
+    the auth type the user chose stays."""
     from gsd.formats.agenthooks import hook_groups
 
-    kept = '{"hooks": {"AfterTool": [{"matcher": "x", "hooks": []}]}}'
-    hooks = hook_groups("gemini", "gsd")
-    as_root = runner_files(
-        agent("full", "gemini"), Path("/r"), as_root=True, system_settings=kept, hooks=hooks
+    kept = {
+        "hooks": {"AfterTool": [{"matcher": "x", "hooks": []}]},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+    }
+    settings = json.loads(
+        gemini.user_settings(json.dumps(kept), None, hook_groups("gemini", "gsd")) or ""
     )
-    settings = json.loads(as_root.files["gemini-settings.json"])
     assert [g["matcher"] for g in settings["hooks"]["AfterTool"]] == ["x", "write_file|replace"]
     assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
         "gsd hooks run gemini-session-start"
     )
-    assert "model" not in settings
-    other = runner_files(agent("full", "gemini"), Path("/r"), as_root=False, hooks=hooks)
-    assert "gemini-settings.json" not in other.files and other.env == {}
+    assert settings["security"] == kept["security"] and "model" not in settings
 
 
-def test_gemini_turn_limit_keeps_the_system_settings() -> None:
-    """As root: model.maxSessionTurns in a system settings file that keeps the rest."""
-    kept = '{"model": {"name": "gemini-2.5-pro"}, "security": {"auth": {"enforcedType": "x"}}}'
-    files = runner_files(agent("full", "gemini", max_turns=7), Path("/r/run"), as_root=True,
-                         system_settings=kept)  # fmt: skip
-    assert files.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "/r/run/gemini-settings.json"}
-    settings = json.loads(files.files["gemini-settings.json"])
+def test_gemini_turn_limit_keeps_the_users_settings() -> None:
+    """model.maxSessionTurns beside the user's model settings; the rest kept as it was."""
+    kept = '{"model": {"name": "gemini-2.5-pro"}, "security": {"auth": {"selectedType": "x"}}}'
+    settings = json.loads(gemini.user_settings(kept, 7) or "")
     assert settings == {"model": {"name": "gemini-2.5-pro", "maxSessionTurns": 7},
-                        "security": {"auth": {"enforcedType": "x"}}}  # fmt: skip
-    # gemini-cli 0.61.0 skips a system settings file a non-root user owns: none written
-    assert runner_files(agent("full", "gemini", max_turns=7), Path("/r"), as_root=False).env == {}
+                        "security": {"auth": {"selectedType": "x"}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", {"model": {"maxSessionTurns": 2}}),
+    ('{"model": "odd"}', {"model": {"maxSessionTurns": 2}}),
+    ('// mine\n{"a": "http://x//y", /* b */ "c": "/*not*/"}',
+     {"a": "http://x//y", "c": "/*not*/", "model": {"maxSessionTurns": 2}}),
+    ('{"a": "\\"//"}', {"a": '"//', "model": {"maxSessionTurns": 2}}),
+])  # fmt: skip
+def test_gemini_user_settings_read_as_gemini_reads_them(text: str, expected: object) -> None:
+    """An empty file is no settings; comments go (gemini's reader strips them), not what
+    looks like one inside a string."""
+    assert json.loads(gemini.user_settings(text, 2) or "") == expected
+
+
+@pytest.mark.parametrize("text", ["[1]", "{not json", '"text"'])
+def test_gemini_user_settings_that_are_no_object_give_none(text: str) -> None:
+    """gsd makes no private home then: gemini reads the user's file and says what is wrong."""
+    assert gemini.user_settings(text, 2) is None
 
 
 def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
@@ -709,7 +723,7 @@ def test_gemini_policy_denies_invoke_agent_unless_allowed(tier: str) -> None:
     tomllib = pytest.importorskip("tomllib")
 
     def subagent_rules(**kw: bool) -> list[dict[str, Any]]:
-        files = runner_files(agent(tier, "gemini"), Path("/r"), as_root=False, **kw)
+        files = runner_files(agent(tier, "gemini"), Path("/r"), **kw)
         rules = tomllib.loads(files.files["gemini-policy.toml"])["rule"]
         return [r for r in rules if "invoke_agent" in json.dumps(r["toolName"])]
 

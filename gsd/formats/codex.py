@@ -75,7 +75,7 @@ def subagent_flags(subagents: bool) -> list[str]:
 # sandbox mode, danger-full-access included, and inside `bash -c "a && b"` too. It reads
 # `.rules` files only from $CODEX_HOME/rules (and a trusted project's `.codex/rules`,
 # which would trust the repository's own config and MCP servers), so each spawn gets a
-# private CODEX_HOME (gsd.io.codexhome) whose `rules/` holds `exec_rules(policy)` beside
+# private CODEX_HOME (gsd.io.clihome) whose `rules/` holds `exec_rules(policy)` beside
 # the user's own rules. `workspace-write` also keeps `.git` read-only and, pinned here
 # against a user's config.toml, the network off and /tmp out of the writable roots (its
 # private $TMPDIR stays).

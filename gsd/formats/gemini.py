@@ -46,9 +46,11 @@ _SUBAGENTS_DENIED = (
     '(config.json specialists.allow_subagents)"\n'
 )
 
-# gemini-cli 0.61.0 reads system settings from $GEMINI_CLI_SYSTEM_SETTINGS_PATH, else here
-SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
-SYSTEM_SETTINGS_VARIABLE = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+# gemini-cli 0.61.0's home: `$GEMINI_CLI_HOME`, else HOME; its user settings are
+# `<home>/.gemini/settings.json` (gsd.io.clihome gives a spawn a private one)
+HOME_VARIABLE = "GEMINI_CLI_HOME"
+STATE = ".gemini"
+SETTINGS_FILE = "settings.json"
 
 
 def build_argv(agent: Agent, model: str | None) -> list[str]:
@@ -61,13 +63,6 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     if model is not None:
         argv += ["-m", model]
     return argv + ["--approval-mode", _MODE[agent.tier]]
-
-
-def system_settings_path(environ: Mapping[str, str]) -> str:
-    """The system settings file gemini would read: the caller passes its text to
-    `gsd.formats.runners.runner_files`, so gsd's file keeps every setting an
-    administrator made there."""
-    return environ.get(SYSTEM_SETTINGS_VARIABLE) or SYSTEM_SETTINGS
 
 
 # gsd's own MCP server (`gemini mcp add gsd gsd mcp`) has read-only tools only, so
@@ -180,18 +175,25 @@ def _path_pattern(rule: WriteRule, worktree: str | None) -> str:
     return f'\\x00"file_path":"{root}(?:|{_SEGMENT}{_ANY}*/){tail}"\\x00'
 
 
-def run_settings(
-    system_settings: str | None, max_turns: int | None, hooks: Mapping[str, Any] | None = None
-) -> str:
-    """The system settings `system_settings` holds (none when unreadable), with
-    `model.maxSessionTurns` set to `max_turns` when given and `hooks` (event -> one
-    group, `agenthooks.hook_groups`) added to its own. gemini-cli 0.61.0 merges the
-    system file's hooks with the others and runs them when the folder is trusted at
-    run time (`--skip-trust` says so), while the project's settings.json of a folder
-    untrusted at start are never read: this is how gsd's hooks reach a run."""
-    settings = loads(system_settings) if system_settings else None
+# what gemini's settings reader (strip-json-comments) takes out: a comment outside a string
+_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def user_settings(
+    text: str, max_turns: int | None, hooks: Mapping[str, Any] | None = None
+) -> str | None:
+    """The user's settings `text` (comments and all, as gemini-cli 0.61.0 reads it; an
+    empty text is no settings) with `model.maxSessionTurns` set to `max_turns` when
+    given and `hooks` (event -> one group, `agenthooks.hook_groups`) after its own;
+    None when `text` holds no JSON object. Everything else the user set (the auth
+    type, `security.auth.selectedType`; MCP servers) is kept as it was. gemini runs
+    the user's hooks when the folder is trusted at run time (`--skip-trust`), while
+    the project's settings.json of a folder untrusted at start is never read: this is
+    how gsd's hooks reach a run."""
+    stripped = _COMMENT.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else " ", text)
+    settings = loads(stripped) if stripped.strip() else {}
     if not isinstance(settings, dict):
-        settings = {}
+        return None
     if max_turns is not None:
         model = settings.get("model")
         model = {**(model if isinstance(model, dict) else {}), "maxSessionTurns": max_turns}
@@ -203,7 +205,7 @@ def run_settings(
             groups = merged.get(event)
             merged[event] = [*(groups if isinstance(groups, list) else []), group]
         settings["hooks"] = merged
-    return json.dumps(settings, indent=2) + "\n"
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
 _KEYS = ("response", "stats", "error")

@@ -10,7 +10,6 @@ judges the run (SPEC section 5). Each runner's own flags and output are its modu
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -88,12 +87,9 @@ def runner_files(
     agent: Agent,
     run_dir: Path,
     *,
-    as_root: bool | None = None,
-    system_settings: str | None = None,
     policy: Policy = BASELINE,
     worktree: Path | None = None,
     subagents: bool = False,
-    hooks: Mapping[str, Any] | None = None,
 ) -> RunnerFiles:
     """The files, variables and arguments a spawn of `agent` needs (pure: the caller
     writes the files into `run_dir`, a folder only its owner can write).
@@ -102,14 +98,8 @@ def runner_files(
     denied below read+write, the web denied to agents without web tools, sub-agents
     (`invoke_agent`) denied unless `subagents`, and gsd's
     safety `policy`, whose folder rules hold under `worktree`, the spawn's working
-    folder), and, for an agent's `max_turns`, `model.maxSessionTurns` in a system
-    settings file ($GEMINI_CLI_SYSTEM_SETTINGS_PATH; `system_settings` is the text
-    of the one it replaces, whose settings are kept). gemini-cli 0.61.0 reads a
-    system settings file only when it and every folder above it belong to root and
-    no one else may write them: as another user the turn limit cannot be given, and
-    none is written. `hooks` (event -> group: gsd's hooks, when the project installed
-    them for gemini) go into the same file, as root only for the same reason: gemini
-    ignores the project's settings.json in a folder not trusted before it started.
+    folder). An agent's `max_turns` and gsd's hooks go into gemini's user settings in
+    a private home (gsd.io.clihome.gemini_home), not here.
     Other runners need nothing.
     """
     if agent.runner != "gemini":
@@ -121,10 +111,6 @@ def runner_files(
         agent.tier, agent.web, policy, None if worktree is None else str(worktree), subagents
     )
     argv += ["--policy", str(run_dir / "gemini-policy.toml")]
-    root = _is_root() if as_root is None else as_root
-    if (agent.max_turns is not None or hooks) and root:
-        files["gemini-settings.json"] = gemini.run_settings(system_settings, agent.max_turns, hooks)
-        env[gemini.SYSTEM_SETTINGS_VARIABLE] = str(run_dir / "gemini-settings.json")
     return RunnerFiles(files=files, env=env, argv=argv)
 
 

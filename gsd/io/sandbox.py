@@ -106,7 +106,10 @@ def runner_state(runner: str, home: Path, environ: Mapping[str, str]) -> list[Pa
             state.append(Path(environ["CLAUDE_CONFIG_DIR"]))
         return state
     if runner == "gemini":
-        return [home / ".gemini"]
+        state = [home / ".gemini"]
+        if environ.get("GEMINI_CLI_HOME"):  # gemini-cli 0.61.0's home instead of HOME
+            state.append(Path(environ["GEMINI_CLI_HOME"]) / ".gemini")
+        return state
     if runner == "codex":
         state = [home / ".codex"]
         if environ.get("CODEX_HOME"):

@@ -23,10 +23,10 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import agenthooks, clisettings, codex, gemini, runners
+from gsd.formats import agenthooks, clisettings, codex, runners
 from gsd.formats.agents import Agent
 from gsd.formats.usage import STREAMS_USAGE
-from gsd.io import codexhome, proc, userguard
+from gsd.io import clihome, proc, userguard
 from gsd.io.budgetwatch import BudgetWatch
 from gsd.io.checkpoint import Checkpoints
 from gsd.io.checkpointrecord import Checkpoint
@@ -156,8 +156,7 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
         stdout_path = prompt_file.parent / "stdout"
         watch = _budget_watch(job, stdout_path)
         spawning = contextlib.ExitStack()
-        if agent.runner == "codex":  # gsd's policy as codex exec-policy rules
-            env.update(spawning.enter_context(_codex_home(job, env)))
+        env.update(spawning.enter_context(_private_home(job, env)))
         with spawning:
             spawned = proc.supervise(
                 [*job.dispatch.argv, *extra.argv, *_codex_argv(job, env)],
@@ -184,14 +183,22 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
 
 def _codex_argv(job: Job, env: Mapping[str, str]) -> list[str]:
     """What a codex spawn adds to its argv: the user's `gsd mcp` server made required."""
-    return codexhome.mcp_overrides(env) if job.agent.runner == "codex" else []
+    return clihome.mcp_overrides(env) if job.agent.runner == "codex" else []
 
 
-def _codex_home(job: Job, env: Mapping[str, str]) -> contextlib.AbstractContextManager:
-    """A private CODEX_HOME holding gsd's policy as exec-policy rules (gsd.io.codexhome)."""
-    rules = codex.exec_rules(with_extra(list(job.dispatch.policy_extra)))
+def _private_home(job: Job, env: Mapping[str, str]) -> contextlib.AbstractContextManager:
+    """The runner's private home, when it needs one (gsd.io.clihome): codex's holds gsd's
+    policy as exec-policy rules; gemini's, for an agent with a turn limit or a project
+    with gsd's hooks, its user settings with those added. None for the others."""
     name = f"{job.plan.id}-{job.task.index}-{os.getpid()}"
-    return codexhome.private_home(env, name, rules)
+    if job.agent.runner == "codex":
+        rules = codex.exec_rules(with_extra(list(job.dispatch.policy_extra)))
+        return clihome.codex_home(env, name, rules)
+    if job.agent.runner == "gemini":
+        hooks = gemini_hooks(job)
+        if hooks or job.agent.max_turns is not None:
+            return clihome.gemini_home(env, name, job.agent.max_turns, hooks)
+    return contextlib.nullcontext({})
 
 
 def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:
@@ -204,27 +211,14 @@ def _budget_watch(job: Job, stdout_path: Path) -> BudgetWatch | None:
 
 
 def _write_runner_files(job: Job, run_dir: Path) -> runners.RunnerFiles:
-    """Write the files the runner reads (gemini's policy and settings) into the spawn's
+    """Write the files the runner reads (gemini's policy) into the spawn's
     run folder, which only gsd's user may write; the sandbox lets everyone read."""
-    agent, environ = job.agent, job.environ
-    system_settings = None
-    if agent.runner == "gemini" and agent.max_turns is not None:
-        # an administrator's file (often a link into configuration management): the
-        # settings gsd's copy must keep
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
-    hooks = gemini_hooks(job) if agent.runner == "gemini" else None
-    if hooks and system_settings is None:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            system_settings = Path(gemini.system_settings_path(environ)).read_text("utf-8")
     extra = runners.runner_files(
-        agent,
+        job.agent,
         run_dir,
-        system_settings=system_settings,
         policy=with_extra(list(job.dispatch.policy_extra)),
         worktree=job.git.root,
         subagents=job.dispatch.subagents,
-        hooks=hooks,
     )
     for name, text in extra.files.items():
         path = run_dir / name

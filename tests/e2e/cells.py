@@ -246,27 +246,43 @@ def run(cell: Cell, cli_bin: Path, timeout: float = 240) -> Outcome:
     repo, origin = build(base, cell)
     with ModelServer(scenario(cell)) as server:
         env = environment(cell, cli_bin, home, server.url)
-        argv = [sys.executable, "-m", "gsd", "execute-phase", "1"]
-        if cell.as_user:
-            subprocess.run(["chown", "-R", f"{USER}:{USER}", str(base)], check=True)
-            argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups", "--", *argv]
-        done = subprocess.run(
-            argv,
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+        done = execute_phase(base, repo, env, cell.as_user, timeout)
         log = list(server.log)
         sent = server.tokens()
     return Outcome(cell, done.returncode, done.stdout, done.stderr, repo, origin, log, sent)
 
 
+def execute_phase(
+    base: Path, repo: Path, env: dict[str, str], as_user: bool, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`gsd execute-phase 1` in `repo` as a separate process, as USER when `as_user`
+    (who is given `base`, the folder holding the repository and its HOME, first)."""
+    argv = [sys.executable, "-m", "gsd", "execute-phase", "1"]
+    if as_user:
+        subprocess.run(["chown", "-R", f"{USER}:{USER}", str(base)], check=True)
+        argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups", "--", *argv]
+    return subprocess.run(
+        argv,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def environment(cell: Cell, cli_bin: Path, home: Path, url: str) -> dict[str, str]:
+    env = {**user_environment(cli_bin, home), **CONFIGURE[cell.cli](home, url)}
+    if cell.kind == "mcp":
+        register_mcp(cell.cli, env)
+    return env
+
+
+def user_environment(cli_bin: Path, home: Path) -> dict[str, str]:
+    """What a user's shell holds for gsd and the CLIs: PATH, HOME (`home`), git's identity."""
     node = Path(shutil.which("node") or "/usr/bin/node").parent
-    env = {
+    return {
         "PATH": os.pathsep.join(
             [str(cli_bin), str(node), str(Path(sys.executable).parent), os.defpath]
         ),
@@ -277,10 +293,6 @@ def environment(cell: Cell, cli_bin: Path, home: Path, url: str) -> dict[str, st
         "CI": "1",
         **IDENTITY,
     }
-    env = {**env, **CONFIGURE[cell.cli](home, url)}
-    if cell.kind == "mcp":
-        register_mcp(cell.cli, env)
-    return env
 
 
 def register_mcp(cli: str, env: dict[str, str]) -> None:
