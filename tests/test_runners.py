@@ -576,13 +576,22 @@ def test_only_gemini_needs_files() -> None:
         assert files == RunnerFiles(files={}, env={}, argv=[])
 
 
-@pytest.mark.parametrize(("tier", "allowed", "denied"), [
-    ("read-only", None,
-     '["run_shell_command", "write_file", "replace", "web_fetch", "google_web_search"]'),
-    ("read+shell", '["run_shell_command"]',
-     '["write_file", "replace", "web_fetch", "google_web_search"]'),
-    ("read+write", None, '["run_shell_command", "web_fetch", "google_web_search"]'),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tier", "allowed", "denied"),
+    [
+        (
+            "read-only",
+            None,
+            '["run_shell_command", "write_file", "replace", "web_fetch", "google_web_search"]',
+        ),
+        (
+            "read+shell",
+            '["run_shell_command"]',
+            '["write_file", "replace", "web_fetch", "google_web_search"]',
+        ),
+        ("read+write", None, '["run_shell_command", "web_fetch", "google_web_search"]'),
+    ],
+)
 def test_gemini_policy_per_tier(tier: str, allowed: str | None, denied: str) -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
@@ -639,17 +648,24 @@ def test_gemini_turn_limit_keeps_the_users_settings() -> None:
     """model.maxSessionTurns beside the user's model settings; the rest kept as it was."""
     kept = '{"model": {"name": "gemini-2.5-pro"}, "security": {"auth": {"selectedType": "x"}}}'
     settings = json.loads(gemini.user_settings(kept, 7) or "")
-    assert settings == {"model": {"name": "gemini-2.5-pro", "maxSessionTurns": 7},
-                        "security": {"auth": {"selectedType": "x"}}}  # fmt: skip
+    assert settings == {
+        "model": {"name": "gemini-2.5-pro", "maxSessionTurns": 7},
+        "security": {"auth": {"selectedType": "x"}},
+    }
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("", {"model": {"maxSessionTurns": 2}}),
-    ('{"model": "odd"}', {"model": {"maxSessionTurns": 2}}),
-    ('// mine\n{"a": "http://x//y", /* b */ "c": "/*not*/"}',
-     {"a": "http://x//y", "c": "/*not*/", "model": {"maxSessionTurns": 2}}),
-    ('{"a": "\\"//"}', {"a": '"//', "model": {"maxSessionTurns": 2}}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {"model": {"maxSessionTurns": 2}}),
+        ('{"model": "odd"}', {"model": {"maxSessionTurns": 2}}),
+        (
+            '// mine\n{"a": "http://x//y", /* b */ "c": "/*not*/"}',
+            {"a": "http://x//y", "c": "/*not*/", "model": {"maxSessionTurns": 2}},
+        ),
+        ('{"a": "\\"//"}', {"a": '"//', "model": {"maxSessionTurns": 2}}),
+    ],
+)
 def test_gemini_user_settings_read_as_gemini_reads_them(text: str, expected: object) -> None:
     """An empty file is no settings; comments go (gemini's reader strips them), not what
     looks like one inside a string."""

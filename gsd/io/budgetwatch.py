@@ -10,11 +10,14 @@ CHUNK = 256 * 1024  # read at most this much at a time
 LONGEST_LINE = 4 * 1024 * 1024  # a longer line (a tool's output) carries no usage: skipped
 # Every line that reports usage holds one of these (formats/usage.py's events): the
 # rest (an agent printing 1 GiB of `y`) is passed over at memchr speed, not line by line.
-# gemini's tool calls and results feed an estimate (formats/usage.py).
-_KEYS = (b'"usage"', b'"total_tokens"', b'"type":"tool_use"', b'"type":"tool_result"')
-# codex reports usage only when its turn ends: until then its items are what the meter
-# estimates from (formats/usage.py's CodexEstimate)
-_CODEX_KEYS = (b'"item.completed"', b'"turn.started"')
+_KEYS = (b'"usage"', b'"total_tokens"')
+# The runners whose stream reports usage only at the end (formats/usage.py): the lines
+# the meter estimates from until then. gemini: its tool calls and results; codex: its
+# items (CodexEstimate).
+_ESTIMATE_KEYS = {
+    "gemini": (b'"type":"tool_use"', b'"type":"tool_result"'),
+    "codex": (b'"item.completed"', b'"turn.started"'),
+}
 
 
 class BudgetWatch:
@@ -29,7 +32,7 @@ class BudgetWatch:
         self._offset = 0
         self._partial = b""
         self._skipping = False  # inside a line longer than LONGEST_LINE
-        self._keys = _KEYS + (_CODEX_KEYS if runner == "codex" else ())
+        self._keys = _KEYS + _ESTIMATE_KEYS.get(runner, ())
 
     @property
     def tokens(self) -> int:

@@ -157,7 +157,7 @@ def gemini_home(
     (`gsd.formats.gemini.user_settings`). gemini's launcher reads
     `$GEMINI_CLI_HOME/settings.json` (without `.gemini/`: `getMemoryNodeArgs`) before
     it starts the CLI, so that path links to the same file; `.agents/` (its user
-    skills beside `.gemini`) links to the user's. None when the user's settings are
+    skills beside `.gemini`) links to the user's. No variables when the user's settings are
     unreadable or not a JSON object (gemini reads them itself and says what is wrong)
     or the home cannot be made."""
     home = gemini_user_home(environ)

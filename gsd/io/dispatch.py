@@ -138,16 +138,19 @@ class Dispatcher:
     ) -> TaskDispatch:
         """How a task runs; with `fallback` (a reason), on gsd-executor instead of the
         agent it resolves to (the retry ladder's last step)."""
-        base: dict[str, Any] = {
-            "wave": wave, "plan": plan.id, "task": task.index, "name": task.name,
-            "type": task.type, "specialist": task.specialist,
-            "specialist_form": task.specialist_form, "grace_s": self.grace,
-        }  # fmt: skip
+        base = self._identity(wave, plan, task)
         if task.is_checkpoint:
             return TaskDispatch(
-                **base, agent="(human)", fallback_reason=None, tier=None, runner=None,
-                model=None, argv=[], timeout_s=0.0, timeout_source="waits for `gsd approve`",
-            )  # fmt: skip
+                **base,
+                agent="(human)",
+                fallback_reason=None,
+                tier=None,
+                runner=None,
+                model=None,
+                argv=[],
+                timeout_s=0.0,
+                timeout_source="waits for `gsd approve`",
+            )
         resolution = self.resolve(plan, task)  # a person answers a checkpoint: no agent
         if fallback is not None:
             resolution = resolution._replace(agent=EXECUTOR, fallback_reason=fallback)
@@ -160,26 +163,54 @@ class Dispatcher:
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
         model, model_source = self.model(task, own, agent.runner)
-        try:
-            argv = runners.build_argv(
-                agent, model, policy=self.policy, subagents=self.subagents, confined=self.confined
-            )
-        except ValueError as exc:  # a model name that could pass for an option
-            where = {"plan": f"{plan.path}:{task.line}: model=", "agent": f"{own.source}: model"}
-            raise UsageError(f"{where.get(model_source, model_source)}: {exc}") from None
+        argv = self._argv(agent, model, model_source, f"{plan.path}:{task.line}", own)
         budget = self.budget(agent)
         return TaskDispatch(
-            **base, agent=agent.name, fallback_reason=resolution.fallback_reason,
-            tier=agent.tier, runner=agent.runner, model=model, argv=argv,
-            timeout_s=timeout, timeout_source=source,
+            **base,
+            agent=agent.name,
+            fallback_reason=resolution.fallback_reason,
+            tier=agent.tier,
+            runner=agent.runner,
+            model=model,
+            argv=argv,
+            timeout_s=timeout,
+            timeout_source=source,
             runner_source="plan" if runner is not None else "agent",
-            model_source=model_source, agent_source=agent.source,
+            model_source=model_source,
+            agent_source=agent.source,
             budget_warn=budget.warn if budget else None,
             budget_abort=budget.abort if budget else None,
             budget_source=budget.source if budget else "",
             policy=runners.policy_view(agent, self.policy, confined=self.confined),
-            policy_extra=tuple(self.config.policy.extra_deny), subagents=self.subagents,
-        )  # fmt: skip
+            policy_extra=tuple(self.config.policy.extra_deny),
+            subagents=self.subagents,
+        )
+
+    def _identity(self, wave: int, plan: Plan, task: Task) -> dict[str, Any]:
+        """The fields every dispatch of the task has, whoever runs it."""
+        return {
+            "wave": wave,
+            "plan": plan.id,
+            "task": task.index,
+            "name": task.name,
+            "type": task.type,
+            "specialist": task.specialist,
+            "specialist_form": task.specialist_form,
+            "grace_s": self.grace,
+        }
+
+    def _argv(
+        self, agent: Agent, model: str | None, source: str, line: str, own: Agent
+    ) -> list[str]:
+        """The runner's argv; a model name that could pass for an option is one line naming
+        where it was written (`line`: the task's `plan:line`, or `own`'s agent file)."""
+        try:
+            return runners.build_argv(
+                agent, model, policy=self.policy, subagents=self.subagents, confined=self.confined
+            )
+        except ValueError as exc:
+            where = {"plan": f"{line}: model=", "agent": f"{own.source}: model"}
+            raise UsageError(f"{where.get(source, source)}: {exc}") from None
 
     def budget(self, agent: Agent) -> Budget | None:
         """The agent's token budget on its runner: its file's `token_budget` > config.json

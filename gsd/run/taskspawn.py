@@ -137,15 +137,7 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)
         result_file = tmpdir / "result.json"
-        env = {
-            **job.environ,
-            **runners.run_env(
-                agent.name, repo=str(git.root), prompt_file=str(prompt_file),
-                result_file=str(result_file), phase=plan.phase, plan=plan.id, task=task.index,
-            ),
-            **private_tmp(tmpdir),
-            **extra.env,
-        }  # fmt: skip
+        env = _spawn_env(job, prompt_file, result_file, tmpdir, extra.env)
         confinement = None
         if job.sandbox is not None:
             if job.sandbox.enabled:
@@ -155,9 +147,8 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
             )
         stdout_path = prompt_file.parent / "stdout"
         watch = _budget_watch(job, stdout_path)
-        spawning = contextlib.ExitStack()
-        env.update(spawning.enter_context(_private_home(job, env)))
-        with spawning:
+        with _private_home(job, env) as home:
+            env.update(home)
             spawned = proc.supervise(
                 [*job.dispatch.argv, *extra.argv, *_codex_argv(job, env)],
                 cwd=git.root,
@@ -181,12 +172,32 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     return spawned, text, watch.tokens, watch.estimated
 
 
+def _spawn_env(
+    job: Job, prompt_file: Path, result_file: Path, tmpdir: Path, runner_env: Mapping[str, str]
+) -> dict[str, str]:
+    """The agent's environment: the run's, gsd's variables (SPEC 5), its private TMPDIR
+    and what its runner's files need."""
+    git, plan = job.git, job.plan
+    variables = runners.run_env(
+        job.agent.name,
+        repo=str(git.root),
+        prompt_file=str(prompt_file),
+        result_file=str(result_file),
+        phase=plan.phase,
+        plan=plan.id,
+        task=job.task.index,
+    )
+    return {**job.environ, **variables, **private_tmp(tmpdir), **runner_env}
+
+
 def _codex_argv(job: Job, env: Mapping[str, str]) -> list[str]:
     """What a codex spawn adds to its argv: the user's `gsd mcp` server made required."""
     return clihome.mcp_overrides(env) if job.agent.runner == "codex" else []
 
 
-def _private_home(job: Job, env: Mapping[str, str]) -> contextlib.AbstractContextManager:
+def _private_home(
+    job: Job, env: Mapping[str, str]
+) -> contextlib.AbstractContextManager[dict[str, str]]:
     """The runner's private home, when it needs one (gsd.io.clihome): codex's holds gsd's
     policy as exec-policy rules; gemini's, for an agent with a turn limit or a project
     with gsd's hooks, its user settings with those added. None for the others."""
