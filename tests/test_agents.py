@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats.agents import Agent, AgentError, bundled_agents_dir, parse_agent, tier_of
+from gsd.formats.agents import Agent, AgentError, parse_agent, tier_of
 from gsd.formats.roster import parse as parse_roster
-from gsd.io.agentscan import scan
+from gsd.io.agentscan import bundled_agents_dir, scan
 from tests.conftest import CORPUS, requires_corpus
 
 AGENT = """\

@@ -80,6 +80,28 @@ def test_no_module_over_400_lines() -> None:
     assert too_long == [], "split these modules (or shrink them):\n" + "\n".join(too_long)
 
 
+def test_the_sizes_are_of_formatted_code() -> None:
+    """The limits hold on the code as `ruff format` lays it out: no `fmt: skip` or
+    `fmt: off` in gsd/ keeps a statement on fewer lines, and ruff has nothing to change."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    marked = [
+        f"{_name(path)}:{number}"
+        for path in _modules()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"#\s*fmt:\s*(?:skip|off)\b", line)
+    ]
+    assert marked == [], "formatting held back by a marker:\n" + "\n".join(marked)
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        return  # the markers are checked; `make lint` checks the layout
+    done = subprocess.run([ruff, "format", "--check", str(PACKAGE)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 # A record (a NamedTuple of gsd's) built from this many positional arguments or more is
 # built by keyword instead: `TaskOutcome(plan=..., task=...)` says which value is which.
 MAX_POSITIONAL_FIELDS = 4

@@ -36,8 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"gsd: error: {exc}\n")
         return exc.exit_code
     except Interrupted as exc:  # a run stopped cleanly on SIGINT, SIGTERM or SIGHUP
-        _quietly(f"gsd: {exc}; every agent was ended and its attempt rolled back (a run "
-                 "resumes where it stopped when started again)\n")  # fmt: skip
+        _quietly(
+            f"gsd: {exc}; every agent was ended and its attempt rolled back (a run "
+            "resumes where it stopped when started again)\n"
+        )
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{INTERRUPTED}\n")  # past the ^C, as Click does on its path

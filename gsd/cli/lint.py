@@ -99,8 +99,10 @@ def run(options: Options) -> int:
     failing = [d for d in report.diagnostics if d.severity in fails]
     if options.base is not None and failing:
         failing = new_since(root, options.base, failing, staged=options.staged)
-        sys.stderr.write(f"gsd: {plural(len(failing), 'failing finding')} new since "
-                         f"{options.base} (the others were there already)\n")  # fmt: skip
+        sys.stderr.write(
+            f"gsd: {plural(len(failing), 'failing finding')} new since "
+            f"{options.base} (the others were there already)\n"
+        )
     if options.fmt == "text":
         sys.stderr.write(render.summary(report) + "\n")
     return EXIT_FINDINGS if failing else EXIT_OK

@@ -119,8 +119,9 @@ def dry_run_data(
     project = queries.here()
     found = project.phase(phase)
     listed, warnings = queries.phase_validation(project, found)
-    tasks = queries.dry_run_tasks(project, found, warnings.extend, wave=wave, plan_id=plan,
-                                  timeout=timeout)  # fmt: skip
+    tasks = queries.dry_run_tasks(
+        project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout
+    )
     text = views.render_dispatch(found.name, tasks, "text")
     return as_json(views.render_dispatch(found.name, tasks, "json")), capped(
         listed + text, warnings
@@ -195,8 +196,11 @@ def add_run_tools(tool: Register) -> None:
         """Failed task attempts of past runs, as `gsd errors --format json`; filters: a
         phase, a plan, an agent (specialist), an error type (timeout, ...) and since
         (2026-02-23, 2026-02-23T14:00Z, 30m, 2h, 7d)."""
-        return answer(lambda: errors_data(phase=phase, plan_id=plan, specialist=specialist,
-                                          error_type=type, since=since))  # fmt: skip
+        return answer(
+            lambda: errors_data(
+                phase=phase, plan_id=plan, specialist=specialist, error_type=type, since=since
+            )
+        )
 
     @tool
     def report(all_runs: bool = False) -> CallToolResult:

@@ -165,8 +165,9 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
         place = project.root
         if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
             place = layout.plan_worktree(worktrees, task.plan)
-        confined = settings.confine(tier=task.tier, runner=task.runner, worktree=place,
-                                    tmpdir=tmpdir, environ=os.environ)  # fmt: skip
+        confined = settings.confine(
+            tier=task.tier, runner=task.runner, worktree=place, tmpdir=tmpdir, environ=os.environ
+        )
         shown.append(task._replace(sandbox=sandbox.describe(confined)))
     return shown
 
@@ -203,12 +204,18 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
             state = "waiting for a person" if answer is None else "answered"
             text = None if answer is None else f"- Human checkpoint answered: {answer}"
         earlier.append((task.index, text))
-        shown.append({"task": task.index, "name": task.name, "state": state,
-                      "downstream_context": text})  # fmt: skip
+        shown.append(
+            {"task": task.index, "name": task.name, "state": state, "downstream_context": text}
+        )
     summaries = dependency_summaries(project, plan)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
-    context = prompt.PromptContext(earlier=earlier, summaries=summaries, repo=str(project.root),
-                                   plan_text=plan_text, resumed=frozenset(resumed))  # fmt: skip
+    context = prompt.PromptContext(
+        earlier=earlier,
+        summaries=summaries,
+        repo=str(project.root),
+        plan_text=plan_text,
+        resumed=frozenset(resumed),
+    )
     section = prompt.context_chain(context, prompt.Templates.load(project.root))
     return {
         "plan": plan.id,

@@ -60,8 +60,9 @@ def validate(
     """
     from gsd.cli import lint
 
-    options = lint.Options(paths=list(paths), phase=phase, staged=staged, strict=strict, fmt=fmt,
-                           jobs=jobs, base=base)  # fmt: skip
+    options = lint.Options(
+        paths=list(paths), phase=phase, staged=staged, strict=strict, fmt=fmt, jobs=jobs, base=base
+    )
     return lint.run(options)
 
 
@@ -197,8 +198,9 @@ def errors(
     """
     from gsd.cli.queries import error_records
 
-    kept, warnings = error_records(phase=phase, plan_id=plan_id, specialist=specialist,
-                                   error_type=error_type, since=since)  # fmt: skip
+    kept, warnings = error_records(
+        phase=phase, plan_id=plan_id, specialist=specialist, error_type=error_type, since=since
+    )
     warn(warnings)
     from gsd.output.views import render_errors
 

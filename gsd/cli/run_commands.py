@@ -85,9 +85,14 @@ def execute_phase(
         from gsd.run.execute import RunOptions
         from gsd.run.execute import execute_phase as run_phase
 
-        options = RunOptions(timeout=timeout, allow_dirty=allow_dirty, auto=auto,
-                             only_plan=plan_id, max_parallel=max_parallel,
-                             only_wave=wave)  # fmt: skip
+        options = RunOptions(
+            timeout=timeout,
+            allow_dirty=allow_dirty,
+            auto=auto,
+            only_plan=plan_id,
+            max_parallel=max_parallel,
+            only_wave=wave,
+        )
         result = run_phase(project, found_phase, options)
         shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
         click.echo(shown, nl=False)
@@ -158,9 +163,11 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
 @click.command(cls=SummarisedCommand)
 @click.argument("plan_id")
 @click.option(
-    "--task", "task_index", type=click.IntRange(min=1),
+    "--task",
+    "task_index",
+    type=click.IntRange(min=1),
     help="The checkpoint task to answer (default: the first one still waiting).",
-)  # fmt: skip
+)
 @click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
 def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
     """Answer a human checkpoint of a plan.
@@ -225,8 +232,12 @@ def sync(phase: str | None, check: bool, fmt: str) -> int:
         for row in stale:
             click.echo(f"{row['file']}: {row['line']}")
         files = plural(len(changes), "file")
-        click.echo(f"gsd: {files} {'stale' if check else 'written'}" if changes
-                   else "gsd: STATE.md and ROADMAP.md are up to date", err=True)  # fmt: skip
+        click.echo(
+            f"gsd: {files} {'stale' if check else 'written'}"
+            if changes
+            else "gsd: STATE.md and ROADMAP.md are up to date",
+            err=True,
+        )
     return EXIT_FINDINGS if check and changes else EXIT_OK
 
 
@@ -252,10 +263,15 @@ def checkpoints_list(fmt: str) -> int:
     from gsd.output import views
 
     rows = [
-        {"tag": c.tag, "plan": c.plan_id, "task": c.task, "created": c.created.isoformat(),
-         "commit": c.sha[:12]}
+        {
+            "tag": c.tag,
+            "plan": c.plan_id,
+            "task": c.task,
+            "created": c.created.isoformat(),
+            "commit": c.sha[:12],
+        }
         for c in Checkpoints(Git(Path.cwd())).tags()
-    ]  # fmt: skip
+    ]
     if not rows and fmt != "json":
         click.echo("No checkpoint tags.")
         return EXIT_OK

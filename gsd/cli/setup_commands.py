@@ -37,8 +37,12 @@ def init(directory: Path | None) -> int:
     created = sum(1 for item in done if item.status == scaffold.CREATED)
     click.echo(f"gsd init: {created} created, {len(done) - created} kept", err=True)
     if not scaffold.in_git_work_tree(where):
-        warn([f"{where.resolve()} is not in a git repository; run git init before "
-               "gsd execute-phase or gsd hooks install"])  # fmt: skip
+        warn(
+            [
+                f"{where.resolve()} is not in a git repository; run git init before "
+                "gsd execute-phase or gsd hooks install"
+            ]
+        )
     return EXIT_OK
 
 
@@ -249,8 +253,9 @@ def hooks_run(name: str) -> int:
 
     try:
         if name not in clihooks.RUN_NAMES:
-            raise UsageError(f"no hook named {name!r}",
-                             hint=f"use one of {', '.join(clihooks.RUN_NAMES)}")  # fmt: skip
+            raise UsageError(
+                f"no hook named {name!r}", hint=f"use one of {', '.join(clihooks.RUN_NAMES)}"
+            )
         answer = clihooks.run(name, sys.stdin.read())
     except GsdError as exc:  # never exit 2 here: that would block the agent's edit
         hint = f" ({exc.hint})" if exc.hint else ""

@@ -14,21 +14,19 @@ A name match whose relative order changed is reported with a `position` change.
 
 from __future__ import annotations
 
-import difflib
-import textwrap
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from gsd.commands.taskmatch import compared_text, match_tasks
 from gsd.core.graph import PhaseGraph, changed_schedules
 from gsd.core.ids import plan_sort_key
 from gsd.core.models import Diagnostic, Plan, Task
 
-SIMILAR = 0.5  # difflib ratio above which a changed task is the same task, renamed
-
 # Frontmatter keys read through Plan's coercing properties (`plan_fields`), not as is.
-_COVERED_KEYS = frozenset({"wave", "depends_on", "files_modified", "files-modified",
-                           "autonomous", "type"})  # fmt: skip
+_COVERED_KEYS = frozenset(
+    {"wave", "depends_on", "files_modified", "files-modified", "autonomous", "type"}
+)
 
 
 class Side(NamedTuple):
@@ -124,9 +122,14 @@ def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
     head_keys = [(d.code, d.path, d.message) for d in head.diagnostics]
     new_diagnostics = _without(head.diagnostics, head_keys, base_keys)
     fixed = _without(base.diagnostics, base_keys, head_keys)
-    return PlanChanges(base=base.side, head=head.side, plans=diffs,
-                       new_diagnostics=new_diagnostics, fixed_diagnostics=fixed,
-                       schedules=changed_schedules(base.plans, head.plans))  # fmt: skip
+    return PlanChanges(
+        base=base.side,
+        head=head.side,
+        plans=diffs,
+        new_diagnostics=new_diagnostics,
+        fixed_diagnostics=fixed,
+        schedules=changed_schedules(base.plans, head.plans),
+    )
 
 
 def match_plans(
@@ -161,12 +164,14 @@ def diff_plan(
     them, then tasks); None when nothing this diff looks at changed."""
     if old is None and new is not None:
         tasks = [_whole_task("added", t) for t in new.tasks]
-        return PlanDiff(status="added", id=new.id, path=new.path, base_path=None, changes=[],
-                        tasks=tasks)  # fmt: skip
+        return PlanDiff(
+            status="added", id=new.id, path=new.path, base_path=None, changes=[], tasks=tasks
+        )
     if new is None and old is not None:
         tasks = [_whole_task("removed", t) for t in old.tasks]
-        return PlanDiff(status="removed", id=old.id, path=old.path, base_path=old.path,
-                        changes=[], tasks=tasks)  # fmt: skip
+        return PlanDiff(
+            status="removed", id=old.id, path=old.path, base_path=old.path, changes=[], tasks=tasks
+        )
     assert old is not None and new is not None
     changes = []
     if old.path != new.path:
@@ -179,8 +184,14 @@ def diff_plan(
     if not changes and not tasks:
         return None
     base_path = old.path if old.path != new.path else None
-    return PlanDiff(status="changed", id=new.id, path=new.path, base_path=base_path,
-                    changes=changes, tasks=tasks)  # fmt: skip
+    return PlanDiff(
+        status="changed",
+        id=new.id,
+        path=new.path,
+        base_path=base_path,
+        changes=changes,
+        tasks=tasks,
+    )
 
 
 def plan_fields(plan: Plan) -> dict[str, Any]:
@@ -215,7 +226,7 @@ def body_sections(text: str) -> dict[str, str]:
     sections: dict[str, list[str]] = {}
     for element in _Scanner(body, start, "").elements(start, len(body)):
         if element.tag not in ("tasks", "task"):
-            sections.setdefault(f"<{element.tag}>", []).append(_text(element.text) or "")
+            sections.setdefault(f"<{element.tag}>", []).append(compared_text(element.text) or "")
     return {tag: "\n\n".join(parts) for tag, parts in sections.items()}
 
 
@@ -226,10 +237,10 @@ def task_fields(task: Task) -> dict[str, Any]:
         "type": task.type,
         "specialist": task.specialist,
         "files": task.files,
-        "action": _text(task.child_text("action")),
+        "action": compared_text(task.child_text("action")),
     }
     for element in task.children:
-        fields.setdefault(element.tag, _text(element.text))
+        fields.setdefault(element.tag, compared_text(element.text))
     for key, value in task.attrs.items():
         fields.setdefault(key, value)
     return fields
@@ -244,13 +255,6 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> Iterable[Change]:
             same = old == new
         if not same:
             yield Change(key, old, new)
-
-
-def _text(text: str | None) -> str | None:
-    """Child text as compared: indentation and trailing blanks are not changes."""
-    if text is None:
-        return None
-    return "\n".join(line.rstrip() for line in textwrap.dedent(text).strip("\n").split("\n"))
 
 
 def _whole_task(status: str, task: Task) -> TaskDiff:
@@ -288,91 +292,6 @@ def diff_task(old: Task | None, new: Task | None, moved: bool = False) -> TaskDi
         specialist=new.specialist,
         changes=changes,
     )
-
-
-def match_tasks(base: list[Task], head: list[Task]) -> list[tuple[Task | None, Task | None, bool]]:
-    """(BASE task, HEAD task, moved) in HEAD order, removed tasks where they stood.
-
-    `moved`: a name match whose order relative to the other matches changed.
-    """
-    by_name: dict[str, list[int]] = {}
-    for j, task in enumerate(head):
-        if task.name:
-            by_name.setdefault(task.name, []).append(j)
-    pairs: dict[int, int] = {}
-    for i, task in enumerate(base):
-        if by_name.get(task.name):
-            pairs[i] = by_name[task.name].pop(0)
-    anchors = _in_order(sorted(pairs.items()))
-    kept = set(anchors)
-    moved = {i for i in pairs if (i, pairs[i]) not in kept}
-    taken = set(pairs.values())
-    bounds = [(-1, -1), *anchors, (len(base), len(head))]
-    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:], strict=False):
-        olds = [base[i] for i in range(i0 + 1, i1) if i not in pairs]
-        news = [head[j] for j in range(j0 + 1, j1) if j not in taken]
-        pairs.update((old.index - 1, new.index - 1) for old, new in _pair_gap(olds, news))
-    return _in_head_order(base, head, pairs, moved)
-
-
-def _pair_gap(olds: list[Task], news: list[Task]) -> list[tuple[Task, Task]]:
-    """Unmatched tasks between two anchors, paired in order with their most alike."""
-    paired: list[tuple[Task, Task]] = []
-    start = 0
-    for old in olds:
-        # the best score wins; on a tie, the earliest task
-        scored = [(_likeness(old, news[k]), -k) for k in range(start, len(news))]
-        score, minus_k = max(scored, default=(0.0, 0))
-        if score >= SIMILAR:
-            paired.append((old, news[-minus_k]))
-            start = -minus_k + 1
-    return paired
-
-
-def _in_order(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The longest subsequence of (base, head) pairs whose head indices increase."""
-    best: list[list[tuple[int, int]]] = []
-    for n, pair in enumerate(pairs):
-        longest = max((best[m] for m in range(n) if pairs[m][1] < pair[1]), key=len, default=[])
-        best.append([*longest, pair])
-    return max(best, key=len, default=[])
-
-
-def _likeness(old: Task, new: Task) -> float:
-    """How much two tasks look like one task edited: their names, or what they do.
-
-    Not the whole block: plans share boilerplate (`<verify>`, `<done>`) that would
-    make any two tasks look alike.
-    """
-    before, after = old.child_text("action"), new.child_text("action")
-    if before is None or after is None:  # checkpoint tasks: what they ask of a person
-        before, after = old.raw.replace(old.name, ""), new.raw.replace(new.name, "")
-    return max(_ratio(old.name, new.name), _ratio(_text(before) or "", _text(after) or ""))
-
-
-def _ratio(a: str, b: str) -> float:
-    matcher = difflib.SequenceMatcher(None, a, b)
-    # the cheap upper bounds first: most pairs of unrelated tasks stop here
-    if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
-        return 0.0
-    return matcher.ratio()
-
-
-def _in_head_order(
-    base: list[Task], head: list[Task], pairs: dict[int, int], moved: set[int]
-) -> list[tuple[Task | None, Task | None, bool]]:
-    back = {j: i for i, j in pairs.items()}
-    out: list[tuple[tuple[float, int], Task | None, Task | None, bool]] = []
-    for j, task in enumerate(head):
-        i = back.get(j)
-        out.append(((j, 0), None if i is None else base[i], task, i in moved))
-    last_head = -1.0
-    for i, task in enumerate(base):
-        if i in pairs:
-            last_head = pairs[i]
-        else:
-            out.append(((last_head + 0.5, i), task, None, False))
-    return [(old, new, moved) for _key, old, new, moved in sorted(out, key=lambda e: e[0])]
 
 
 def _without(

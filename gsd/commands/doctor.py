@@ -84,11 +84,23 @@ def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
     findings += codex_findings(found["codex"], project, environ)
     if project is None:
         findings += [runner_finding(p, None) for p in found.values()]
-        return Diagnosis(project=None, git=git, landlock_abi=abi, landlock_reason=reason,
-                         runners=found, findings=findings)  # fmt: skip
+        return Diagnosis(
+            project=None,
+            git=git,
+            landlock_abi=abi,
+            landlock_reason=reason,
+            runners=found,
+            findings=findings,
+        )
     findings += project_findings(project, found, environ)
-    return Diagnosis(project=project.root, git=git, landlock_abi=abi, landlock_reason=reason,
-                     runners=found, findings=findings)  # fmt: skip
+    return Diagnosis(
+        project=project.root,
+        git=git,
+        landlock_abi=abi,
+        landlock_reason=reason,
+        runners=found,
+        findings=findings,
+    )
 
 
 def codex_findings(
@@ -128,9 +140,15 @@ def program(name: str, environ: Mapping[str, str]) -> Program:
         return Program(name, None, None, "not installed or not on PATH")
     with tempfile.TemporaryDirectory(prefix="gsd-doctor-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-        done = proc.supervise([path, "--version"], cwd=Path(tmp), stdout_path=out,
-                              stderr_path=err, timeout_s=VERSION_TIMEOUT_S, grace_s=2.0,
-                              env=dict(environ))  # fmt: skip
+        done = proc.supervise(
+            [path, "--version"],
+            cwd=Path(tmp),
+            stdout_path=out,
+            stderr_path=err,
+            timeout_s=VERSION_TIMEOUT_S,
+            grace_s=2.0,
+            env=dict(environ),
+        )
         printed = _first_line(out) or _first_line(err)
     if done.error is not None:
         return Program(name, path, None, f"cannot be started: {done.error}")
@@ -161,16 +179,20 @@ def git_finding(git: Program) -> Finding:
     version = git_version(git.version)
     shown = git.version.removeprefix("git version ")
     if version is None or version < MIN_GIT:
-        return Finding(PROBLEM, "git", f"git {shown} is too old: gsd needs {need} or newer "
-                                       "(for `git restore`)")  # fmt: skip
+        return Finding(
+            PROBLEM, "git", f"git {shown} is too old: gsd needs {need} or newer (for `git restore`)"
+        )
     return Finding(OK, "git", f"git {shown} (gsd needs {need} or newer)")
 
 
 def landlock_finding(abi: int, reason: str) -> Finding:
     if abi:
         return Finding(OK, "landlock", f"Landlock ABI {abi}: each agent writes only its worktree")
-    return Finding(WARNING, "landlock", f"no Landlock sandbox: {reason}; agents are held by "
-                                        "gsd's git checks only")  # fmt: skip
+    return Finding(
+        WARNING,
+        "landlock",
+        f"no Landlock sandbox: {reason}; agents are held by gsd's git checks only",
+    )
 
 
 def runner_finding(found: Program, tasks: list[TaskDispatch] | None) -> Finding:
@@ -183,10 +205,14 @@ def runner_finding(found: Program, tasks: list[TaskDispatch] | None) -> Finding:
     how = f"install: {INSTALL[found.name]}" if found.name in INSTALL else ""
     if not tasks:
         idle = "" if tasks is None else "; no task runs on it"
-        return Finding(INFO, "runner", f"{found.name}: {found.error}{idle}"
-                                       + (f" ({how})" if how else ""))  # fmt: skip
-    return Finding(PROBLEM, "runner", f"{found.name}: {found.error}, and {_tasks(tasks)}"
-                                      + (f" ({how})" if how else ""))  # fmt: skip
+        return Finding(
+            INFO, "runner", f"{found.name}: {found.error}{idle}" + (f" ({how})" if how else "")
+        )
+    return Finding(
+        PROBLEM,
+        "runner",
+        f"{found.name}: {found.error}, and {_tasks(tasks)}" + (f" ({how})" if how else ""),
+    )
 
 
 def _tasks(tasks: list[TaskDispatch]) -> str:
@@ -238,9 +264,15 @@ def project_findings(
         if where[name] is not None:
             findings.append(Finding(OK, "runner", f"`{name}` ({where[name]}): {_tasks(needing)}"))
         else:
-            findings.append(Finding(PROBLEM, "runner", f"`{name}`: not installed or not on "
-                                    f"PATH, and {_tasks(needing)} (check the agent's "
-                                    "`command:`)"))  # fmt: skip
+            findings.append(
+                Finding(
+                    PROBLEM,
+                    "runner",
+                    f"`{name}`: not installed or not on "
+                    f"PATH, and {_tasks(needing)} (check the agent's "
+                    "`command:`)",
+                )
+            )
     used = {t.agent for t in runs}
     findings += idle_agent_findings(agents, used, where)
     findings += fallback_findings(project, agents, runs, where)
@@ -317,7 +349,7 @@ def idle_agent_findings(
             f"{len(names)} agent{'s' if len(names) != 1 else ''} no task "
             f"runs need{'s' if len(names) == 1 else ''} `{program}`, which is "
             f"missing: {_names(sorted(names))}",
-        )  # fmt: skip
+        )
         for program, names in idle.items()
     ]
 
@@ -338,9 +370,15 @@ def fallback_findings(
     name = agent_program(executor)
     if not own or where[name] is not None:
         return []
-    return [Finding(WARNING, "agents", f"{EXECUTOR}, which takes over a failed task, runs "
-                                       f"`{name}`, which is missing: a failed task gets no "
-                                       "fallback attempt")]  # fmt: skip
+    return [
+        Finding(
+            WARNING,
+            "agents",
+            f"{EXECUTOR}, which takes over a failed task, runs "
+            f"`{name}`, which is missing: a failed task gets no "
+            "fallback attempt",
+        )
+    ]
 
 
 def agent_program(agent: Agent) -> str:

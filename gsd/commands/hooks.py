@@ -186,13 +186,16 @@ def _repo(cwd: Path) -> _Repo:
     """The hooks folder git runs hooks from (core.hooksPath, worktrees) and the top level."""
     from gsd.io import gitread
 
-    done = gitread.run(["rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd,
-                       read_only=True)  # fmt: skip
+    done = gitread.run(
+        ["rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd, read_only=True
+    )
     if done.status != 0:
         reason = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise UsageError(f"gsd hooks needs a git work tree: {reason}",
-                         hint="run it inside a git repository",
-                         details=gitread.details(done.args, done))  # fmt: skip
+        raise UsageError(
+            f"gsd hooks needs a git work tree: {reason}",
+            hint="run it inside a git repository",
+            details=gitread.details(done.args, done),
+        )
     top, hooks = done.stdout.rstrip("\n").split("\n")[:2]
     # `--git-path` answers relative to cwd unless the path is absolute
     return _Repo(Path(os.path.normpath(cwd / hooks)), Path(top))

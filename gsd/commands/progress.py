@@ -23,12 +23,14 @@ def project_status(project: Project) -> dict[str, Any]:
     phases = []
     for phase in project.phases() + project.archived_phases():
         plans = _plans(project, phase, committed, failures)
-        phases.append({
-            "phase": phase.name,
-            **({"archived": phase.milestone} if phase.archived else {}),
-            "done": sum(p["status"] == "done" for p in plans),
-            "plans": plans,
-        })  # fmt: skip
+        phases.append(
+            {
+                "phase": phase.name,
+                **({"archived": phase.milestone} if phase.archived else {}),
+                "done": sum(p["status"] == "done" for p in plans),
+                "plans": plans,
+            }
+        )
     status: dict[str, Any] = {"phases": phases, "blockers": state.blockers(text)}
     recorded = state.position(text)
     if recorded:
@@ -56,10 +58,15 @@ def _plans(
             status = "in progress"
         else:
             status = "pending"
-        plans.append({
-            "plan": plan_id, "wave": graph.wave_of.get(plan_id), "status": status,
-            "tasks": len(plan.tasks), "committed_tasks": done_tasks,
-        })  # fmt: skip
+        plans.append(
+            {
+                "plan": plan_id,
+                "wave": graph.wave_of.get(plan_id),
+                "status": status,
+                "tasks": len(plan.tasks),
+                "committed_tasks": done_tasks,
+            }
+        )
     return plans
 
 

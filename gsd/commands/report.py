@@ -7,10 +7,22 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
-TIMELINE = frozenset({
-    "run-start", "wave-start", "spawn", "rollback", "retry", "fallback", "commit", "merge",
-    "plan-complete", "checkpoint-paused", "wave-end", "run-end",
-})  # fmt: skip
+TIMELINE = frozenset(
+    {
+        "run-start",
+        "wave-start",
+        "spawn",
+        "rollback",
+        "retry",
+        "fallback",
+        "commit",
+        "merge",
+        "plan-complete",
+        "checkpoint-paused",
+        "wave-end",
+        "run-end",
+    }
+)
 
 
 def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
@@ -55,11 +67,16 @@ def delegation(e: dict[str, Any]) -> dict[str, Any]:
         known = [c for c in counts if isinstance(c, int)]
         tokens = sum(known) if known else None
     return {
-        "plan": e.get("plan", ""), "task": e.get("task", ""), "agent": e.get("agent", ""),
-        "attempt": e.get("attempt", ""), "tokens": tokens, "cost_usd": e.get("cost_usd"),
-        "warn": e.get("budget_warn"), "abort": e.get("budget_abort"),
+        "plan": e.get("plan", ""),
+        "task": e.get("task", ""),
+        "agent": e.get("agent", ""),
+        "attempt": e.get("attempt", ""),
+        "tokens": tokens,
+        "cost_usd": e.get("cost_usd"),
+        "warn": e.get("budget_warn"),
+        "abort": e.get("budget_abort"),
         "budget": e.get("budget"),
-    }  # fmt: skip
+    }
 
 
 def over_budget_warnings(events: Iterable[dict[str, Any]]) -> list[str]:
@@ -87,8 +104,15 @@ def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dic
 
 
 def _empty() -> dict[str, Any]:
-    return {"attempts": 0, "succeeded": 0, "failed": 0, "seconds": 0.0,
-            "input_tokens": None, "output_tokens": None, "cost_usd": None}  # fmt: skip
+    return {
+        "attempts": 0,
+        "succeeded": 0,
+        "failed": 0,
+        "seconds": 0.0,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cost_usd": None,
+    }
 
 
 def _row(e: dict[str, Any]) -> dict[str, Any]:
@@ -105,10 +129,14 @@ def _row(e: dict[str, Any]) -> dict[str, Any]:
     elif kind == "result" and e.get("success") and e.get("no_change"):
         what = "made no change"
     return {
-        "time": e.get("ts", ""), "event": kind, "plan": e.get("plan", ""),
-        "task": e.get("task", ""), "agent": e.get("agent", ""),
-        "seconds": e.get("duration_s", ""), "outcome": what,
-    }  # fmt: skip
+        "time": e.get("ts", ""),
+        "event": kind,
+        "plan": e.get("plan", ""),
+        "task": e.get("task", ""),
+        "agent": e.get("agent", ""),
+        "seconds": e.get("duration_s", ""),
+        "outcome": what,
+    }
 
 
 class PlannedTask(NamedTuple):
@@ -182,8 +210,15 @@ def _case(
     else:
         outcome, why = "skipped", "not run"
     name = planned.name if planned else ""
-    return TaskCase(plan=plan, task=task, name=name, outcome=outcome, why=why,
-                    attempts=attempts, seconds=seconds)  # fmt: skip
+    return TaskCase(
+        plan=plan,
+        task=task,
+        name=name,
+        outcome=outcome,
+        why=why,
+        attempts=attempts,
+        seconds=seconds,
+    )
 
 
 def timeline(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
@@ -210,18 +245,28 @@ def timeline(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> di
             end = at(e)
             took = float(e.get("duration_s") or 0)
             plans.setdefault(str(e.get("plan", "?")))
-            attempts.append({
-                "plan": str(e.get("plan", "?")), "task": str(e.get("task", "?")),
-                "attempt": e.get("attempt", ""), "agent": str(e.get("agent", "?")),
-                "outcome": _row(e)["outcome"], "start": round(max(end - took, 0.0), 1),
-                "end": max(end, round(took, 1)),
-            })  # fmt: skip
+            attempts.append(
+                {
+                    "plan": str(e.get("plan", "?")),
+                    "task": str(e.get("task", "?")),
+                    "attempt": e.get("attempt", ""),
+                    "agent": str(e.get("agent", "?")),
+                    "outcome": _row(e)["outcome"],
+                    "start": round(max(end - took, 0.0), 1),
+                    "end": max(end, round(took, 1)),
+                }
+            )
     seconds = max([at(e) for e in events] + [a["end"] for a in attempts])
     for wave in waves.values():
         wave["end"] = seconds if wave["end"] is None else wave["end"]
     start = next(str(e["ts"]) for e in events if _moment(e) == origin)
-    return {"start": start, "seconds": seconds, "attempts": attempts,
-            "waves": list(waves.values()), "plans": list(plans)}  # fmt: skip
+    return {
+        "start": start,
+        "seconds": seconds,
+        "attempts": attempts,
+        "waves": list(waves.values()),
+        "plans": list(plans),
+    }
 
 
 def _moment(e: dict[str, Any]) -> float | None:

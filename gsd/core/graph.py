@@ -12,8 +12,16 @@ from gsd.core.models import Plan
 class PhaseGraph:
     """The schedule of one phase's plans, shared by validate, show, waves and execute."""
 
-    __slots__ = ("plans", "deps", "wave_of", "waves", "cycles", "critical_path",
-                 "overlap_groups", "shared_files")  # fmt: skip
+    __slots__ = (
+        "plans",
+        "deps",
+        "wave_of",
+        "waves",
+        "cycles",
+        "critical_path",
+        "overlap_groups",
+        "shared_files",
+    )
 
     def __init__(self, plans: dict[str, Plan], deps: dict[str, list[str]]) -> None:
         self.plans = plans  # by id, in plan order; the first plan wins a duplicate id

@@ -88,9 +88,16 @@ class Task:
     """One `<task>` block of a plan."""
 
     __slots__ = (
-        "index", "type", "attrs", "line", "children", "specialist", "specialist_form",
-        "closed", "raw",
-    )  # fmt: skip
+        "index",
+        "type",
+        "attrs",
+        "line",
+        "children",
+        "specialist",
+        "specialist_form",
+        "closed",
+        "raw",
+    )
 
     def __init__(
         self,
@@ -154,8 +161,16 @@ class Task:
 class Plan:
     """A parsed PLAN.md file; `frontmatter` holds strings, lists and dicts only."""
 
-    __slots__ = ("path", "frontmatter", "tasks", "key_lines", "body_line", "diagnostics",
-                 "readable", "legacy_task_lines")  # fmt: skip
+    __slots__ = (
+        "path",
+        "frontmatter",
+        "tasks",
+        "key_lines",
+        "body_line",
+        "diagnostics",
+        "readable",
+        "legacy_task_lines",
+    )
 
     def __init__(self, path: str, *, readable: bool = True) -> None:
         self.path = path

@@ -55,9 +55,11 @@ def _cycles(graph: PhaseGraph) -> Iterator[Diagnostic]:
         for pid in dict.fromkeys(cycle):
             plan = graph.plans[pid]
             yield diag(
-                plan, plan.field_line("depends_on"), "GSD041",
+                plan,
+                plan.field_line("depends_on"),
+                "GSD041",
                 f"dependency cycle: {' -> '.join(cycle)}",
-            )  # fmt: skip
+            )
 
 
 def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
@@ -76,9 +78,11 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
         first = declared == 0 and computed == 1 and not plan.depends_on
         if computed is not None and complete and declared != computed and not first:
             yield diag(
-                plan, line, "GSD042",
+                plan,
+                line,
+                "GSD042",
                 f"wave is {declared} but depends_on puts {pid} in wave {computed}",
-            )  # fmt: skip
+            )
         if declared > 1 and not plan.depends_on:
             yield diag(plan, line, "GSD043", f"wave is {declared} but depends_on is empty")
 
@@ -90,10 +94,12 @@ def _overlaps(graph: PhaseGraph) -> Iterator[Diagnostic]:
             plan = graph.plans[pid]
             others = ", ".join(p for p in pids if p != pid)
             yield diag(
-                plan, plan.field_line("files_modified"), "GSD044",
+                plan,
+                plan.field_line("files_modified"),
+                "GSD044",
                 f"{pid} and {others} (wave {graph.wave_of[pid]}) both modify {shown}: "
                 "they will run one after another",
-            )  # fmt: skip
+            )
 
 
 _PLAN_WORD = re.compile(r"(?:^|[-_ ])plan(?:$|[-_ ])", re.IGNORECASE)

@@ -50,11 +50,13 @@ def _no_tasks(plan: Plan) -> Diagnostic:
         return diag(plan, plan.body_line, "GSD010", "plan has no <task> blocks")
     headings = f"{len(legacy)} `## Task N` heading" + ("s" if len(legacy) > 1 else "")
     return diag(
-        plan, legacy[0], "GSD010",
+        plan,
+        legacy[0],
+        "GSD010",
         f"plan has no <task> blocks, only {headings} (the older format): wrap each "
         'task in <task type="auto"> with <name>, <action>, <verify> and <done> inside, '
         "then delete the heading",
-    )  # fmt: skip
+    )
 
 
 def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
@@ -136,9 +138,11 @@ def _task_type(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     if task.type not in TASK_TYPES:
         shown = f"type {task.type!r}" if task.type else "no type attribute"
         yield diag(
-            plan, task.line, "GSD011",
+            plan,
+            task.line,
+            "GSD011",
             f"task {task.index} has {shown}; allowed: {', '.join(TASK_TYPES)}",
-        )  # fmt: skip
+        )
     gate = task.attrs.get("gate")
     if gate is not None and gate not in GATES:
         yield diag(
@@ -174,9 +178,11 @@ def _task_children(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]
 def _checkpoint_autonomy(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     if task.is_checkpoint and plan.autonomous is not False:
         yield diag(
-            plan, task.line, "GSD014",
+            plan,
+            task.line,
+            "GSD014",
             f"task {task.index} is a {task.type} but the plan does not say `autonomous: false`",
-        )  # fmt: skip
+        )
 
 
 def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
@@ -184,22 +190,28 @@ def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     standing = classify(name, facts.roster)
     if standing == "malformed":
         yield diag(
-            plan, task.line, "GSD020",
+            plan,
+            task.line,
+            "GSD020",
             f"task {task.index} names specialist {name!r}: only letters, digits and _.:- are "
             "allowed; it will run as gsd-executor",
-        )  # fmt: skip
+        )
     elif standing == "no-roster":
         yield diag(
-            plan, task.line, "GSD021",
+            plan,
+            task.line,
+            "GSD021",
             f"task {task.index} names specialist {name!r} but there is no "
             ".planning/available_agents.md (run `gsd agents sync`); it falls back to gsd-executor",
-        )  # fmt: skip
+        )
     elif standing == "not-in-roster":
         yield diag(
-            plan, task.line, "GSD021",
+            plan,
+            task.line,
+            "GSD021",
             f"task {task.index} names specialist {name!r}, which is not in "
             ".planning/available_agents.md; it falls back to gsd-executor",
-        )  # fmt: skip
+        )
 
 
 def _runner_override(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
@@ -208,10 +220,12 @@ def _runner_override(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnosti
     runner, model = task.runner, task.model
     if runner is not None and runner not in RUNNERS:
         yield diag(
-            plan, task.line, "GSD022",
+            plan,
+            task.line,
+            "GSD022",
             f"task {task.index} has runner={runner!r}; allowed: {', '.join(RUNNERS)} "
             "(command only for an agent whose file says runner: command)",
-        )  # fmt: skip
+        )
     problem = None if model is None else facts.model_problem(model)
     if problem is not None:
         yield diag(plan, task.line, "GSD022", f"task {task.index} has model=: {problem}")

@@ -108,8 +108,9 @@ class Report:
 
 def diag(plan: Plan, line: int, code: str, message: str) -> Diagnostic:
     """A finding of rule `code` at a line of a plan, at the rule's severity."""
-    return Diagnostic(path=plan.path, line=line, col=1, severity=RULES[code].severity,
-                      code=code, message=message)  # fmt: skip
+    return Diagnostic(
+        path=plan.path, line=line, col=1, severity=RULES[code].severity, code=code, message=message
+    )
 
 
 def escalate(found: Iterable[Diagnostic], strict: bool) -> Iterator[Diagnostic]:

@@ -5,18 +5,14 @@ docs/AGENTS.md holds the mapping from each dialect's fields to this model, table
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gsd.core.specialists import NAME_RE
 from gsd.formats import frontmatter
-from gsd.formats.files import bundled_dir
 from gsd.formats.settings import TokenBudget
 
 Tier = Literal["read-only", "read+shell", "read+write", "full"]
@@ -30,32 +26,75 @@ Ability = Literal["read", "shell", "write", "web"]
 # reaches the web by itself (todo lists, questions, skills, sub-agents, plan mode).
 TOOL_ABILITIES: dict[str, Ability | None] = {
     # Gemini CLI, current and older
-    "read_file": "read", "read_many_files": "read", "glob": "read", "grep_search": "read",
-    "search_file_content": "read", "list_directory": "read", "get_internal_docs": "read",
-    "read_mcp_resource": "read", "list_mcp_resources": "read",
-    "google_web_search": "web", "web_fetch": "web", "web_search": "web",
+    "read_file": "read",
+    "read_many_files": "read",
+    "glob": "read",
+    "grep_search": "read",
+    "search_file_content": "read",
+    "list_directory": "read",
+    "get_internal_docs": "read",
+    "read_mcp_resource": "read",
+    "list_mcp_resources": "read",
+    "google_web_search": "web",
+    "web_fetch": "web",
+    "web_search": "web",
     "run_shell_command": "shell",
-    "write_file": "write", "replace": "write",
-    "write_todos": None, "save_memory": None, "ask_user": None, "activate_skill": None,
-    "enter_plan_mode": None, "exit_plan_mode": None, "update_topic": None,
-    "complete_task": None, "invoke_agent": None,
+    "write_file": "write",
+    "replace": "write",
+    "write_todos": None,
+    "save_memory": None,
+    "ask_user": None,
+    "activate_skill": None,
+    "enter_plan_mode": None,
+    "exit_plan_mode": None,
+    "update_topic": None,
+    "complete_task": None,
+    "invoke_agent": None,
     # Claude Code
-    "Read": "read", "Glob": "read", "Grep": "read", "LS": "read", "NotebookRead": "read",
-    "ListMcpResourcesTool": "read", "ReadMcpResourceTool": "read",
-    "WebFetch": "web", "WebSearch": "web",
+    "Read": "read",
+    "Glob": "read",
+    "Grep": "read",
+    "LS": "read",
+    "NotebookRead": "read",
+    "ListMcpResourcesTool": "read",
+    "ReadMcpResourceTool": "read",
+    "WebFetch": "web",
+    "WebSearch": "web",
     "Bash": "shell",
-    "Write": "write", "Edit": "write", "MultiEdit": "write", "NotebookEdit": "write",
-    "BashOutput": None, "KillShell": None, "KillBash": None, "Task": None, "Agent": None,
-    "TodoWrite": None, "ExitPlanMode": None, "Skill": None, "SlashCommand": None,
+    "Write": "write",
+    "Edit": "write",
+    "MultiEdit": "write",
+    "NotebookEdit": "write",
+    "BashOutput": None,
+    "KillShell": None,
+    "KillBash": None,
+    "Task": None,
+    "Agent": None,
+    "TodoWrite": None,
+    "ExitPlanMode": None,
+    "Skill": None,
+    "SlashCommand": None,
     "AskUserQuestion": None,
-}  # fmt: skip
+}
 # Claude Code's core set: what `tools` omitted expands to before `disallowedTools`.
-ALL_TOOLS = ("Read", "Glob", "Grep", "LS", "Bash", "Write", "Edit", "WebFetch", "WebSearch",
-             "TodoWrite", "Task")  # fmt: skip
+ALL_TOOLS = (
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "Bash",
+    "Write",
+    "Edit",
+    "WebFetch",
+    "WebSearch",
+    "TodoWrite",
+    "Task",
+)
 KNOWN_TOOLS = frozenset(TOOL_ABILITIES)
 WEB_TOOLS = frozenset(t for t, a in TOOL_ABILITIES.items() if a == "web")
-PERMISSION_MODES = frozenset({"default", "acceptEdits", "dontAsk", "bypassPermissions", "plan",
-                              "auto"})  # fmt: skip
+PERMISSION_MODES = frozenset(
+    {"default", "acceptEdits", "dontAsk", "bypassPermissions", "plan", "auto"}
+)
 # Codex `sandbox_mode` -> the widest gsd tier whose codex argv asks for that same
 # sandbox (gsd.formats.codex.SANDBOX), so gsd never widens what the file asked for.
 CODEX_SANDBOX_TIERS: dict[str, Tier] = {
@@ -65,16 +104,41 @@ CODEX_SANDBOX_TIERS: dict[str, Tier] = {
 }
 CODEX_DEFAULT_SANDBOX = "read-only"  # `codex exec`'s own default when a file sets none
 # Claude Code's camelCase keys, read as gsd's snake_case fields.
-CLAUDE_KEYS = {"maxTurns": "max_turns", "permissionMode": "permission_mode",
-               "disallowedTools": "disallowed_tools"}  # fmt: skip
+CLAUDE_KEYS = {
+    "maxTurns": "max_turns",
+    "permissionMode": "permission_mode",
+    "disallowedTools": "disallowed_tools",
+}
 IGNORED_KEYS = frozenset({"color"})  # display-only in Claude Code
 # Every key of the dialects above: where a line-by-line read starts a new field.
-KNOWN_KEYS = frozenset({
-    "name", "description", "kind", "tools", "model", "temperature", "max_turns",
-    "timeout_mins", "runner", "command", "color", "maxTurns", "permissionMode",
-    "disallowedTools", "skills", "hooks", "mcpServers", "mcp_servers", "memory",
-    "background", "isolation", "display_name", "effort", "token_budget",
-})  # fmt: skip
+KNOWN_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "kind",
+        "tools",
+        "model",
+        "temperature",
+        "max_turns",
+        "timeout_mins",
+        "runner",
+        "command",
+        "color",
+        "maxTurns",
+        "permissionMode",
+        "disallowedTools",
+        "skills",
+        "hooks",
+        "mcpServers",
+        "mcp_servers",
+        "memory",
+        "background",
+        "isolation",
+        "display_name",
+        "effort",
+        "token_budget",
+    }
+)
 
 
 class AgentError(Exception):
@@ -235,7 +299,7 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
         except frontmatter.FrontmatterError as exc:
             if not exc.message.startswith("invalid YAML"):
                 raise
-            yaml_error, data = exc, lenient_frontmatter(cut.yaml_text)
+            yaml_error, data = exc, frontmatter.lenient_frontmatter(cut.yaml_text, KNOWN_KEYS)
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
     try:
@@ -246,41 +310,11 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
         raise AgentError(f"{source}:{yaml_error.line}: {yaml_error.message}") from None
     if yaml_error is None:
         return agent
-    note = f"frontmatter is not valid YAML (line {yaml_error.line}: {yaml_error.message}); " \
-           "read line by line"  # fmt: skip
+    note = (
+        f"frontmatter is not valid YAML (line {yaml_error.line}: {yaml_error.message}); "
+        "read line by line"
+    )
     return agent.model_copy(update={"notes": (note, *agent.notes)})
-
-
-_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
-_ITEM_LINE = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
-
-
-def lenient_frontmatter(yaml_text: str) -> dict[str, Any]:
-    """Frontmatter read line by line, as real agent files are written but YAML rejects
-    (VoltAgent's `description: ... Triggers on: 'GDPR'`, contains-studio's descriptions
-    running on over unindented `user: "..."` lines): a known key at the start of a line
-    starts a field, `  - x` lines make a list, any other line continues the value."""
-    data: dict[str, Any] = {}
-    key = ""
-    for line in yaml_text.split("\n"):
-        match = _KEY_LINE.match(line)
-        item = _ITEM_LINE.match(line)
-        if match and match[1] in KNOWN_KEYS:
-            key = match[1]
-            data[key] = _unquote(match[2] or "")
-        elif item and key and isinstance(data.get(key), (list, str)) and not data[key]:
-            data[key] = [*(data[key] or []), _unquote(item[1])]
-        elif item and key and isinstance(data.get(key), list):
-            data[key].append(_unquote(item[1]))
-        elif key and isinstance(data.get(key), str):
-            data[key] = f"{data[key]}\n{line}".strip("\n")
-    return data
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
 
 
 def parse_codex_agent(text: str, source: str, expected_name: str | None = None) -> Agent:
@@ -340,32 +374,3 @@ def _coerce(data: dict[str, Any]) -> dict[str, Any]:
     0.2)."""
     reserved = ("body", "source", "origin", "aliases", "overrides", "notes", "tools_omitted")
     return {k: v for k, v in data.items() if v != "" and k not in reserved}
-
-
-def bundled_agents_dir() -> Path:
-    return bundled_dir("agents")
-
-
-def search_folders(root: Path, extra: Iterable[str] = ()) -> list[tuple[Path, str]]:
-    """Where agents are found, in order, with their origin; a later folder overrides an
-    earlier one by name. Claude Code ranks project over user, and so does gsd: bundled,
-    then the user's (~/.codex, ~/.gemini, ~/.claude agents), then the project's (.codex,
-    .gemini, .claude agents, then agents/), then `specialists.agent_paths`."""
-    home = Path(os.environ.get("HOME", "~")).expanduser()
-    folders = [(bundled_agents_dir(), "bundled")]
-    folders += [(home / f".{tool}" / "agents", "user") for tool in ("codex", "gemini", "claude")]
-    folders += [(root / f".{tool}" / "agents", "project") for tool in ("codex", "gemini", "claude")]
-    folders.append((root / "agents", "project"))
-    folders += [(extra_folder(root, entry), "agent_paths") for entry in extra]
-    unique: list[tuple[Path, str]] = []
-    for folder, origin in folders:
-        if folder not in [f for f, _ in unique]:
-            unique.append((folder, origin))
-    return unique
-
-
-def extra_folder(root: Path, entry: str) -> Path:
-    """A `specialists.agent_paths` entry as a folder: `~`, `~/x` and `$VARS` expanded as a
-    shell would, a relative path taken from the project root."""
-    path = os.path.expandvars(os.path.expanduser(entry))
-    return Path(path) if os.path.isabs(path) else (root / path).resolve()

@@ -38,15 +38,26 @@ def _attempt(
     agent, error_type = str(event.get("agent") or "?"), event.get("error_type")
     record = failures.get((str(task), attempt, agent, str(error_type)))
     return TaskOutcome(
-        plan=plan_id, task=task, agent=agent, success=bool(event.get("success")),
+        plan=plan_id,
+        task=task,
+        agent=agent,
+        success=bool(event.get("success")),
         soft_success=bool(event.get("soft_success")),
         error_type=str(error_type) if error_type else None,
-        details=record.details if record else "", commit=None, changed=[], deviations=[],
+        details=record.details if record else "",
+        commit=None,
+        changed=[],
+        deviations=[],
         exit_code=record.exit_code if record else None,
-        duration_s=float(event.get("duration_s") or 0), input_tokens=_count(event, "input_tokens"),
-        output_tokens=_count(event, "output_tokens"), cost_usd=_cost(event), attempt=attempt,
-        checkpoint=None, report=None, no_change=event.get("no_change") is True,
-    )  # fmt: skip
+        duration_s=float(event.get("duration_s") or 0),
+        input_tokens=_count(event, "input_tokens"),
+        output_tokens=_count(event, "output_tokens"),
+        cost_usd=_cost(event),
+        attempt=attempt,
+        checkpoint=None,
+        report=None,
+        no_change=event.get("no_change") is True,
+    )
 
 
 def _int(value: Any) -> int:
@@ -75,16 +86,32 @@ def with_commits(
     files the task commits created."""
     result = list(outcomes)
     for number, commit in commits.items():
-        last = max((i for i, o in enumerate(result) if o.task == number and o.success),
-                   default=None)  # fmt: skip
+        last = max(
+            (i for i, o in enumerate(result) if o.task == number and o.success), default=None
+        )
         if last is None:
-            result.append(TaskOutcome(
-                plan=plan_id, task=number, agent=commit.agent or "?", success=True,
-                soft_success=False, error_type=None, details="", commit=commit.sha,
-                changed=list(commit.changed), deviations=[], exit_code=None, duration_s=0.0,
-                input_tokens=None, output_tokens=None, cost_usd=None, attempt=1,
-                checkpoint=None, report=None,
-            ))  # fmt: skip
+            result.append(
+                TaskOutcome(
+                    plan=plan_id,
+                    task=number,
+                    agent=commit.agent or "?",
+                    success=True,
+                    soft_success=False,
+                    error_type=None,
+                    details="",
+                    commit=commit.sha,
+                    changed=list(commit.changed),
+                    deviations=[],
+                    exit_code=None,
+                    duration_s=0.0,
+                    input_tokens=None,
+                    output_tokens=None,
+                    cost_usd=None,
+                    attempt=1,
+                    checkpoint=None,
+                    report=None,
+                )
+            )
         else:
             result[last] = result[last]._replace(commit=commit.sha, changed=list(commit.changed))
     created = sorted({path for commit in commits.values() for path in commit.added})

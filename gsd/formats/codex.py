@@ -148,5 +148,11 @@ def parse_output(stdout: str) -> RunnerOutput | None:
         return None
     is_error = failed or pending_error is not None
     text = message if message is not None else (failure or pending_error or "")
-    return RunnerOutput(text=text, is_error=is_error, input_tokens=total(inputs),
-                        output_tokens=total(outputs), cost_usd=None, structured=True)  # fmt: skip
+    return RunnerOutput(
+        text=text,
+        is_error=is_error,
+        input_tokens=total(inputs),
+        output_tokens=total(outputs),
+        cost_usd=None,
+        structured=True,
+    )

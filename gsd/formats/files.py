@@ -249,8 +249,11 @@ def display_path(path: Path | str, root: Path | None = None) -> str:
     bundled agents, below the current folder, below ~, or else whole."""
     path = Path(path)
     bases = [] if root is None else [(root, "", ".")]
-    bases += [(bundled_dir("agents"), "(bundled) ", "gsd's bundled agents"),
-              (Path.cwd(), "", "."), (Path.home(), "~/", "~")]  # fmt: skip
+    bases += [
+        (bundled_dir("agents"), "(bundled) ", "gsd's bundled agents"),
+        (Path.cwd(), "", "."),
+        (Path.home(), "~/", "~"),
+    ]
     for base, prefix, itself in bases:
         if path == base:
             return itself

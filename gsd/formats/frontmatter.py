@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 from gsd.formats import simpleyaml
@@ -154,3 +155,35 @@ def _to_python(node: Any) -> Any:
         key = _to_python(key_node)
         result[key if isinstance(key, str) else str(key)] = _to_python(value_node)
     return result
+
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_ITEM_LINE = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
+
+
+def lenient_frontmatter(yaml_text: str, keys: Collection[str]) -> dict[str, Any]:
+    """Frontmatter read line by line, as real agent files are written but YAML rejects
+    (VoltAgent's `description: ... Triggers on: 'GDPR'`, contains-studio's descriptions
+    running on over unindented `user: "..."` lines): one of `keys` at the start of a line
+    starts a field, `  - x` lines make a list, any other line continues the value."""
+    data: dict[str, Any] = {}
+    key = ""
+    for line in yaml_text.split("\n"):
+        match = _KEY_LINE.match(line)
+        item = _ITEM_LINE.match(line)
+        if match and match[1] in keys:
+            key = match[1]
+            data[key] = _unquote(match[2] or "")
+        elif item and key and isinstance(data.get(key), (list, str)) and not data[key]:
+            data[key] = [*(data[key] or []), _unquote(item[1])]
+        elif item and key and isinstance(data.get(key), list):
+            data[key].append(_unquote(item[1]))
+        elif key and isinstance(data.get(key), str):
+            data[key] = f"{data[key]}\n{line}".strip("\n")
+    return data
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value

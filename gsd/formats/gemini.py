@@ -104,8 +104,9 @@ def policy(
     for decision, names, priority in (("deny", deny, _PRIORITY), ("allow", allow, _PRIORITY - 1)):
         if names:
             quoted = ", ".join(json.dumps(name) for name in names)
-            blocks.append(f"[[rule]]\ntoolName = [{quoted}]\ndecision = \"{decision}\"\n"
-                          f"priority = {priority}\n")  # fmt: skip
+            blocks.append(
+                f'[[rule]]\ntoolName = [{quoted}]\ndecision = "{decision}"\npriority = {priority}\n'
+            )
     if not subagents:
         blocks.append(_SUBAGENTS_DENIED)
     blocks.append(_GSD_MCP_ALLOWED)
@@ -123,8 +124,10 @@ def safety_rules(rules: Policy, tier: str, worktree: str | None) -> list[str]:
     under `worktree` (a rule on `.git` anywhere in an absolute path would deny every
     file of a worktree kept under a `.git/`, as older gsd versions kept them). Tiers
     without the shell or without write tools deny those tools whole already."""
-    return [_deny_block(tool, f"{field} = {json.dumps(value)}", why)
-            for tool, field, value, why in safety_matches(rules, tier, worktree)]  # fmt: skip
+    return [
+        _deny_block(tool, f"{field} = {json.dumps(value)}", why)
+        for tool, field, value, why in safety_matches(rules, tier, worktree)
+    ]
 
 
 def safety_matches(rules: Policy, tier: str, worktree: str | None) -> list[tuple[str, ...]]:
@@ -132,8 +135,9 @@ def safety_matches(rules: Policy, tier: str, worktree: str | None) -> list[tuple
     shell, write = applies(tier)
     found: list[tuple[str, ...]] = []
     for rule in rules.shell if shell else ():
-        field, value = ("commandRegex", _regex(rule.words)) if rule.open_end else (
-            "commandPrefix", rule.words)  # fmt: skip
+        field, value = (
+            ("commandRegex", _regex(rule.words)) if rule.open_end else ("commandPrefix", rule.words)
+        )
         found.append((json.dumps(_SHELL), field, value, f"`{rule.words}` {rule.why}"))
     tools = "[" + ", ".join(json.dumps(name) for name in _WRITE) + "]"
     for path_rule in rules.write if write else ():
@@ -144,8 +148,10 @@ def safety_matches(rules: Policy, tier: str, worktree: str | None) -> list[tuple
 
 def _deny_block(tool: str, match: str, why: str) -> str:
     message = json.dumps(f"gsd's safety policy: {why}")
-    return (f"[[rule]]\ntoolName = {tool}\n{match}\ndecision = \"deny\"\n"
-            f"priority = {_PRIORITY}\ndenyMessage = {message}\n")  # fmt: skip
+    return (
+        f'[[rule]]\ntoolName = {tool}\n{match}\ndecision = "deny"\n'
+        f"priority = {_PRIORITY}\ndenyMessage = {message}\n"
+    )
 
 
 # What a path's JSON text may hold: anything but the closing quote and the NUL markers.
@@ -247,9 +253,15 @@ def parse_output(text: str) -> RunnerOutput | None:
             outputs += [int_or_none(tokens.get("candidates")), int_or_none(tokens.get("thoughts"))]
     code = error.get("code") if isinstance(error, dict) else None
     limited = code == 429 or code == "RESOURCE_EXHAUSTED"
-    return RunnerOutput(text=said, is_error=bool(error), input_tokens=total(inputs),
-                        output_tokens=total(outputs), cost_usd=None, structured=True,
-                        rate_limited=limited)  # fmt: skip
+    return RunnerOutput(
+        text=said,
+        is_error=bool(error),
+        input_tokens=total(inputs),
+        output_tokens=total(outputs),
+        cost_usd=None,
+        structured=True,
+        rate_limited=limited,
+    )
 
 
 _EVENTS = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
@@ -291,9 +303,15 @@ def parse_stream(text: str) -> RunnerOutput | None:
         failure = str(error.get("message") or failure)
     is_error = result is None or result.get("status") == "error" or bool(failure)
     limited = is_error and ("429" in failure or "quota" in failure.lower())
-    return RunnerOutput(text="".join(said) or failure, is_error=is_error, input_tokens=inputs,
-                        output_tokens=outputs, cost_usd=None, structured=True,
-                        rate_limited=limited)  # fmt: skip
+    return RunnerOutput(
+        text="".join(said) or failure,
+        is_error=is_error,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cost_usd=None,
+        structured=True,
+        rate_limited=limited,
+    )
 
 
 def _last_object(text: str) -> dict[str, Any] | None:

@@ -83,8 +83,13 @@ def _put_row(
             lines.delete(index)
         return lines.result(text)
     key = order(by_column[first])
-    later = [i for i in rows if (other := order(row_cells(lines.body(i))[0])) is not None
-             and key is not None and other > key]  # type: ignore[operator]  # fmt: skip
+    later = [
+        i
+        for i in rows
+        if (other := order(row_cells(lines.body(i))[0])) is not None
+        and key is not None
+        and other > key  # type: ignore[operator]
+    ]
     lines.insert(later[0] if later else rows.stop, [row])
     return lines.result(text)
 
@@ -107,8 +112,9 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
         "tasks": plural(tasks, "task"),
         "files": plural(files, "file"),
     }
-    return _put_row(text, "plan", "duration", by_column,
-                    lambda cell: _is_metric_of(cell, plan_id), _plan_order)  # fmt: skip
+    return _put_row(
+        text, "plan", "duration", by_column, lambda cell: _is_metric_of(cell, plan_id), _plan_order
+    )
 
 
 def _phase_order(cell: str) -> object:
@@ -121,9 +127,14 @@ def record_phase_metric(text: str, *, phase: str, plans: int, total: str, averag
     order. No such table: the text is unchanged."""
     wanted = phase_key(phase)
     by_column = {"phase": phase, "plans": str(plans), "total": total, "avg/plan": average}
-    return _put_row(text, "phase", "avg", by_column,
-                    lambda cell: wanted is not None and phase_key(cell.strip()) == wanted,
-                    _phase_order)  # fmt: skip
+    return _put_row(
+        text,
+        "phase",
+        "avg",
+        by_column,
+        lambda cell: wanted is not None and phase_key(cell.strip()) == wanted,
+        _phase_order,
+    )
 
 
 def set_counters(text: str, values: dict[str, str]) -> str:

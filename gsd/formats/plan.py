@@ -24,11 +24,27 @@ NESTED_CHILDREN = frozenset({"verify", "options", "option"})
 # Children a task may hold; an unclosed one of these is reported.
 KNOWN_CHILDREN = frozenset(
     {
-        "name", "files", "action", "verify", "done", "read_first", "acceptance_criteria",
-        "behavior", "what-built", "how-to-verify", "resume-signal", "decision", "options",
-        "context", "instructions", "verification", "automated", "human-check", "option",
+        "name",
+        "files",
+        "action",
+        "verify",
+        "done",
+        "read_first",
+        "acceptance_criteria",
+        "behavior",
+        "what-built",
+        "how-to-verify",
+        "resume-signal",
+        "decision",
+        "options",
+        "context",
+        "instructions",
+        "verification",
+        "automated",
+        "human-check",
+        "option",
     }
-)  # fmt: skip
+)
 
 _TASK_TOKEN_RE = re.compile(r"<task(?=[\s>/])|</task\s*>")
 _ATTR_RE = re.compile(r"""([^\s=>/"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")

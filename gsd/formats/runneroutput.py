@@ -43,8 +43,14 @@ _TARGETS = ("file_path", "notebook_path", "path", "command")
 
 def raw_output(stdout: str) -> RunnerOutput:
     """Output with nothing structured in it: the text is stdout, nothing is counted."""
-    return RunnerOutput(text=stdout, is_error=False, input_tokens=None, output_tokens=None,
-                        cost_usd=None, structured=False)  # fmt: skip
+    return RunnerOutput(
+        text=stdout,
+        is_error=False,
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        structured=False,
+    )
 
 
 def loads(text: str) -> Any:

@@ -149,8 +149,12 @@ def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> dict
         how = codex_mechanism(agent.tier, confined)
     else:
         how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
-    return {"mechanism": how, "rules": rules, "baseline": len(policy.texts()) - policy.extra,
-            "extra": policy.extra}  # fmt: skip
+    return {
+        "mechanism": how,
+        "rules": rules,
+        "baseline": len(policy.texts()) - policy.extra,
+        "extra": policy.extra,
+    }
 
 
 def _is_root() -> bool:

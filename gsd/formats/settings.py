@@ -68,8 +68,9 @@ Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_ru
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
 WorktreeDir = Annotated[str | None, _kind(_FOLDER_WORDS, _is_worktree_dir, lambda v: v)]
-Mode = Annotated[str, _kind('a string such as "interactive" or "yolo"',
-                            lambda v: isinstance(v, str), str)]  # fmt: skip
+Mode = Annotated[
+    str, _kind('a string such as "interactive" or "yolo"', lambda v: isinstance(v, str), str)
+]
 
 
 class _Section(BaseModel):
@@ -141,8 +142,9 @@ class TokenBudget(BaseModel):
         return value
 
 
-Runner = Annotated[str, _kind('"claude", "gemini" or "codex"',
-                              lambda v: v in ("claude", "gemini", "codex"), str)]  # fmt: skip
+Runner = Annotated[
+    str, _kind('"claude", "gemini" or "codex"', lambda v: v in ("claude", "gemini", "codex"), str)
+]
 
 
 class PolicySettings(_Section):

@@ -18,10 +18,25 @@ _RESERVED_START = frozenset("&*!|>%@`{?:,]}#")
 _DOUBLE_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _SINGLE_RE = re.compile(r"'((?:[^']|'')*)'")
 _ESCAPES = {
-    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
-    "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85",
-    "_": "\xa0", "L": "\u2028", "P": "\u2029",
-}  # fmt: skip
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
 _ESCAPE_RE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
 
 Line = tuple[int, int, str]  # (0-based line, indent, content without indent)

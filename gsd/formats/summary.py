@@ -266,8 +266,10 @@ def _token_lines(outcomes: list[TaskOutcome]) -> list[str]:
     for o in past:  # docs/inside/budgets.md
         how = "over its budget of" if o.budget == "over" else "stopped past its abort threshold of"
         limit = o.budget_warn if o.budget == "over" else o.budget_abort
-        rows.append(f"- Task {o.task} attempt {o.attempt} ({o.agent}): {o.tokens or 0:,} "
-                    f"tokens, {how} {limit or 0:,}")  # fmt: skip
+        rows.append(
+            f"- Task {o.task} attempt {o.attempt} ({o.agent}): {o.tokens or 0:,} "
+            f"tokens, {how} {limit or 0:,}"
+        )
     return rows
 
 

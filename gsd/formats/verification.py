@@ -24,8 +24,7 @@ def section(checks: Sequence[Check], failing: str) -> str:
         verdict = f"All {len(checks)} checks passed or were skipped (see gsd verify)."
     lines = [HEADING, "", verdict]
     if checks:
-        lines += ["", table_row(["Check", "Subject", "Result", "Detail"]),
-                  table_row(["---"] * 4)]  # fmt: skip
+        lines += ["", table_row(["Check", "Subject", "Result", "Detail"]), table_row(["---"] * 4)]
         lines += [
             table_row([c.kind, one_line(c.subject), MARKS[c.status], one_line(c.detail)])
             for c in checks

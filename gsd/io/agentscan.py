@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from gsd.formats.agents import Agent, AgentError, parse_agent, parse_codex_agent
-from gsd.formats.files import display_path
+from gsd.formats.files import bundled_dir, display_path
 
 Status = Literal["loaded", "skipped", "ignored"]
 TIER_RANK = {"read-only": 0, "read+shell": 1, "read+write": 2, "full": 3}
@@ -137,8 +138,9 @@ def _trouble(folder: FolderReport) -> list[str]:
         parts.append(f"{len(unknown)} {names} unknown to gsd in {holders} {files}")
     differ = sum(1 for a in loaded if any(n.startswith("name ") for n in a.notes))
     if differ:
-        parts.append(f"{differ} {'name differs' if differ == 1 else 'names differ'} "
-                     "from the file name")  # fmt: skip
+        parts.append(
+            f"{differ} {'name differs' if differ == 1 else 'names differ'} from the file name"
+        )
     lenient = sum(1 for a in loaded if any(n.startswith("frontmatter is not") for n in a.notes))
     if lenient:
         parts.append(f"{lenient} with frontmatter that is not valid YAML (read leniently)")
@@ -169,8 +171,13 @@ def _add(result: Scan, report: FolderReport, agent: Agent) -> Agent:
     added = result.agents.add(agent)
     if earlier is not None and earlier.origin == "bundled" and earlier.name == agent.name:
         if TIER_RANK[added.tier] < TIER_RANK[earlier.tier]:
-            result.narrowed.append((report, f"{agent.name} replaces the bundled {earlier.tier} "
-                                            f"agent with a {added.tier} one"))  # fmt: skip
+            result.narrowed.append(
+                (
+                    report,
+                    f"{agent.name} replaces the bundled {earlier.tier} "
+                    f"agent with a {added.tier} one",
+                )
+            )
     return added
 
 
@@ -252,3 +259,32 @@ def _plugin(folder: Path) -> Plugin | None:
     folder = folder.resolve()
     paths = [folder / "agents", *((folder / p).resolve() for p in listed if isinstance(p, str))]
     return Plugin(folder, str(data.get("name") or folder.name), tuple(paths))
+
+
+def bundled_agents_dir() -> Path:
+    return bundled_dir("agents")
+
+
+def search_folders(root: Path, extra: Iterable[str] = ()) -> list[tuple[Path, str]]:
+    """Where agents are found, in order, with their origin; a later folder overrides an
+    earlier one by name. Claude Code ranks project over user, and so does gsd: bundled,
+    then the user's (~/.codex, ~/.gemini, ~/.claude agents), then the project's (.codex,
+    .gemini, .claude agents, then agents/), then `specialists.agent_paths`."""
+    home = Path(os.environ.get("HOME", "~")).expanduser()
+    folders = [(bundled_agents_dir(), "bundled")]
+    folders += [(home / f".{tool}" / "agents", "user") for tool in ("codex", "gemini", "claude")]
+    folders += [(root / f".{tool}" / "agents", "project") for tool in ("codex", "gemini", "claude")]
+    folders.append((root / "agents", "project"))
+    folders += [(extra_folder(root, entry), "agent_paths") for entry in extra]
+    unique: list[tuple[Path, str]] = []
+    for folder, origin in folders:
+        if folder not in [f for f, _ in unique]:
+            unique.append((folder, origin))
+    return unique
+
+
+def extra_folder(root: Path, entry: str) -> Path:
+    """A `specialists.agent_paths` entry as a folder: `~`, `~/x` and `$VARS` expanded as a
+    shell would, a relative path taken from the project root."""
+    path = os.path.expandvars(os.path.expanduser(entry))
+    return Path(path) if os.path.isabs(path) else (root / path).resolve()

@@ -52,8 +52,7 @@ class Appends:
             if len(data) == size + len(added) and hashlib.sha256(tail).hexdigest() == digest:
                 ours.append(target)
             else:
-                warnings.append(f"{target} has uncommitted changes gsd did not make; left "
-                                "as it is")  # fmt: skip
+                warnings.append(f"{target} has uncommitted changes gsd did not make; left as it is")
         self.forget()
         return ours, warnings
 
@@ -67,5 +66,8 @@ class Appends:
             return {}
         if not isinstance(record, dict):
             return {}
-        return {t: [v[0], v[1].encode("latin-1"), v[2]] for t, v in record.items()
-                if isinstance(v, list) and len(v) == 3}  # fmt: skip
+        return {
+            t: [v[0], v[1].encode("latin-1"), v[2]]
+            for t, v in record.items()
+            if isinstance(v, list) and len(v) == 3
+        }

@@ -31,8 +31,9 @@ class Branches:
 
     def branch_tip(self, branch: str) -> str | None:
         """The commit a local branch points at, or None when there is no such branch."""
-        done = self.git.run("rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}",
-                         ok=(0, 1))  # fmt: skip
+        done = self.git.run(
+            "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}", ok=(0, 1)
+        )
         return done.out.strip() or None
 
     def plan_branches(self) -> dict[str, str]:
@@ -46,8 +47,9 @@ class Branches:
     def added_by(self, branch: str) -> list[str]:
         """Files `branch` adds since its merge base with HEAD (one a user's checkout has
         untracked or ignored would be overwritten by merging it)."""
-        out = self.git.run("diff", "--name-only", "-z", "--no-renames", "--diff-filter=A",
-                        f"HEAD...{branch}").out  # fmt: skip
+        out = self.git.run(
+            "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", f"HEAD...{branch}"
+        ).out
         return split(out)
 
     def changed_since_fork(self, tip: str, paths: list[str]) -> set[str]:
@@ -56,8 +58,16 @@ class Branches:
         base = self.git.run("merge-base", "HEAD", tip, ok=(0, 1)).out.strip()
         if not base or not paths:
             return set(paths) if not base else set()
-        out = self.git.run("diff", "--name-only", "-z", "--no-renames", base, "HEAD", "--",
-                        *(literal(p) for p in paths)).out  # fmt: skip
+        out = self.git.run(
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            base,
+            "HEAD",
+            "--",
+            *(literal(p) for p in paths),
+        ).out
         return set(split(out))
 
     def worktrees(self) -> dict[Path, str | None]:
@@ -128,9 +138,11 @@ class Branches:
             if done.status == 2 and refused:  # git refused before changing anything
                 raise MergeRefused(branch, refused)
             if done.status == 2:
-                raise GsdError(f"git merge {branch} failed in {self.git.root}: "
-                               f"{first_reason(done.err) or 'exit status 2'}",
-                               details=details(argv, done))  # fmt: skip
+                raise GsdError(
+                    f"git merge {branch} failed in {self.git.root}: "
+                    f"{first_reason(done.err) or 'exit status 2'}",
+                    details=details(argv, done),
+                )
             if "Unable to write index" not in done.err:
                 break
             # Another git took index.lock under the merge, which then stopped half set
@@ -155,8 +167,7 @@ class Branches:
     def fast_forward(self, branch: str) -> bool:
         """Move the checked-out branch up to `branch` (`git merge --ff-only`): False, with
         nothing changed, when that is not a fast-forward or would overwrite a file."""
-        done = self.git.run("merge", "--ff-only", "-q", f"refs/heads/{branch}",
-                         ok=(0, 1, 2, 128))  # fmt: skip
+        done = self.git.run("merge", "--ff-only", "-q", f"refs/heads/{branch}", ok=(0, 1, 2, 128))
         if done.status != 0:
             return False
         self.git.noted_head()

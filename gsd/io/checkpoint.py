@@ -52,20 +52,13 @@ class Checkpoints:
             scan, listing = side.results()
         refs = self.git.ref_table(listing)
         protected = ProtectedFiles(self.git).save(split(scan))
-        head = status.head
-        if head is None:
-            raise GsdError(
-                f"the repository has no commits yet: {self.git.root}",
-                hint="make an initial commit first",
-            )
-        self._refuse_dirt(status, allow_dirty)
-        snapshot = None
-        if status.changed:
-            message = f"gsd checkpoint {plan_id} task {task}"
-            snapshot = self.git.run("stash", "create", message).out.strip() or None
+        head, snapshot = self._snapshot(status, f"{plan_id} task {task}", allow_dirty)
         refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else head
-        kept = Kept(protected=protected, stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
-                    index_stamp=indexflags.index_stamp(self.git.index))  # fmt: skip
+        kept = Kept(
+            protected=protected,
+            stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
+            index_stamp=indexflags.index_stamp(self.git.index),
+        )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._create_tag(plan_id, task, snapshot or head)
         internals = (
@@ -74,17 +67,42 @@ class Checkpoints:
             else gitguard.guard(self.git.common_dir).enter(tag, self.internal_roots())
         )
         checkpoint = Checkpoint(
-            tag=tag, head=head, branch=status.branch, snapshot=snapshot,
-            untracked=tuple(sorted(status.untracked)), refs=refs, flags=flags, foreign=foreign,
-            internals=gitguard.digests(internals), protected=gitguard.digests(protected),
-            root=str(self.git.root), mark=mark, kept=kept, confined=confined,
-        )  # fmt: skip
+            tag=tag,
+            head=head,
+            branch=status.branch,
+            snapshot=snapshot,
+            untracked=tuple(sorted(status.untracked)),
+            refs=refs,
+            flags=flags,
+            foreign=foreign,
+            internals=gitguard.digests(internals),
+            protected=gitguard.digests(protected),
+            root=str(self.git.root),
+            mark=mark,
+            kept=kept,
+            confined=confined,
+        )
         try:
             self.records.save(checkpoint)
         except BaseException:  # no tag without its record: a full disk leaves nothing behind
             self.delete(checkpoint)
             raise
         return checkpoint
+
+    def _snapshot(self, status: Status, what: str, allow_dirty: bool) -> tuple[str, str | None]:
+        """HEAD, and the uncommitted work as a `git stash create` commit (None: none); a
+        repository without commits, or a dirty tree without `allow_dirty`, refused."""
+        head = status.head
+        if head is None:
+            raise GsdError(
+                f"the repository has no commits yet: {self.git.root}",
+                hint="make an initial commit first",
+            )
+        self._refuse_dirt(status, allow_dirty)
+        if not status.changed:
+            return head, None
+        message = f"gsd checkpoint {what}"
+        return head, self.git.run("stash", "create", message).out.strip() or None
 
     def _refuse_dirt(self, status: Status, allow_dirty: bool) -> None:
         operation = self.git.operation_in_progress()
@@ -174,8 +192,15 @@ class Checkpoints:
             match = CHECKPOINT_NAME.match(ref)
             if match:
                 created = datetime.strptime(match["stamp"], STAMP).replace(tzinfo=timezone.utc)
-                found.append(CheckpointTag(tag=ref, plan_id=match["plan"], task=int(match["task"]),
-                                           created=created, sha=sha))  # fmt: skip
+                found.append(
+                    CheckpointTag(
+                        tag=ref,
+                        plan_id=match["plan"],
+                        task=int(match["task"]),
+                        created=created,
+                        sha=sha,
+                    )
+                )
         return sorted(found, key=lambda cp: (cp.created, cp.tag))
 
     def prune(self, older_than: timedelta | None = None) -> list[str]:

@@ -139,13 +139,19 @@ def checkpoint_from(data: dict[str, Any]) -> Checkpoint | None:
     """A record's data as a Checkpoint, or None when a field is missing or mistyped."""
     try:
         cp = Checkpoint(
-            tag=str(data["tag"]), head=str(data["head"]), branch=data["branch"],
-            snapshot=data["snapshot"], untracked=tuple(data["untracked"]),
-            refs=dict(data["refs"]), flags=dict(data["flags"]),
-            foreign=tuple(data["foreign"]), internals=dict(data["internals"]),
-            protected=dict(data["protected"]), root=str(data["root"]),
+            tag=str(data["tag"]),
+            head=str(data["head"]),
+            branch=data["branch"],
+            snapshot=data["snapshot"],
+            untracked=tuple(data["untracked"]),
+            refs=dict(data["refs"]),
+            flags=dict(data["flags"]),
+            foreign=tuple(data["foreign"]),
+            internals=dict(data["internals"]),
+            protected=dict(data["protected"]),
+            root=str(data["root"]),
             confined=bool(data.get("confined", False)),
-        )  # fmt: skip
+        )
     except (KeyError, TypeError, ValueError):
         return None
     texts = [*cp.untracked, *cp.refs, *cp.refs.values(), *cp.flags, *cp.foreign]

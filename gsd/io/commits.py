@@ -62,8 +62,9 @@ class Commits:
         present = [p for p in paths if os.path.lexists(self.git.root / p)]
         gone = [p for p in paths if p not in present]
         if gone:
-            self.git.run("rm", "--cached", "-q", "--ignore-unmatch", "--",
-                      *(literal(p) for p in gone))  # fmt: skip
+            self.git.run(
+                "rm", "--cached", "-q", "--ignore-unmatch", "--", *(literal(p) for p in gone)
+            )
         if present:
             self.git.run("add", "-A", "--", *(literal(p) for p in present))
         self.git.run(
@@ -100,9 +101,14 @@ class Commits:
         `Gsd-Task` trailer), each with its agent and the files it added and changed."""
         if self.git.head() is None:
             return {}
-        out = self.git.run("log", "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
-                        "%x00%(trailers:key=Gsd-Specialist,valueonly,unfold)%x1e",
-                        "--fixed-strings", f"--grep=Gsd-Task: {plan_id}-", "HEAD").out  # fmt: skip
+        out = self.git.run(
+            "log",
+            "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
+            "%x00%(trailers:key=Gsd-Specialist,valueonly,unfold)%x1e",
+            "--fixed-strings",
+            f"--grep=Gsd-Task: {plan_id}-",
+            "HEAD",
+        ).out
         found: dict[int, TaskCommit] = {}
         for record in out.split("\x1e"):
             sha, _, rest = record.strip().partition("\0")
@@ -116,13 +122,25 @@ class Commits:
         return dict(sorted(found.items()))
 
     def _task_commit(self, task: int, sha: str, agent: str) -> TaskCommit:
-        out = self.git.run("diff-tree", "-r", "--no-commit-id", "--name-status", "-z",
-                        "--no-renames", "--root", sha).out  # fmt: skip
+        out = self.git.run(
+            "diff-tree",
+            "-r",
+            "--no-commit-id",
+            "--name-status",
+            "-z",
+            "--no-renames",
+            "--root",
+            sha,
+        ).out
         fields = [f for f in out.split("\0") if f]
         pairs = list(zip(fields[0::2], fields[1::2], strict=False))
-        return TaskCommit(task=task, sha=sha, agent=agent,
-                          added=tuple(p for s, p in pairs if s == "A"),
-                          changed=tuple(p for _, p in pairs))  # fmt: skip
+        return TaskCommit(
+            task=task,
+            sha=sha,
+            agent=agent,
+            added=tuple(p for s, p in pairs if s == "A"),
+            changed=tuple(p for _, p in pairs),
+        )
 
 
 def _task_message(plan_id: str, task: int, name: str, agent: str) -> str:

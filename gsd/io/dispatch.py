@@ -231,8 +231,10 @@ class Dispatcher:
         if runner is None or runner == agent.runner:
             return agent
         if runner not in RUNNERS:
-            raise InputError(f"{where} has runner={runner!r}, which is not a runner",
-                             hint="see `gsd validate` (GSD022)")  # fmt: skip
+            raise InputError(
+                f"{where} has runner={runner!r}, which is not a runner",
+                hint="see `gsd validate` (GSD022)",
+            )
         if runner == "command":
             raise InputError(
                 f'{where} has runner="command" but agent {agent.name} runs on '

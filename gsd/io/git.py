@@ -44,8 +44,13 @@ class Git:
 
     def __init__(self, root: Path) -> None:
         where = Path(root)
-        asked = ["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir",
-                 "--show-toplevel"]  # fmt: skip
+        asked = [
+            "rev-parse",
+            "--is-bare-repository",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--show-toplevel",
+        ]
         done = gitread.run(asked, cwd=where, read_only=True)
         if done.status == gitread.EXIT_NOT_FOUND and not done.out:
             if where.is_dir():
@@ -162,8 +167,9 @@ class Git:
         specs = [literal(p) for p in paths]
         if not specs:
             return set()
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all",
-                        "--no-renames", "--", *specs).out  # fmt: skip
+        out = self.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *specs
+        ).out
         return {entry[3:] for entry in out.split("\0") if len(entry) > 3}
 
     def staged_paths(self) -> list[str]:
@@ -296,8 +302,10 @@ class Git:
         if done.status == 1 and not done.err.strip():  # once more, on a refreshed index
             done = self.run("stash", "create", ok=(0, 1))
         if done.status == 1 and done.err.strip():
-            raise GsdError(f"git stash create failed in {self._root}: {first_reason(done.err)}",
-                           details=done.err)  # fmt: skip
+            raise GsdError(
+                f"git stash create failed in {self._root}: {first_reason(done.err)}",
+                details=done.err,
+            )
         return done.out.strip()
 
     def paths_differing(self, commit: str) -> list[str]:
@@ -313,8 +321,7 @@ class Git:
         """`paths` of the working tree (or, `staged`, of the index) as `source` has them;
         a path `source` does not hold is removed."""
         where = "--staged" if staged else "--worktree"
-        self.run("restore", f"--source={source}", where, "--",
-                  *(literal(p) for p in paths))  # fmt: skip
+        self.run("restore", f"--source={source}", where, "--", *(literal(p) for p in paths))
 
 
 def parse_status(out: str) -> Status:
@@ -336,5 +343,6 @@ def parse_status(out: str) -> Status:
             # `1 XY sub mH mI mW hH hI path`; `u` has three more fields before the path
             fields = 8 if record[0] == "1" else 10
             changed.add(record.split(" ", fields)[fields])
-    return Status(head=head, branch=branch, changed=frozenset(changed),
-                  untracked=frozenset(untracked))  # fmt: skip
+    return Status(
+        head=head, branch=branch, changed=frozenset(changed), untracked=frozenset(untracked)
+    )

@@ -23,11 +23,24 @@ GIT = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
 # run from a hook) would point gsd's commands elsewhere. Identity, transport, global config
 # choices and tracing are the user's and stay (pre-commit's no_git_env keeps the same kind).
 _KEPT_GIT_VARS = (
-    "GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_SSH",
-    "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_PYTHON_", "GIT_TRACE", "GIT_SSL_", "GIT_HTTP_",
-    "GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT",
-)  # fmt: skip
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_",
+    "GIT_CONFIG_VALUE_",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_PYTHON_",
+    "GIT_TRACE",
+    "GIT_SSL_",
+    "GIT_HTTP_",
+    "GIT_ALLOW_PROTOCOL",
+    "GIT_TERMINAL_PROMPT",
+)
 # Config no git command of gsd's follows, whoever set it: an fsmonitor is a program git
 # runs on every status, add and commit, and an agent without a sandbox can plant one
 # while another plan's git command is already reading the config (a check before each
@@ -90,8 +103,10 @@ def git_timeout() -> float:
     except ValueError:
         seconds = 0.0
     if not 0 < seconds < float("inf"):
-        raise UsageError(f"{TIMEOUT_VAR}={given!r} is not a number of seconds",
-                         hint=f"set e.g. 900, or unset it for {DEFAULT_TIMEOUT_S:g}")  # fmt: skip
+        raise UsageError(
+            f"{TIMEOUT_VAR}={given!r} is not a number of seconds",
+            hint=f"set e.g. 900, or unset it for {DEFAULT_TIMEOUT_S:g}",
+        )
     return seconds
 
 
@@ -107,14 +122,17 @@ def start(
     An OSError (no git, no `cwd`) goes to the caller."""
     git_timeout()  # a bad GSD_GIT_TIMEOUT is refused before git runs, not after
     return subprocess.Popen(
-        [GIT, *NEVER, *args], cwd=cwd, env=git_env(read_only=read_only, index_file=index_file),
+        [GIT, *NEVER, *args],
+        cwd=cwd,
+        env=git_env(read_only=read_only, index_file=index_file),
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         # its own session: a Ctrl-C at the terminal is gsd's to handle (end the agents,
         # roll back), not a signal that kills a commit half way; and on a timeout the
         # whole group, git and the hook it runs, is ended
         start_new_session=True,
-    )  # fmt: skip
+    )
 
 
 def finish(
@@ -153,8 +171,9 @@ def run(
     """`git ARGS` in `cwd`, to the end (see `start` and `finish`). A git that cannot be
     started is a result with status 127 and the reason as stderr, not an exception."""
     try:
-        process = start(args, cwd=cwd, read_only=read_only, stdin=input is not None,
-                        index_file=index_file)  # fmt: skip
+        process = start(
+            args, cwd=cwd, read_only=read_only, stdin=input is not None, index_file=index_file
+        )
     except OSError as exc:
         said = f"{GIT}: {exc.strerror or exc}"
         return GitRun(tuple(args), EXIT_NOT_FOUND, b"", said.encode())
@@ -233,8 +252,7 @@ def hook_index(root: Path) -> Path | None:
     index = Path(os.path.abspath(given))  # relative to the hook's directory, the top level
     if index.parent == Path(os.path.abspath(root / ".git")) and index.is_file():
         return index  # the common case, without asking git: `root` is the top level
-    done = run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root,
-               read_only=True)  # fmt: skip
+    done = run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root, read_only=True)
     dirs = {Path(os.path.abspath(root / line)) for line in done.stdout.splitlines()}
     if done.status == 0 and index.parent in dirs and index.is_file():
         return index

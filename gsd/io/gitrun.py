@@ -16,8 +16,18 @@ from gsd.io.gitread import details, first_reason
 
 # Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
 # index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
-_READ_ONLY = {"status", "diff", "diff-tree", "ls-files", "for-each-ref", "rev-parse", "log",
-              "merge-base", "cat-file", "rev-list"}  # fmt: skip
+_READ_ONLY = {
+    "status",
+    "diff",
+    "diff-tree",
+    "ls-files",
+    "for-each-ref",
+    "rev-parse",
+    "log",
+    "merge-base",
+    "cat-file",
+    "rev-list",
+}
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
 LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.lock
 
@@ -44,8 +54,7 @@ class GitRunner:
     ) -> Result:
         """Run `git COMMAND ARGS` in the worktree; a status outside `ok` is a GsdError
         whose `details` hold git's whole stderr. Another git's index.lock is waited for."""
-        return self.finish(self.start(command, *args, input=input), (command, *args), ok,
-                           input)  # fmt: skip
+        return self.finish(self.start(command, *args, input=input), (command, *args), ok, input)
 
     def start(self, command: str, *args: str, input: str | None = None) -> subprocess.Popen[bytes]:
         """Start a git command (its result is `finish`'s): two can run side by side."""
@@ -53,8 +62,12 @@ class GitRunner:
         if guard is not None:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
         try:
-            return gitread.start((command, *args), cwd=self._root, stdin=input is not None,
-                                 read_only=command in _READ_ONLY)  # fmt: skip
+            return gitread.start(
+                (command, *args),
+                cwd=self._root,
+                stdin=input is not None,
+                read_only=command in _READ_ONLY,
+            )
         except OSError as exc:
             raise GsdError("git is not installed or not on PATH", hint="install git") from exc
 
@@ -99,8 +112,9 @@ class GitRunner:
         hint = "the log has git's whole message"
         if "identity unknown" in result.err or "tell me who you are" in result.err:
             hint = "set git config user.name and user.email"
-        return GsdError(f"git {what} failed in {self._root}: {why}", hint=hint,
-                        details=details(argv, result))  # fmt: skip
+        return GsdError(
+            f"git {what} failed in {self._root}: {why}", hint=hint, details=details(argv, result)
+        )
 
     def wait_for_index_lock(self, deadline: float, argv: tuple[str, ...]) -> None:
         """Wait (with backoff) until no other git holds this worktree's index.lock."""

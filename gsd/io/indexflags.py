@@ -98,8 +98,11 @@ def parse_ls_files_v(out: str) -> dict[str, str]:
         if len(item) < 3:
             continue
         tag, path = item[0], item[2:]
-        kinds = [k for k, on in ((ASSUME_UNCHANGED, tag.islower()),
-                                 (SKIP_WORKTREE, tag.upper() == "S")) if on]  # fmt: skip
+        kinds = [
+            k
+            for k, on in ((ASSUME_UNCHANGED, tag.islower()), (SKIP_WORKTREE, tag.upper() == "S"))
+            if on
+        ]
         if kinds:
             found[path] = ",".join(kinds)
     return found

@@ -68,10 +68,17 @@ ACCESS_FS_TRUNCATE = 1 << 14  # ABI 3
 ACCESS_FS_IOCTL_DEV = 1 << 15  # ABI 5
 
 WRITE_RIGHTS_ABI1 = (
-    ACCESS_FS_WRITE_FILE | ACCESS_FS_REMOVE_DIR | ACCESS_FS_REMOVE_FILE | ACCESS_FS_MAKE_CHAR
-    | ACCESS_FS_MAKE_DIR | ACCESS_FS_MAKE_REG | ACCESS_FS_MAKE_SOCK | ACCESS_FS_MAKE_FIFO
-    | ACCESS_FS_MAKE_BLOCK | ACCESS_FS_MAKE_SYM
-)  # fmt: skip
+    ACCESS_FS_WRITE_FILE
+    | ACCESS_FS_REMOVE_DIR
+    | ACCESS_FS_REMOVE_FILE
+    | ACCESS_FS_MAKE_CHAR
+    | ACCESS_FS_MAKE_DIR
+    | ACCESS_FS_MAKE_REG
+    | ACCESS_FS_MAKE_SOCK
+    | ACCESS_FS_MAKE_FIFO
+    | ACCESS_FS_MAKE_BLOCK
+    | ACCESS_FS_MAKE_SYM
+)
 # The only rights a rule on a non-directory may carry (any other is EINVAL).
 FILE_RIGHTS = ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
 
@@ -158,10 +165,12 @@ def landlock_abi(library: Any) -> int:
     """The kernel's Landlock ABI version; OSError when it has none (or may not use it)."""
     version = int(
         library.syscall(
-            ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+            ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET),
+            None,
+            ctypes.c_size_t(0),
             ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
         )
-    )  # fmt: skip
+    )
     if version < 0:
         number = ctypes.get_errno()
         raise OSError(number, os.strerror(number))
@@ -203,21 +212,35 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
     attr = ruleset_attr(abi, handled)
     syscall = library.syscall
     ruleset = _check(
-        syscall(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), attr, ctypes.c_size_t(len(attr)),
-                ctypes.c_uint32(0)),
+        syscall(
+            ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET),
+            attr,
+            ctypes.c_size_t(len(attr)),
+            ctypes.c_uint32(0),
+        ),
         "landlock_create_ruleset",
-    )  # fmt: skip
+    )
     try:
         for path in writable:
             _add_path_rule(library, ruleset, path, handled)
-        _check(library.prctl(ctypes.c_int(PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1),
-                             ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
-               "PR_SET_NO_NEW_PRIVS")  # fmt: skip
         _check(
-            syscall(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_long(ruleset),
-                    ctypes.c_uint32(0)),
+            library.prctl(
+                ctypes.c_int(PR_SET_NO_NEW_PRIVS),
+                ctypes.c_ulong(1),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+            ),
+            "PR_SET_NO_NEW_PRIVS",
+        )
+        _check(
+            syscall(
+                ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF),
+                ctypes.c_long(ruleset),
+                ctypes.c_uint32(0),
+            ),
             "landlock_restrict_self",
-        )  # fmt: skip
+        )
     finally:
         os.close(ruleset)
 
@@ -235,10 +258,15 @@ def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
         allowed = handled if is_dir else handled & FILE_RIGHTS
         attr = struct.pack("=Qi", allowed, fd)  # packed: u64 + s32, 12 bytes
         _check(
-            library.syscall(ctypes.c_long(SYS_LANDLOCK_ADD_RULE), ctypes.c_long(ruleset),
-                            ctypes.c_long(LANDLOCK_RULE_PATH_BENEATH), attr, ctypes.c_uint32(0)),
+            library.syscall(
+                ctypes.c_long(SYS_LANDLOCK_ADD_RULE),
+                ctypes.c_long(ruleset),
+                ctypes.c_long(LANDLOCK_RULE_PATH_BENEATH),
+                attr,
+                ctypes.c_uint32(0),
+            ),
             f"landlock_add_rule {path}",
-        )  # fmt: skip
+        )
     finally:
         os.close(fd)
 

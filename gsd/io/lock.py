@@ -23,8 +23,11 @@ def common_git_dir(root: Path) -> Path:
     done = gitread.run(["rev-parse", "--git-common-dir"], cwd=root, read_only=True)
     if done.status != 0:
         detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise InputError(f"not a git repository: {root} ({detail})", hint="run git init",
-                         details=gitread.details(done.args, done))  # fmt: skip
+        raise InputError(
+            f"not a git repository: {root} ({detail})",
+            hint="run git init",
+            details=gitread.details(done.args, done),
+        )
     return (root / done.stdout.strip()).resolve()  # git may answer relative to `root`
 
 

@@ -62,8 +62,13 @@ class Observer:
             changed = sorted(status.changed | (status.untracked - set(cp.untracked)))
         else:
             changed = self.changed_files(cp)
-        return Observation(changed=changed, changed_refs=self._ref_notes(cp, now, status.head),
-                           internals=internals, flags=flags, protected=protected)  # fmt: skip
+        return Observation(
+            changed=changed,
+            changed_refs=self._ref_notes(cp, now, status.head),
+            internals=internals,
+            flags=flags,
+            protected=protected,
+        )
 
     def changed_files(self, cp: Checkpoint) -> list[str]:
         """Every path the spawn changed: tracked, staged, new untracked and committed.
@@ -134,8 +139,10 @@ class Observer:
                 if new is None:
                     notes.append(f"{kind} {name} (checked out in another worktree) deleted")
                 elif old is not None and not self.git.descends(new, old):
-                    notes.append(f"{kind} {name} (checked out in another worktree) moved to "
-                                 "a commit that does not descend from its tip")  # fmt: skip
+                    notes.append(
+                        f"{kind} {name} (checked out in another worktree) moved to "
+                        "a commit that does not descend from its tip"
+                    )
             elif old is None:
                 if ref.startswith(CHECKPOINT_PREFIX):
                     notes.append(f"checkpoint tag {name} created, not by gsd")
@@ -179,8 +186,11 @@ class Observer:
                 added[path] = ",".join(new)
         if added:
             self.git.unflag(added)
-        return [f"{kind} on {path}" for path, kinds in sorted(added.items())
-                for kind in kinds.split(",")]  # fmt: skip
+        return [
+            f"{kind} on {path}"
+            for path, kinds in sorted(added.items())
+            for kind in kinds.split(",")
+        ]
 
     def _protected_changes(self, cp: Checkpoint, scan: list[str]) -> list[str]:
         if cp.kept is None:

@@ -82,22 +82,49 @@ def supervise(
     started = time.monotonic()
     started_child = spawn.start(argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement)
     if isinstance(started_child, str):
-        return _never_ran(argv, EXIT_NOT_FOUND, started_child, time.monotonic() - started,
-                          stdout_path, stderr_path)  # fmt: skip
+        return _never_ran(
+            argv,
+            EXIT_NOT_FOUND,
+            started_child,
+            time.monotonic() - started,
+            stdout_path,
+            stderr_path,
+        )
     child, status = started_child
     ended, failure = _watch(child, status, argv, timeout_s, grace_s, registry, cancel, watch)
     if failure is not None:  # the launcher said why the program never ran
-        return _never_ran(argv, ended.code, failure, time.monotonic() - started,
-                          stdout_path, stderr_path)  # fmt: skip
+        return _never_ran(
+            argv, ended.code, failure, time.monotonic() - started, stdout_path, stderr_path
+        )
+    return _finished(argv, child.pid, ended, time.monotonic() - started, stdout_path, stderr_path)
+
+
+def _finished(
+    argv: list[str],
+    pid: int,
+    ended: _Ended,
+    duration_s: float,
+    stdout_path: Path,
+    stderr_path: Path,
+) -> Spawned:
+    """What became of a program that ran: its exit status as a shell reports it."""
     code = ended.code
     if not ended.timed_out and code < 0:
         code = 128 - code  # killed by a signal N: 128 + N, as a shell reports it
     return Spawned(
-        argv=tuple(argv), exit_code=code, timed_out=ended.timed_out, killed=ended.killed,
-        duration_s=time.monotonic() - started, stdout_path=stdout_path,
-        stderr_path=stderr_path, pid=child.pid, error=None, leftovers=ended.leftovers,
-        survivors=ended.survivors, stopped=ended.stopped,
-    )  # fmt: skip
+        argv=tuple(argv),
+        exit_code=code,
+        timed_out=ended.timed_out,
+        killed=ended.killed,
+        duration_s=duration_s,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        pid=pid,
+        error=None,
+        leftovers=ended.leftovers,
+        survivors=ended.survivors,
+        stopped=ended.stopped,
+    )
 
 
 class _Ended(NamedTuple):
@@ -154,8 +181,14 @@ def _watch(
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
         failure = spawn.read_status(status)
-    ended = _Ended(code=code, timed_out=timed_out, killed=killed, leftovers=leftovers,
-                   survivors=survivors, stopped=stopped)  # fmt: skip
+    ended = _Ended(
+        code=code,
+        timed_out=timed_out,
+        killed=killed,
+        leftovers=leftovers,
+        survivors=survivors,
+        stopped=stopped,
+    )
     return ended, failure
 
 
@@ -169,10 +202,18 @@ def _never_ran(
 ) -> Spawned:
     """A program that could not be started, or that its launcher could not run."""
     return Spawned(
-        argv=tuple(argv), exit_code=code, timed_out=False, killed=False,
-        duration_s=duration_s, stdout_path=stdout_path, stderr_path=stderr_path, pid=None,
-        error=error, leftovers=0, survivors=0,
-    )  # fmt: skip
+        argv=tuple(argv),
+        exit_code=code,
+        timed_out=False,
+        killed=False,
+        duration_s=duration_s,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        pid=None,
+        error=error,
+        leftovers=0,
+        survivors=0,
+    )
 
 
 class _Cancelled(Exception):

@@ -165,8 +165,7 @@ class Project:
 
     def agent_scan(self) -> Scan:
         """Every agent folder searched and every file in it (`gsd agents check`)."""
-        from gsd.formats.agents import search_folders
-        from gsd.io.agentscan import scan
+        from gsd.io.agentscan import scan, search_folders
 
         return scan(search_folders(self.root, self._agent_paths()))
 
@@ -174,7 +173,7 @@ class Project:
         return self.config.specialists.agent_paths
 
     def missing_agent_paths(self) -> list[str]:
-        from gsd.formats.agents import extra_folder
+        from gsd.io.agentscan import extra_folder
 
         return [
             f"config.json: specialists.agent_paths: {entry} is not a folder ({folder})"
@@ -189,8 +188,12 @@ class Project:
         from gsd.io.sandbox import Settings
 
         settings = self.config
-        return Settings(settings.sandbox.enabled, tuple(settings.sandbox.writable), self.root,
-                        not settings.workflow.use_worktrees)  # fmt: skip
+        return Settings(
+            settings.sandbox.enabled,
+            tuple(settings.sandbox.writable),
+            self.root,
+            not settings.workflow.use_worktrees,
+        )
 
     def worktrees_folder(
         self, git_root: Path, common_dir: Path, environ: Mapping[str, str]
@@ -211,8 +214,9 @@ class Project:
         from gsd.io.dispatch import Dispatcher
 
         found, warnings = self.agents()
-        dispatcher = Dispatcher(found, self.roster, self.config, cli_timeout=cli_timeout,
-                                environ=environ)  # fmt: skip
+        dispatcher = Dispatcher(
+            found, self.roster, self.config, cli_timeout=cli_timeout, environ=environ
+        )
         return dispatcher, warnings
 
     def phase(self, spec: str) -> Phase:

@@ -48,8 +48,10 @@ class OpenCheckpoints:
                 self._refuse_changed_internals(cp)  # before any git command
             mismatch = self._mismatch(cp)
             if mismatch:
-                warnings.append(f"ignored {self.records.path(cp.tag)}: {mismatch} (gsd acts "
-                                "only on records it wrote)")  # fmt: skip
+                warnings.append(
+                    f"ignored {self.records.path(cp.tag)}: {mismatch} (gsd acts "
+                    "only on records it wrote)"
+                )
                 self.records.remove(cp.tag)
             elif not owned:
                 self._settle_in_user_checkout(cp)
@@ -105,8 +107,13 @@ class OpenCheckpoints:
         if status.head == cp.head and status.branch == cp.branch and not changed:
             self.checkpoints.drop(cp)
             return
-        settled = (status.branch == cp.branch and status.head is not None and not status.changed
-                   and not changed and self.git.descends(status.head, cp.head))  # fmt: skip
+        settled = (
+            status.branch == cp.branch
+            and status.head is not None
+            and not status.changed
+            and not changed
+            and self.git.descends(status.head, cp.head)
+        )
         if settled:  # the user committed what was there since (as gsd's error asked)
             self.checkpoints.drop(cp)
             return

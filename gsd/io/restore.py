@@ -9,9 +9,14 @@ from gsd.io.git import Git
 from gsd.io.gitrun import split
 
 PROTECTED_SCAN = (
-    "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--",
+    "ls-files",
+    "-z",
+    "--others",
+    "--ignored",
+    "--exclude-standard",
+    "--",
     *(f":(glob)**/{pattern}" for pattern in PROTECTED_PATTERNS),
-)  # fmt: skip
+)
 STASH_LOG = "logs/refs/stash"
 
 
@@ -24,8 +29,11 @@ def stash_entries_lost(git: Git, cp: Checkpoint) -> bytes | None:
     if now.startswith(before):
         return None
     known = {line.split(b" ")[1] for line in before.splitlines() if b" " in line}
-    added = [line for line in now.splitlines(keepends=True)
-             if b" " in line and line.split(b" ")[1] not in known]  # fmt: skip
+    added = [
+        line
+        for line in now.splitlines(keepends=True)
+        if b" " in line and line.split(b" ")[1] not in known
+    ]
     return before + b"".join(added)
 
 
@@ -84,8 +92,13 @@ class RefRestorer:
                 lines.append(f"update {ref} {old} {new}")
             self.git.ledger.wrote(ref, old or "")
         if lines:
-            self.git.run("update-ref", "-m", f"gsd rollback to {cp.tag}", "--stdin",
-                      input="\n".join(lines) + "\n")  # fmt: skip
+            self.git.run(
+                "update-ref",
+                "-m",
+                f"gsd rollback to {cp.tag}",
+                "--stdin",
+                input="\n".join(lines) + "\n",
+            )
 
     def _moved_on(self, new: str, old: str) -> bool:
         """Whether `new` descends from `old` (commits; anything else: no)."""

@@ -199,9 +199,18 @@ class Settings(NamedTuple):
     ) -> Confinement:
         """The confinement of one agent (or verify command) working in `worktree`."""
         home = Path(environ.get("HOME") or Path.home())
-        return confine(tier=tier, runner=runner, worktree=worktree, tmpdir=tmpdir, home=home,
-                       extra=self.writable, root=self.root, enabled=self.enabled,
-                       environ=environ, in_place=self.in_place)  # fmt: skip
+        return confine(
+            tier=tier,
+            runner=runner,
+            worktree=worktree,
+            tmpdir=tmpdir,
+            home=home,
+            extra=self.writable,
+            root=self.root,
+            enabled=self.enabled,
+            environ=environ,
+            in_place=self.in_place,
+        )
 
 
 def _top_level_entries(folder: Path) -> list[Path]:
@@ -210,9 +219,8 @@ def _top_level_entries(folder: Path) -> list[Path]:
     except OSError:
         return []
     return [
-        Path(entry.path) for entry in entries
-        if entry.name != ".git" and not entry.is_symlink()
-    ]  # fmt: skip
+        Path(entry.path) for entry in entries if entry.name != ".git" and not entry.is_symlink()
+    ]
 
 
 def _extra_path(entry: str, home: Path, root: Path) -> Path:

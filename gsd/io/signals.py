@@ -54,8 +54,9 @@ class Interruption:
             name = signal.Signals(signum).name
             sys.stderr.write(
                 f"\ngsd: {name}: ending the agents and rolling their attempts back...\n"
-                if first else f"\ngsd: {name}: still stopping, gsd is rolling back\n"
-            )  # fmt: skip
+                if first
+                else f"\ngsd: {name}: still stopping, gsd is rolling back\n"
+            )
             sys.stderr.flush()
         except (OSError, ValueError):
             pass

@@ -145,8 +145,12 @@ class GitBlobs:
         from gsd.io import gitread
 
         shas = [self._entries[p][1] for p in wanted]
-        done = gitread.run(["cat-file", "--batch"], cwd=self.root, read_only=True,
-                           input="".join(s + "\n" for s in shas).encode())  # fmt: skip
+        done = gitread.run(
+            ["cat-file", "--batch"],
+            cwd=self.root,
+            read_only=True,
+            input="".join(s + "\n" for s in shas).encode(),
+        )
         if done.status != 0:
             raise gitread.failure(done, self.root, error=InputError)
         out = done.out
@@ -197,8 +201,9 @@ class GitIndex(GitBlobs):
         index = gitread.hook_index(root)
         done = gitread.run(args, cwd=root, read_only=True, index_file=index)
         if done.status != 0:
-            raise gitread.failure(done, root, what="--staged needs a git repository",
-                                  error=UsageError)  # fmt: skip
+            raise gitread.failure(
+                done, root, what="--staged needs a git repository", error=UsageError
+            )
         # `MODE SHA STAGE\tPATH`
         entries = {path: (meta[0], meta[1]) for meta, path in _listing(done.out)}
         super().__init__(root, entries)
@@ -217,8 +222,9 @@ class GitTree(GitBlobs):
         self.where = f"commit {commit[:12]}"
         done = gitread.run(["ls-tree", "-r", "-z", commit, "--", under], cwd=root, read_only=True)
         if done.status != 0:
-            raise gitread.failure(done, root, what=f"git ls-tree {commit[:12]} failed",
-                                  error=InputError)  # fmt: skip
+            raise gitread.failure(
+                done, root, what=f"git ls-tree {commit[:12]} failed", error=InputError
+            )
         # `MODE TYPE SHA\tPATH`; submodules (type commit) are not files
         entries = {
             path: (meta[0], meta[2]) for meta, path in _listing(done.out) if meta[1] == "blob"

@@ -49,9 +49,16 @@ def start(
             )
             try:
                 child = subprocess.Popen(
-                    command, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
-                    start_new_session=True, close_fds=True, pass_fds=(writer,),
-                )  # fmt: skip
+                    command,
+                    cwd=cwd,
+                    env=env,
+                    stdin=stdin,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=(writer,),
+                )
             except BaseException:
                 os.close(reader)
                 raise

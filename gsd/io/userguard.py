@@ -62,9 +62,14 @@ def take(user: Git) -> Snapshot | None:
         except GsdError:
             return None
         tree, staged = (made, f"{made}^2") if made else (head, head)
-        snap = Snapshot(tree=tree, staged=staged, untracked=frozenset(status.untracked),
-                        secrets=ProtectedFiles(user).keep(), head=head,
-                        branch=status.branch)  # fmt: skip
+        snap = Snapshot(
+            tree=tree,
+            staged=staged,
+            untracked=frozenset(status.untracked),
+            secrets=ProtectedFiles(user).keep(),
+            head=head,
+            branch=status.branch,
+        )
         _open[user.root] = _Shared(snap)
         return snap
 

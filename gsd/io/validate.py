@@ -72,10 +72,13 @@ def misnamed_plans(project: Project, targets: Iterable[str]) -> list[Diagnostic]
 
 
 def _misnamed(path: str, expected: str) -> Diagnostic:
-    message = (f"{posixpath.basename(path)} looks like a plan but gsd reads only *-PLAN.md "
-               f"files: rename it {expected}")  # fmt: skip
-    return Diagnostic(path=path, line=1, col=1, severity=RULES["GSD046"].severity,
-                      code="GSD046", message=message)  # fmt: skip
+    message = (
+        f"{posixpath.basename(path)} looks like a plan but gsd reads only *-PLAN.md "
+        f"files: rename it {expected}"
+    )
+    return Diagnostic(
+        path=path, line=1, col=1, severity=RULES["GSD046"].severity, code="GSD046", message=message
+    )
 
 
 class ProjectFacts:

@@ -119,9 +119,11 @@ def _diff_lines(before: str | None, after: str | None) -> list[str]:
 
 def _is_text(change: Change) -> bool:
     values = [v for v in (change.before, change.after) if v is not None]
-    return bool(values) and all(isinstance(v, str) for v in values) and any(
-        "\n" in v or len(v) > 60 for v in values
-    )  # fmt: skip
+    return (
+        bool(values)
+        and all(isinstance(v, str) for v in values)
+        and any("\n" in v or len(v) > 60 for v in values)
+    )
 
 
 def _scalar(value: Any) -> str:
@@ -270,9 +272,11 @@ def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
         return out
     out.extend(f"- {_field_line(c, markdown=True)}" for c in plan.changes)
     if plan.tasks:
-        out += ["", "| task | change |", "|---|---|"] if plan.changes else [
-            "| task | change |", "|---|---|"
-        ]  # fmt: skip
+        out += (
+            ["", "| task | change |", "|---|---|"]
+            if plan.changes
+            else ["| task | change |", "|---|---|"]
+        )
         out += [f"| {_task_cell(t)} | {_task_change(t)} |" for t in plan.tasks]
     if details:
         for change in plan.changes:
@@ -298,7 +302,7 @@ def _task_change(task: TaskDiff) -> str:
     if task.status == "added":
         return f"added ({_plain(task.type)}" + (
             f", {code(task.specialist)})" if task.specialist else ")"
-        )  # fmt: skip
+        )
     if task.status == "removed":
         return "removed"
     words = [f"renamed from {code(task.base_name or '')}"] if task.status == "renamed" else []
@@ -313,8 +317,16 @@ def _text_details(title: str, change: Change) -> list[str]:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     body = "\n".join(lines)
     fence = "`" * max(3, _longest_run(body, "`") + 1)
-    return ["", f"<details><summary>{title}</summary>", "", f"{fence}diff", body, fence, "",
-            "</details>"]  # fmt: skip
+    return [
+        "",
+        f"<details><summary>{title}</summary>",
+        "",
+        f"{fence}diff",
+        body,
+        fence,
+        "",
+        "</details>",
+    ]
 
 
 def _longest_run(text: str, char: str) -> int:

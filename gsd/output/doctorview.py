@@ -22,8 +22,10 @@ def render(diagnosis: Diagnosis, fmt: str) -> str:
     lines = [head, *(f"  {f.status:<8} {f.message}" for f in diagnosis.findings)]
     problems = sum(f.status == PROBLEM for f in diagnosis.findings)
     if problems:
-        lines.append(f"{problems} problem{'s' if problems != 1 else ''}: a run needs "
-                     f"{'it' if problems == 1 else 'them'} fixed first")  # fmt: skip
+        lines.append(
+            f"{problems} problem{'s' if problems != 1 else ''}: a run needs "
+            f"{'it' if problems == 1 else 'them'} fixed first"
+        )
     else:
         lines.append("nothing a run needs is missing")
     return "\n".join(lines) + "\n"

@@ -24,13 +24,20 @@ def render(report: dict[str, Any], fmt: str) -> str:
     heading = "## {}" if fmt == "markdown" else "{}"
     return "\n".join(
         [
-            heading.format("Timeline"), "", table(report["timeline"]),
-            heading.format(f"Per agent (retries: {report['retries']})"), "",
+            heading.format("Timeline"),
+            "",
+            table(report["timeline"]),
+            heading.format(f"Per agent (retries: {report['retries']})"),
+            "",
             table(report["per_agent"]),
-            heading.format("Per plan"), "", table(report["per_plan"]),
-            heading.format("Token budgets"), "", table(report.get("budgets", [])),
+            heading.format("Per plan"),
+            "",
+            table(report["per_plan"]),
+            heading.format("Token budgets"),
+            "",
+            table(report.get("budgets", [])),
         ]
-    )  # fmt: skip
+    )
 
 
 def junit(cases: list[TaskCase]) -> str:
@@ -57,7 +64,7 @@ def junit(cases: list[TaskCase]) -> str:
                 skipped=skipped,
                 output=lines,
                 seconds=seconds,
-            )  # fmt: skip
+            )
         )
     return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
 

@@ -22,15 +22,22 @@ def render(status: dict[str, Any], fmt: str) -> str:
             head += f" (archived, milestone {phase['archived']})"
         out.append(f"## {head}" if markdown else head)
         rows = [
-            {"plan": plan["plan"], "wave": plan["wave"], "status": plan["status"],
-             "tasks committed": f"{len(plan['committed_tasks'])}/{plan['tasks']}"}
+            {
+                "plan": plan["plan"],
+                "wave": plan["wave"],
+                "status": plan["status"],
+                "tasks committed": f"{len(plan['committed_tasks'])}/{plan['tasks']}",
+            }
             for plan in phase["plans"]
-        ]  # fmt: skip
+        ]
         if markdown:
             out += ["", table(rows, markdown=True)] if rows else []
         else:
-            out += [f"  {r['plan']}  wave {r['wave']}  {r['status']:<11}  "
-                    f"tasks committed {r['tasks committed']}" for r in rows]  # fmt: skip
+            out += [
+                f"  {r['plan']}  wave {r['wave']}  {r['status']:<11}  "
+                f"tasks committed {r['tasks committed']}"
+                for r in rows
+            ]
         out.append("")
     out.append("## Blockers" if markdown else "Blockers:")
     none = ["none"] if markdown else ["  none"]
@@ -45,10 +52,12 @@ def _position(position: dict[str, Any], markdown: bool) -> list[str]:
     recorded, computed = position["recorded"], position["computed"]
     percents = [
         f"{percent}% of the {what}"
-        for percent, what in ((computed["phase_percent"], "phase"),
-                              (computed["project_percent"], "project"))
+        for percent, what in (
+            (computed["phase_percent"], "phase"),
+            (computed["project_percent"], "project"),
+        )
         if percent is not None
-    ]  # fmt: skip
+    ]
     mine = {"phase": computed["phase"] or "-", "progress": ", ".join(percents) or "-"}
     rows = [
         {"": key.replace("_", " "), "STATE.md": recorded.get(key, "-"), "gsd": mine.get(key, "")}

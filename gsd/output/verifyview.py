@@ -61,8 +61,12 @@ def render(plans: Sequence[PlanChecks], fmt: str) -> str:
 
 
 def _row(check: Check) -> dict[str, str]:
-    return {"check": check.kind, "subject": check.subject, "result": MARKS[check.status],
-            "detail": check.detail}  # fmt: skip
+    return {
+        "check": check.kind,
+        "subject": check.subject,
+        "result": MARKS[check.status],
+        "detail": check.detail,
+    }
 
 
 def junit(plans: Sequence[PlanChecks]) -> str:

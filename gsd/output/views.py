@@ -192,8 +192,13 @@ def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:
         "overrides": display_path(agent.overrides, root) if agent.overrides else "-",
     }
     if fmt == "json":
-        row.update(origin=agent.origin, aliases=list(agent.aliases), path=agent.source,
-                   overrides_path=agent.overrides or None, notes=list(agent.notes))  # fmt: skip
+        row.update(
+            origin=agent.origin,
+            aliases=list(agent.aliases),
+            path=agent.source,
+            overrides_path=agent.overrides or None,
+            notes=list(agent.notes),
+        )
     return row
 
 
@@ -310,13 +315,16 @@ def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
     """`gsd agents check`: every folder searched, every file, what gsd made of it."""
     folders: list[dict[str, Any]] = [
         {
-            "folder": display_path(f.folder, root), "origin": f.origin, "exists": f.exists,
-            "loaded": f.count("loaded"), "skipped": f.count("skipped"),
+            "folder": display_path(f.folder, root),
+            "origin": f.origin,
+            "exists": f.exists,
+            "loaded": f.count("loaded"),
+            "skipped": f.count("skipped"),
             "ignored": f.count("ignored"),
             "files": [_file_check(file, f.folder) for file in f.files],
         }
         for f in scan.folders
-    ]  # fmt: skip
+    ]
     if fmt == "json":
         return json.dumps({"folders": folders, "warnings": scan.warnings()}, indent=2) + "\n"
     out: list[str] = []
@@ -326,8 +334,9 @@ def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
         if not folder["exists"]:
             out.append(f"{where}: not found")
             continue
-        counts = f"{folder['loaded']} loaded, {folder['skipped']} skipped, " \
-                 f"{folder['ignored']} ignored"  # fmt: skip
+        counts = (
+            f"{folder['loaded']} loaded, {folder['skipped']} skipped, {folder['ignored']} ignored"
+        )
         out.append(f"{where}: {counts}")
         for file in folder["files"]:
             out.append(f"  {file['status']:<8} {file['file']}: {file['summary']}")
@@ -337,8 +346,7 @@ def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
 
 def _file_check(file: FileReport, folder: Path) -> dict[str, Any]:
     agent = file.agent
-    row: dict[str, Any] = {"file": file.path.relative_to(folder).as_posix(),
-                           "status": file.status}  # fmt: skip
+    row: dict[str, Any] = {"file": file.path.relative_to(folder).as_posix(), "status": file.status}
     if agent is None:
         return {**row, "summary": file.reason, "reason": file.reason, "notes": []}
     also = f" (also {', '.join(agent.aliases)})" if agent.aliases else ""
@@ -346,5 +354,12 @@ def _file_check(file: FileReport, folder: Path) -> dict[str, Any]:
     summary = f"{agent.name}{also}, {agent.tier}, runner {agent.runner}, {tools}"
     if agent.overrides:
         summary += f", overrides {display_path(agent.overrides)}"
-    return {**row, "summary": summary, "name": agent.name, "aliases": list(agent.aliases),
-            "tier": agent.tier, "runner": agent.runner, "notes": list(agent.notes)}  # fmt: skip
+    return {
+        **row,
+        "summary": summary,
+        "name": agent.name,
+        "aliases": list(agent.aliases),
+        "tier": agent.tier,
+        "runner": agent.runner,
+        "notes": list(agent.notes),
+    }

@@ -35,8 +35,7 @@ _SIDE = "side.jsonl"  # journal/side.jsonl: the lines of the branch merged into
 _APPENDED = "appended.json"  # journal/appended.json: gsd.io.appends, until the docs commit
 
 
-def side_log(planning_rel: str, phase_number: str, branch: str | None,
-             plan_id: str | None) -> str:  # fmt: skip
+def side_log(planning_rel: str, phase_number: str, branch: str | None, plan_id: str | None) -> str:
     """Where a run's own lines go (run and wave events, merges, plans that stopped in
     their worktree): the phase log on the user's branch; the plan's log when the branch
     is the plan's own (`gsd/{plan}`, a CI job's), which no other plan ever writes."""
@@ -53,8 +52,14 @@ class Journal:
     written there too. Phase events (run-start, waves, run-end) are not written when
     `side` is a plan's log: no plan's branch carries them."""
 
-    def __init__(self, git: Git, side: str = "", *, in_place: bool = False,
-                 planning_rel: str = layout.PLANNING) -> None:  # fmt: skip
+    def __init__(
+        self,
+        git: Git,
+        side: str = "",
+        *,
+        in_place: bool = False,
+        planning_rel: str = layout.PLANNING,
+    ) -> None:
         self.git = git
         self.folder = layout.journal_dir(git.git_dir)
         self.side = side or layout.phase_log(Path(planning_rel), "run").as_posix()
@@ -117,7 +122,7 @@ class Journal:
                 error_type=kind,
                 details=details,
                 git_state=where,
-            ),  # fmt: skip
+            ),
         )
 
     def keep_output(self, target: str, output: Path) -> None:
@@ -282,16 +287,22 @@ class Books:
         if rel in self._left or rel in dirty:
             if rel not in self._left:
                 self._left.add(rel)
-                self.warn(f"{rel} has uncommitted changes of yours: gsd leaves it alone "
-                          "(commit them, and gsd updates it on the next run)")  # fmt: skip
+                self.warn(
+                    f"{rel} has uncommitted changes of yours: gsd leaves it alone "
+                    "(commit them, and gsd updates it on the next run)"
+                )
             return False
         return True
 
     def candidates(self) -> list[str]:
         """Every file of the checkout the next bookkeeping step may write."""
         planning = self._rel(self.project.planning)
-        return [f"{planning}/STATE.md", f"{planning}/ROADMAP.md", *self.journal.targets(),
-                *self.journal.kept_targets()]  # fmt: skip
+        return [
+            f"{planning}/STATE.md",
+            f"{planning}/ROADMAP.md",
+            *self.journal.targets(),
+            *self.journal.kept_targets(),
+        ]
 
     def seen(self, dirty: set[str] | None) -> None:
         """Which of `candidates` the user has changed, from a look the caller took anyway

@@ -19,19 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from gsd.core import layout
-from gsd.core.ids import phase_key, short_phase_number
+from gsd.core.ids import phase_key
 from gsd.core.models import Plan
-from gsd.formats import errorlog, metrics, roadmap, state, summaryread
+from gsd.formats import errorlog, roadmap, state, summaryread
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
 from gsd.io import approvals
 from gsd.io.phases import Phase
 from gsd.io.project import Project
+from gsd.run.statetext import PAUSED, roadmap_text, state_text
 
-PAUSED = "checkpoint-paused"
 # events that show a plan moved on after a failure: a new attempt, a commit, a pause
 _PROGRESS = frozenset({"spawn", "commit", "retry", "fallback", PAUSED, "plan-complete"})
-_DURATION_RE = re.compile(r"(?:(?P<h>\d+(?:\.\d+)?)\s*h\w*)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m\w*)?"
-                          r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s\w*)?$", re.I)  # fmt: skip
+_DURATION_RE = re.compile(
+    r"(?:(?P<h>\d+(?:\.\d+)?)\s*h\w*)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m\w*)?"
+    r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s\w*)?$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -123,13 +126,19 @@ def gather(project: Project) -> Facts:
     return Facts(tuple(phases), last, tuple(warnings), len(listed))
 
 
-def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[str, Any]],
-                errors: list[ErrorRecord]) -> PlanFacts:  # fmt: skip
+def _plan_facts(
+    project: Project,
+    phase: Phase,
+    plan: Plan,
+    events: list[dict[str, Any]],
+    errors: list[ErrorRecord],
+) -> PlanFacts:
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
     found = summaryread.find(phase.path, plan.id)
-    base = PlanFacts(plan.id, path, len(plan.tasks), found is not None,
-                     active=bool(events or errors))  # fmt: skip
+    base = PlanFacts(
+        plan.id, path, len(plan.tasks), found is not None, active=bool(events or errors)
+    )
     if found is None:
         return PlanFacts(**{**base.__dict__, "blocker": _blocker(project, plan, events, errors)})
     front = summaryread.load(found)
@@ -139,12 +148,14 @@ def _plan_facts(project: Project, phase: Phase, plan: Plan, events: list[dict[st
         files = sum(len(v) for v in key_files.values() if isinstance(v, list))
     seconds = _seconds(str(front.get("duration", "")))
     minutes = None if seconds is None else max(1, round(seconds / 60))
-    return PlanFacts(**{**base.__dict__, "day": _day(front.get("completed")),
-                        "minutes": minutes, "files": files})  # fmt: skip
+    return PlanFacts(
+        **{**base.__dict__, "day": _day(front.get("completed")), "minutes": minutes, "files": files}
+    )
 
 
-def _blocker(project: Project, plan: Plan, events: list[dict[str, Any]],
-             errors: list[ErrorRecord]) -> Blocker | None:  # fmt: skip
+def _blocker(
+    project: Project, plan: Plan, events: list[dict[str, Any]], errors: list[ErrorRecord]
+) -> Blocker | None:
     """The failure or unanswered pause the plan's records end on, if any."""
     moved = [(_moment(e), n, e) for n, e in enumerate(events) if e.get("event") in _PROGRESS]
     last_move = max(moved, key=lambda m: m[:2])[2] if moved else None  # ties: file order
@@ -158,8 +169,10 @@ def _blocker(project: Project, plan: Plan, events: list[dict[str, Any]],
         task = next((t for t in plan.tasks if t.index == last_move.get("task")), None)
         if task is not None and task.index not in approvals.answered(project, plan):
             what = approvals.what_to_check(task)
-            details = (f"task {task.index} ({task.type}) waits for a person: {what} "
-                       f"(then `gsd approve {plan.id}`)")  # fmt: skip
+            details = (
+                f"task {task.index} ({task.type}) waits for a person: {what} "
+                f"(then `gsd approve {plan.id}`)"
+            )
             return Blocker(PAUSED, details, _day(last_move.get("ts")))
     return None
 
@@ -208,156 +221,17 @@ def _title(phase: Phase) -> str:
     return phase.slug.replace("-", " ").replace("_", " ").title() if phase.slug else phase.name
 
 
-# ----------------------------------------------------------------------------- render
-
-
-def _current(facts: Facts) -> PhaseFacts | None:
-    """The phase work is in: the last one anything happened in, else the first."""
-    active = [p for p in facts.phases if p.active]
-    return active[-1] if active else next(iter(facts.phases), None)
-
-
-def _number(phase: Phase) -> str:
-    """`01` as `1`, `02.1` as `2.1`, as STATE.md says `Phase: 2.1 of 5`."""
-    return short_phase_number(phase.number)
-
-
-def _minutes(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".") + "min"
-
-
-def _blocked(facts: Facts) -> list[PlanFacts]:
-    return [p for ph in facts.phases for p in ph.plans if p.blocker and not p.done]
-
-
-def _status(current: PhaseFacts) -> str:
-    kinds = [p.blocker.kind for p in current.plans if p.blocker and not p.done]
-    if current.complete:
-        return "Phase complete"
-    if any(kind != PAUSED for kind in kinds):
-        return "Blocked"
-    if kinds:
-        return "Paused at a human checkpoint"
-    if current.active:
-        return "In progress"
-    return "Ready to execute" if current.plans else "Ready to plan"
-
-
-def _latest(facts: Facts) -> tuple[str, str] | None:
-    """(day, what) of the last thing that happened: a blocker, else a completed plan."""
-    stops = [(p.blocker.day, p.id, p.blocker.kind) for p in _blocked(facts)
-             if p.blocker and p.blocker.day]  # fmt: skip
-    done = [(p.day, p.id) for ph in facts.phases for p in ph.plans if p.done and p.day]
-    # the first blocker of the latest day, else the last plan (in plan order) completed on
-    # the latest day: the same whichever order the plans were merged in
-    stop = max(stops, key=lambda s: s[0], default=None)
-    last_day = max((day for day, _ in done), default=None)
-    if stop is not None and (last_day is None or stop[0] >= last_day):
-        return stop[0], f"{stop[1]} {stop[2]}"
-    if last_day is not None:
-        return last_day, f"Completed {[i for d, i in done if d == last_day][-1]}-PLAN.md"
-    return None
-
-
-def _stopped_at(facts: Facts, current: PhaseFacts) -> tuple[str, str]:
-    """Session Continuity's Stopped at and Resume file."""
-    blocked = _blocked(facts)
-    if blocked:
-        plan = blocked[0]
-        assert plan.blocker is not None
-        return f"{plan.id} {plan.blocker.kind}", plan.path
-    if current.complete:
-        return f"Phase {_number(current.phase)} complete", "None"
-    done = [p for p in current.plans if p.done]
-    waiting = [p for p in current.plans if not p.done]
-    if not waiting:
-        return f"Phase {_number(current.phase)} has no plans yet", "None"
-    nxt = waiting[0]
-    how = "in progress" if nxt.active else "not started"
-    head = f"Completed {done[-1].id}-PLAN.md; " if done else ""
-    return f"{head}{nxt.id} {how}", nxt.path
-
-
-def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
-    """STATE.md with every line gsd owns derived from `facts`; `only` limits the
-    per-phase parts (By Phase and plan rows, blockers) to one phase."""
-    current = _current(facts)
-    if current is None:
-        return text
-    scope = [p for p in facts.phases if only is None or p.phase == only]
-    total = len(current.plans)
-    latest = _latest(facts)
-    text = state.set_position(
-        text,
-        phase=f"{_number(current.phase)} of {max(facts.phase_count, len(facts.phases))} "
-        f"({current.title})",
-        plan=f"{current.done} of {total} in current phase",
-        status=_status(current),
-        last_activity=f"{latest[0]} - {latest[1]}" if latest else None,
-        progress=current.done / total if total else None,
-    )
-    done = [p for ph in facts.phases for p in ph.plans if p.done]
-    timed = [p.minutes for p in done if p.minutes is not None]
-    text = metrics.set_counters(text, {
-        "Total plans completed": str(len(done)),
-        "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
-        "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
-    })  # fmt: skip
-    for phase in scope:
-        text = _phase_rows(text, phase)
-    if facts.last_day is not None:
-        stopped, resume = _stopped_at(facts, current)
-        text = state.set_session(text, last_session=facts.last_day, stopped_at=stopped,
-                                 resume_file=resume)  # fmt: skip
-    return text
-
-
-def _phase_rows(text: str, phase: PhaseFacts) -> str:
-    done = [p for p in phase.plans if p.done]
-    timed = [p.minutes for p in done if p.minutes is not None]
-    if done or metrics.has_phase_metric(text, phase.phase.number):
-        text = metrics.record_phase_metric(
-            text, phase=phase.phase.number, plans=len(done),
-            total=_minutes(sum(timed)) if timed else "-",
-            average=_minutes(sum(timed) / len(timed)) if timed else "-",
-        )  # fmt: skip
-    for plan in done:
-        minutes = f"{plan.minutes}min" if plan.minutes is not None else "-"
-        text = metrics.record_metric(text, plan_id=plan.id, duration=minutes, tasks=plan.tasks,
-                                   files=plan.files)  # fmt: skip
-    for plan in phase.plans:
-        if plan.blocker and not plan.done:
-            line = state.blocker_line(plan.id, plan.blocker.kind, plan.blocker.details, 300)
-            text = state.add_blocker(text, line)
-        else:
-            text = state.remove_blockers(text, plan.id)
-    return text
-
-
-def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
-    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`."""
-    for phase in facts.phases:
-        if (only is not None and phase.phase != only) or not phase.plans:
-            continue
-        for plan in phase.plans:
-            text = roadmap.check_plan(text, plan.id, plan.done)
-        text = roadmap.check_phase(text, phase.phase.number, phase.complete)
-        status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
-        text = roadmap.set_progress(text, phase.phase.number, phase.done, len(phase.plans),
-                                    status, phase.day)  # fmt: skip
-    return text
-
-
-# ------------------------------------------------------------------------------ files
-
-
 OWNED = (layout.STATE_FILE, layout.ROADMAP_FILE)
 
 
 def sync(
-    project: Project, only: Phase | None = None, *, write: bool = True,
-    files: tuple[str, ...] = OWNED, facts: Facts | None = None,
-) -> list[Change]:  # fmt: skip
+    project: Project,
+    only: Phase | None = None,
+    *,
+    write: bool = True,
+    files: tuple[str, ...] = OWNED,
+    facts: Facts | None = None,
+) -> list[Change]:
     """Derive STATE.md and ROADMAP.md (those of `files` that exist) and, with `write`,
     save the ones that changed; either way return what differs. Commits nothing."""
     facts = facts or gather(project)

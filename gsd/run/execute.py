@@ -110,8 +110,9 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
     run.journal.event("run-end", status="stopped")
     run.books.derive()  # the failure or pause is in the logs now: a blocker
     run.books.commit(f"docs({end.plan.id}): run stopped")
-    return RunResult(exit_code=code, outcomes=run.sorted_outcomes(), message=message,
-                     plans=run.ended)  # fmt: skip
+    return RunResult(
+        exit_code=code, outcomes=run.sorted_outcomes(), message=message, plans=run.ended
+    )
 
 
 def _finish(run: PhaseRun) -> RunResult:
@@ -122,11 +123,19 @@ def _finish(run: PhaseRun) -> RunResult:
     what = f"plan {options.only_plan}" if options.only_plan else f"phase {phase.name}"
     if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
         run.journal.discard()
-        return RunResult(exit_code=EXIT_OK, outcomes=run.outcomes,
-                         message=f"{what}: already complete", plans=run.ended)  # fmt: skip
+        return RunResult(
+            exit_code=EXIT_OK,
+            outcomes=run.outcomes,
+            message=f"{what}: already complete",
+            plans=run.ended,
+        )
     run.journal.event("run-end", status="complete")
     run.books.derive()
     scope = options.only_plan or phase.number
     run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
-    return RunResult(exit_code=EXIT_OK, outcomes=run.sorted_outcomes(),
-                     message=f"{what} complete", plans=run.ended)  # fmt: skip
+    return RunResult(
+        exit_code=EXIT_OK,
+        outcomes=run.sorted_outcomes(),
+        message=f"{what} complete",
+        plans=run.ended,
+    )

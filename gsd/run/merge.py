@@ -36,9 +36,15 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     ]
     ignored = sorted(set(present) - run.git.tracked_among(present)) if present else []
     if ignored:  # git would overwrite them (and an undone merge delete them)
-        return _unmerged(run, end, branch, (
-            f"it adds {', '.join(ignored[:5])}, which your checkout has as files git "
-            "ignores: move them away"))  # fmt: skip
+        return _unmerged(
+            run,
+            end,
+            branch,
+            (
+                f"it adds {', '.join(ignored[:5])}, which your checkout has as files git "
+                "ignores: move them away"
+            ),
+        )
     try:
         conflicts = Branches(run.git).start_merge(branch, message)
     except MergeRefused as refused:
@@ -54,8 +60,12 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
         run.journal.event("merge", plan=plan.id, branch=branch, status="failed")
         run.journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
-        return end._replace(status="failed", error_type="unknown", details=logged(exc),
-                            message=f"plan {plan.id}: merge failed: {exc}")  # fmt: skip
+        return end._replace(
+            status="failed",
+            error_type="unknown",
+            details=logged(exc),
+            message=f"plan {plan.id}: merge failed: {exc}",
+        )
     run.worktrees.delete_branch(plan.id)  # merged: nothing left on it
     run.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
     return end
@@ -95,11 +105,15 @@ def _refusal(run: PhaseRun, paths: list[str]) -> str:
     them in), or uncommitted or untracked files where the plan's branch writes."""
     staged = [p for p in run.git.staged_paths() if p in paths]
     if staged:
-        return (f"you have staged changes ({', '.join(staged[:5])}) that its merge "
-                "commit would take in: commit or unstage them")  # fmt: skip
+        return (
+            f"you have staged changes ({', '.join(staged[:5])}) that its merge "
+            "commit would take in: commit or unstage them"
+        )
     more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
-    return (f"it would overwrite your uncommitted changes to {', '.join(paths[:5])}{more}: "
-            "commit or stash them")  # fmt: skip
+    return (
+        f"it would overwrite your uncommitted changes to {', '.join(paths[:5])}{more}: "
+        "commit or stash them"
+    )
 
 
 def _unmerged(
@@ -108,14 +122,26 @@ def _unmerged(
     """The plan is complete on its branch and stays there: one line says why and what
     to do; logged as gsd's merge failure, never against a specialist."""
     plan = end.plan
-    details = why if conflicts else (
-        f"plan {plan.id} is complete on branch {branch} but not merged: {why}, then run "
-        f"`gsd execute-phase {run.phase.number}` again (or `git merge --no-ff {branch}`)"
-    )  # fmt: skip
-    run.journal.event("merge", plan=plan.id, branch=branch,
-                      status="conflict" if conflicts else "blocked",
-                      files=conflicts or [])  # fmt: skip
+    details = (
+        why
+        if conflicts
+        else (
+            f"plan {plan.id} is complete on branch {branch} but not merged: {why}, then run "
+            f"`gsd execute-phase {run.phase.number}` again (or `git merge --no-ff {branch}`)"
+        )
+    )
+    run.journal.event(
+        "merge",
+        plan=plan.id,
+        branch=branch,
+        status="conflict" if conflicts else "blocked",
+        files=conflicts or [],
+    )
     run.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
     run.say(f"plan {plan.id}: merge-conflict: {details}")
-    return end._replace(status="failed", error_type="merge-conflict", details=details,
-                        message=f"plan {plan.id}: merge-conflict: {details}")  # fmt: skip
+    return end._replace(
+        status="failed",
+        error_type="merge-conflict",
+        details=details,
+        message=f"plan {plan.id}: merge-conflict: {details}",
+    )

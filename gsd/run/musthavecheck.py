@@ -36,8 +36,7 @@ def check_complete_plan(run: PhaseRun, end: PlanEnd, place: Git) -> tuple[PlanEn
     message = f"plan {plan.id}: must_haves not met: {said}"
     hint = "fix the work, or set verification.must_haves to warn in .planning/config.json"
     run.journal.error(plan.phase, plan.id, ERROR_TYPE, f"{message}; {hint}", "verify")
-    failed = end._replace(status="failed", message=message, error_type=ERROR_TYPE,
-                          details=text)  # fmt: skip
+    failed = end._replace(status="failed", message=message, error_type=ERROR_TYPE, details=text)
     return failed, text
 
 

@@ -63,8 +63,7 @@ class PhaseRun:
         self.worktrees = worktrees
         self.say = console.say
         self.waves = len(graph.waves)
-        self.dispatcher, warnings = project.dispatcher(cli_timeout=options.timeout,
-                                                       environ=environ)  # fmt: skip
+        self.dispatcher, warnings = project.dispatcher(cli_timeout=options.timeout, environ=environ)
         for warning in warnings:
             self.say(f"warning: {warning}")
         self.agents = self.dispatcher.agents
@@ -72,10 +71,10 @@ class PhaseRun:
         planning_rel = project.planning.relative_to(project.root).as_posix()
         side = bookkeeping.side_log(planning_rel, phase.number, worktrees.here, options.only_plan)
         in_place = not project.config.workflow.use_worktrees
-        self.journal = bookkeeping.Journal(git, side, in_place=in_place,
-                                           planning_rel=planning_rel)  # fmt: skip
-        self.books = bookkeeping.Books(project, git, self.journal,
-                                       lambda line: self.say(f"warning: {line}"))  # fmt: skip
+        self.journal = bookkeeping.Journal(git, side, in_place=in_place, planning_rel=planning_rel)
+        self.books = bookkeeping.Books(
+            project, git, self.journal, lambda line: self.say(f"warning: {line}")
+        )
         # a CI job's `execute-plan` on the plan's own branch: STATE.md and ROADMAP.md are
         # derived on the branch it is merged into, never on this one (they would conflict)
         self.books.on_plan_branch = any(worktrees.on_checkout(p) for p in graph.plans)
@@ -116,8 +115,11 @@ class PhaseRun:
                 if summaryread.exists(self.phase.path, plan_id):
                     continue
                 plan = self.graph.plans[plan_id]
-                found += [self.dispatcher.task(number, plan, task) for task in plan.tasks
-                          if f"{plan_id}-{task.index}" not in committed]  # fmt: skip
+                found += [
+                    self.dispatcher.task(number, plan, task)
+                    for task in plan.tasks
+                    if f"{plan_id}-{task.index}" not in committed
+                ]
         return found
 
     def interrupted(self, where: str) -> None:

@@ -46,8 +46,13 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
         place, recovered = run.worktrees.open(plan.id, start)
     except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
         run.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
-        return PlanEnd(plan=plan, status="failed", message=f"plan {plan.id}: {exc}",
-                       error_type="unknown", details=str(exc))  # fmt: skip
+        return PlanEnd(
+            plan=plan,
+            status="failed",
+            message=f"plan {plan.id}: {exc}",
+            error_type="unknown",
+            details=str(exc),
+        )
     for tag in recovered:
         run.say(f"rolled back {tag}, left open by an interrupted run")
     end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
@@ -87,8 +92,9 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
     plan = end.plan
     planning_rel = run.project.planning.relative_to(run.project.root)
-    earlier = attempts.logged_attempts(plan.id, dict.fromkeys(
-        [run.project.planning, place.root / planning_rel]))  # fmt: skip
+    earlier = attempts.logged_attempts(
+        plan.id, dict.fromkeys([run.project.planning, place.root / planning_rel])
+    )
     outcomes, created = attempts.with_commits(
         plan.id, [*earlier, *end.attempts], Commits(place).plan_task_commits(plan.id)
     )
@@ -96,11 +102,16 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     started, finished = end.started or now, end.finished or now
     before = sum(o.duration_s for o in earlier)  # agent time of earlier runs
     return summary.render(
-        phase_dir=run.phase.name, plan_id=plan.id, plan_frontmatter=plan.frontmatter,
-        outcomes=outcomes, task_names={t.index: t.name for t in plan.tasks},
-        started=started, finished=finished, created=created,
+        phase_dir=run.phase.name,
+        plan_id=plan.id,
+        plan_frontmatter=plan.frontmatter,
+        outcomes=outcomes,
+        task_names={t.index: t.name for t in plan.tasks},
+        started=started,
+        finished=finished,
+        created=created,
         seconds=(finished - started).total_seconds() + before,
-    )  # fmt: skip
+    )
 
 
 def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
@@ -110,15 +121,19 @@ def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
     plan = end.plan
     run.journal.plan_event(plan.id, "plan-complete")
     tip = place.head() or "HEAD"
-    changed = Branches(run.git).changed_since_fork(tip, [
-        run.journal.plan_log(plan.id),
-        *(t for t in run.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
-    ])  # fmt: skip
+    changed = Branches(run.git).changed_since_fork(
+        tip,
+        [
+            run.journal.plan_log(plan.id),
+            *(t for t in run.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
+        ],
+    )
     paths = run.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
     written = _summary_folder(run, place.root) / f"{plan.id}-SUMMARY.md"
     summary.write(written, end.summary)
-    Commits(place).commit_docs(f"docs({plan.id}): plan summary",
-                      [written.relative_to(place.root).as_posix(), *paths])  # fmt: skip
+    Commits(place).commit_docs(
+        f"docs({plan.id}): plan summary", [written.relative_to(place.root).as_posix(), *paths]
+    )
 
 
 def _summary_folder(run: PhaseRun, root: Path) -> Path:

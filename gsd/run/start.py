@@ -65,8 +65,9 @@ def validated_graph(
         _check_plan_ready(project, phase, graph, options.only_plan, alone=True)
     if options.only_wave is not None:
         if not 1 <= options.only_wave <= len(graph.waves):
-            raise InputError(f"{phase.name} has {plural(len(graph.waves), 'wave')}; no wave "
-                             f"{options.only_wave}")  # fmt: skip
+            raise InputError(
+                f"{phase.name} has {plural(len(graph.waves), 'wave')}; no wave {options.only_wave}"
+            )
         for plan_id in graph.waves[options.only_wave - 1]:
             _check_plan_ready(project, phase, graph, plan_id, alone=False)
     return graph
@@ -84,8 +85,10 @@ def check_before_spawning(run: PhaseRun, environ: Mapping[str, str]) -> None:
     if not run.sandbox.enabled:
         say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")
     elif sandbox.landlock_abi() == 0:
-        say(f"warning: no sandbox: {sandbox.unavailable_reason()}; agents are held by gsd's "
-            "git checks only")  # fmt: skip
+        say(
+            f"warning: no sandbox: {sandbox.unavailable_reason()}; agents are held by gsd's "
+            "git checks only"
+        )
 
 
 def _check_plan_ready(

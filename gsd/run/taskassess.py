@@ -84,11 +84,16 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
     violations = enforce.check(
-        tier=agent.tier, changed=seen.changed, allowed=allowed_files(plan, task), scope=scope,
+        tier=agent.tier,
+        changed=seen.changed,
+        allowed=allowed_files(plan, task),
+        scope=scope,
         changed_refs=seen.changed_refs,
-        git_internals_changed=[*spawn.gitfile_changed, *seen.internals], flags=seen.flags,
-        ignored_protected=seen.protected, user_checkout=spawn.in_user_checkout,
-    )  # fmt: skip
+        git_internals_changed=[*spawn.gitfile_changed, *seen.internals],
+        flags=seen.flags,
+        ignored_protected=seen.protected,
+        user_checkout=spawn.in_user_checkout,
+    )
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
@@ -172,8 +177,14 @@ def _judge(
     found = taskreport.markers(output.text)  # read once, for up to three verdicts
 
     def verdict(changed: bool) -> judge.Verdict:
-        return judge.judge(exit_code=spawned.exit_code, timed_out=spawned.timed_out, output=output,
-                           report=report, markers=found, changed_files=changed)  # fmt: skip
+        return judge.judge(
+            exit_code=spawned.exit_code,
+            timed_out=spawned.timed_out,
+            output=output,
+            report=report,
+            markers=found,
+            changed_files=changed,
+        )
 
     without = verdict(False)
     if without.success or verdict(True) == without:

@@ -55,8 +55,7 @@ def run_task(
     policy), settle (commit, or roll back to the checkpoint) and record (a failure's
     line in the error log).
 
-    With `sandbox`, the agent and everything it starts write only what its confinement
-    allows (Landlock, where the kernel has it): see `gsd.io.sandbox`.
+    With `sandbox`, the agent writes only what its confinement allows (gsd.io.sandbox).
 
     A failure is appended to `error_log` (default: the plan's own log,
     .planning/logs/{plan}.jsonl, for callers of this function alone; the orchestrator
@@ -64,8 +63,18 @@ def run_task(
     Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or layout.plan_log(git.root / layout.PLANNING, plan.id)
-    job = Job(git=git, plan=plan, task=task, agent=agent, dispatch=dispatch, prompt=prompt,
-              attempt=attempt, environ=environ, cancel=cancel, sandbox=sandbox)  # fmt: skip
+    job = Job(
+        git=git,
+        plan=plan,
+        task=task,
+        agent=agent,
+        dispatch=dispatch,
+        prompt=prompt,
+        attempt=attempt,
+        environ=environ,
+        cancel=cancel,
+        sandbox=sandbox,
+    )
     guards = prepare(job, allow_dirty)
     if isinstance(guards, TaskOutcome):  # no checkpoint: nothing ran, nothing to undo
         _record(error_log, job, guards, None)
@@ -73,8 +82,9 @@ def run_task(
     with _rolled_back_on_crash(git, guards.checkpoint):
         if cancel is not None and cancel.is_set():  # interrupted before the spawn
             Checkpoints(git).delete(guards.checkpoint)
-            return failed_before_spawn(job, error_type="unknown",
-                                       details="interrupted before the agent started")  # fmt: skip
+            return failed_before_spawn(
+                job, error_type="unknown", details="interrupted before the agent started"
+            )
         spawn = spawn_agent(job, guards)
         assessed = assess(job, guards.checkpoint, spawn, scope)
     outcome, rollback_failed = _settle(job, guards.checkpoint, assessed)
@@ -122,19 +132,35 @@ def _settle(
             details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
     failed = error_type is not None
     outcome = TaskOutcome(
-        plan=job.plan.id, task=job.task.index, agent=job.agent.name, success=not failed,
-        soft_success=done.verdict.soft_success and not failed, error_type=error_type,
-        details=details, commit=commit, changed=done.changed,
-        deviations=done.deviations, exit_code=spawned.exit_code,
-        duration_s=round(spawned.duration_s, 1), input_tokens=done.output.input_tokens,
-        output_tokens=done.output.output_tokens, cost_usd=done.output.cost_usd,
-        attempt=job.attempt, checkpoint=checkpoint.tag, report=done.report,
-        rate_limited=failed and judge.rate_limited(
-            done.verdict, done.output, stderr if job.agent.runner != "command" else ""),
+        plan=job.plan.id,
+        task=job.task.index,
+        agent=job.agent.name,
+        success=not failed,
+        soft_success=done.verdict.soft_success and not failed,
+        error_type=error_type,
+        details=details,
+        commit=commit,
+        changed=done.changed,
+        deviations=done.deviations,
+        exit_code=spawned.exit_code,
+        duration_s=round(spawned.duration_s, 1),
+        input_tokens=done.output.input_tokens,
+        output_tokens=done.output.output_tokens,
+        cost_usd=done.output.cost_usd,
+        attempt=job.attempt,
+        checkpoint=checkpoint.tag,
+        report=done.report,
+        rate_limited=failed
+        and judge.rate_limited(
+            done.verdict, done.output, stderr if job.agent.runner != "command" else ""
+        ),
         output=str(spawned.stdout_path) if _printed(spawned.stdout_path) else None,
-        tokens=done.tokens, budget=done.budget, budget_warn=job.dispatch.budget_warn,
-        budget_abort=job.dispatch.budget_abort, no_change=done.no_change and not failed,
-    )  # fmt: skip
+        tokens=done.tokens,
+        budget=done.budget,
+        budget_warn=job.dispatch.budget_warn,
+        budget_abort=job.dispatch.budget_abort,
+        no_change=done.no_change and not failed,
+    )
     return outcome, rollback_failed
 
 

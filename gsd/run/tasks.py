@@ -46,40 +46,77 @@ def run_tasks(
             resumed.add(task.index)
             continue
         if task.is_checkpoint:
-            # 6. a human checkpoint pauses the run until `gsd approve` answers it
-            answer = approvals.answer(project, plan.id, task, auto=run.auto)
+            answer = _human_checkpoint(run, plan, task, label)
             if answer is None:
-                message = (
-                    f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
-                    f"(then `gsd approve {plan.id}`)"
-                )
-                run.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
-                run.say(message)
-                return PlanEnd(plan=plan, status="paused", message=message,
-                               error_type="checkpoint-paused", details=message,
-                               attempts=tuple(attempts), started=started)  # fmt: skip
-            run.say(f"{label}: {task.type} approved ({answer})")
+                return _paused(run, plan, task, label, attempts, started)
             earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
             continue
         context = prompt.PromptContext(
-            earlier=list(earlier), summaries=summaries, repo=str(place.root),
-            plan_text=plan_text, resumed=frozenset(resumed),
-        )  # fmt: skip
+            earlier=list(earlier),
+            summaries=summaries,
+            repo=str(place.root),
+            plan_text=plan_text,
+            resumed=frozenset(resumed),
+        )
         outcome = _climb(run, wave, plan, task, context, label, attempts, place)
         run.outcomes.append(outcome)
         if not outcome.success and run.cancel.is_set():  # rolled back; nobody's failure
             return _interrupted(plan, label, attempts, started)
         if not outcome.success:
             message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
-            return PlanEnd(plan=plan, status="failed", message=message,
-                           error_type=outcome.error_type or "unknown",
-                           details=outcome.details, attempts=tuple(attempts),
-                           started=started)  # fmt: skip
+            return PlanEnd(
+                plan=plan,
+                status="failed",
+                message=message,
+                error_type=outcome.error_type or "unknown",
+                details=outcome.details,
+                attempts=tuple(attempts),
+                started=started,
+            )
         report = outcome.report
         earlier.append((task.index, report.downstream if report else None))
-    return PlanEnd(plan=plan, status="complete", message=f"plan {plan.id}: complete",
-                   attempts=tuple(attempts), started=started,
-                   finished=datetime.now(timezone.utc))  # fmt: skip
+    return PlanEnd(
+        plan=plan,
+        status="complete",
+        message=f"plan {plan.id}: complete",
+        attempts=tuple(attempts),
+        started=started,
+        finished=datetime.now(timezone.utc),
+    )
+
+
+def _human_checkpoint(run: PhaseRun, plan: Plan, task: Task, label: str) -> str | None:
+    """6. A human checkpoint's answer (`gsd approve`), said; None while nobody has."""
+    answer = approvals.answer(run.project, plan.id, task, auto=run.auto)
+    if answer is not None:
+        run.say(f"{label}: {task.type} approved ({answer})")
+    return answer
+
+
+def _paused(
+    run: PhaseRun,
+    plan: Plan,
+    task: Task,
+    label: str,
+    attempts: list[TaskOutcome],
+    started: datetime,
+) -> PlanEnd:
+    """The plan paused at an unanswered human checkpoint: the run waits for a person."""
+    message = (
+        f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
+        f"(then `gsd approve {plan.id}`)"
+    )
+    run.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
+    run.say(message)
+    return PlanEnd(
+        plan=plan,
+        status="paused",
+        message=message,
+        error_type="checkpoint-paused",
+        details=message,
+        attempts=tuple(attempts),
+        started=started,
+    )
 
 
 def _climb(
@@ -97,8 +134,10 @@ def _climb(
     `voltagent.fallback_on_error`; validation failures and policy violations are final."""
     dispatch = run.dispatcher.task(wave, plan, task)
     if dispatch.fallback_reason:  # SPEC 3: every fallback to gsd-executor is a warning
-        run.say(f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
-                f"{dispatch.fallback_reason}")  # fmt: skip
+        run.say(
+            f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
+            f"{dispatch.fallback_reason}"
+        )
     retries = run.retries
     attempt = 0
     while True:
@@ -108,8 +147,12 @@ def _climb(
         _report(run, plan, task, label, agent.name, outcome)
         if outcome.success or run.cancel.is_set():
             return outcome
-        rung = next_rung(outcome, retries=retries, fallback_on_error=run.fallback,
-                         on_fallback=agent.name == EXECUTOR)  # fmt: skip
+        rung = next_rung(
+            outcome,
+            retries=retries,
+            fallback_on_error=run.fallback,
+            on_fallback=agent.name == EXECUTOR,
+        )
         if rung == "retry":
             run.journal.plan_event(plan.id, "retry", task=task.index)
             continue
@@ -139,16 +182,23 @@ def _attempt(
     agent = run.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
     text = prompt.build_prompt(agent, plan, task, context, run.templates)
     run.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
-    run.journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name,
-                           attempt=attempt)  # fmt: skip
+    run.journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt)
     with run.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
-            git=place, plan=plan, task=task, agent=agent, dispatch=dispatch,
-            prompt=text, attempt=attempt, allow_dirty=run.allow_dirty,
-            scope=run.scope, environ=run.environ,
-            error_log=run.journal.plan_errors(plan.id), cancel=run.cancel,
+            git=place,
+            plan=plan,
+            task=task,
+            agent=agent,
+            dispatch=dispatch,
+            prompt=text,
+            attempt=attempt,
+            allow_dirty=run.allow_dirty,
+            scope=run.scope,
+            environ=run.environ,
+            error_log=run.journal.plan_errors(plan.id),
+            cancel=run.cancel,
             sandbox=run.sandbox,
-        )  # fmt: skip
+        )
     return agent, outcome
 
 
@@ -160,17 +210,28 @@ def _report(
     journal, say = run.journal, run.say
     if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
         result_file = run.phase.path / f"{plan.id}-RESULT.txt"
-        journal.keep_output(result_file.relative_to(run.project.root).as_posix(),
-                            Path(outcome.output))  # fmt: skip
+        journal.keep_output(
+            result_file.relative_to(run.project.root).as_posix(), Path(outcome.output)
+        )
     journal.plan_event(
-        plan.id, "result", task=task.index, agent=agent, attempt=outcome.attempt,
-        success=outcome.success, soft_success=outcome.soft_success,
-        error_type=outcome.error_type, duration_s=outcome.duration_s,
-        input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-        cost_usd=outcome.cost_usd, tokens=outcome.tokens, budget=outcome.budget,
-        budget_warn=outcome.budget_warn, budget_abort=outcome.budget_abort,
+        plan.id,
+        "result",
+        task=task.index,
+        agent=agent,
+        attempt=outcome.attempt,
+        success=outcome.success,
+        soft_success=outcome.soft_success,
+        error_type=outcome.error_type,
+        duration_s=outcome.duration_s,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        cost_usd=outcome.cost_usd,
+        tokens=outcome.tokens,
+        budget=outcome.budget,
+        budget_warn=outcome.budget_warn,
+        budget_abort=outcome.budget_abort,
         **({"no_change": True} if outcome.no_change else {}),
-    )  # fmt: skip
+    )
     if outcome.success:
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
         say(f"{label}: {_success_line(outcome)}")
@@ -180,8 +241,7 @@ def _report(
     else:
         say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
     if outcome.checkpoint:  # run_task put the tree back to it
-        journal.plan_event(plan.id, "rollback", task=task.index,
-                           checkpoint=outcome.checkpoint)  # fmt: skip
+        journal.plan_event(plan.id, "rollback", task=task.index, checkpoint=outcome.checkpoint)
 
 
 def _success_line(outcome: TaskOutcome) -> str:
@@ -199,8 +259,13 @@ def _success_line(outcome: TaskOutcome) -> str:
 
 def _interrupted(plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime) -> PlanEnd:
     """A plan a signal stopped at `label`: its attempt rolled back, nobody's failure."""
-    return PlanEnd(plan=plan, status="interrupted", message=f"{label}: interrupted",
-                   attempts=tuple(attempts), started=started)  # fmt: skip
+    return PlanEnd(
+        plan=plan,
+        status="interrupted",
+        message=f"{label}: interrupted",
+        attempts=tuple(attempts),
+        started=started,
+    )
 
 
 def _first_line(details: str) -> str:

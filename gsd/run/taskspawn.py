@@ -81,8 +81,9 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
     user = _unconfined_user_checkout(git, sandbox)
     confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
-        checkpoint = Checkpoints(git).create(job.plan.id, job.task.index,
-                                           allow_dirty=allow_dirty, confined=confined)  # fmt: skip
+        checkpoint = Checkpoints(git).create(
+            job.plan.id, job.task.index, allow_dirty=allow_dirty, confined=confined
+        )
     except GsdError as exc:
         return failed_before_spawn(job, error_type="checkpoint-failed", details=logged(exc))
     return Guards(checkpoint=checkpoint, gitfile=gitfile, user=user)
@@ -91,11 +92,25 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
 def failed_before_spawn(job: Job, *, error_type: str, details: str) -> TaskOutcome:
     """An attempt that failed before the agent ran: nothing changed, nothing to report."""
     return TaskOutcome(
-        plan=job.plan.id, task=job.task.index, agent=job.agent.name, success=False,
-        soft_success=False, error_type=error_type, details=details, commit=None, changed=[],
-        deviations=[], exit_code=None, duration_s=0.0, input_tokens=None, output_tokens=None,
-        cost_usd=None, attempt=job.attempt, checkpoint=None, report=None,
-    )  # fmt: skip
+        plan=job.plan.id,
+        task=job.task.index,
+        agent=job.agent.name,
+        success=False,
+        soft_success=False,
+        error_type=error_type,
+        details=details,
+        commit=None,
+        changed=[],
+        deviations=[],
+        exit_code=None,
+        duration_s=0.0,
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        attempt=job.attempt,
+        checkpoint=None,
+        report=None,
+    )
 
 
 def spawn_agent(job: Job, guards: Guards) -> AgentRun:

@@ -24,13 +24,14 @@ def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, P
     where = f"phase {run.phase.number} wave {number}/{run.waves}"
     side_by_side = not run.in_place and run.parallel > 1 and len(plans) > 1
     at_once = min(run.parallel, len(plans)) if side_by_side else 1
-    run.journal.event("wave-start", wave=number, plans=[p.id for p in plans],
-                      parallel=at_once)  # fmt: skip
+    run.journal.event("wave-start", wave=number, plans=[p.id for p in plans], parallel=at_once)
     if side_by_side:
         groups = run.graph.sequential_groups([p.id for p in plans])
         groups_said = plural(len(groups), "group")
-        run.say(f"{where}: {len(plans)} plans in parallel worktrees ({groups_said}, at "
-                f"most {run.parallel} at once)")  # fmt: skip
+        run.say(
+            f"{where}: {len(plans)} plans in parallel worktrees ({groups_said}, at "
+            f"most {run.parallel} at once)"
+        )
         ends = _side_by_side(run, number, groups)
     else:
         if len(plans) > 1:
@@ -49,8 +50,9 @@ def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, P
             if end.status != "complete":
                 break
     for end in ends:
-        run.ended[end.plan.id] = end.status + (f": {end.error_type}" if
-                                               end.status == "failed" else "")  # fmt: skip
+        run.ended[end.plan.id] = end.status + (
+            f": {end.error_type}" if end.status == "failed" else ""
+        )
     done = [e.plan.id for e in ends if e.status == "complete"]
     run.journal.event("wave-end", wave=number, complete=done)
     return _how_it_stopped(ends)
@@ -62,8 +64,9 @@ def _side_by_side(run: PhaseRun, number: int, groups: list[list[str]]) -> list[P
     in plan order. A plan built on one that could not be merged is not merged; after
     an interruption nothing is merged (the branches keep the work for the next run)."""
     start = run.git.head() or "HEAD"
-    pool = ThreadPoolExecutor(max_workers=min(run.parallel, len(groups)),
-                              thread_name_prefix="gsd-plan")  # fmt: skip
+    pool = ThreadPoolExecutor(
+        max_workers=min(run.parallel, len(groups)), thread_name_prefix="gsd-plan"
+    )
     try:
         futures = [pool.submit(_group, run, group, number, start) for group in groups]
         results = [future.result() for future in futures]
@@ -81,10 +84,13 @@ def _side_by_side(run: PhaseRun, number: int, groups: list[list[str]]) -> list[P
         if run.cancel.is_set():
             pass  # complete plans wait on their branches; the run stops after this
         elif end.status == "complete" and group in blocked:
-            end = end._replace(status="failed", error_type="merge-conflict",
-                               message=f"plan {end.plan.id}: not merged, it builds on a "
-                                       "plan that could not be merged",
-                               details="builds on a plan whose merge conflicted")  # fmt: skip
+            end = end._replace(
+                status="failed",
+                error_type="merge-conflict",
+                message=f"plan {end.plan.id}: not merged, it builds on a "
+                "plan that could not be merged",
+                details="builds on a plan whose merge conflicted",
+            )
         elif end.status == "complete":
             end = merge_plan(run, end)
         if end.status != "complete":

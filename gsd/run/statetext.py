@@ -1,0 +1,166 @@
+"""STATE.md and ROADMAP.md as `gsd.run.derive`'s facts say (pure): the lines gsd owns in
+each, the rest of the user's text kept."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gsd.core.ids import short_phase_number
+from gsd.formats import metrics, roadmap, state
+from gsd.io.phases import Phase
+
+if TYPE_CHECKING:  # the facts are derive's; only read here
+    from gsd.run.derive import Facts, PhaseFacts, PlanFacts
+
+PAUSED = "checkpoint-paused"  # a blocker that waits for a person, not a failure
+
+
+def _current(facts: Facts) -> PhaseFacts | None:
+    """The phase work is in: the last one anything happened in, else the first."""
+    active = [p for p in facts.phases if p.active]
+    return active[-1] if active else next(iter(facts.phases), None)
+
+
+def _number(phase: Phase) -> str:
+    """`01` as `1`, `02.1` as `2.1`, as STATE.md says `Phase: 2.1 of 5`."""
+    return short_phase_number(phase.number)
+
+
+def _minutes(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") + "min"
+
+
+def _blocked(facts: Facts) -> list[PlanFacts]:
+    return [p for ph in facts.phases for p in ph.plans if p.blocker and not p.done]
+
+
+def _status(current: PhaseFacts) -> str:
+    kinds = [p.blocker.kind for p in current.plans if p.blocker and not p.done]
+    if current.complete:
+        return "Phase complete"
+    if any(kind != PAUSED for kind in kinds):
+        return "Blocked"
+    if kinds:
+        return "Paused at a human checkpoint"
+    if current.active:
+        return "In progress"
+    return "Ready to execute" if current.plans else "Ready to plan"
+
+
+def _latest(facts: Facts) -> tuple[str, str] | None:
+    """(day, what) of the last thing that happened: a blocker, else a completed plan."""
+    stops = [
+        (p.blocker.day, p.id, p.blocker.kind)
+        for p in _blocked(facts)
+        if p.blocker and p.blocker.day
+    ]
+    done = [(p.day, p.id) for ph in facts.phases for p in ph.plans if p.done and p.day]
+    # the first blocker of the latest day, else the last plan (in plan order) completed on
+    # the latest day: the same whichever order the plans were merged in
+    stop = max(stops, key=lambda s: s[0], default=None)
+    last_day = max((day for day, _ in done), default=None)
+    if stop is not None and (last_day is None or stop[0] >= last_day):
+        return stop[0], f"{stop[1]} {stop[2]}"
+    if last_day is not None:
+        return last_day, f"Completed {[i for d, i in done if d == last_day][-1]}-PLAN.md"
+    return None
+
+
+def _stopped_at(facts: Facts, current: PhaseFacts) -> tuple[str, str]:
+    """Session Continuity's Stopped at and Resume file."""
+    blocked = _blocked(facts)
+    if blocked:
+        plan = blocked[0]
+        assert plan.blocker is not None
+        return f"{plan.id} {plan.blocker.kind}", plan.path
+    if current.complete:
+        return f"Phase {_number(current.phase)} complete", "None"
+    done = [p for p in current.plans if p.done]
+    waiting = [p for p in current.plans if not p.done]
+    if not waiting:
+        return f"Phase {_number(current.phase)} has no plans yet", "None"
+    nxt = waiting[0]
+    how = "in progress" if nxt.active else "not started"
+    head = f"Completed {done[-1].id}-PLAN.md; " if done else ""
+    return f"{head}{nxt.id} {how}", nxt.path
+
+
+def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
+    """STATE.md with every line gsd owns derived from `facts`; `only` limits the
+    per-phase parts (By Phase and plan rows, blockers) to one phase."""
+    current = _current(facts)
+    if current is None:
+        return text
+    scope = [p for p in facts.phases if only is None or p.phase == only]
+    total = len(current.plans)
+    latest = _latest(facts)
+    text = state.set_position(
+        text,
+        phase=f"{_number(current.phase)} of {max(facts.phase_count, len(facts.phases))} "
+        f"({current.title})",
+        plan=f"{current.done} of {total} in current phase",
+        status=_status(current),
+        last_activity=f"{latest[0]} - {latest[1]}" if latest else None,
+        progress=current.done / total if total else None,
+    )
+    done = [p for ph in facts.phases for p in ph.plans if p.done]
+    timed = [p.minutes for p in done if p.minutes is not None]
+    text = metrics.set_counters(
+        text,
+        {
+            "Total plans completed": str(len(done)),
+            "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
+            "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
+        },
+    )
+    for phase in scope:
+        text = _phase_rows(text, phase)
+    if facts.last_day is not None:
+        stopped, resume = _stopped_at(facts, current)
+        text = state.set_session(
+            text, last_session=facts.last_day, stopped_at=stopped, resume_file=resume
+        )
+    return text
+
+
+def _phase_rows(text: str, phase: PhaseFacts) -> str:
+    done = [p for p in phase.plans if p.done]
+    timed = [p.minutes for p in done if p.minutes is not None]
+    if done or metrics.has_phase_metric(text, phase.phase.number):
+        text = metrics.record_phase_metric(
+            text,
+            phase=phase.phase.number,
+            plans=len(done),
+            total=_minutes(sum(timed)) if timed else "-",
+            average=_minutes(sum(timed) / len(timed)) if timed else "-",
+        )
+    for plan in done:
+        minutes = f"{plan.minutes}min" if plan.minutes is not None else "-"
+        text = metrics.record_metric(
+            text, plan_id=plan.id, duration=minutes, tasks=plan.tasks, files=plan.files
+        )
+    for plan in phase.plans:
+        if plan.blocker and not plan.done:
+            line = state.blocker_line(plan.id, plan.blocker.kind, plan.blocker.details, 300)
+            text = state.add_blocker(text, line)
+        else:
+            text = state.remove_blockers(text, plan.id)
+    return text
+
+
+def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
+    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`."""
+    for phase in facts.phases:
+        if (only is not None and phase.phase != only) or not phase.plans:
+            continue
+        for plan in phase.plans:
+            text = roadmap.check_plan(text, plan.id, plan.done)
+        text = roadmap.check_phase(text, phase.phase.number, phase.complete)
+        status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
+        text = roadmap.set_progress(
+            text, phase.phase.number, phase.done, len(phase.plans), status, phase.day
+        )
+    return text
+
+
+# ------------------------------------------------------------------------------ files
