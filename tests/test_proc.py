@@ -159,8 +159,9 @@ def test_killed_by_a_signal_reports_128_plus_n(agent, tmp_path: Path) -> None:
     assert spawn(argv, tmp_path).exit_code == 128 + signal.SIGUSR1
 
 
-def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path) -> None:
-    """gsd is SIGKILLed mid-spawn: its agent dies with it, the grandchild is reaped later."""
+def test_a_dead_runs_agent_and_grandchild_end_with_it(agent, tmp_path: Path) -> None:
+    """gsd is SIGKILLed mid-spawn: its agent's warden ends the agent and the grandchild
+    (issue 20: nothing outlives gsd); the next run's reap finds nothing left."""
     argv, token = agent(
         "trap '' TERM\n( trap '' TERM; while true; do sleep 0.2; done ) &\n"
         "while true; do sleep 0.2; done\n"
@@ -189,13 +190,12 @@ def test_registry_lets_the_next_run_reap_a_dead_runs_group(agent, tmp_path: Path
     assert len(list(registry.glob("*.json"))) == 1
     gsd.kill()
     gsd.wait()
-    deadline = time.monotonic() + 10  # the parent-death signal ends the agent itself
-    while len(alive_with(token)) > 1 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10  # the warden's parent-death signal ends them all
+    while alive_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(alive_with(token)) == 1  # the grandchild outlived gsd
-    reaped = procgroups.reap(registry, grace_s=0.5)
-    assert len(reaped) == 1
-    assert alive_with(token) == [] and list(registry.glob("*.json")) == []
+    assert alive_with(token) == []
+    assert procgroups.reap(registry, grace_s=0.5) == []
+    assert list(registry.glob("*.json")) == []
 
 
 # A debugger's hold: a process traced with PTRACE_O_TRACEEXIT stops on its way out,

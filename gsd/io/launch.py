@@ -3,8 +3,8 @@
 Run in the child, never in the process it serves, as a script or (gsd's way, see
 `sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
-    python -I -S launch.py [--parent PID] [--status-fd FD] [--landlock] [--write PATH]...
-                           -- PROGRAM [ARG...]
+    python -I -S launch.py [--parent PID] [--status-fd FD] [--warden SPEC] [--landlock]
+                           [--write PATH]... -- PROGRAM [ARG...]
 
 It runs in the child, after fork and before the program, so that gsd's own (threaded)
 process never runs Python code between fork and exec (which Python documents as unsafe
@@ -12,6 +12,8 @@ in a process with threads). In order:
 
 1. PR_SET_PDEATHSIG(SIGKILL): the kernel kills this process, and the program it becomes,
    when gsd dies; then, if gsd (`--parent`) is already gone, it stops at once;
+   with `--warden`: it forks, and its parent stays as the warden (gsd/io/warden.py),
+   which ends whatever the program leaves running and keeps its resource limits;
 2. with `--landlock`: PR_SET_NO_NEW_PRIVS and a Landlock ruleset that handles every
    filesystem *write* right the kernel knows (reads and execution stay allowed) and, from
    ABI 6, confines signals to the sandbox; only the `--write` paths (and what is beneath
@@ -31,6 +33,13 @@ import os
 import stat
 import struct
 import sys
+
+if __package__:
+    from . import warden  # imported as part of gsd
+else:  # the launcher, run from its folder with no gsd on its path (-I leaves it out)
+    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib's
+    import warden  # type: ignore[import-not-found, no-redef]
 
 # Not `typing`: importing it costs the launcher ~10 ms (mypy reads the names all the same).
 TYPE_CHECKING = False
@@ -91,10 +100,13 @@ class LaunchError(Exception):
         self.status = status
 
 
+VALUED = ("--parent", "--status-fd", "--write", "--warden")  # the options that take a value
+
+
 class Options:
     """The launcher's command line."""
 
-    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv")
+    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "warden")
 
     def __init__(
         self,
@@ -103,7 +115,9 @@ class Options:
         landlock: bool,
         writable: tuple[str, ...],
         argv: tuple[str, ...],
+        warden: str | None = None,
     ) -> None:
+        self.warden = warden  # gsd/io/warden.py's spec, None: no warden
         self.parent = parent
         self.status_fd = status_fd
         self.landlock = landlock
@@ -116,6 +130,7 @@ def parse_options(args: list[str]) -> Options:
     parent = status_fd = None
     landlock = False
     writable: list[str] = []
+    warden = None
     index = 0
     while index < len(args) and args[index] != "--":
         option = args[index]
@@ -123,10 +138,12 @@ def parse_options(args: list[str]) -> Options:
             landlock = True
             index += 1
             continue
-        if option not in ("--parent", "--status-fd", "--write") or index + 1 >= len(args):
+        if option not in VALUED or index + 1 >= len(args):
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: unknown or incomplete option {option!r}")
         value = args[index + 1]
-        if option == "--write":
+        if option == "--warden":
+            warden = value
+        elif option == "--write":
             writable.append(value)
         elif not value.isdigit():
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: {option} needs a number, not {value!r}")
@@ -138,7 +155,7 @@ def parse_options(args: list[str]) -> Options:
     argv = tuple(args[index + 1 :])
     if not argv:
         raise LaunchError(EXIT_CANNOT_RUN, "usage: no program after --")
-    return Options(parent, status_fd, landlock, tuple(writable), argv)
+    return Options(parent, status_fd, landlock, tuple(writable), argv, warden)
 
 
 def libc() -> Any:
@@ -275,6 +292,8 @@ def run(options: Options) -> NoReturn:
     """Steps 1-3 of the module docstring; returns only by raising LaunchError."""
     library = libc()
     die_with_parent(library, options.parent)
+    if options.warden is not None:  # the parent stays, to end all the program starts
+        warden.start(library, options.parent, options.status_fd, options.warden)
     if options.landlock:
         try:
             apply_landlock(library, options.writable)

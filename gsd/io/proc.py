@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, NamedTuple
 # A program ended because gsd itself was interrupted gets the status gsd exits with then.
 from gsd.core.errors import EXIT_INTERRUPTED
 from gsd.core.exits import EXIT_KILLED, EXIT_NOT_FOUND, EXIT_TIMEOUT
-from gsd.io import procgroups, spawn
+from gsd.io import cgroups, procgroups, spawn
 
 if TYPE_CHECKING:
+    from gsd.io.limits import Limits
     from gsd.io.sandbox import Confinement
 
 
@@ -33,9 +34,10 @@ class Spawned(NamedTuple):
     stderr_path: Path
     pid: int | None
     error: str | None  # why it could not start (spawn-failed), else None
-    leftovers: int  # processes of its group still alive after it exited, then ended
+    leftovers: int  # processes it started still alive after it exited, then ended
     survivors: int  # processes of its group alive even after SIGKILL (D state, EPERM): left
     stopped: bool = False  # ended because `watch` asked (a token budget's abort threshold)
+    limit: str = ""  # "memory" or "processes": it went over that limit and was ended
 
 
 def supervise(
@@ -52,6 +54,7 @@ def supervise(
     cancel: threading.Event | None = None,
     confinement: Confinement | None = None,
     watch: Callable[[], bool] | None = None,
+    limits: Limits | None = None,
 ) -> Spawned:
     """Run a program in its own session and process group, never for longer than asked.
 
@@ -60,7 +63,11 @@ def supervise(
     - stdin is the prompt file, or /dev/null: a program waiting on stdin sees EOF;
     - on timeout the whole group gets SIGTERM, then SIGKILL after `grace_s`
       (exit 124, or 137 when SIGKILL was needed);
-    - when the program exits on its own, anything left in its group is ended the same way;
+    - when the program exits on its own, anything it started that is still alive is
+      ended the same way, by its warden (gsd/io/warden.py: a child subreaper, so that
+      `setsid`, `setpgid` and double forks do not escape), and counted in `leftovers`;
+    - `limits` (memory, processes) hold for the program and all it starts: one that
+      goes over is ended at once, with `limit` saying which;
     - the program is started through gsd/io/launch.py (no code runs between fork and exec
       in gsd's threaded process): the child gets SIGKILL if gsd dies (Linux parent-death
       signal), and, when `confinement` says so, it and all its descendants can write
@@ -80,7 +87,12 @@ def supervise(
     import time
 
     started = time.monotonic()
-    started_child = spawn.start(argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement)
+    from gsd.io.limits import warden_spec
+
+    spec = warden_spec(limits, grace_s)
+    started_child = spawn.start(
+        argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement, spec
+    )
     if isinstance(started_child, str):
         return _never_ran(
             argv,
@@ -124,6 +136,7 @@ def _finished(
         leftovers=ended.leftovers,
         survivors=ended.survivors,
         stopped=ended.stopped,
+        limit=ended.limit,
     )
 
 
@@ -136,6 +149,7 @@ class _Ended(NamedTuple):
     leftovers: int
     survivors: int
     stopped: bool = False
+    limit: str = ""
 
 
 def _watch(
@@ -178,18 +192,25 @@ def _watch(
         survivors = procgroups.end_group(child.pid, grace_s, leader=child)[1]  # unsupervised
         raise
     finally:
+        cgroups.sweep()  # a warden that was killed itself leaves its cgroups
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
-        failure = spawn.read_status(status)
+        failure, report = spawn.read_status(status)
     ended = _Ended(
         code=code,
         timed_out=timed_out,
         killed=killed,
-        leftovers=leftovers,
-        survivors=survivors,
+        leftovers=leftovers + _count(report, "leftovers"),
+        survivors=survivors or _count(report, "survivors"),  # gsd's count, else the warden's
         stopped=stopped,
+        limit=report.get("limit", "-").strip("-"),
     )
     return ended, failure
+
+
+def _count(report: dict[str, str], key: str) -> int:
+    value = report.get(key, "0")
+    return int(value) if value.isdigit() else 0
 
 
 def _never_ran(

@@ -59,8 +59,10 @@ def end_group(
         if group_size(pgid) == 0:
             return True, 0
         time.sleep(_POLL_S)
-    signal_group(signal.SIGKILL)
     deadline = time.monotonic() + max(grace_s, 1.0)
+    if leader is not None and leader.poll() is None:
+        _kill_now(leader, deadline)
+    signal_group(signal.SIGKILL)
     if leader is not None:
         try:
             leader.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -69,6 +71,22 @@ def end_group(
     while (alive := group_size(pgid)) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
     return False, alive
+
+
+def _kill_now(leader: subprocess.Popen[bytes], deadline: float) -> None:
+    """Ask the leader, the program's warden (gsd/io/warden.py), to SIGKILL the program and
+    all it started, and wait for it: a SIGKILL to the group would end the warden with
+    it, and leave alive what left the group. Before its warden is set up the signal
+    ends the launcher."""
+    import time
+
+    from gsd.io.warden import KILL_NOW
+
+    try:
+        leader.send_signal(KILL_NOW)
+        leader.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except (OSError, subprocess.TimeoutExpired):
+        pass  # the group's SIGKILL follows
 
 
 def register(registry: Path | None, pid: int, argv: list[str]) -> Path | None:
@@ -112,4 +130,7 @@ def reap(registry: Path, grace_s: float = 2.0) -> list[int]:
             if end_group(pgid, grace_s)[1]:
                 continue  # still there after SIGKILL: the record stays for a later run
         path.unlink(missing_ok=True)
+    from gsd.io import cgroups
+
+    cgroups.sweep()  # what a killed run's wardens left in their cgroups
     return reaped

@@ -263,14 +263,18 @@ def launcher_argv(
     parent_pid: int,
     *,
     status_fd: int | None = None,
+    warden: str | None = None,
 ) -> list[str]:
     """`argv` run through gsd/io/launch.py: with the parent-death signal always (gsd is
-    `parent_pid`), Landlock when `confinement` asks for it, and `status_fd` as the pipe
-    the launcher writes its one-line failure to (see launch.py)."""
+    `parent_pid`), Landlock when `confinement` asks for it, `status_fd` as the pipe
+    the launcher writes its one-line failure to (see launch.py), and the warden's spec
+    (gsd/io/warden.py) when one is to end what the program leaves and keep its limits."""
     python = sys.executable or "python3"
     command = [python, "-I", "-S", "-c", _BOOT, "--parent", str(parent_pid)]
     if status_fd is not None:
         command += ["--status-fd", str(status_fd)]
+    if warden is not None:
+        command += ["--warden", warden]
     if confinement is not None and confinement.landlock:
         command.append("--landlock")
         for path in confinement.writable:

@@ -20,10 +20,13 @@ def start(
     stdout_path: Path,
     stderr_path: Path,
     confinement: Confinement | None,
+    warden: str | None = None,
 ) -> tuple[subprocess.Popen[bytes], int] | str:
     """Open the output files and start `argv` through gsd/io/launch.py in a new session: the
     child and the read end of the pipe its launcher reports a failure to start on (see
-    `read_status`), or why it could not be started (also written to its stderr file)."""
+    `read_status`), or why it could not be started (also written to its stderr file).
+    `warden` is the spec of the warden that ends what the program leaves running
+    (gsd/io/warden.py)."""
     from gsd.io import sandbox
 
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,7 +48,7 @@ def start(
             reader, writer = os.pipe()  # not inherited by gsd's other children (PEP 446)
             files.callback(os.close, writer)  # the launcher holds its own copy
             command = sandbox.launcher_argv(
-                [program, *argv[1:]], confinement, os.getpid(), status_fd=writer
+                [program, *argv[1:]], confinement, os.getpid(), status_fd=writer, warden=warden
             )
             try:
                 child = subprocess.Popen(
@@ -82,17 +85,27 @@ def _find_program(name: str, env: dict[str, str] | None) -> str:
     return found
 
 
-def read_status(reader: int) -> str | None:
-    """The launcher's one-line reason the program never ran, or None: the pipe is empty
-    once the program runs (the launcher's end is closed on exec). Never blocks."""
+def read_status(reader: int) -> tuple[str | None, dict[str, str]]:
+    """The launcher's one-line reason the program never ran, or None: the program's end
+    of the pipe is closed on exec; and the warden's report (gsd/io/warden.py: key=value
+    words, {} when there was none), written just before it exited. Never blocks."""
+    from gsd.io.warden import REPORT
+
     try:
         os.set_blocking(reader, False)
-        data = os.read(reader, 4096)
+        data = os.read(reader, 65536)
     except OSError:  # nothing written and still open somewhere: the program ran
         data = b""
     finally:
         os.close(reader)
-    return data.decode("utf-8", "replace").strip().removeprefix("gsd-launch: ") or None
+    failure: list[str] = []
+    report: dict[str, str] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.startswith(REPORT):
+            report = dict(word.partition("=")[::2] for word in line[len(REPORT) :].split())
+        elif line.strip():
+            failure.append(line.strip().removeprefix("gsd-launch: "))
+    return " ".join(failure) or None, report
 
 
 def _same_file(a: Path, b: Path) -> bool:
