@@ -146,10 +146,11 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
     import tempfile
 
     from gsd.core.errors import InputError
-    from gsd.io import sandbox
+    from gsd.io import limits, sandbox
     from gsd.io.git import Git
 
     settings = project.sandbox()
+    bounds = limits.describe(settings.limits or limits.Limits(None, None))
     tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
     try:  # one folder per repository, whichever of its worktrees this is
         git = Git(project.root)
@@ -168,7 +169,7 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
         confined = settings.confine(
             tier=task.tier, runner=task.runner, worktree=place, tmpdir=tmpdir, environ=os.environ
         )
-        shown.append(task._replace(sandbox=sandbox.describe(confined)))
+        shown.append(task._replace(sandbox=sandbox.describe(confined), limits=bounds))
     return shown
 
 

@@ -30,6 +30,7 @@ ERROR_TYPES = (
     "report-mismatch",  # the Task Report names files the task's commit lacks
     "permission-denied",  # the runner denied the writes of a task that changed nothing
     "plan-invalid",  # a *-PLAN.md the task wrote fails `gsd validate`
+    "resource-limit",  # it went over config.json's sandbox.memory or sandbox.processes
     "unknown",
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
@@ -68,6 +69,44 @@ Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_ru
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
 WorktreeDir = Annotated[str | None, _kind(_FOLDER_WORDS, _is_worktree_dir, lambda v: v)]
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)([KMGT]?)B?", re.IGNORECASE)
+_SCALE = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+MIN_MEMORY = 64 * 1024**2  # below this not even a runner starts
+
+
+def _bytes(value: Any) -> int | None:
+    """A size as config.json writes it ("8G", "512M", 1073741824) in bytes; None for
+    "none"; -1 when it is not one."""
+    if value is None or value == "none":
+        return None
+    if _is_number(value) and value == int(value):
+        return int(value)
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return -1
+    return int(float(match[1]) * _SCALE[match[2].upper()])
+
+
+def _is_memory(value: Any) -> bool:
+    number = _bytes(value)
+    return number is None or number >= MIN_MEMORY
+
+
+def _is_processes(value: Any) -> bool:
+    return value is None or value == "none" or _whole_at_least(16)(value)
+
+
+Memory = Annotated[
+    int | None, _kind('a size of 64M or more, e.g. "8G", or "none"', _is_memory, _bytes)
+]
+Processes = Annotated[
+    int | None,
+    _kind(
+        'a whole number of 16 or more, or "none"',
+        _is_processes,
+        lambda v: None if v in (None, "none") else int(v),
+    ),
+]
 Mode = Annotated[
     str, _kind('a string such as "interactive" or "yolo"', lambda v: isinstance(v, str), str)
 ]
@@ -115,6 +154,9 @@ class GitSettings(_Section):
 class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
+    # per agent, for it and all it starts (gsd.io.limits); None: no limit
+    memory: Memory = 8 * 1024**3
+    processes: Processes = 4096
 
 
 Tokens = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]

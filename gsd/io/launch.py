@@ -35,7 +35,7 @@ import struct
 import sys
 
 if __package__:
-    from . import warden  # imported as part of gsd
+    from gsd.io import warden  # imported as part of gsd
 else:  # the launcher, run from its folder with no gsd on its path (-I leaves it out)
     if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib's

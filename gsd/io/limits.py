@@ -78,5 +78,5 @@ def describe(limits: Limits) -> str:
     if limits.processes:
         parts.append(f"processes {limits.processes} ({found.get('processes', counted)})")
     tracked = found.get("tracking", "no cgroup")
-    parts.append(f"every process ended with the agent (subreaper warden, {tracked})")
+    parts.append(f"what it leaves running ended by its warden (subreaper, {tracked})")
     return ", ".join(parts)

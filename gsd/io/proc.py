@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -58,16 +59,13 @@ def supervise(
 ) -> Spawned:
     """Run a program in its own session and process group, never for longer than asked.
 
-    - stdout and stderr go straight to files: no pipe to fill, no memory to grow, no
-      hang when a grandchild keeps them open;
+    - stdout and stderr go straight to files (no pipe to fill, no hang on a grandchild);
     - stdin is the prompt file, or /dev/null: a program waiting on stdin sees EOF;
     - on timeout the whole group gets SIGTERM, then SIGKILL after `grace_s`
       (exit 124, or 137 when SIGKILL was needed);
-    - when the program exits on its own, anything it started that is still alive is
-      ended the same way, by its warden (gsd/io/warden.py: a child subreaper, so that
-      `setsid`, `setpgid` and double forks do not escape), and counted in `leftovers`;
-    - `limits` (memory, processes) hold for the program and all it starts: one that
-      goes over is ended at once, with `limit` saying which;
+    - what it leaves running is ended the same way by its warden (gsd/io/warden.py, a
+      subreaper: `setsid` and double forks do not escape), counted in `leftovers`;
+    - `limits` (else `confinement`'s) hold for it and all it starts: over one, all end;
     - the program is started through gsd/io/launch.py (no code runs between fork and exec
       in gsd's threaded process): the child gets SIGKILL if gsd dies (Linux parent-death
       signal), and, when `confinement` says so, it and all its descendants can write
@@ -76,20 +74,14 @@ def supervise(
     - the group is recorded in `registry` until it is gone, so the next run can reap it;
     - after SIGKILL gsd waits at most `max(grace_s, 1)` seconds more: a process stuck in
       the kernel (D state) or not gsd's to signal is counted in `survivors`, not waited on;
-    - when `cancel` is set (gsd is interrupted while other threads supervise), the group
-      is ended as on a timeout and the exit status is 130 (as for Ctrl-C);
-    - `watch` is asked every 0.2 s while the program runs: when
-      it answers True the group is ended the same way, `stopped` is set and the exit
-      status is 143 (SIGTERM's, as a shell reports it).
+    - `cancel` set (gsd interrupted) ends the group as on a timeout; exit status 130;
+    - `watch` is asked every 0.2 s: when it answers True the group is ended the same
+      way, `stopped` is set and the exit status is 143 (SIGTERM's, as a shell reports it).
     A program that cannot be started is a result (exit 127, or 126 when it cannot be
     executed or confined; `error` set, `pid` None), not an exception.
     """
-    import time
-
     started = time.monotonic()
-    from gsd.io.limits import warden_spec
-
-    spec = warden_spec(limits, grace_s)
+    spec = _warden(limits or (confinement.limits if confinement else None), grace_s)
     started_child = spawn.start(
         argv, cwd, env, stdin_path, stdout_path, stderr_path, confinement, spec
     )
@@ -109,6 +101,12 @@ def supervise(
             argv, ended.code, failure, time.monotonic() - started, stdout_path, stderr_path
         )
     return _finished(argv, child.pid, ended, time.monotonic() - started, stdout_path, stderr_path)
+
+
+def _warden(limits: Limits | None, grace_s: float) -> str:
+    from gsd.io.limits import warden_spec
+
+    return warden_spec(limits, grace_s)
 
 
 def _finished(
@@ -258,7 +256,6 @@ def _wait(
 
     Woken the moment the child exits (a pidfd, Linux 5.3+), not by Popen.wait's polling,
     whose sleeps double up to 50 ms: a 12 ms launch would be seen at 15.5 or 31.5 ms."""
-    import time
 
     deadline = time.monotonic() + timeout_s
     pidfd = _pidfd(child.pid)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gsd.core.enforce import READ_ONLY_TIERS
 from gsd.core.errors import UsageError
+from gsd.io.limits import Limits
 
 LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
 # The launcher runs as `python -I -S -c BOOT`, importing launch.py from its folder rather
@@ -47,6 +48,7 @@ class Confinement(NamedTuple):
     landlock: bool
     reason: str  # why there is no Landlock; "" when there is
     names: tuple[str, ...] = ()
+    limits: Limits | None = None  # memory and processes (gsd.io.limits), kept by its warden
 
 
 def landlock_abi() -> int:
@@ -193,6 +195,7 @@ class Settings(NamedTuple):
     writable: tuple[str, ...]  # `sandbox.writable`
     root: Path  # the user's checkout: relative `sandbox.writable` entries start there
     in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+    limits: Limits | None = None  # `sandbox.memory`, `sandbox.processes`
 
     def confine(
         self, *, tier: str, runner: str, worktree: Path, tmpdir: Path, environ: Mapping[str, str]
@@ -210,7 +213,7 @@ class Settings(NamedTuple):
             enabled=self.enabled,
             environ=environ,
             in_place=self.in_place,
-        )
+        )._replace(limits=self.limits)
 
 
 def _top_level_entries(folder: Path) -> list[Path]:

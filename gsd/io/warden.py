@@ -46,7 +46,7 @@ REPORT = "gsd-warden: "
 PREFIX = "gsd-"  # its cgroups: gsd-{pid}-{start time}
 
 if __package__:
-    from . import cgroups  # imported as part of gsd
+    from gsd.io import cgroups  # imported as part of gsd
 else:  # the launcher, run from its folder (no gsd on its path)
     import cgroups  # type: ignore[import-not-found, no-redef]
 

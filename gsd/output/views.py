@@ -249,6 +249,8 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
             out.append(f"  missing: {t.missing}")
         if t.sandbox:
             out.append(f"  sandbox: {t.sandbox}")
+        if t.limits:
+            out.append(f"  limits: {t.limits}")
         if t.policy is not None:
             out.append(f"  policy: {policy_line(t.policy)}")
     return "\n".join(out) + "\n"

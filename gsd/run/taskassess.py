@@ -53,10 +53,9 @@ class Assessed(NamedTuple):
 
 
 def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Assessed:
-    """Decide what the attempt came to: SPEC 5's verdict on the agent's output, whether
-    git agrees the task is done (`gsd.run.taskdone`), then the `<automated>` checks,
-    then the change policy on everything that changed; the first failure is the
-    attempt's error, but a fatal policy violation wins over a task not done."""
+    """Decide what the attempt came to: SPEC 5's verdict, its budget and limits, whether
+    git agrees it is done (`gsd.run.taskdone`), the `<automated>` checks, the change
+    policy; the first failure is its error, but a fatal policy violation wins over not done."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     spawned = spawn.run
     output, report = _read_output(agent, spawned, spawn.result_text)
@@ -73,6 +72,8 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     notes: list[str] = []
     if over:
         error_type, details = "budget-exceeded", over
+    elif spawned.limit:
+        error_type, details = "resource-limit", over_limit(spawned, "the agent")
     elif verdict.success:  # done only when git agrees with what the agent said
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
@@ -260,12 +261,23 @@ def _checks(
             confinement=confinement,
         )
         warn_survivors(done, f"task {task.index} check `{command}`")
+        if done.limit:
+            return "resource-limit", over_limit(done, f"`{command}`")
         if done.exit_code != 0:
             last = tail(done.stdout_path, 2000).strip().splitlines()[-3:]
             return "validation-failed", (
                 f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
             )
     return None, f"{plural(len(commands), 'automated check')} passed"
+
+
+def over_limit(spawned: proc.Spawned, what: str) -> str:
+    """Why a program its warden ended at a limit failed, with the setting to change."""
+    key = "memory" if spawned.limit == "memory" else "processes"
+    return (
+        f"{what} went over its {spawned.limit} limit and was ended with all it started "
+        f"(config.json sandbox.{key} sets it)"
+    )
 
 
 def tail(path: Path, limit: int = OUTPUT_TAIL) -> str:

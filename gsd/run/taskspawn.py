@@ -281,6 +281,11 @@ def running_registry(git: Git) -> Path:
 
 
 def warn_survivors(spawned: proc.Spawned, what: str) -> None:
+    """Say what the program left running: ended (`leftovers`), or not even by SIGKILL."""
+    if spawned.leftovers:
+        sys.stderr.write(
+            f"gsd: note: {what}: ended {plural(spawned.leftovers, 'process')} it left running\n"
+        )
     if spawned.survivors:
         sys.stderr.write(
             f"gsd: warning: {what}: {plural(spawned.survivors, 'process')} of group {spawned.pid} "
