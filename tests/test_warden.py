@@ -210,3 +210,62 @@ def test_a_daemon_left_by_task_1_is_task_1s_and_ends_with_it(git_project, tmp_pa
     assert scene.error_types("01-02", 1) == ["resource-limit"], done.stderr
     assert "resource-limit" in scene.run("errors").stdout
     kill_all(scene.token)
+
+
+@pytest.mark.parametrize(
+    ("setting", "words"),
+    [
+        ('"memory": "lots"', '`sandbox.memory` must be a size of 64M or more, e.g. "8G"'),
+        ('"memory": "1M"', '`sandbox.memory` must be a size of 64M or more, e.g. "8G"'),
+        ('"processes": 4', "`sandbox.processes` must be a whole number of 16 or more"),
+    ],
+)
+def test_a_bad_limit_is_one_line_naming_config_json(setting: str, words: str) -> None:
+    from gsd.formats.settings import InvalidSettings, parse
+
+    with pytest.raises(InvalidSettings) as caught:
+        parse('{"sandbox": {' + setting + "}}", ".planning/config.json")
+    assert str(caught.value).startswith(f".planning/config.json:1: {words}")
+    assert "\n" not in str(caught.value)
+
+
+def test_limits_from_config_and_their_defaults() -> None:
+    from gsd.formats.settings import parse
+
+    assert parse("{}").sandbox.memory == limits.DEFAULT_MEMORY
+    assert parse("{}").sandbox.processes == limits.DEFAULT_PROCESSES
+    chosen = parse('{"sandbox": {"memory": "1.5G", "processes": 200}}').sandbox
+    assert (chosen.memory, chosen.processes) == (1536 * 1024**2, 200)
+    off = parse('{"sandbox": {"memory": "none", "processes": "none"}}').sandbox
+    assert (off.memory, off.processes) == (None, None)
+
+
+def test_the_dry_run_says_what_keeps_the_limits(git_project) -> None:
+    from tests.hostile import run_gsd
+
+    git_project.plan("01-01")
+    git_project.write(".planning/config.json", '{"sandbox": {"memory": "2G", "processes": 300}}')
+    done = run_gsd(git_project.root, "execute-phase", "1", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.strip().startswith("limits:"))
+    assert "memory 2G (" in line and "processes 300 (" in line
+    assert "ended by its warden" in line
+
+
+def test_what_a_killed_warden_leaves_in_its_cgroup_is_ended_by_gsd(
+    tmp_path: Path, token: str
+) -> None:
+    """The warden itself SIGKILLed (by an agent not confined from signalling it): its
+    program dies with it (parent-death signal), and the daemon that left the group is
+    ended by gsd from the warden's cgroup when the spawn returns."""
+    from gsd.io import cgroups
+
+    if not cgroups.locations():
+        pytest.skip("no cgroup hierarchy here: nothing but the warden holds a daemon")
+    script = DAEMON.replace('print("agent done")', "os.kill(os.getppid(), 9); time.sleep(60)")
+    done = supervise(script, tmp_path, token, "setsid")
+    assert done.exit_code == 137
+    assert gone_within(token, 5) == []
+    written = (tmp_path / "daemon.log").read_text()
+    time.sleep(0.5)
+    assert (tmp_path / "daemon.log").read_text() == written
