@@ -86,15 +86,15 @@ def start(library: Any, parent: int | None, status_fd: int | None, text: str) ->
     _prctl(library, PR_SET_CHILD_SUBREAPER, 1)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     reader, writer = os.pipe()
+    keeper = os.getpid()
     pid = os.fork()
     if pid == 0:
         os.close(writer)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         _prctl(library, PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        keeper = os.getppid()
         os.read(reader, 1)  # placed in its cgroups (or the warden is gone)
         os.close(reader)
-        if os.getppid() != keeper:
+        if os.getppid() != keeper:  # the warden died before the parent-death signal was set
             os._exit(126)
         cgroups.fallback_rlimits(groups, spec.processes)
         return
