@@ -8,6 +8,7 @@ programs write, never by what gsd says.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -269,3 +270,53 @@ def test_what_a_killed_warden_leaves_in_its_cgroup_is_ended_by_gsd(
     written = (tmp_path / "daemon.log").read_text()
     time.sleep(0.5)
     assert (tmp_path / "daemon.log").read_text() == written
+
+
+NO_CGROUPS = (
+    "for m in $(awk '$0 ~ / - cgroup2? / {print $5}' /proc/self/mountinfo); do "
+    'mount -o remount,bind,ro "$m" || exit 97; done; exec "$@"'
+)
+COUNTED = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from gsd.io import limits, proc
+from gsd.io.limits import Limits
+cwd = Path({cwd!r})
+done = [limits.mechanisms()]
+for script, bounds in (({bomb!r}, Limits(None, 40)), ({hog!r}, Limits(512 * 1024**2, None))):
+    (cwd / "agent.py").write_text(script)
+    spawned = proc.supervise([sys.executable, str(cwd / "agent.py"), {token!r}], cwd=cwd,
+        stdout_path=cwd / "o", stderr_path=cwd / "e", timeout_s=60, grace_s=1, limits=bounds)
+    done.append(spawned.limit)
+print(json.dumps(done))
+"""
+
+
+def test_without_a_writable_cgroup_the_warden_counts(tmp_path: Path, token: str) -> None:
+    """Every cgroup hierarchy read-only (a mount namespace of the test's own): the
+    warden's own count still ends a fork bomb and a memory hog, as their limits'
+    failures, and the dry run's words say it is a count."""
+    import json
+    import shutil
+
+    if os.getuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to make the cgroup hierarchies read-only")
+    repo = str(Path(__file__).resolve().parent.parent)
+    bomb = FORK_BOMB.replace("range(600)", "range(100)")
+    hog = MEMORY_HOG.replace("3 * 1024", "2 * 1024")
+    code = COUNTED.format(repo=repo, cwd=str(tmp_path), bomb=bomb, hog=hog, token=token)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", NO_CGROUPS, "sh", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    if done.returncode == 97:
+        pytest.skip(f"cannot remount the cgroup hierarchies read-only: {done.stderr}")
+    assert done.returncode == 0, done.stderr
+    words, bomb_limit, hog_limit = json.loads(done.stdout.splitlines()[-1])
+    assert "memory" not in words and "tracking" not in words
+    assert (bomb_limit, hog_limit) == ("processes", "memory")
+    assert gone_within(token, 5) == []
