@@ -207,6 +207,10 @@ def test_a_daemon_left_by_task_1_is_task_1s_and_ends_with_it(git_project, tmp_pa
     trailers = "--format=%(trailers:key=Gsd-Task,valueonly)"
     log = git(scene.root, "log", "--all", trailers, "--", "daemon.txt").split()
     assert set(log) <= {"01-01-1"}, log  # whatever it wrote is task 1's
+    merged = scene.root / "daemon.txt"
+    before = merged.read_bytes() if merged.exists() else None
+    time.sleep(0.5)  # ten of its writes, were it alive
+    assert (merged.read_bytes() if merged.exists() else None) == before
     # 01-02's fork bomb: its own failure, at the process limit; the run went on
     assert scene.error_types("01-02", 1) == ["resource-limit"], done.stderr
     assert "resource-limit" in scene.run("errors").stdout
