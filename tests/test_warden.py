@@ -235,14 +235,14 @@ def test_a_bad_limit_is_one_line_naming_config_json(setting: str, words: str) ->
 
 
 def test_limits_from_config_and_their_defaults() -> None:
-    from gsd.formats.settings import parse
+    from gsd.formats.settings import parse, size_bytes
 
-    assert parse("{}").sandbox.memory == limits.DEFAULT_MEMORY
+    assert size_bytes(parse("{}").sandbox.memory) == limits.DEFAULT_MEMORY
     assert parse("{}").sandbox.processes == limits.DEFAULT_PROCESSES
     chosen = parse('{"sandbox": {"memory": "1.5G", "processes": 200}}').sandbox
-    assert (chosen.memory, chosen.processes) == (1536 * 1024**2, 200)
+    assert (size_bytes(chosen.memory), chosen.processes) == (1536 * 1024**2, 200)
     off = parse('{"sandbox": {"memory": "none", "processes": "none"}}').sandbox
-    assert (off.memory, off.processes) == (None, None)
+    assert (size_bytes(off.memory), off.processes) == (None, None)
 
 
 def test_the_dry_run_says_what_keeps_the_limits(git_project) -> None:

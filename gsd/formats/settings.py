@@ -74,7 +74,7 @@ _SCALE = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 MIN_MEMORY = 64 * 1024**2  # below this not even a runner starts
 
 
-def _bytes(value: Any) -> int | None:
+def size_bytes(value: Any) -> int | None:
     """A size as config.json writes it ("8G", "512M", 1073741824) in bytes; None for
     "none"; -1 when it is not one."""
     if value is None or value == "none":
@@ -88,7 +88,7 @@ def _bytes(value: Any) -> int | None:
 
 
 def _is_memory(value: Any) -> bool:
-    number = _bytes(value)
+    number = size_bytes(value)
     return number is None or number >= MIN_MEMORY
 
 
@@ -96,8 +96,10 @@ def _is_processes(value: Any) -> bool:
     return value is None or value == "none" or _whole_at_least(16)(value)
 
 
+# kept as written (`size_bytes` gives the bytes): config.json's template shows "8G"
 Memory = Annotated[
-    int | None, _kind('a size of 64M or more, e.g. "8G", or "none"', _is_memory, _bytes)
+    str | int | None,
+    _kind('a size of 64M or more, e.g. "8G", or "none"', _is_memory, lambda v: v),
 ]
 Processes = Annotated[
     int | None,
@@ -155,7 +157,7 @@ class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
     # per agent, for it and all it starts (gsd.io.limits); None: no limit
-    memory: Memory = 8 * 1024**3
+    memory: Memory = "8G"
     processes: Processes = 4096
 
 

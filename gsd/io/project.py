@@ -185,16 +185,18 @@ class Project:
         """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds
         paths every agent may write. Agents work in the user's checkout only with
         `workflow.use_worktrees: false`."""
+        from gsd.formats.settings import size_bytes
         from gsd.io.limits import Limits
         from gsd.io.sandbox import Settings
 
         settings = self.config
+        memory = size_bytes(settings.sandbox.memory)
         return Settings(
             settings.sandbox.enabled,
             tuple(settings.sandbox.writable),
             self.root,
             not settings.workflow.use_worktrees,
-            Limits(settings.sandbox.memory, settings.sandbox.processes),
+            Limits(memory, settings.sandbox.processes),
         )
 
     def worktrees_folder(

@@ -273,9 +273,9 @@ def _checks(
 
 def over_limit(spawned: proc.Spawned, what: str) -> str:
     """Why a program its warden ended at a limit failed, with the setting to change."""
-    key = "memory" if spawned.limit == "memory" else "processes"
+    key, words = ("memory", "memory") if spawned.limit == "memory" else ("processes", "process")
     return (
-        f"{what} went over its {spawned.limit} limit and was ended with all it started "
+        f"{what} went over its {words} limit and was ended with all it started "
         f"(config.json sandbox.{key} sets it)"
     )
 
