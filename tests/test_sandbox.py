@@ -387,7 +387,10 @@ def test_no_preexec_fn_anywhere_in_gsd() -> None:
 def test_disabled_or_unavailable_means_no_landlock_and_says_why(layout: Layout) -> None:
     off = layout.confinement("full", enabled=False)
     assert (off.landlock, off.reason) == (False, "sandbox disabled in config.json")
-    assert describe(off) == "none: sandbox disabled in config.json (git checks only)"
+    assert describe(off) == (
+        "none: sandbox disabled in config.json (git checks only; still: no terminal, "
+        "no_new_privs, root's capabilities dropped)"
+    )
     assert "--landlock" not in launcher_argv(["true"], off, 1)
     assert launcher_argv(["true"], off, 1)[-2:] == ["--", "true"]
 
@@ -396,10 +399,11 @@ def test_disabled_or_unavailable_means_no_landlock_and_says_why(layout: Layout) 
 def test_describe_says_what_each_tier_may_write(layout: Layout) -> None:
     assert describe(layout.confinement("full")) == (
         "landlock: writes only the worktree, private tmp, ~/.claude, ~/.claude.json, "
-        "/dev/null and terminals"
+        "/dev/null; reads all but gsd's private folder and the terminals"
     )
     assert describe(layout.confinement("read-only", runner="codex")) == (
-        "landlock: writes only private tmp, ~/.codex, /dev/null and terminals (not the worktree)"
+        "landlock: writes only private tmp, ~/.codex, /dev/null (not the worktree); "
+        "reads all but gsd's private folder and the terminals"
     )
 
 

@@ -4,7 +4,7 @@ Run in the child, never in the process it serves, as a script or (gsd's way, see
 `sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
     python -I -S launch.py [--parent PID] [--status-fd FD] [--landlock] [--write PATH]...
-                           -- PROGRAM [ARG...]
+                           [--hide PATH]... -- PROGRAM [ARG...]
 
 It runs in the child, after fork and before the program, so that gsd's own (threaded)
 process never runs Python code between fork and exec (which Python documents as unsafe
@@ -12,12 +12,16 @@ in a process with threads). In order:
 
 1. PR_SET_PDEATHSIG(SIGKILL): the kernel kills this process, and the program it becomes,
    when gsd dies; then, if gsd (`--parent`) is already gone, it stops at once;
-2. with `--landlock`: PR_SET_NO_NEW_PRIVS and a Landlock ruleset that handles every
-   filesystem *write* right the kernel knows (reads and execution stay allowed) and, from
-   ABI 6, confines signals to the sandbox; only the `--write` paths (and what is beneath
-   them) are writable. A `--write` path that does not exist is skipped. If the sandbox
-   cannot be applied the program is NOT run unconfined: exit 126;
-3. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
+2. always (gsd/io/launchcaps.py): a new session with no controlling terminal and no
+   terminal on fds 0-2; every capability but a few a program working on files needs
+   dropped from every set, and PR_SET_NO_NEW_PRIVS. If that fails: exit 126;
+3. with `--landlock`: a Landlock ruleset that handles every filesystem *write* right
+   the kernel knows and, from ABI 6, confines signals to the sandbox; only the `--write`
+   paths (and what is beneath them) are writable. A `--write` path that does not exist
+   is skipped. With `--hide`, reading files is handled too: it is granted everywhere
+   but beneath the `--hide` paths (gsd/io/launchhide.py says how, and what it costs).
+   If the sandbox cannot be applied the program is NOT run unconfined: exit 126;
+4. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
 
 Every failure is one line on stderr, `gsd-launch: ...`, also written to `--status-fd`
 (inherited from gsd; closed on exec, so gsd reads an empty pipe when the program started).
@@ -37,6 +41,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+# Imported as gsd.io.launch (gsd itself, tests), or as `launch` from its own folder (the
+# launcher under `python -I -S`, see sandbox.launcher_argv): its helpers likewise.
+if TYPE_CHECKING or __package__:
+    from gsd.io import launchcaps, launchhide
+else:  # as a script, too (-I leaves the script's folder out of sys.path): after the stdlib
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import launchcaps
+    import launchhide
+
 EXIT_CANNOT_RUN = 126
 EXIT_NOT_FOUND = 127
 
@@ -53,6 +66,7 @@ LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 LANDLOCK_RULE_PATH_BENEATH = 1
 LANDLOCK_SCOPE_SIGNAL = 1 << 1
 
+ACCESS_FS_READ_FILE = 1 << 2
 ACCESS_FS_WRITE_FILE = 1 << 1
 ACCESS_FS_REMOVE_DIR = 1 << 4
 ACCESS_FS_REMOVE_FILE = 1 << 5
@@ -80,7 +94,7 @@ WRITE_RIGHTS_ABI1 = (
     | ACCESS_FS_MAKE_SYM
 )
 # The only rights a rule on a non-directory may carry (any other is EINVAL).
-FILE_RIGHTS = ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+FILE_RIGHTS = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
 
 
 class LaunchError(Exception):
@@ -94,7 +108,7 @@ class LaunchError(Exception):
 class Options:
     """The launcher's command line."""
 
-    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv")
+    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "hidden")
 
     def __init__(
         self,
@@ -103,12 +117,14 @@ class Options:
         landlock: bool,
         writable: tuple[str, ...],
         argv: tuple[str, ...],
+        hidden: tuple[str, ...] = (),
     ) -> None:
         self.parent = parent
         self.status_fd = status_fd
         self.landlock = landlock
         self.writable = writable
         self.argv = argv
+        self.hidden = hidden  # `--hide`: unreadable under Landlock
 
 
 def parse_options(args: list[str]) -> Options:
@@ -116,6 +132,7 @@ def parse_options(args: list[str]) -> Options:
     parent = status_fd = None
     landlock = False
     writable: list[str] = []
+    hidden: list[str] = []
     index = 0
     while index < len(args) and args[index] != "--":
         option = args[index]
@@ -123,11 +140,13 @@ def parse_options(args: list[str]) -> Options:
             landlock = True
             index += 1
             continue
-        if option not in ("--parent", "--status-fd", "--write") or index + 1 >= len(args):
+        if option not in ("--parent", "--status-fd", "--write", "--hide") or index + 1 >= len(args):
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: unknown or incomplete option {option!r}")
         value = args[index + 1]
         if option == "--write":
             writable.append(value)
+        elif option == "--hide":
+            hidden.append(value)
         elif not value.isdigit():
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: {option} needs a number, not {value!r}")
         elif option == "--parent":
@@ -138,7 +157,7 @@ def parse_options(args: list[str]) -> Options:
     argv = tuple(args[index + 1 :])
     if not argv:
         raise LaunchError(EXIT_CANNOT_RUN, "usage: no program after --")
-    return Options(parent, status_fd, landlock, tuple(writable), argv)
+    return Options(parent, status_fd, landlock, tuple(writable), argv, tuple(hidden))
 
 
 def libc() -> Any:
@@ -203,12 +222,13 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
-    """Make this thread (and what it execs) unable to write anywhere but `writable`."""
+def apply_landlock(library: Any, writable: tuple[str, ...], hidden: tuple[str, ...] = ()) -> None:
+    """Make this thread (and what it execs) unable to write anywhere but `writable` and,
+    with `hidden`, to read a file beneath a `hidden` path."""
     if library is None or not sys.platform.startswith("linux"):
         raise OSError(0, f"Landlock is Linux-only (this is {sys.platform})")
     abi = landlock_abi(library)
-    handled = write_rights(abi)
+    handled = write_rights(abi) | (ACCESS_FS_READ_FILE if hidden else 0)
     attr = ruleset_attr(abi, handled)
     syscall = library.syscall
     ruleset = _check(
@@ -221,8 +241,7 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
         "landlock_create_ruleset",
     )
     try:
-        for path in writable:
-            _add_path_rule(library, ruleset, path, handled)
+        add_file_rules(library, ruleset, writable, hidden, handled)
         _check(
             library.prctl(
                 ctypes.c_int(PR_SET_NO_NEW_PRIVS),
@@ -243,6 +262,34 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
         )
     finally:
         os.close(ruleset)
+
+
+def add_file_rules(
+    library: Any, ruleset: int, writable: tuple[str, ...], hidden: tuple[str, ...], handled: int
+) -> None:
+    """Every handled right on each `writable` path; with `hidden`, reading everywhere
+    else (gsd/io/launchhide.py): a writable folder holding a hidden path is granted
+    around it, a path listed as writable is readable even inside a hidden folder."""
+    if not hidden:
+        for path in writable:
+            _add_path_rule(library, ruleset, path, handled)
+        return
+    hide = tuple(os.path.realpath(path) for path in hidden)
+    try:
+        for path in launchhide.granted(hide):
+            _add_path_rule(library, ruleset, path, ACCESS_FS_READ_FILE)
+        for path in writable:
+            real = os.path.realpath(path)
+            inner = tuple(folder for folder in hide if folder != real)
+            parts = launchhide.granted(inner, real) if os.path.isdir(real) else [path]
+            for part in parts:
+                _add_path_rule(library, ruleset, part, handled)
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        raise OSError(
+            exc.errno, f"cannot hide {', '.join(hidden)}: {exc.filename}: {exc.strerror}"
+        ) from None
 
 
 def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
@@ -272,12 +319,13 @@ def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
 
 
 def run(options: Options) -> NoReturn:
-    """Steps 1-3 of the module docstring; returns only by raising LaunchError."""
+    """Steps 1-4 of the module docstring; returns only by raising LaunchError."""
     library = libc()
     die_with_parent(library, options.parent)
+    give_up_terminal_and_privileges(library)
     if options.landlock:
         try:
-            apply_landlock(library, options.writable)
+            apply_landlock(library, options.writable, options.hidden)
         except OSError as exc:
             raise LaunchError(
                 EXIT_CANNOT_RUN, f"cannot apply the sandbox: {exc.strerror or exc}"
@@ -291,6 +339,17 @@ def run(options: Options) -> NoReturn:
         raise LaunchError(EXIT_NOT_FOUND, f"cannot start {program}: not found") from None
     except OSError as exc:
         raise LaunchError(EXIT_CANNOT_RUN, f"cannot start {program}: {exc.strerror}") from None
+
+
+def give_up_terminal_and_privileges(library: Any) -> None:
+    """Step 2 of the module docstring (gsd/io/launchcaps.py), with or without Landlock."""
+    try:
+        launchcaps.detach_terminal()
+        launchcaps.drop_privileges(library)
+    except OSError as exc:
+        raise LaunchError(
+            EXIT_CANNOT_RUN, f"cannot drop privileges: {exc.strerror or exc}"
+        ) from None
 
 
 def main(args: list[str]) -> NoReturn:

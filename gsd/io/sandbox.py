@@ -31,9 +31,15 @@ _BOOT = (
 
 # Tiers that may change the worktree (gsd/formats/agents.py); the others only read it.
 
-# Devices every program may need to write: the bit buckets, terminals and ptys (a shell
-# tool opens a pty), and POSIX shared memory (semaphores, Python's multiprocessing).
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
+# Devices every program may need to write: the bit buckets and POSIX shared memory
+# (semaphores, Python's multiprocessing). No terminal: an agent has none (launch.py), and
+# may neither write nor read one (a pty's input pushed with TIOCSTI, or keystrokes read,
+# would reach the user's shell); no new pty either (/dev/ptmx, /dev/pts): the real CLIs
+# run their shell tools with pipes (gemini falls back to them when it cannot open one).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")
+# Entries of /dev left unreadable: every terminal (ptys, consoles, serial lines) and the
+# consoles' screen memory (vcs*).
+TERMINAL_PREFIXES = ("tty", "pts", "ptmx", "console", "vcs")
 
 
 class Confinement(NamedTuple):
@@ -47,6 +53,9 @@ class Confinement(NamedTuple):
     landlock: bool
     reason: str  # why there is no Landlock; "" when there is
     names: tuple[str, ...] = ()
+    # What the program may not read (launch.py `--hide`): gsd's private folder and the
+    # terminals; a `writable` path stays readable even inside one of them.
+    unreadable: tuple[Path, ...] = ()
 
 
 def landlock_abi() -> int:
@@ -178,12 +187,30 @@ def confine(
         paths.append(path)
         names.append(_tilde(path, home))
     paths += [Path(device) for device in DEVICES]
-    names.append("/dev/null and terminals")
+    names.append("/dev/null")
+    hidden = unreadable()
     if not enabled:
-        return Confinement(tuple(paths), False, "sandbox disabled in config.json", tuple(names))
+        reason = "sandbox disabled in config.json"
+        return Confinement(tuple(paths), False, reason, tuple(names), hidden)
     if landlock_abi() == 0:
-        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names))
-    return Confinement(tuple(paths), True, "", tuple(names))
+        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names), hidden)
+    return Confinement(tuple(paths), True, "", tuple(names), hidden)
+
+
+def unreadable() -> tuple[Path, ...]:
+    """What no agent may read: gsd's private folder (the record-signing key) and every
+    terminal in /dev (`TERMINAL_PREFIXES`)."""
+    from gsd.io import records
+
+    hidden = [records.private_folder()]
+    try:
+        with os.scandir("/dev") as entries:
+            hidden += [
+                Path(entry.path) for entry in entries if entry.name.startswith(TERMINAL_PREFIXES)
+            ]
+    except OSError:
+        pass  # no /dev (not Linux): nothing there to hide
+    return tuple(sorted(hidden))
 
 
 class Settings(NamedTuple):
@@ -250,11 +277,18 @@ def _tilde(path: Path, home: Path) -> str:
 def describe(confinement: Confinement) -> str:
     """One line for `gsd execute-phase --dry-run`: what the program may write, and how."""
     if not confinement.landlock:
-        return f"none: {confinement.reason} (git checks only)"
+        return f"none: {confinement.reason} (git checks only; {ALWAYS})"
     names = list(confinement.names) or [str(path) for path in confinement.writable]
+    line = "landlock: writes only " + ", ".join(names)
     if not any("worktree" in name or "checkout" in name for name in names):
-        return "landlock: writes only " + ", ".join(names) + " (not the worktree)"
-    return "landlock: writes only " + ", ".join(names)
+        line += " (not the worktree)"
+    if confinement.unreadable:
+        line += "; reads all but gsd's private folder and the terminals"
+    return line
+
+
+# What launch.py does for every program, with or without Landlock.
+ALWAYS = "still: no terminal, no_new_privs, root's capabilities dropped"
 
 
 def launcher_argv(
@@ -275,4 +309,6 @@ def launcher_argv(
         command.append("--landlock")
         for path in confinement.writable:
             command += ["--write", str(path)]
+        for path in confinement.unreadable:
+            command += ["--hide", str(path)]
     return [*command, "--", *argv]
