@@ -108,7 +108,8 @@ def _push_from_outside(pts: str, text: bytes) -> str | None:
         finally:
             os.close(fd)
     except OSError as exc:
-        return f"TIOCSTI from outside is refused here too ({exc.strerror}): not root, or dev.tty.legacy_tiocsti=0"
+        why = "not root, or dev.tty.legacy_tiocsti=0"
+        return f"TIOCSTI from outside is refused here too ({exc.strerror}): {why}"
     return None
 
 
@@ -141,9 +142,7 @@ def _run_on_pty(root: Path, control: Path, tmp_path: Path) -> tuple[int, bytes, 
     return int(Path(f"{out}.code").read_text()), shown, out.read_bytes(), refused
 
 
-def test_nothing_an_agent_pushes_reaches_the_users_terminal(
-    git_project, tmp_path: Path
-) -> None:
+def test_nothing_an_agent_pushes_reaches_the_users_terminal(git_project, tmp_path: Path) -> None:
     control = hostile_phase(git_project, tmp_path, INTRUDER)
     code, shown, pending, refused = _run_on_pty(git_project.root, control, tmp_path)
     assert MARK not in pending and MARK not in shown
