@@ -23,8 +23,9 @@ from tests.conftest import git
 from tests.hostile import LANDLOCK
 
 # CAP_LINUX_IMMUTABLE, CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_MODULE, CAP_SYS_PTRACE,
-# CAP_SYS_ADMIN, CAP_MKNOD, CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE, CAP_SETFCAP
-NEVER = [9, 12, 13, 16, 19, 21, 27, 2, 24, 31]
+# CAP_SYS_ADMIN, CAP_MKNOD, CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE (and CAP_SETFCAP under
+# Landlock: without it, codex's bubblewrap needs it to map root)
+NEVER = [9, 12, 13, 16, 19, 21, 27, 2, 24]
 NEVER_MASK = sum(1 << number for number in NEVER)
 SANDBOXES = [
     pytest.param({}, id="landlock", marks=pytest.mark.skipif(not LANDLOCK, reason="no Landlock")),
@@ -125,12 +126,13 @@ def test_agents_and_checks_hold_no_dangerous_capability_and_no_new_privs(
     control = hostile_phase(git_project, tmp_path, STATUS, **config)
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
+    kept = launchcaps.UNCONFINED_MASK if config else launchcaps.KEPT_MASK
     for role in ("agent", "verify"):
         status = seen(control, role)["status"]
         assert isinstance(status, dict), role
         assert status["NoNewPrivs"] == "1", (role, status)
         for name in ("CapEff", "CapPrm", "CapInh", "CapAmb"):
-            assert int(status[name], 16) & ~launchcaps.KEPT_MASK == 0, (role, name, status)
+            assert int(status[name], 16) & ~kept == 0, (role, name, status)
         if os.geteuid() == 0:  # the bounding set is only root's to shrink
             assert int(status["CapBnd"], 16) & NEVER_MASK == 0, (role, status)
-            assert int(status["CapBnd"], 16) & ~launchcaps.KEPT_MASK == 0, (role, status)
+            assert int(status["CapBnd"], 16) & ~kept == 0, (role, status)

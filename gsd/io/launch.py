@@ -322,7 +322,7 @@ def run(options: Options) -> NoReturn:
     """Steps 1-4 of the module docstring; returns only by raising LaunchError."""
     library = libc()
     die_with_parent(library, options.parent)
-    give_up_terminal_and_privileges(library)
+    give_up_terminal_and_privileges(library, options.landlock)
     if options.landlock:
         try:
             apply_landlock(library, options.writable, options.hidden)
@@ -341,11 +341,12 @@ def run(options: Options) -> NoReturn:
         raise LaunchError(EXIT_CANNOT_RUN, f"cannot start {program}: {exc.strerror}") from None
 
 
-def give_up_terminal_and_privileges(library: Any) -> None:
+def give_up_terminal_and_privileges(library: Any, landlock: bool) -> None:
     """Step 2 of the module docstring (gsd/io/launchcaps.py), with or without Landlock."""
+    kept = launchcaps.KEPT_MASK if landlock else launchcaps.UNCONFINED_MASK
     try:
         launchcaps.detach_terminal()
-        launchcaps.drop_privileges(library)
+        launchcaps.drop_privileges(library, kept)
     except OSError as exc:
         raise LaunchError(
             EXIT_CANNOT_RUN, f"cannot drop privileges: {exc.strerror or exc}"

@@ -56,6 +56,12 @@ KEPT = {
     10: "CAP_NET_BIND_SERVICE",
 }
 KEPT_MASK = sum(1 << number for number in KEPT)
+# Kept only where Landlock does not confine the program: codex's own sandbox (bubblewrap,
+# used when gsd's is off) needs it to map root into its user namespace. Under Landlock it
+# is dropped: Landlock does not restrict extended attributes, so with it a root agent
+# could give any program on the machine file capabilities (and Landlock denies the
+# bubblewrap's uid map anyway).
+UNCONFINED_MASK = KEPT_MASK | 1 << 31  # CAP_SETFCAP
 
 
 def detach_terminal() -> None:
@@ -74,23 +80,22 @@ def detach_terminal() -> None:
             os.close(null)
 
 
-def drop_privileges(library: Any) -> None:
-    """Keep only the `KEPT` capabilities, in every set, and set no_new_privs (Linux)."""
+def drop_privileges(library: Any, kept: int = KEPT_MASK) -> None:
+    """Keep only the capabilities in `kept` (`KEPT_MASK`, or `UNCONFINED_MASK`), in every
+    set, and set no_new_privs (Linux)."""
     if library is None or not sys.platform.startswith("linux"):
         return
     effective, permitted, inheritable = capabilities(library)
     if effective >> CAP_SETPCAP & 1:  # else the bounding set is not ours to change
         for number in range(last_capability(library) + 1):
-            if number not in KEPT and _prctl(library, PR_CAPBSET_READ, number) == 1:
+            if not kept >> number & 1 and _prctl(library, PR_CAPBSET_READ, number) == 1:
                 _check(library, _prctl(library, PR_CAPBSET_DROP, number), f"drop cap {number}")
-    _set_capabilities(
-        library, effective & KEPT_MASK, permitted & KEPT_MASK, inheritable & KEPT_MASK
-    )
+    _set_capabilities(library, effective & kept, permitted & kept, inheritable & kept)
     if _prctl(library, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL) < 0:
         if ctypes.get_errno() != 22:  # EINVAL: a kernel before 4.3 has no ambient set
             _check(library, -1, "clear ambient capabilities")
     _check(library, _prctl(library, PR_SET_NO_NEW_PRIVS, 1), "PR_SET_NO_NEW_PRIVS")
-    _verify(library)
+    _verify(library, kept)
 
 
 def capabilities(library: Any) -> tuple[int, int, int]:
@@ -118,12 +123,12 @@ def _set_capabilities(library: Any, effective: int, permitted: int, inheritable:
     _check(library, library.capset(header, data), "capset")
 
 
-def _verify(library: Any) -> None:
+def _verify(library: Any, kept: int) -> None:
     """Refuse to go on when a dropped capability is still held (what a kernel, a
     security module or a seccomp filter could make silently fail)."""
     held = 0
     for mask in capabilities(library):
-        held |= mask & ~KEPT_MASK
+        held |= mask & ~kept
     if held:
         raise OSError(0, f"capabilities still held: {held:#x}")
     if _prctl(library, PR_GET_NO_NEW_PRIVS, 0) != 1:
