@@ -188,13 +188,14 @@ def confine(
         names.append(_tilde(path, home))
     paths += [Path(device) for device in DEVICES]
     names.append("/dev/null")
-    hidden = unreadable()
-    if not enabled:
-        reason = "sandbox disabled in config.json"
-        return Confinement(tuple(paths), False, reason, tuple(names), hidden)
-    if landlock_abi() == 0:
-        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names), hidden)
-    return Confinement(tuple(paths), True, "", tuple(names), hidden)
+    reason = "sandbox disabled in config.json" if not enabled else unavailable_reason()
+    return Confinement(
+        writable=tuple(paths),
+        landlock=enabled and landlock_abi() > 0,
+        reason=reason,  # "" with Landlock on and available
+        names=tuple(names),
+        unreadable=unreadable(),
+    )
 
 
 def unreadable() -> tuple[Path, ...]:
