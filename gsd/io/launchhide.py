@@ -25,22 +25,38 @@ def granted(hidden: tuple[str, ...], start: str = "/") -> list[str]:
 
     Just `[start]` when nothing hidden is inside it; [] when `start` itself is hidden.
     An OSError when a folder on the way cannot be listed (then nothing can be hidden)."""
-    inside = [path for path in hidden if _within(path, start)]
+    inside = {path for path in hidden if _within(path, start)}
     if not inside:
         return [start]
     if start in inside:
         return []
+    on_the_way = {parent for path in inside for parent in _parents(path, start)}
+    return _around(start, inside, on_the_way)
+
+
+def _around(folder: str, hidden: set[str], on_the_way: set[str]) -> list[str]:
+    """Every entry of `folder` but the hidden ones; into the ones on the way to one."""
     paths: list[str] = []
-    with os.scandir(start) as entries:
+    with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_symlink():
+            if entry.path in hidden or entry.is_symlink():
                 continue
-            if any(_within(path, entry.path) for path in inside):
+            if entry.path in on_the_way:
                 if entry.is_dir(follow_symlinks=False):
-                    paths += granted(tuple(inside), entry.path)
-                continue  # a hidden file, or a file in the way of one: no rule
+                    paths += _around(entry.path, hidden, on_the_way)
+                continue  # a file where a folder on the way should be: no rule
             paths.append(entry.path)
     return paths
+
+
+def _parents(path: str, start: str) -> list[str]:
+    """The folders strictly between `start` and `path`."""
+    parents = []
+    parent = os.path.dirname(path)
+    while parent != start and _within(parent, start):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    return parents
 
 
 def _within(path: str, folder: str) -> bool:
