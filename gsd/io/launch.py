@@ -346,11 +346,14 @@ def give_up_terminal_and_privileges(library: Any, landlock: bool) -> None:
     kept = launchcaps.KEPT_MASK if landlock else launchcaps.UNCONFINED_MASK
     try:
         launchcaps.detach_terminal()
-        launchcaps.drop_privileges(library, kept)
     except OSError as exc:
         raise LaunchError(
-            EXIT_CANNOT_RUN, f"cannot drop privileges: {exc.strerror or exc}"
+            EXIT_CANNOT_RUN, f"cannot leave the terminal (setsid): {exc.strerror}"
         ) from None
+    try:
+        launchcaps.drop_privileges(library, kept)
+    except OSError as exc:
+        raise LaunchError(EXIT_CANNOT_RUN, f"cannot drop privileges: {exc.strerror}") from None
 
 
 def main(args: list[str]) -> NoReturn:

@@ -67,7 +67,7 @@ UNCONFINED_MASK = KEPT_MASK | 1 << 31  # CAP_SETFCAP
 def detach_terminal() -> None:
     """A new session (no controlling terminal), and /dev/null for a terminal on 0-2."""
     if os.getsid(0) != os.getpid():
-        os.setsid()  # fails only for a group leader: gsd starts it as one of its own
+        os.setsid()  # fails only for a group leader: gsd starts it as a session leader
     null = -1
     try:
         for fd in (0, 1, 2):
