@@ -14,7 +14,17 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Project, git
+from tests.hostile import LANDLOCK
+
+# The two ways an agent runs: in gsd's Landlock sandbox, and with config turning it off
+# (what holds then: the launcher's own session, no_new_privs, capabilities dropped).
+SANDBOXES = [
+    pytest.param({}, id="landlock", marks=pytest.mark.skipif(not LANDLOCK, reason="no Landlock")),
+    pytest.param({"sandbox": {"enabled": False}}, id="sandbox-off"),
+]
 
 AGENT_FILE = """\
 ---

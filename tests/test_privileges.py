@@ -18,19 +18,14 @@ from pathlib import Path
 import pytest
 
 from gsd.io import launchcaps
-from tests.confined import hostile_phase, seen, task_committed
+from tests.confined import SANDBOXES, hostile_phase, seen, task_committed
 from tests.conftest import git
-from tests.hostile import LANDLOCK
 
 # CAP_LINUX_IMMUTABLE, CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_MODULE, CAP_SYS_PTRACE,
 # CAP_SYS_ADMIN, CAP_MKNOD, CAP_DAC_READ_SEARCH, CAP_SYS_RESOURCE (and CAP_SETFCAP under
 # Landlock: without it, codex's bubblewrap needs it to map root)
 NEVER = [9, 12, 13, 16, 19, 21, 27, 2, 24]
 NEVER_MASK = sum(1 << number for number in NEVER)
-SANDBOXES = [
-    pytest.param({}, id="landlock", marks=pytest.mark.skipif(not LANDLOCK, reason="no Landlock")),
-    pytest.param({"sandbox": {"enabled": False}}, id="sandbox-off"),
-]
 
 STATUS = """\
 seen["status"] = status_fields()
