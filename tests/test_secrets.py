@@ -88,16 +88,17 @@ def test_an_agent_cannot_read_the_signing_key_yet_reads_what_it_needs(
     control = hostile_phase(git_project, tmp_path, THIEF)
     (control / "key-path").write_text(str(records.key_path()))
     result = gsd("execute-phase", "1")
-    tried = seen(control)
-    assert tried.get("key exists") is True, result.err
-    stolen = {what: got for what, got in tried.items() if key.hex() in str(got)}
-    assert stolen == {}
-    thefts = [what for what in tried if what not in (*NEEDED, "key exists", "read /etc/passwd")]
-    assert len(thefts) == 9
-    for what in thefts:
-        assert tried[what] in ("EACCES", "EPERM", "EXDEV", "exit 1", "exit 128"), (what, tried)
-    assert tried["read README.md"] == b"demo\n".hex()[:8]
-    assert {what: tried[what] for what in NEEDED[1:]} == dict.fromkeys(NEEDED[1:], "ok")
+    for role in ("agent", "verify"):  # the task's `<automated>` check tries the same
+        tried = seen(control, role)
+        assert tried.get("key exists") is True, (role, result.err)
+        stolen = {what: got for what, got in tried.items() if key.hex() in str(got)}
+        assert stolen == {}, role
+        thefts = [what for what in tried if what not in (*NEEDED, "key exists", "read /etc/passwd")]
+        assert len(thefts) == 9
+        for what in thefts:
+            assert tried[what] in ("EACCES", "EPERM", "EXDEV", "exit 1", "exit 128"), (role, what)
+        assert tried["read README.md"] == b"demo\n".hex()[:8]
+        assert {what: tried[what] for what in NEEDED[1:]} == dict.fromkeys(NEEDED[1:], "ok")
     # gsd signed the task's checkpoint with the same key, and checked it, in this run
     assert result.code == 0, result.err
     assert task_committed(root) and records.key_path().read_bytes() == key
