@@ -246,7 +246,7 @@ def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     if landlock_abi():
         assert first["sandbox"].startswith("landlock: writes only the worktree, private tmp")
         assert "~/.claude" in first["sandbox"]  # a claude agent keeps its state there
-        assert review["sandbox"].endswith("(not the worktree)")  # read-only tier
+        assert "(not the worktree); connects " in review["sandbox"]  # read-only tier
     else:
         assert first["sandbox"] == f"none: {unavailable_reason()} (git checks only)"
     assert "  sandbox: " in gsd("execute-phase", "1", "--dry-run").out

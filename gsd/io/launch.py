@@ -4,7 +4,7 @@ Run in the child, never in the process it serves, as a script or (gsd's way, see
 `sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
     python -I -S launch.py [--parent PID] [--status-fd FD] [--landlock] [--write PATH]...
-                           -- PROGRAM [ARG...]
+                           [--connect PORT,...] -- PROGRAM [ARG...]
 
 It runs in the child, after fork and before the program, so that gsd's own (threaded)
 process never runs Python code between fork and exec (which Python documents as unsafe
@@ -16,7 +16,11 @@ in a process with threads). In order:
    filesystem *write* right the kernel knows (reads and execution stay allowed) and, from
    ABI 6, confines signals to the sandbox; only the `--write` paths (and what is beneath
    them) are writable. A `--write` path that does not exist is skipped. If the sandbox
-   cannot be applied the program is NOT run unconfined: exit 126;
+   cannot be applied the program is NOT run unconfined: exit 126. With `--connect`
+   (a comma-separated list of TCP ports, maybe empty) and ABI 4+, the ruleset also
+   handles outgoing TCP connections: only to those ports (on any address) may the
+   program connect; listening (bind) stays allowed. Below ABI 4 `--connect` is ignored
+   (the kernel has no network rules; gsd's dry run says so);
 3. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
 
 Every failure is one line on stderr, `gsd-launch: ...`, also written to `--status-fd`
@@ -51,6 +55,8 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_RULE_NET_PORT = 2  # ABI 4
+ACCESS_NET_CONNECT_TCP = 1 << 1  # ABI 4 (1 << 0, BIND_TCP, is never handled)
 LANDLOCK_SCOPE_SIGNAL = 1 << 1
 
 ACCESS_FS_WRITE_FILE = 1 << 1
@@ -94,7 +100,7 @@ class LaunchError(Exception):
 class Options:
     """The launcher's command line."""
 
-    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv")
+    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "connect")
 
     def __init__(
         self,
@@ -103,12 +109,14 @@ class Options:
         landlock: bool,
         writable: tuple[str, ...],
         argv: tuple[str, ...],
+        connect: tuple[int, ...] | None = None,
     ) -> None:
         self.parent = parent
         self.status_fd = status_fd
         self.landlock = landlock
         self.writable = writable
         self.argv = argv
+        self.connect = connect  # the TCP ports it may connect to; None: any
 
 
 def parse_options(args: list[str]) -> Options:
@@ -116,6 +124,7 @@ def parse_options(args: list[str]) -> Options:
     parent = status_fd = None
     landlock = False
     writable: list[str] = []
+    connect: tuple[int, ...] | None = None
     index = 0
     while index < len(args) and args[index] != "--":
         option = args[index]
@@ -123,11 +132,15 @@ def parse_options(args: list[str]) -> Options:
             landlock = True
             index += 1
             continue
-        if option not in ("--parent", "--status-fd", "--write") or index + 1 >= len(args):
+        if option not in ("--parent", "--status-fd", "--write", "--connect") or index + 1 >= len(
+            args
+        ):
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: unknown or incomplete option {option!r}")
         value = args[index + 1]
         if option == "--write":
             writable.append(value)
+        elif option == "--connect":
+            connect = parse_ports(value)
         elif not value.isdigit():
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: {option} needs a number, not {value!r}")
         elif option == "--parent":
@@ -138,7 +151,15 @@ def parse_options(args: list[str]) -> Options:
     argv = tuple(args[index + 1 :])
     if not argv:
         raise LaunchError(EXIT_CANNOT_RUN, "usage: no program after --")
-    return Options(parent, status_fd, landlock, tuple(writable), argv)
+    return Options(parent, status_fd, landlock, tuple(writable), argv, connect)
+
+
+def parse_ports(value: str) -> tuple[int, ...]:
+    """`--connect`'s comma-separated TCP ports ("" for none)."""
+    ports = tuple(part for part in value.split(",") if part)
+    if not all(part.isdigit() and int(part) < 65536 for part in ports):
+        raise LaunchError(EXIT_CANNOT_RUN, f"usage: --connect needs TCP ports, not {value!r}")
+    return tuple(int(part) for part in ports)
 
 
 def libc() -> Any:
@@ -189,10 +210,10 @@ def write_rights(abi: int) -> int:
     return rights
 
 
-def ruleset_attr(abi: int, handled: int) -> bytes:
+def ruleset_attr(abi: int, handled: int, net: int = 0) -> bytes:
     """struct landlock_ruleset_attr, only as long as the fields this ABI knows."""
     scoped = LANDLOCK_SCOPE_SIGNAL if abi >= 6 else 0
-    fields = struct.pack("=QQQ", handled, 0, scoped)  # fs, net (none handled), scoped
+    fields = struct.pack("=QQQ", handled, net, scoped)  # fs, net, scoped
     return fields[: 8 if abi < 4 else 16 if abi < 6 else 24]
 
 
@@ -203,13 +224,17 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
-    """Make this thread (and what it execs) unable to write anywhere but `writable`."""
+def apply_landlock(
+    library: Any, writable: tuple[str, ...], connect: tuple[int, ...] | None = None
+) -> None:
+    """Make this thread (and what it execs) unable to write anywhere but `writable` and,
+    from ABI 4 with `connect`, to connect over TCP to any port but those."""
     if library is None or not sys.platform.startswith("linux"):
         raise OSError(0, f"Landlock is Linux-only (this is {sys.platform})")
     abi = landlock_abi(library)
     handled = write_rights(abi)
-    attr = ruleset_attr(abi, handled)
+    net = ACCESS_NET_CONNECT_TCP if connect is not None and abi >= 4 else 0
+    attr = ruleset_attr(abi, handled, net)
     syscall = library.syscall
     ruleset = _check(
         syscall(
@@ -223,6 +248,8 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
     try:
         for path in writable:
             _add_path_rule(library, ruleset, path, handled)
+        if net:
+            add_port_rules(library, ruleset, connect or ())
         _check(
             library.prctl(
                 ctypes.c_int(PR_SET_NO_NEW_PRIVS),
@@ -271,13 +298,29 @@ def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
         os.close(fd)
 
 
+def add_port_rules(library: Any, ruleset: int, ports: tuple[int, ...]) -> None:
+    """One net_port rule per TCP port the program may connect to (ABI 4+)."""
+    for port in dict.fromkeys(ports):
+        attr = struct.pack("=QQ", ACCESS_NET_CONNECT_TCP, port)  # allowed_access, port
+        _check(
+            library.syscall(
+                ctypes.c_long(SYS_LANDLOCK_ADD_RULE),
+                ctypes.c_long(ruleset),
+                ctypes.c_long(LANDLOCK_RULE_NET_PORT),
+                attr,
+                ctypes.c_uint32(0),
+            ),
+            f"landlock_add_rule port {port}",
+        )
+
+
 def run(options: Options) -> NoReturn:
     """Steps 1-3 of the module docstring; returns only by raising LaunchError."""
     library = libc()
     die_with_parent(library, options.parent)
     if options.landlock:
         try:
-            apply_landlock(library, options.writable)
+            apply_landlock(library, options.writable, options.connect)
         except OSError as exc:
             raise LaunchError(
                 EXIT_CANNOT_RUN, f"cannot apply the sandbox: {exc.strerror or exc}"

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gsd.core.enforce import READ_ONLY_TIERS
 from gsd.core.errors import UsageError
+from gsd.io import netports
 
 LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
 # The launcher runs as `python -I -S -c BOOT`, importing launch.py from its folder rather
@@ -47,6 +48,10 @@ class Confinement(NamedTuple):
     landlock: bool
     reason: str  # why there is no Landlock; "" when there is
     names: tuple[str, ...] = ()
+    # the TCP ports it may connect to (`gsd.io.netports`; from Landlock ABI 4); None: any
+    connect: tuple[int, ...] | None = None
+    # the credential variables it gets after all (`gsd.core.credentials`)
+    pass_env: tuple[str, ...] = ()
 
 
 def landlock_abi() -> int:
@@ -140,6 +145,8 @@ def confine(
     enabled: bool,
     environ: Mapping[str, str],
     in_place: bool = False,
+    connect: tuple[int, ...] | None = (),
+    pass_env: tuple[str, ...] = (),
 ) -> Confinement:
     """The confinement of one agent (or verify command) of `tier` run by `runner`.
 
@@ -158,16 +165,11 @@ def confine(
 
     An `extra` path inside the git folder, or holding it, is refused (UsageError): no
     agent may write the git folder.
+
+    TCP connections: only to `netports.allowed` (`connect` None: any port); credential
+    variables (gsd.core.credentials): only those `pass_env` names.
     """
-    names: list[str] = []
-    paths: list[Path] = []
-    if worktree is not None and tier not in READ_ONLY_TIERS:
-        if in_place or (worktree / ".git").is_dir():
-            paths += _top_level_entries(worktree)
-            names.append("the checkout's top-level entries but .git")
-        else:
-            paths.append(worktree)
-            names.append("the worktree")
+    paths, names = _worktree_grant(worktree, tier, in_place)
     paths.append(tmpdir)
     names.append("private tmp")
     for state in runner_state(runner, home, environ):
@@ -179,11 +181,15 @@ def confine(
         names.append(_tilde(path, home))
     paths += [Path(device) for device in DEVICES]
     names.append("/dev/null and terminals")
-    if not enabled:
-        return Confinement(tuple(paths), False, "sandbox disabled in config.json", tuple(names))
-    if landlock_abi() == 0:
-        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names))
-    return Confinement(tuple(paths), True, "", tuple(names))
+    reason = "sandbox disabled in config.json" if not enabled else unavailable_reason()
+    return Confinement(
+        writable=tuple(paths),
+        landlock=not reason,
+        reason=reason,
+        names=tuple(names),
+        connect=netports.allowed(runner, environ, connect),
+        pass_env=pass_env,
+    )
 
 
 class Settings(NamedTuple):
@@ -193,6 +199,8 @@ class Settings(NamedTuple):
     writable: tuple[str, ...]  # `sandbox.writable`
     root: Path  # the user's checkout: relative `sandbox.writable` entries start there
     in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+    connect: tuple[int, ...] | None = ()  # `sandbox.connect`; None: "any"
+    pass_env: tuple[str, ...] = ()  # `sandbox.pass_env`
 
     def confine(
         self, *, tier: str, runner: str, worktree: Path, tmpdir: Path, environ: Mapping[str, str]
@@ -210,7 +218,20 @@ class Settings(NamedTuple):
             enabled=self.enabled,
             environ=environ,
             in_place=self.in_place,
+            connect=self.connect,
+            pass_env=self.pass_env,
         )
+
+
+def _worktree_grant(
+    worktree: Path | None, tier: str, in_place: bool
+) -> tuple[list[Path], list[str]]:
+    """What of the worktree a tier may write (`confine`), and its name for people."""
+    if worktree is None or tier in READ_ONLY_TIERS:
+        return [], []
+    if in_place or (worktree / ".git").is_dir():
+        return _top_level_entries(worktree), ["the checkout's top-level entries but .git"]
+    return [worktree], ["the worktree"]
 
 
 def _top_level_entries(folder: Path) -> list[Path]:
@@ -252,9 +273,10 @@ def describe(confinement: Confinement) -> str:
     if not confinement.landlock:
         return f"none: {confinement.reason} (git checks only)"
     names = list(confinement.names) or [str(path) for path in confinement.writable]
+    network = "; " + netports.describe(confinement.connect, landlock_abi())
     if not any("worktree" in name or "checkout" in name for name in names):
-        return "landlock: writes only " + ", ".join(names) + " (not the worktree)"
-    return "landlock: writes only " + ", ".join(names)
+        return "landlock: writes only " + ", ".join(names) + " (not the worktree)" + network
+    return "landlock: writes only " + ", ".join(names) + network
 
 
 def launcher_argv(
@@ -275,4 +297,6 @@ def launcher_argv(
         command.append("--landlock")
         for path in confinement.writable:
             command += ["--write", str(path)]
+        if confinement.connect is not None:
+            command += ["--connect", ",".join(map(str, confinement.connect))]
     return [*command, "--", *argv]
