@@ -4,8 +4,9 @@ What an agent (or a verify command) inherits from gsd's environment loses the va
 that hand out a login to a git host: the ssh agent's socket, askpass programs, and the
 forges' tokens (`KEPT`, and any name `TOKEN_NAME` matches). git is told not to ask on a
 terminal (GIT_TERMINAL_PROMPT=0) and to use no credential helper: config through
-GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n sets `credential.helper` to the
-empty value, which clears the helpers every config file listed before it.
+GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n (read after every config file)
+sets `credential.helper` to the empty value, which clears the helpers the files listed,
+and `core.askPass` to the empty value (no askpass program).
 
 It is a layer only: an agent can set its own variables, and one that can read the
 user's credential files (~/.git-credentials, ~/.ssh, ~/.netrc, ~/.config/gh) can use
@@ -43,8 +44,9 @@ TOKEN_NAME = re.compile(
     r"(?:GIT|GH|GITHUB|GITLAB|GL|GITEA|FORGEJO|CODEBERG|BITBUCKET)(?:_[A-Z0-9]+)*_"
     r"(?:TOKEN|PAT|PASSWORD|PASS|ASKPASS|CREDENTIALS?)"
 )
-# config git reads after every file, as `git -c` would pass it
-CONFIG = (("credential.helper", ""),)
+# config git reads after every file, as `git -c` would pass it: no credential helper (an
+# empty value clears the list), no askpass program from a config file
+CONFIG = (("credential.helper", ""), ("core.askPass", ""))
 
 
 def kept(name: str) -> bool:
