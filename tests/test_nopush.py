@@ -26,6 +26,7 @@ from gsd.io import netports
 from gsd.io.sandbox import landlock_abi, unavailable_reason
 from tests.conftest import git
 from tests.gitremotes import Remote, git_daemon, http_remote
+from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 
 needs_tcp_rules = pytest.mark.skipif(
     landlock_abi() < 4,
@@ -355,3 +356,39 @@ def test_bad_network_settings_are_one_line_naming_config_json(
     result = gsd("execute-phase", "1", "--dry-run")
     assert result.code == 2 and words in result.err and "config.json" in result.err
     assert len(result.err.strip().splitlines()) <= 2, result.err
+
+
+CODEX_CASES = [
+    ("git push origin HEAD", "forbidden"),
+    ("env git push", "forbidden"),
+    ("command git push origin HEAD", "forbidden"),
+    ("/usr/bin/git push origin HEAD", "forbidden"),
+    ("git status", None),
+    ("env git status", None),
+    # a prefix rule has no word that matches any word: the port rule holds these
+    ("git -C . push origin HEAD", None),
+]
+
+
+def test_codexs_exec_policy_refuses_the_spellings_it_can_express(
+    cli_bin: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """gsd's rules file as codex 0.169.0's own exec-policy checker reads it."""
+    import subprocess
+
+    from gsd.core.policy import BASELINE
+    from gsd.formats import codex
+    from tests.test_clis import cli_env
+
+    rules = tmp_path / "gsd.rules"
+    rules.write_text(codex.exec_rules(BASELINE))
+    decided = {}
+    for command, _want in CODEX_CASES:
+        argv = ["codex", "execpolicy", "check", "--rules", str(rules)]
+        argv += ["--resolve-host-executables", "--", *command.split()]
+        env = cli_env(cli_bin, tmp_path)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, done.stderr
+        decided[command] = json.loads(done.stdout).get("decision")
+    assert decided == dict(CODEX_CASES)
