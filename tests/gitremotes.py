@@ -80,24 +80,26 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None) -> 
 @contextlib.contextmanager
 def git_daemon(base: Path, seed: Path) -> Iterator[Remote]:
     """A `git daemon` on 127.0.0.1 serving `base/remote.git`, which anyone may push to."""
-    git_dir = bare_repository(base, seed)
+    with serve_git(bare_repository(base, seed)) as remote:
+        yield remote
+
+
+@contextlib.contextmanager
+def serve_git(git_dir: Path) -> Iterator[Remote]:
+    """A `git daemon` on 127.0.0.1 serving the bare repository `git_dir` (whoever owns
+    it: safe.directory is `*` for the daemon's receive-pack), which anyone may push to."""
     port = free_port()
-    argv = [
-        "git",
-        "daemon",
-        "--export-all",
-        "--enable=receive-pack",
-        "--reuseaddr",
-        "--listen=127.0.0.1",
-        f"--port={port}",
-        f"--base-path={base}",
-        str(base),
-    ]
-    with open(base / "daemon.log", "wb") as log:
-        daemon = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+    argv = ["git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr"]
+    argv += ["--listen=127.0.0.1", f"--port={port}", f"--base-path={git_dir.parent}"]
+    env = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory"}
+    env["GIT_CONFIG_VALUE_0"] = "*"
+    with open(git_dir.parent / f"daemon-{port}.log", "wb") as log:
+        daemon = subprocess.Popen(
+            [*argv, str(git_dir.parent)], stdout=log, stderr=log, env=env, start_new_session=True
+        )
     try:
         wait_for_port(port, daemon)
-        yield Remote(f"git://127.0.0.1:{port}/{REPO}", port, git_dir)
+        yield Remote(f"git://127.0.0.1:{port}/{git_dir.name}", port, git_dir)
     finally:
         daemon.terminate()
         daemon.wait(10)
