@@ -392,3 +392,18 @@ def test_codexs_exec_policy_refuses_the_spellings_it_can_express(
         assert done.returncode == 0, done.stderr
         decided[command] = json.loads(done.stdout).get("decision")
     assert decided == dict(CODEX_CASES)
+
+
+def test_the_launcher_reads_its_ports_and_puts_connect_in_the_ruleset() -> None:
+    from gsd.io import launch
+
+    options = launch.parse_options(["--landlock", "--connect", "443,8080", "--", "true"])
+    assert options.connect == (443, 8080)
+    assert launch.parse_options(["--connect", "", "--", "true"]).connect == ()
+    assert launch.parse_options(["--", "true"]).connect is None  # no rule at all
+    for bad in ("http", "443,x", "70000"):
+        with pytest.raises(launch.LaunchError, match="--connect needs TCP ports"):
+            launch.parse_options(["--connect", bad, "--", "true"])
+    attr = launch.ruleset_attr(4, launch.write_rights(4), launch.ACCESS_NET_CONNECT_TCP)
+    assert attr[8:16] == (2).to_bytes(8, sys.byteorder) and len(attr) == 16
+    assert len(launch.ruleset_attr(3, launch.write_rights(3), 0)) == 8  # no net field
