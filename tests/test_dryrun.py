@@ -246,8 +246,11 @@ def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     if landlock_abi():
         assert first["sandbox"].startswith("landlock: writes only the worktree, private tmp")
         assert "~/.claude" in first["sandbox"]  # a claude agent keeps its state there
-        assert "(not the worktree)" in review["sandbox"]  # read-only tier
-        assert first["sandbox"].endswith("; reads all but gsd's private folder and the terminals")
+        assert "(not the worktree); reads all" in review["sandbox"]  # read-only tier
+        assert (
+            "; reads all but gsd's private folder, credentials and the terminals; connects "
+            in first["sandbox"]
+        )
     else:
         assert first["sandbox"] == f"none: {unavailable_reason()} (git checks only; {ALWAYS})"
     assert "  sandbox: " in gsd("execute-phase", "1", "--dry-run").out

@@ -92,11 +92,24 @@ def test_the_rules_go_around_the_hidden_path_only(tmp_path: Path) -> None:
     assert set(missing) == {*around, str(tmp_path / "state/gsd")}
 
 
-def test_the_sandbox_hides_gsds_private_folder_and_every_terminal() -> None:
+def test_the_sandbox_hides_gsds_private_folder_and_every_terminal(tmp_path: Path) -> None:
     from gsd.io import records
 
-    hidden = sandbox.unreadable()
+    hidden = sandbox.unreadable(tmp_path)
     assert records.private_folder() in hidden
     terminals = [path for path in hidden if path.parent == Path("/dev")]
     assert {path.name for path in terminals} >= {"tty", "pts"} & set(os.listdir("/dev"))
     assert not set(sandbox.DEVICES) & {"/dev/tty", "/dev/pts", "/dev/ptmx"}
+
+
+def test_the_users_credential_files_are_hidden_unless_handed_over(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".git-credentials").write_text("https://u:secret@example.com\n")
+    (home / ".config/gh").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = U\n")
+    hidden = set(sandbox.unreadable(home))
+    assert {home / ".ssh", home / ".git-credentials", home / ".config/gh"} <= hidden
+    assert home / ".gitconfig" not in hidden and home / ".netrc" not in hidden  # none there
+    handed = set(sandbox.unreadable(home, ("~/.ssh",)))
+    assert home / ".ssh" not in handed and home / ".git-credentials" in handed

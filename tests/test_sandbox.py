@@ -397,13 +397,17 @@ def test_disabled_or_unavailable_means_no_landlock_and_says_why(layout: Layout) 
 
 @needs_landlock
 def test_describe_says_what_each_tier_may_write(layout: Layout) -> None:
+    abi = landlock_abi()
+    net = f"; connects anywhere (Landlock ABI {abi} has no TCP rules; 4 has)"
+    if abi >= 4:
+        net = "; connects only to TCP 443"
     assert describe(layout.confinement("full")) == (
         "landlock: writes only the worktree, private tmp, ~/.claude, ~/.claude.json, "
-        "/dev/null; reads all but gsd's private folder and the terminals"
+        "/dev/null; reads all but gsd's private folder, credentials and the terminals" + net
     )
     assert describe(layout.confinement("read-only", runner="codex")) == (
         "landlock: writes only private tmp, ~/.codex, /dev/null (not the worktree); "
-        "reads all but gsd's private folder and the terminals"
+        "reads all but gsd's private folder, credentials and the terminals" + net
     )
 
 

@@ -1,6 +1,7 @@
-"""gsd's own secrets stay gsd's (issue 20): the record-signing key is unreadable from inside
-the sandbox, however an agent spells the read, while the agent still reads everything
-else it needs and gsd still signs and checks its records in the same run.
+"""gsd's own secrets stay gsd's (issue 20): the record-signing key, and the user's
+credential files, are unreadable from inside the sandbox, however an agent spells the
+read, while the agent still reads everything else it needs and gsd still signs and
+checks its records in the same run.
 
 Judged by what the agent could read (it writes every byte it got into the control
 folder) and by what git holds afterwards.
@@ -63,6 +64,10 @@ attempt("symlink in worktree", lambda: link_and_read("key-link", os.symlink))
 attempt("hard link in worktree", lambda: link_and_read("key-hard", os.link))
 attempt("hard link in control", lambda: link_and_read(os.path.join(CONTROL, "k"), os.link))
 attempt("open_by_handle_at", lambda: handle_open(key))
+home = os.environ["HOME"]
+attempt("~/.git-credentials", lambda: read(os.path.join(home, ".git-credentials")))
+attempt("~/.ssh/id_ed25519", lambda: read(os.path.join(home, ".ssh", "id_ed25519")))
+attempt("cat ~/.netrc", lambda: run("cat", os.path.join(home, ".netrc")))
 for name in ("key-link", "key-hard"):
     if os.path.lexists(name):
         os.unlink(name)
@@ -83,7 +88,13 @@ def test_an_agent_cannot_read_the_signing_key_yet_reads_what_it_needs(
     git_project, tmp_path: Path, gsd
 ) -> None:
     root = git_project.root
-    (Path(os.environ["HOME"]) / ".gitconfig").write_text("[core]\n\tpager = cat\n")
+    home = Path(os.environ["HOME"])
+    (home / ".gitconfig").write_text("[core]\n\tpager = cat\n")
+    # the user's credentials: what git, ssh and curl push with
+    (home / ".git-credentials").write_text("https://user:CREDENTIAL-1@example.com\n")
+    (home / ".ssh").mkdir(mode=0o700, exist_ok=True)
+    (home / ".ssh/id_ed25519").write_text("CREDENTIAL-2\n")
+    (home / ".netrc").write_text("machine example.com password CREDENTIAL-3\n")
     key = records.record_key()  # made before the run: the agent finds it there
     control = hostile_phase(git_project, tmp_path, THIEF)
     (control / "key-path").write_text(str(records.key_path()))
@@ -91,10 +102,11 @@ def test_an_agent_cannot_read_the_signing_key_yet_reads_what_it_needs(
     for role in ("agent", "verify"):  # the task's `<automated>` check tries the same
         tried = seen(control, role)
         assert tried.get("key exists") is True, (role, result.err)
-        stolen = {what: got for what, got in tried.items() if key.hex() in str(got)}
+        secrets = (key.hex(), *(f"CREDENTIAL-{n}".encode().hex() for n in (1, 2, 3)))
+        stolen = {what: got for what, got in tried.items() if any(s in str(got) for s in secrets)}
         assert stolen == {}, role
         thefts = [what for what in tried if what not in (*NEEDED, "key exists", "read /etc/passwd")]
-        assert len(thefts) == 9
+        assert len(thefts) == 12
         for what in thefts:
             assert tried[what] in ("EACCES", "EPERM", "EXDEV", "exit 1", "exit 128"), (role, what)
         assert tried["read README.md"] == b"demo\n".hex()[:8]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
@@ -48,6 +49,22 @@ def _is_worktree_dir(value: Any) -> bool:
     )
 
 
+def _is_ports(value: Any) -> bool:
+    """`sandbox.connect`: "any", or a list of TCP ports (1-65535)."""
+    if value == "any":
+        return True
+    return isinstance(value, list) and all(
+        isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536 for port in value
+    )
+
+
+def _is_names(value: Any) -> bool:
+    """`sandbox.pass_env`: a list of environment variable names."""
+    return isinstance(value, list) and all(
+        isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in value
+    )
+
+
 def _is_rule(value: Any) -> bool:
     try:
         return isinstance(value, str) and bool(parse_rule(value))
@@ -64,6 +81,11 @@ Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v 
 Retries = Annotated[int, _kind("a whole number >= 0", _whole_at_least(0), int)]
 Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
 Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
+Ports = Annotated[
+    list[int] | str,
+    _kind('"any" or a list of TCP ports, e.g. [443, 5432]', _is_ports, lambda v: v),
+]
+Names = Annotated[list[str], _kind('a list of variable names, e.g. ["GH_TOKEN"]', _is_names, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
@@ -115,6 +137,13 @@ class GitSettings(_Section):
 class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
+    # TCP ports agents may connect to besides 443 and their runner's API (Landlock ABI 4+);
+    # "any" turns the port rule off (gsd.io.netports)
+    connect: Ports = Field(default_factory=list)
+    # the user's credentials an agent gets after all (gsd.core.credentials)
+    pass_env: Names = Field(default_factory=list)
+    # the user's credential files an agent may read after all (gsd.io.sandbox.unreadable)
+    readable: Paths = Field(default_factory=list)
 
 
 Tokens = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]

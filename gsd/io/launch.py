@@ -4,7 +4,7 @@ Run in the child, never in the process it serves, as a script or (gsd's way, see
 `sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
     python -I -S launch.py [--parent PID] [--status-fd FD] [--landlock] [--write PATH]...
-                           [--hide PATH]... -- PROGRAM [ARG...]
+                           [--hide PATH]... [--connect PORT,...] -- PROGRAM [ARG...]
 
 It runs in the child, after fork and before the program, so that gsd's own (threaded)
 process never runs Python code between fork and exec (which Python documents as unsafe
@@ -20,6 +20,10 @@ in a process with threads). In order:
    paths (and what is beneath them) are writable. A `--write` path that does not exist
    is skipped. With `--hide`, reading files is handled too: it is granted everywhere
    but beneath the `--hide` paths (gsd/io/launchhide.py says how, and what it costs).
+   With `--connect` (a comma-separated list of TCP ports, maybe empty) and ABI 4+, the
+   ruleset also handles outgoing TCP connections: only to those ports (on any address)
+   may the program connect; listening (bind) stays allowed. Below ABI 4 `--connect` is
+   ignored (the kernel has no network rules; gsd's dry run says so).
    If the sandbox cannot be applied the program is NOT run unconfined: exit 126;
 4. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
 
@@ -64,6 +68,8 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_RULE_NET_PORT = 2  # ABI 4
+ACCESS_NET_CONNECT_TCP = 1 << 1  # ABI 4 (1 << 0, BIND_TCP, is never handled)
 LANDLOCK_SCOPE_SIGNAL = 1 << 1
 
 ACCESS_FS_READ_FILE = 1 << 2
@@ -108,7 +114,7 @@ class LaunchError(Exception):
 class Options:
     """The launcher's command line."""
 
-    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "hidden")
+    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "hidden", "connect")
 
     def __init__(
         self,
@@ -118,6 +124,7 @@ class Options:
         writable: tuple[str, ...],
         argv: tuple[str, ...],
         hidden: tuple[str, ...] = (),
+        connect: tuple[int, ...] | None = None,
     ) -> None:
         self.parent = parent
         self.status_fd = status_fd
@@ -125,6 +132,7 @@ class Options:
         self.writable = writable
         self.argv = argv
         self.hidden = hidden  # `--hide`: unreadable under Landlock
+        self.connect = connect  # the TCP ports it may connect to; None: any
 
 
 def parse_options(args: list[str]) -> Options:
@@ -133,6 +141,7 @@ def parse_options(args: list[str]) -> Options:
     landlock = False
     writable: list[str] = []
     hidden: list[str] = []
+    connect: tuple[int, ...] | None = None
     index = 0
     while index < len(args) and args[index] != "--":
         option = args[index]
@@ -140,13 +149,17 @@ def parse_options(args: list[str]) -> Options:
             landlock = True
             index += 1
             continue
-        if option not in ("--parent", "--status-fd", "--write", "--hide") or index + 1 >= len(args):
+        if option not in ("--parent", "--status-fd", "--write", "--hide", "--connect") or (
+            index + 1 >= len(args)
+        ):
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: unknown or incomplete option {option!r}")
         value = args[index + 1]
         if option == "--write":
             writable.append(value)
         elif option == "--hide":
             hidden.append(value)
+        elif option == "--connect":
+            connect = parse_ports(value)
         elif not value.isdigit():
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: {option} needs a number, not {value!r}")
         elif option == "--parent":
@@ -157,7 +170,15 @@ def parse_options(args: list[str]) -> Options:
     argv = tuple(args[index + 1 :])
     if not argv:
         raise LaunchError(EXIT_CANNOT_RUN, "usage: no program after --")
-    return Options(parent, status_fd, landlock, tuple(writable), argv, tuple(hidden))
+    return Options(parent, status_fd, landlock, tuple(writable), argv, tuple(hidden), connect)
+
+
+def parse_ports(value: str) -> tuple[int, ...]:
+    """`--connect`'s comma-separated TCP ports ("" for none)."""
+    ports = tuple(part for part in value.split(",") if part)
+    if not all(part.isdigit() and int(part) < 65536 for part in ports):
+        raise LaunchError(EXIT_CANNOT_RUN, f"usage: --connect needs TCP ports, not {value!r}")
+    return tuple(int(part) for part in ports)
 
 
 def libc() -> Any:
@@ -208,10 +229,10 @@ def write_rights(abi: int) -> int:
     return rights
 
 
-def ruleset_attr(abi: int, handled: int) -> bytes:
+def ruleset_attr(abi: int, handled: int, net: int = 0) -> bytes:
     """struct landlock_ruleset_attr, only as long as the fields this ABI knows."""
     scoped = LANDLOCK_SCOPE_SIGNAL if abi >= 6 else 0
-    fields = struct.pack("=QQQ", handled, 0, scoped)  # fs, net (none handled), scoped
+    fields = struct.pack("=QQQ", handled, net, scoped)  # fs, net, scoped
     return fields[: 8 if abi < 4 else 16 if abi < 6 else 24]
 
 
@@ -222,14 +243,21 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def apply_landlock(library: Any, writable: tuple[str, ...], hidden: tuple[str, ...] = ()) -> None:
-    """Make this thread (and what it execs) unable to write anywhere but `writable` and,
-    with `hidden`, to read a file beneath a `hidden` path."""
+def apply_landlock(
+    library: Any,
+    writable: tuple[str, ...],
+    hidden: tuple[str, ...] = (),
+    connect: tuple[int, ...] | None = None,
+) -> None:
+    """Make this thread (and what it execs) unable to write anywhere but `writable`;
+    with `hidden`, to read a file beneath a `hidden` path; and from ABI 4 with `connect`,
+    to connect over TCP to any port but those."""
     if library is None or not sys.platform.startswith("linux"):
         raise OSError(0, f"Landlock is Linux-only (this is {sys.platform})")
     abi = landlock_abi(library)
     handled = write_rights(abi) | (ACCESS_FS_READ_FILE if hidden else 0)
-    attr = ruleset_attr(abi, handled)
+    net = ACCESS_NET_CONNECT_TCP if connect is not None and abi >= 4 else 0
+    attr = ruleset_attr(abi, handled, net)
     syscall = library.syscall
     ruleset = _check(
         syscall(
@@ -242,6 +270,8 @@ def apply_landlock(library: Any, writable: tuple[str, ...], hidden: tuple[str, .
     )
     try:
         add_file_rules(library, ruleset, writable, hidden, handled)
+        if net:
+            add_port_rules(library, ruleset, connect or ())
         _check(
             library.prctl(
                 ctypes.c_int(PR_SET_NO_NEW_PRIVS),
@@ -318,6 +348,22 @@ def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
         os.close(fd)
 
 
+def add_port_rules(library: Any, ruleset: int, ports: tuple[int, ...]) -> None:
+    """One net_port rule per TCP port the program may connect to (ABI 4+)."""
+    for port in dict.fromkeys(ports):
+        attr = struct.pack("=QQ", ACCESS_NET_CONNECT_TCP, port)  # allowed_access, port
+        _check(
+            library.syscall(
+                ctypes.c_long(SYS_LANDLOCK_ADD_RULE),
+                ctypes.c_long(ruleset),
+                ctypes.c_long(LANDLOCK_RULE_NET_PORT),
+                attr,
+                ctypes.c_uint32(0),
+            ),
+            f"landlock_add_rule port {port}",
+        )
+
+
 def run(options: Options) -> NoReturn:
     """Steps 1-4 of the module docstring; returns only by raising LaunchError."""
     library = libc()
@@ -325,7 +371,7 @@ def run(options: Options) -> NoReturn:
     give_up_terminal_and_privileges(library, options.landlock)
     if options.landlock:
         try:
-            apply_landlock(library, options.writable, options.hidden)
+            apply_landlock(library, options.writable, options.hidden, options.connect)
         except OSError as exc:
             raise LaunchError(
                 EXIT_CANNOT_RUN, f"cannot apply the sandbox: {exc.strerror or exc}"

@@ -183,16 +183,21 @@ class Project:
 
     def sandbox(self) -> SandboxSettings:
         """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds
-        paths every agent may write. Agents work in the user's checkout only with
-        `workflow.use_worktrees: false`."""
+        paths every agent may write, `connect` ports they may connect to, `pass_env` the
+        credential variables and `readable` the credential files they get after all.
+        Agents work in the user's checkout only with `workflow.use_worktrees: false`."""
         from gsd.io.sandbox import Settings
 
         settings = self.config
+        connect = settings.sandbox.connect
         return Settings(
-            settings.sandbox.enabled,
-            tuple(settings.sandbox.writable),
-            self.root,
-            not settings.workflow.use_worktrees,
+            enabled=settings.sandbox.enabled,
+            writable=tuple(settings.sandbox.writable),
+            root=self.root,
+            in_place=not settings.workflow.use_worktrees,
+            connect=None if isinstance(connect, str) else tuple(connect),  # "any": no rule
+            pass_env=tuple(settings.sandbox.pass_env),
+            readable=tuple(settings.sandbox.readable),
         )
 
     def worktrees_folder(

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gsd.core.enforce import READ_ONLY_TIERS
 from gsd.core.errors import UsageError
+from gsd.io import netports
 
 LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
 # The launcher runs as `python -I -S -c BOOT`, importing launch.py from its folder rather
@@ -40,6 +41,19 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")
 # Entries of /dev left unreadable: every terminal (ptys, consoles, serial lines) and the
 # consoles' screen memory (vcs*).
 TERMINAL_PREFIXES = ("tty", "pts", "ptmx", "console", "vcs")
+# The user's credential files, relative to HOME: what git, ssh and the forges' CLIs push
+# with. Unreadable to agents unless config `sandbox.readable` lists them.
+CREDENTIAL_FILES = (
+    ".ssh",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".netrc",
+    "_netrc",
+    ".config/gh",
+    ".config/glab-cli",
+    ".config/hub",
+    ".docker/config.json",
+)
 
 
 class Confinement(NamedTuple):
@@ -56,6 +70,10 @@ class Confinement(NamedTuple):
     # What the program may not read (launch.py `--hide`): gsd's private folder and the
     # terminals; a `writable` path stays readable even inside one of them.
     unreadable: tuple[Path, ...] = ()
+    # the TCP ports it may connect to (`gsd.io.netports`; from Landlock ABI 4); None: any
+    connect: tuple[int, ...] | None = None
+    # the credential variables it gets after all (`gsd.core.credentials`)
+    pass_env: tuple[str, ...] = ()
 
 
 def landlock_abi() -> int:
@@ -149,6 +167,9 @@ def confine(
     enabled: bool,
     environ: Mapping[str, str],
     in_place: bool = False,
+    connect: tuple[int, ...] | None = (),
+    pass_env: tuple[str, ...] = (),
+    readable: tuple[str, ...] = (),
 ) -> Confinement:
     """The confinement of one agent (or verify command) of `tier` run by `runner`.
 
@@ -167,16 +188,13 @@ def confine(
 
     An `extra` path inside the git folder, or holding it, is refused (UsageError): no
     agent may write the git folder.
+
+    TCP connections: only to `netports.allowed` (`connect` None: any port); credential
+    variables (gsd.core.credentials): only those `pass_env` names. Unreadable
+    (`unreadable`): gsd's private folder, the terminals, and the credential files but
+    those `readable` hands over.
     """
-    names: list[str] = []
-    paths: list[Path] = []
-    if worktree is not None and tier not in READ_ONLY_TIERS:
-        if in_place or (worktree / ".git").is_dir():
-            paths += _top_level_entries(worktree)
-            names.append("the checkout's top-level entries but .git")
-        else:
-            paths.append(worktree)
-            names.append("the worktree")
+    paths, names = _worktree_grant(worktree, tier, in_place)
     paths.append(tmpdir)
     names.append("private tmp")
     for state in runner_state(runner, home, environ):
@@ -194,16 +212,25 @@ def confine(
         landlock=enabled and landlock_abi() > 0,
         reason=reason,  # "" with Landlock on and available
         names=tuple(names),
-        unreadable=unreadable(),
+        unreadable=unreadable(home, readable),
+        connect=netports.allowed(runner, environ, connect),
+        pass_env=pass_env,
     )
 
 
-def unreadable() -> tuple[Path, ...]:
-    """What no agent may read: gsd's private folder (the record-signing key) and every
-    terminal in /dev (`TERMINAL_PREFIXES`)."""
+def unreadable(home: Path, readable: Sequence[str] = ()) -> tuple[Path, ...]:
+    """What no agent may read: gsd's private folder (the record-signing key), the user's
+    credential files (`CREDENTIAL_FILES` that exist, but those config `sandbox.readable`
+    hands over) and every terminal in /dev (`TERMINAL_PREFIXES`)."""
     from gsd.io import records
 
+    handed = {os.path.realpath(home / entry[2:]) for entry in readable if entry.startswith("~/")}
+    handed |= {os.path.realpath(entry) for entry in readable if entry.startswith("/")}
     hidden = [records.private_folder()]
+    for entry in CREDENTIAL_FILES:
+        path = os.path.realpath(home / entry)
+        if os.path.lexists(path) and path not in handed:
+            hidden.append(Path(path))
     try:
         with os.scandir("/dev") as entries:
             hidden += [
@@ -221,6 +248,9 @@ class Settings(NamedTuple):
     writable: tuple[str, ...]  # `sandbox.writable`
     root: Path  # the user's checkout: relative `sandbox.writable` entries start there
     in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+    connect: tuple[int, ...] | None = ()  # `sandbox.connect`; None: "any"
+    pass_env: tuple[str, ...] = ()  # `sandbox.pass_env`
+    readable: tuple[str, ...] = ()  # `sandbox.readable`: credential files handed over
 
     def confine(
         self, *, tier: str, runner: str, worktree: Path, tmpdir: Path, environ: Mapping[str, str]
@@ -238,7 +268,21 @@ class Settings(NamedTuple):
             enabled=self.enabled,
             environ=environ,
             in_place=self.in_place,
+            connect=self.connect,
+            pass_env=self.pass_env,
+            readable=self.readable,
         )
+
+
+def _worktree_grant(
+    worktree: Path | None, tier: str, in_place: bool
+) -> tuple[list[Path], list[str]]:
+    """What of the worktree a tier may write (`confine`), and its name for people."""
+    if worktree is None or tier in READ_ONLY_TIERS:
+        return [], []
+    if in_place or (worktree / ".git").is_dir():
+        return _top_level_entries(worktree), ["the checkout's top-level entries but .git"]
+    return [worktree], ["the worktree"]
 
 
 def _top_level_entries(folder: Path) -> list[Path]:
@@ -284,8 +328,8 @@ def describe(confinement: Confinement) -> str:
     if not any("worktree" in name or "checkout" in name for name in names):
         line += " (not the worktree)"
     if confinement.unreadable:
-        line += "; reads all but gsd's private folder and the terminals"
-    return line
+        line += "; reads all but gsd's private folder, credentials and the terminals"
+    return line + "; " + netports.describe(confinement.connect, landlock_abi())
 
 
 # What launch.py does for every program, with or without Landlock.
@@ -312,4 +356,6 @@ def launcher_argv(
             command += ["--write", str(path)]
         for path in confinement.unreadable:
             command += ["--hide", str(path)]
+        if confinement.connect is not None:
+            command += ["--connect", ",".join(map(str, confinement.connect))]
     return [*command, "--", *argv]
