@@ -179,22 +179,41 @@ def test_an_approval_an_agent_appended_is_a_violation_and_never_counts(scene) ->
     assert "waits for a person" in rerun.stderr
 
 
-def test_an_unsigned_approval_line_is_ignored_with_a_note(scene) -> None:
-    """A line `gsd approve` did not sign (an older gsd's, or written by anything else)
-    answers nothing: the run pauses, says why once, and `gsd approve` then counts."""
+@pytest.mark.parametrize("how", ["not committed", "in a task commit"])
+def test_an_approval_gsd_approve_did_not_make_is_ignored_with_a_note(scene, how: str) -> None:
+    """An unsigned line (an older gsd's, or anything else's) not committed, or one a task
+    commit brought, answers nothing: the run pauses, says why in one line, and an
+    approval `gsd approve` makes then counts."""
     with_blocking_gate(scene)
     approvals = scene.root / ".planning/approvals.jsonl"
     approvals.write_text(json.dumps({"plan": "01-02", "task": 1, "option": None}) + "\n")
-    scene.commit("an approval gsd approve never made")
+    if how == "in a task commit":
+        git(scene.root, "add", ".planning/approvals.jsonl")
+        git(scene.root, "commit", "-q", "-m", "feat(01-01): x\n\nGsd-Task: 01-01-9\n")
     run = scene.run("execute-phase", "1")
     assert run.returncode == 4, run.stderr
     notes = [line for line in run.stderr.splitlines() if "not signed" in line]
     assert len(notes) == 1 and "gsd approve 01-02" in notes[0], run.stderr
+    assert "approved by gsd approve" not in run.stderr
     approved = scene.run("approve", "01-02")
     assert approved.returncode == 0, approved.stderr
     done = scene.run("execute-phase", "1", "--allow-dirty")
+    assert done.returncode == 0, done.stderr
     assert "approved (approved by gsd approve)" in done.stderr, done.stderr
     assert task_counts(scene.root, "main")["01-02-2"] == 1
+
+
+def test_an_approval_a_person_committed_counts_whoever_signed_it(scene) -> None:
+    """The CI flow: approved on another machine (another key, or an older gsd that did
+    not sign), committed and pushed by a person: it counts."""
+    with_blocking_gate(scene)
+    line = {"plan": "01-02", "task": 1, "option": None, "mac": "0" * 64}
+    (scene.root / ".planning/approvals.jsonl").write_text(json.dumps(line) + "\n")
+    scene.commit("approve 01-02")
+    done = scene.run("execute-phase", "1")
+    assert done.returncode == 0, done.stderr
+    assert "approved (approved by gsd approve)" in done.stderr
+    assert "not signed" not in done.stderr
 
 
 # -- a later plan's check switched off ------------------------------------------------
