@@ -265,6 +265,25 @@ def test_state_and_roadmap_swapped_for_symlinks_are_put_back(scene) -> None:
     assert outside.read_text() == "OUTSIDE TEXT\n"
 
 
+def test_the_logs_folder_swapped_for_a_symlink_is_put_back(scene) -> None:
+    """`.planning/logs` made a link to a folder outside: a violation, the link gone; no
+    log line of this run or the rerun lands outside."""
+    outside = scene.tmp / "elsewhere"
+    outside.mkdir()
+    swap = (
+        "import shutil\nshutil.rmtree('.planning/logs', ignore_errors=True)\n"
+        f"os.symlink({str(outside)!r}, '.planning/logs')\n"
+    )
+    scene.steer("01-01-1", swap)
+    first = scene.run("execute-phase", "1")
+    assert first.returncode == 1 and policy_violation(scene), first.stderr
+    assert not (scene.root / ".planning/logs").is_symlink()
+    scene.calm()
+    scene.run("execute-phase", "1")
+    assert checked(scene)
+    assert list(outside.iterdir()) == []
+
+
 def test_a_symlink_named_in_the_tasks_own_files_is_still_a_violation(scene) -> None:
     notes = f"{PHASE}/notes.md"
     rewrite(scene, "01-01", tasks=task_xml("01-01", 1, files=f"src/t01-01_1.py, {notes}"))

@@ -1,5 +1,5 @@
 """Protected paths git cannot see or would follow: FIFOs, sockets and devices named like
-a secret or lying in `.planning/`, and symlinks in `.planning/`.
+a secret or lying in `.planning/`, and symlinks in `.planning/` (git ignored or not).
 
 Git lists neither a FIFO nor a socket (`git status` and `ls-files` skip them), so an
 agent's `.env` made with `mkfifo` passes every git check. gsd walks the checkout for
@@ -26,7 +26,8 @@ _KINDS = (
 
 def scan(root: Path) -> dict[str, str]:
     """The protected or `.planning/` entries under `root` that are neither files, folders
-    nor symlinks, by path (as git names it) -> kind ("FIFO", "socket", ...)."""
+    nor symlinks, and the symlinks in `.planning/`, by path (as git names it) -> kind
+    ("FIFO", "socket", "symlink", ...)."""
     found: dict[str, str] = {}
     pending = [""]
     while pending:
@@ -49,6 +50,8 @@ def scan(root: Path) -> dict[str, str]:
             kind = next((word for test, word in _KINDS if test(mode)), None)
             if kind and (enforce.is_protected(path) or planguard.in_planning(path)):
                 found[path] = kind
+            elif stat.S_ISLNK(mode) and planguard.in_planning(path):
+                found[path] = "symlink"  # git may ignore it: seen here all the same
     return found
 
 
