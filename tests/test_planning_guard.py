@@ -95,7 +95,15 @@ def tracked(scene: Scene, rel: str) -> bool:
 # -- a forged SUMMARY.md --------------------------------------------------------------
 
 
-def test_a_summary_another_plans_agent_wrote_is_a_violation_and_never_done(scene) -> None:
+@pytest.mark.parametrize("how", ["sandbox", "no sandbox", "in place"])
+def test_a_summary_another_plans_agent_wrote_is_a_violation_and_never_done(
+    scene, how: str
+) -> None:
+    """With Landlock or without, in a worktree or in place: the SUMMARY.md is where the
+    agent may write; gsd's checks catch it every time."""
+    scene.sandbox(how != "no sandbox")
+    if how == "in place":
+        scene.in_place()
     summary = f"{PHASE}/01-02-SUMMARY.md"
     scene.steer("01-01-1", f"open({summary!r}, 'w').write('---\\nphase: 01-alpha\\n---\\n')")
     first = scene.run("execute-phase", "1")
