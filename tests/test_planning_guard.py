@@ -349,3 +349,32 @@ def test_protected_paths_made_as_fifos_or_sockets_are_violations(scene, mode: st
     assert first.returncode == 1, (tried, first.stderr)
     assert policy_violation(scene), first.stderr
     assert task_counts(scene.root, "main")["01-01-1"] == 0, tried
+
+
+# -- the rule itself ------------------------------------------------------------------
+
+
+def test_what_a_task_may_write_in_planning() -> None:
+    from gsd.core.planguard import forbidden
+
+    own = [f"src/a.py, {PHASE}/02-01-PLAN.md", ".planning/ROADMAP.md", f"{PHASE}/01-02-SUMMARY.md",
+           ".planning/research/", ".planning/notes/*.md", ".planning/STATE.md"]  # fmt: skip
+    changed = [
+        "src/a.py",
+        f"{PHASE}/02-01-PLAN.md",  # named: its to write
+        ".planning/ROADMAP.md",  # named
+        f"{PHASE}/01-02-SUMMARY.md",  # named, but gsd's own
+        ".planning/STATE.md",  # named, but gsd's own
+        ".planning/research/x.md",  # only its folder is named
+        ".planning/notes/y.md",  # only a glob matches
+        ".planning/approvals.jsonl",
+        ".planning/logs/01-01.jsonl",
+        f"{PHASE}/01-01-RESULT.txt",
+        ".planning/available_agents.md",
+        f"{PHASE}/01-03-PLAN.md",  # another plan, not named
+    ]
+    found = forbidden(changed, own, {f"{PHASE}/02-01-PLAN.md": "symlink"})
+    paths = [line.split(" (")[0] for line in found]
+    assert paths == sorted(set(changed) - {"src/a.py", ".planning/ROADMAP.md"})
+    assert f"{PHASE}/02-01-PLAN.md (a symlink)" in found
+    assert forbidden([".planning", "docs/.planning-notes.md"], []) == [".planning (gsd's own)"]
