@@ -378,3 +378,27 @@ def test_what_a_task_may_write_in_planning() -> None:
     assert paths == sorted(set(changed) - {"src/a.py", ".planning/ROADMAP.md"})
     assert f"{PHASE}/02-01-PLAN.md (a symlink)" in found
     assert forbidden([".planning", "docs/.planning-notes.md"], []) == [".planning (gsd's own)"]
+
+
+def test_fifos_an_agent_leaves_in_your_checkout_without_a_sandbox_are_moved_aside(scene) -> None:
+    """No Landlock: from its worktree the agent finds your checkout and makes a FIFO
+    `.env.local` and one in `.planning/` there. Both are a violation, moved to
+    `.git/gsd/displaced/`, and your checkout is as you left it."""
+    scene.sandbox(False)
+    before = scene.user_work()
+    plant = (
+        "import subprocess\n"
+        "common = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
+        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
+        "main = os.path.dirname(common)\n"
+        "os.mkfifo(os.path.join(main, '.env.local'))\n"
+        "os.mkfifo(os.path.join(main, '.planning', 'fifo.md'))\n"
+    )
+    scene.steer("01-01-1", plant)
+    first = scene.run("execute-phase", "1")
+    assert first.returncode == 1 and policy_violation(scene), first.stderr
+    for rel in (".env.local", ".planning/fifo.md"):
+        assert not os.path.lexists(scene.root / rel), rel
+    kept = list((scene.root / ".git/gsd/displaced").rglob("*"))
+    assert {p.name for p in kept} >= {".env.local", "fifo.md"}, kept
+    hostile.assert_user_work_intact(scene.root, before)
