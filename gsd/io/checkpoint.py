@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.ids import is_plan_id
-from gsd.io import gitguard, indexflags, records
+from gsd.io import gitguard, indexflags, records, specialfiles
 from gsd.io.checkpointrecord import (
     CHECKPOINT_NAME,
     CHECKPOINT_PREFIX,
@@ -58,6 +58,7 @@ class Checkpoints:
             protected=protected,
             stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
             index_stamp=indexflags.index_stamp(self.git.index),
+            special=specialfiles.scan(self.git.root),
         )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._create_tag(plan_id, task, snapshot or head)
@@ -148,6 +149,9 @@ class Checkpoints:
                 _write_back(self.git.root / rel, kept)
             if cp.kept is not None:
                 ProtectedFiles(self.git).restore(cp.kept.protected)
+                specialfiles.remove(
+                    self.git.root, specialfiles.new_since(self.git.root, cp.kept.special)
+                )
             if cp.snapshot:
                 self.git.run("stash", "apply", "--index", "-q", cp.snapshot)
         except (GsdError, OSError) as exc:

@@ -259,10 +259,10 @@ class Project:
     def summary_of(self, plan_id: str) -> Path | None:
         """A plan's SUMMARY.md in whichever phase it is, current or archived (None: the
         plan is not done); what a dependency waits for."""
-        from gsd.formats import summaryread  # not needed on the validate hook path
+        from gsd.io import summaries  # not needed on the validate hook path
 
         for phase in [*self.phases(), *self.archived_phases()]:
-            found = summaryread.find(phase.path, plan_id)
+            found = summaries.find(phase.path, plan_id)
             if found is not None:
                 return found
         return None

@@ -88,6 +88,13 @@ def sign(data: dict[str, Any]) -> str:
     return json.dumps({"record": data, "hmac": mac}, sort_keys=True) + "\n"
 
 
+def mac(data: dict[str, Any], purpose: str) -> str:
+    """The HMAC-SHA256 of `data` under the user's key for one `purpose` ("approval"):
+    each purpose its own context, so one kind of signed line never passes for another."""
+    context = f"gsd {purpose} v1\0".encode()
+    return hmac.new(record_key(), context + _canonical(data), hashlib.sha256).hexdigest()
+
+
 def verify(text: bytes) -> dict[str, Any] | None:
     """The data of a record gsd signed, or None (not JSON, unsigned, or a bad signature)."""
     try:

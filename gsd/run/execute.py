@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import EXIT_OK
 from gsd.core.outcomes import TaskOutcome
-from gsd.formats import summaryread
+from gsd.io import summaries
 from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.lock import RunLock
@@ -96,7 +96,7 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
     say, phase, graph = run.console.say, run.phase, run.graph
     pending = []
     for plan_id in run.pending(wave):
-        if summaryread.exists(phase.path, plan_id):  # 3. what is already done
+        if summaries.exists(phase.path, plan_id):  # 3. what is already done
             say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
             run.ended[plan_id] = "done before"
             continue

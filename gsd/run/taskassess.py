@@ -23,7 +23,7 @@ from gsd.core.words import plural
 from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import allowed_files, automated_commands
-from gsd.io import proc
+from gsd.io import proc, specialfiles
 from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
 from gsd.io.git import Git
@@ -83,17 +83,7 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
-    violations = enforce.check(
-        tier=agent.tier,
-        changed=seen.changed,
-        allowed=allowed_files(plan, task),
-        scope=scope,
-        changed_refs=seen.changed_refs,
-        git_internals_changed=[*spawn.gitfile_changed, *seen.internals],
-        flags=seen.flags,
-        ignored_protected=seen.protected,
-        user_checkout=spawn.in_user_checkout,
-    )
+    violations = _enforce(job, checkpoint, spawn, seen, scope)
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
@@ -110,6 +100,26 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         tokens=tokens,
         budget=budget,
         no_change=no_change,
+    )
+
+
+def _enforce(
+    job: Job, checkpoint: Checkpoint, spawn: AgentRun, seen: Observation, scope: str
+) -> list[enforce.Violation]:
+    """The change policy on everything the attempt changed, as git and the disk see it."""
+    kept = checkpoint.kept.special if checkpoint.kept is not None else None
+    return enforce.check(
+        tier=job.agent.tier,
+        changed=seen.changed,
+        allowed=allowed_files(job.plan, job.task),
+        scope=scope,
+        changed_refs=seen.changed_refs,
+        git_internals_changed=[*spawn.gitfile_changed, *seen.internals],
+        flags=seen.flags,
+        ignored_protected=seen.protected,
+        user_checkout=spawn.in_user_checkout,
+        own_files=job.task.files,
+        special=specialfiles.after_spawn(job.git.root, kept, seen.changed),
     )
 
 
