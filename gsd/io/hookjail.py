@@ -58,6 +58,10 @@ HOOK_NAMES = (
     "p4-post-changelist",
     "p4-pre-submit",
 )
+# Hooks git runs on every ref or index write, when there is one: shimmed only where the
+# user has one when the run starts (a shim that finds none still costs a shell per
+# write, and widens the moment between a checkpoint's tag and its record).
+_IF_PRESENT = ("reference-transaction", "post-index-change")
 # Hooks whose first argument is the commit message file they may rewrite.
 _MESSAGE_HOOKS = ("commit-msg", "prepare-commit-msg", "applypatch-msg")
 _PARENT = "@GSD_PARENT@"  # the launcher's --parent: git, which runs the shim
@@ -97,7 +101,11 @@ class Jail:
         )
         launcher = sandbox.launcher_argv(["HOOK"], confinement, 0)[:-2]  # no `-- HOOK`
         launcher[launcher.index("--parent") + 1] = _PARENT
+        hooks = Path(self._hooks_path)
+        hooks = hooks if hooks.is_absolute() else checkout / hooks
         for name in HOOK_NAMES:
+            if name in _IF_PRESENT and not os.access(hooks / name, os.X_OK):
+                continue
             path = folder / name
             path.write_text(_shim(name, self._hooks_path, launcher, tmp))
             path.chmod(0o700)
