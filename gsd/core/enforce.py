@@ -128,3 +128,9 @@ def _normal(entry: str) -> str:
 def _listed(paths: list[str], limit: int = 5) -> str:
     shown = ", ".join(paths[:limit])
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def outside_scope(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """The paths no `<files>` or files_modified entry of `allowed` covers."""
+    patterns = [_normal(a) for a in allowed if a.strip()]
+    return [p for p in paths if not in_scope(p, patterns)]

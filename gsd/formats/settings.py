@@ -78,6 +78,7 @@ def _is_rules(value: Any) -> bool:
 
 Flag = Annotated[bool, _kind("true or false", lambda v: isinstance(v, bool), bool)]
 Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v >= 0, float)]
+Megabytes = Seconds  # a number >= 0 all the same
 Retries = Annotated[int, _kind("a whole number >= 0", _whole_at_least(0), int)]
 Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
 Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
@@ -124,6 +125,9 @@ class Specialists(_Section):
     # a specialist may start sub-agents (claude's Agent tool, gemini's invoke_agent,
     # codex's multi_agent), one level deep; off: one level of delegation, gsd's
     allow_subagents: Flag = False
+    # a file bigger than this outside the task's <files> is a warning on the terminal
+    # (0: no limit); see gsd/io/leftfiles.py
+    large_file_mb: Megabytes = 10.0
 
 
 class Verification(_Section):
@@ -218,6 +222,10 @@ def parse(text: str, source: str = layout.CONFIG_FILE) -> Settings:
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}", hint="fix config.json"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"{source}: JSON nested too deeply to read", hint="fix config.json"
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"{source}: must hold a JSON object")

@@ -62,7 +62,7 @@ class Appends:
         data = read_private(self.record, limit=ANY_SIZE)
         try:
             record = json.loads(data) if data else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         if not isinstance(record, dict):
             return {}

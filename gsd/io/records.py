@@ -99,7 +99,7 @@ def verify(text: bytes) -> dict[str, Any] | None:
     """The data of a record gsd signed, or None (not JSON, unsigned, or a bad signature)."""
     try:
         outer = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(outer, dict) or not isinstance(outer.get("record"), dict):
         return None

@@ -60,6 +60,7 @@ class PhaseRun:
         stop: Interruption,
     ) -> None:
         self.project, self.git, self.phase, self.graph = project, git, phase, graph
+        git.pin_branch()  # merges and docs commits go to this branch, or the run stops
         self.options, self.environ, self.console = options, environ, console
         self.worktrees = worktrees
         self.say = console.say
