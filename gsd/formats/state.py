@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gsd.core.errors import ERROR_TYPES, InputError
 from gsd.core.ids import same_plan
+from gsd.core.visible import visible
 from gsd.formats.files import write_atomic
 from gsd.formats.lines import Lines, one_line
 
@@ -253,7 +254,7 @@ def set_session(
 
 def blocker_line(plan_id: str, error_type: str, details: str = "", width: int = 200) -> str:
     """`- [01-02] timeout: details`, on one line, details cut to `width` characters."""
-    details = one_line(details)
+    details = visible(one_line(details))  # an agent's text: no terminal control in STATE.md
     if len(details) > width:
         details = details[: width - 1].rstrip() + "…"
     return f"- [{plan_id}] {error_type}" + (f": {details}" if details else "")

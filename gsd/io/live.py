@@ -1,5 +1,9 @@
 """Progress a person can follow: `[gsd] ...` lines, and on a terminal a live line per
-running task with its elapsed time (SPEC 7, "A live run shows progress")."""
+running task with its elapsed time (SPEC 7, "A live run shows progress"); and gsd's
+standard output and error behind `Escaping`, so nothing an agent wrote steers a terminal.
+
+gsd writes its own control sequences in one place, the live lines here: to the stream
+below the filter, with the text they show escaped."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
+
+from gsd.core.visible import visible
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # cursor up n lines to column 1, clear to the end
 
@@ -32,7 +38,7 @@ class Console:
     """
 
     def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
-        raw = stream if stream is not None else sys.stderr
+        raw = unescaped(stream if stream is not None else sys.stderr)
         self.stream = _Unbreakable(raw)
         self.live = wants_live(raw) if live is None else live
         self._lock = threading.Lock()
@@ -45,7 +51,7 @@ class Console:
     def say(self, line: str) -> None:
         with self._lock:
             self._erase()
-            self.stream.write(f"[gsd] {line}\n")
+            self.stream.write(f"[gsd] {visible(line, lines=True)}\n")
             self._draw()
             self.stream.flush()
 
@@ -106,8 +112,44 @@ class Console:
         width = max(20, shutil.get_terminal_size((100, 24)).columns - 1)  # never wrap
         now = time.monotonic()
         for label, started in self._tasks.values():
-            self.stream.write(f"  {elapsed(now - started):>6}  {label}"[:width] + "\n")
+            self.stream.write(f"  {elapsed(now - started):>6}  {visible(label)}"[:width] + "\n")
         self._drawn = len(self._tasks)
+
+
+class Escaping:
+    """A text stream that writes `visible(text, lines=True)` to `raw`: newlines and tabs
+    kept, every other control and bidi character shown as `^[`, `M-^[` or `\\u202e`.
+    Whatever command printed the text and whichever renderer made it."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(visible(text, lines=True))
+        return len(text)
+
+    def writelines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.raw, name)
+
+
+def unescaped(stream: TextIO) -> TextIO:
+    """The stream below an `Escaping` one (the terminal itself), or `stream`."""
+    return stream.raw if isinstance(stream, Escaping) else stream
+
+
+@contextmanager
+def escaped_output() -> Iterator[None]:
+    """sys.stdout and sys.stderr behind `Escaping` while the block runs."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Escaping(out), Escaping(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 class _Unbreakable:
