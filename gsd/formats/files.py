@@ -7,7 +7,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import secrets
 import stat
 import threading
 from collections.abc import Callable
@@ -77,7 +76,7 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     try:
         folder, name = nofollow.open_folder(path)
         chosen = _mode_for(folder, name, path) if mode is None else mode
-        made = f".{name}.{secrets.token_hex(4)}.tmp"
+        made = f".{name}.{os.urandom(4).hex()}.tmp"
         handle = os.open(made, _NEW, 0o600, dir_fd=folder)
         temp = made
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:

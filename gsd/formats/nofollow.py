@@ -23,7 +23,7 @@ import stat
 from pathlib import Path
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_trusted: set[Path] = set()
+_trusted: set[str] = set()  # absolute paths as strings: looked up on every log line
 
 
 class LinkInPath(OSError):
@@ -40,30 +40,32 @@ class LinkInPath(OSError):
 
 def trust(root: Path) -> None:
     """Walk paths below `root` from `root` (as written and as the kernel resolves it)."""
-    _trusted.add(Path(os.path.abspath(root)))
-    _trusted.add(Path(os.path.realpath(root)))
+    _trusted.add(os.path.abspath(root))
+    _trusted.add(os.path.realpath(root))
 
 
-def _split(path: Path) -> tuple[Path, tuple[str, ...]]:
+def _split(path: Path) -> tuple[str, list[str]]:
     """The trusted folder nearest above `path` and the components below it; a path below
     none: its folder and its name."""
-    absolute = Path(os.path.abspath(path))  # ".." is lexical: no link is ever followed
-    for parent in absolute.parents:
-        if parent in _trusted:
-            return parent, absolute.parts[len(parent.parts) :]
-    return absolute.parent, (absolute.name,)
+    absolute = os.path.abspath(path)  # ".." is lexical: no link is ever followed
+    cut = len(absolute)
+    while (cut := absolute.rfind("/", 0, cut)) > 0:
+        if absolute[:cut] in _trusted:
+            return absolute[:cut], absolute[cut + 1 :].split("/")
+    folder, name = os.path.split(absolute)
+    return folder, [name]
 
 
-def _refuse(fd: int, name: str, base: Path, path: Path, error: OSError) -> OSError:
+def _refuse(fd: int, name: str, base: str, path: Path, error: OSError) -> OSError:
     """`error` as a LinkInPath when `name` (in folder `fd`, at `base`) is a link."""
     try:
         linked = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
     except OSError:
         linked = False
-    return LinkInPath(base / name, path) if linked else error
+    return LinkInPath(Path(base, name), Path(path)) if linked else error
 
 
-def _descend(fd: int, name: str, base: Path, path: Path, create: bool) -> int:
+def _descend(fd: int, name: str, base: str, path: Path, create: bool) -> int:
     try:
         return os.open(name, _DIR, dir_fd=fd)
     except FileNotFoundError:
@@ -87,18 +89,22 @@ def open_folder(path: Path, *, create: bool = True) -> tuple[int, str]:
     root, parts = _split(path)
     if not parts or ".." in parts:
         raise IsADirectoryError(errno.EISDIR, "not a file", str(path))
-    if create and len(parts) == 1:
-        try:
-            root.mkdir(parents=True, exist_ok=True)  # below no trusted folder: as before
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if not create:
+            raise
+        try:  # a trusted folder (or one below none) is the user's: made as before
+            os.makedirs(root, exist_ok=True)
         except FileExistsError:  # the folder's name is taken by a file: say that
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     base = root
     try:
         for name in parts[:-1]:
-            below = _descend(fd, name, base, Path(path), create)
+            below = _descend(fd, name, base, path, create)
             os.close(fd)
-            fd, base = below, base / name
+            fd, base = below, f"{base}/{name}"
     except BaseException:
         os.close(fd)
         raise
@@ -113,7 +119,7 @@ def open_file(path: Path, flags: int, mode: int = 0o666) -> int:
     except OSError as error:
         if error.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
             raise
-        raise _refuse(folder, name, Path(path).parent, Path(path), error) from None
+        raise _refuse(folder, name, os.path.dirname(os.path.abspath(path)), path, error) from None
     finally:
         os.close(folder)
 
@@ -135,3 +141,37 @@ def read_text(path: Path) -> str | None:
     """`read_bytes` as UTF-8 text (newlines as they are)."""
     data = read_bytes(path)
     return None if data is None else data.decode("utf-8")
+
+
+def write_new(path: Path, data: bytes, mode: int | None = None) -> bool:
+    """Create `path` holding `data` (folders made as needed; `mode` exactly, else what the
+    umask gives), never replacing anything and following no link; False, touching
+    nothing, when something is there already."""
+    try:
+        fd = open_file(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is not None else 0o666
+        )
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            out.write(data)
+    except BaseException:
+        folder, name = open_folder(path, create=False)
+        try:
+            os.unlink(name, dir_fd=folder)
+        finally:
+            os.close(folder)
+        raise
+    return True
+
+
+def symlink_new(path: Path, target: str) -> None:
+    """Make the link `path` -> `target` (folders made as needed), following no link."""
+    folder, name = open_folder(path)
+    try:
+        os.symlink(target, name, dir_fd=folder)
+    finally:
+        os.close(folder)

@@ -23,7 +23,7 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import agenthooks, clisettings, codex, runners
+from gsd.formats import agenthooks, clisettings, codex, nofollow, runners
 from gsd.formats.agents import Agent
 from gsd.formats.usage import STREAMS_USAGE
 from gsd.io import clihome, proc, userguard
@@ -318,5 +318,5 @@ def _restore_gitfile(root: Path, saved: bytes | None) -> list[str]:
         shutil.rmtree(path)
     else:
         path.unlink(missing_ok=True)
-    path.write_bytes(saved)
+    nofollow.write_new(path, saved)  # no link put there meanwhile is written through
     return ["worktree .git file"]
