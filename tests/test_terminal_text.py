@@ -202,3 +202,16 @@ def test_mcp_tools_text_shows_agent_text_visibly(hostile) -> None:
         text = "".join(part.text for part in result.content)
         assert_harmless(text.encode(), visible_form=result is results[0])
     assert SHOWN in "".join(part.text for part in results[0].content)
+
+
+def test_a_summary_carries_an_agents_text_visibly() -> None:
+    """SUMMARY.md is cat'ed by people: an attempt's failure details and a deviation with
+    escapes come out as `cat -v` shows them (the agent's file names too)."""
+    from tests.test_summary import outcome, render
+
+    text = render([
+        outcome(1, success=False, error_type="report-failure", details=HOSTILE, commit=None),
+        outcome(1, attempt=2, deviations=[HOSTILE], changed=["src/\x1b]0;x\x07.py"]),
+    ])  # fmt: skip
+    assert_harmless(text.encode())
+    assert "^[]0;x^G" in text
