@@ -21,7 +21,7 @@ COMPLETE_VAR = "_GSD_COMPLETE"
 def main(argv: list[str] | None = None) -> int:
     """Run `argv` (sys.argv's by default) with everything printed made harmless to a
     terminal: an agent's text shows its control characters as `^[` (gsd.core.visible)."""
-    from gsd.io.live import escaped_output
+    from gsd.io.terminal import escaped_output
 
     args = sys.argv[1:] if argv is None else list(argv)
     with escaped_output():

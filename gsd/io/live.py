@@ -1,9 +1,8 @@
 """Progress a person can follow: `[gsd] ...` lines, and on a terminal a live line per
-running task with its elapsed time (SPEC 7, "A live run shows progress"); and gsd's
-standard output and error behind `Escaping`, so nothing an agent wrote steers a terminal.
+running task with its elapsed time (SPEC 7, "A live run shows progress").
 
 gsd writes its own control sequences in one place, the live lines here: to the stream
-below the filter, with the text they show escaped."""
+below gsd.io.terminal's filter, with the text they show escaped."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from gsd.core.visible import visible
+from gsd.io.terminal import unescaped
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # cursor up n lines to column 1, clear to the end
 
@@ -114,42 +114,6 @@ class Console:
         for label, started in self._tasks.values():
             self.stream.write(f"  {elapsed(now - started):>6}  {visible(label)}"[:width] + "\n")
         self._drawn = len(self._tasks)
-
-
-class Escaping:
-    """A text stream that writes `visible(text, lines=True)` to `raw`: newlines and tabs
-    kept, every other control and bidi character shown as `^[`, `M-^[` or `\\u202e`.
-    Whatever command printed the text and whichever renderer made it."""
-
-    def __init__(self, raw: TextIO) -> None:
-        self.raw = raw
-
-    def write(self, text: str) -> int:
-        self.raw.write(visible(text, lines=True))
-        return len(text)
-
-    def writelines(self, lines: list[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.raw, name)
-
-
-def unescaped(stream: TextIO) -> TextIO:
-    """The stream below an `Escaping` one (the terminal itself), or `stream`."""
-    return stream.raw if isinstance(stream, Escaping) else stream
-
-
-@contextmanager
-def escaped_output() -> Iterator[None]:
-    """sys.stdout and sys.stderr behind `Escaping` while the block runs."""
-    out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Escaping(out), Escaping(err)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = out, err
 
 
 class _Unbreakable:
