@@ -168,6 +168,10 @@ def test_execute_phase_errors_status_and_report_show_agent_text_visibly(hostile)
         code, shown = on_pty(root, *args)
         assert code == 0, shown
         assert_harmless(shown, visible_form=args[0] == "errors")
+    for args in (["verify", "1"], ["diff", "HEAD~1", "HEAD"], ["show", "01-01"]):
+        code, shown = on_pty(root, *args)
+        assert b"Traceback" not in shown and code in (0, 1), shown
+        assert_harmless(shown, visible_form=False)
 
 
 @pytest.mark.parametrize("fmt", ["json", "junit", "html"])
