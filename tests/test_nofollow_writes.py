@@ -188,3 +188,12 @@ def test_every_level_of_a_write_refuses_a_link(tmp_path) -> None:
     assert list(outside.iterdir()) == []
     with pytest.raises(nofollow.LinkInPath):
         nofollow.read_bytes(root / "STATE.md")
+
+
+def test_a_fifo_in_a_logs_place_is_refused_not_filled(tmp_path) -> None:
+    root = tmp_path / "root"
+    (root / ".planning/logs").mkdir(parents=True)
+    nofollow.trust(root)
+    os.mkfifo(root / ".planning/logs/01-01.jsonl")
+    with pytest.raises(Exception, match="not a regular file"):
+        append_line(root / ".planning/logs/01-01.jsonl", b"{}\n")

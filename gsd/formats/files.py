@@ -141,7 +141,10 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 def _append_locked(fd: int, line: bytes) -> None:
-    size = os.fstat(fd).st_size
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO in a log's place would hang gsd once full
+        raise OSError(errno.EINVAL, "not a regular file; gsd appends only to files")
+    size = info.st_size
     if size and os.pread(fd, 1, size - 1) != b"\n":
         line = b"\n" + line
     written = 0
