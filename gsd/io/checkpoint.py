@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.ids import is_plan_id
+from gsd.formats import nofollow
 from gsd.io import gitguard, indexflags, records, specialfiles
 from gsd.io.checkpointrecord import (
     CHECKPOINT_NAME,
@@ -301,9 +302,10 @@ def _write_back(path: Path, saved: gitguard.Saved) -> None:
     """An untracked file the agent staged, as it was (unless something is there now)."""
     if os.path.lexists(path) or saved.data is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if saved.kind == "link":
-        path.symlink_to(os.fsdecode(saved.data))
-    else:
-        path.write_bytes(saved.data)
-        path.chmod(saved.mode)
+    try:  # no link an agent left on the way is followed (gsd.formats.nofollow)
+        if saved.kind == "link":
+            nofollow.symlink_new(path, os.fsdecode(saved.data))
+        else:
+            nofollow.write_new(path, saved.data, saved.mode)
+    except nofollow.LinkInPath:
+        return  # a link where the file was: the file is not written through it

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
+from gsd.formats import nofollow
 from gsd.io import gitread, indexflags, records, refledger
 from gsd.io.gitread import first_reason
 from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, split
@@ -66,6 +67,8 @@ class Git:
         self._root = Path(lines[3]).resolve()
         self._git_dir = Path(lines[1]).resolve()
         self._common_dir = (where / lines[2]).resolve()
+        for folder in (self._root, self._git_dir, self._common_dir):
+            nofollow.trust(folder)  # gsd's writes below them follow no link an agent made
         self._hash_size = 20
         # The index file's stamp when it last had no flagged entry: gsd's own add and
         # commit keep it so (`carry_no_flags`), and the next checkpoint need not read it.

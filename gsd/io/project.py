@@ -14,8 +14,8 @@ from gsd.core.errors import UsageError
 from gsd.core.graph import PhaseGraph, build
 from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
 from gsd.core.models import Plan
+from gsd.formats import nofollow, roster
 from gsd.formats import plan as plan_format
-from gsd.formats import roster
 from gsd.io.phases import Phase, list_archived_phases, list_phases, resolve_phase
 from gsd.io.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
@@ -62,6 +62,7 @@ class Project:
     ) -> None:
         """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
         self.root = root
+        nofollow.trust(root)  # gsd's writes in the project follow no link an agent made
         if source is None:
             source = GitIndex(root, [layout.PLANNING, *paths]) if staged else WorkingTree(root)
         self.source: Source = source
