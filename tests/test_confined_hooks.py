@@ -243,3 +243,36 @@ def test_a_message_hook_may_add_a_trailer_but_not_forge_gsds(
         assert result.code == 1
         assert "01-02-1" not in scene.task_commits() and scene.task_commits() == []
         assert "changed the Gsd- trailers" in result.err
+
+
+def test_a_hook_gets_an_agents_environment_not_your_credentials(
+    scene, gsd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook runs code an agent may have written: it gets no more of your push
+    credentials than the agent did (gsd.core.credentials), unless config hands one over."""
+    monkeypatch.setenv("GH_TOKEN", "CREDENTIAL-GH")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/CREDENTIAL-SOCK")
+    monkeypatch.setenv("GITLAB_PRIVATE_TOKEN", "CREDENTIAL-GL")
+    scene.setup(
+        """\
+        write("src/x.txt")
+        print(REPORT)
+        """,
+        files="src/x.txt",
+        config={
+            "sandbox": {"writable": [str(scene.control)], "pass_env": ["GITLAB_PRIVATE_TOKEN"]}
+        },
+    )
+    scene.hook(
+        "pre-commit",
+        f"env > {scene.control}/ran-pre-commit\n"
+        f"git config credential.helper > {scene.control}/helper || true\n",
+    )
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    seen = (scene.control / "ran-pre-commit").read_text()
+    assert "CREDENTIAL-GH" not in seen and "CREDENTIAL-SOCK" not in seen
+    assert "GITLAB_PRIVATE_TOKEN=CREDENTIAL-GL" in seen  # handed over by config
+    assert "GIT_TERMINAL_PROMPT=0" in seen
+    assert (scene.control / "helper").read_text().strip() == ""  # no credential helper
+    assert scene.task_commits() == ["01-01-1"]

@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gsd.core import credentials
+
 if TYPE_CHECKING:
     from gsd.io.sandbox import Settings
 
@@ -100,6 +102,7 @@ class Jail:
             tier="full", runner="command", worktree=checkout, tmpdir=tmp, environ=self._environ
         )
         launcher = sandbox.launcher_argv(["HOOK"], confinement, 0)[:-2]  # no `-- HOOK`
+        env = _environment_lines(self._environ, confinement.pass_env)
         launcher[launcher.index("--parent") + 1] = _PARENT
         hooks = Path(self._hooks_path)
         hooks = hooks if hooks.is_absolute() else checkout / hooks
@@ -107,12 +110,24 @@ class Jail:
             if name in _IF_PRESENT and not os.access(hooks / name, os.X_OK):
                 continue
             path = folder / name
-            path.write_text(_shim(name, self._hooks_path, launcher, tmp))
+            path.write_text(_shim(name, self._hooks_path, launcher, tmp, env))
             path.chmod(0o700)
         return folder
 
 
-def _shim(name: str, hooks_path: str, launcher: list[str], tmp: Path) -> str:
+def _environment_lines(environ: Mapping[str, str], passed: tuple[str, ...]) -> str:
+    """Shell lines that make a hook's environment an agent's (gsd.core.credentials): the
+    user's push credentials unset, git's prompt and credential helpers off."""
+    clean = credentials.agent_environ(environ, passed)
+    gone = sorted(name for name in environ if name not in clean)
+    lines = f"unset {' '.join(gone)}\n" if gone else ""
+    for name, value in clean.items():
+        if environ.get(name) != value:
+            lines += f"{name}={shlex.quote(value)}; export {name}\n"
+    return lines
+
+
+def _shim(name: str, hooks_path: str, launcher: list[str], tmp: Path, env: str = "") -> str:
     """The shell script git runs for hook `name`: the real hook, confined, or nothing.
 
     A hook given the message file may rewrite it (as it exists to), but not gsd's own
@@ -128,6 +143,7 @@ def _shim(name: str, hooks_path: str, launcher: list[str], tmp: Path) -> str:
         f"hook={where}/{name}\n"
         '[ -f "$hook" ] && [ -x "$hook" ] || exit 0\n'
         f"TMPDIR={shlex.quote(str(tmp))}; export TMPDIR\n"
+        f"{env}"
     )
     if name not in _MESSAGE_HOOKS:
         exec_argv = argv.replace(_PARENT, '"$PPID"')  # exec'd: git is the parent
