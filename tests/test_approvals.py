@@ -141,13 +141,18 @@ def test_a_named_task_is_answered_and_the_default_is_the_first_still_waiting(
 
 
 def test_an_old_record_without_a_task_answers_only_the_first_checkpoint(two_checks) -> None:
+    # an older gsd's lines, unsigned: they count once a person committed them
     two_checks.write(layout.APPROVALS, '{"ts": "x", "plan": "01-01", "task": null}\n')
+    git(two_checks.root, "add", layout.APPROVALS)
+    git(two_checks.root, "commit", "-q", "-m", "old approvals")
     project = Project(two_checks.root)
     verify, decision = (t for t in project.find_plan("01-01").tasks if t.is_checkpoint)
     assert approvals.answer(project, "01-01", verify, auto=False) == "approved by gsd approve"
     assert approvals.answer(project, "01-01", decision, auto=False) is None
     # and an approval of another plan's task answers nothing here
     two_checks.write(layout.APPROVALS, '{"plan": "01-02", "task": 4, "option": "a"}\n')
+    git(two_checks.root, "add", layout.APPROVALS)
+    git(two_checks.root, "commit", "-q", "-m", "old approvals")
     assert approvals.answer(Project(two_checks.root), "01-01", decision, auto=False) is None
 
 

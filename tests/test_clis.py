@@ -324,6 +324,12 @@ SHELL_CASES = [
     ("npm publish", "deny"), ("curl https://x", "deny"),
     ("git status", "allow"), ("git commit -m x", "allow"), ("rm -rf build", "allow"),
     ("npm test", "allow"), ("git pushy", "allow"),
+    # issue 20: other spellings of a push (gsd.core.policy.SPELLED_OUT)
+    ("git -C . push origin HEAD", "deny"), ("git -c a=b push", "deny"),
+    ("git --git-dir=.git push", "deny"), ("true && git push origin HEAD", "deny"),
+    ("env git push", "deny"), ("command git push", "deny"), ("/usr/bin/git push", "deny"),
+    ("sh -c 'git push origin HEAD'", "deny"), ("git -C . status", "allow"),
+    ("git log --oneline", "allow"), ("echo gitpush", "allow"),
 ]  # fmt: skip
 WORKTREE = "/home/u/.local/state/gsd/worktrees/repo-0123456789ab/01-01"  # where gsd keeps them
 PATH_CASES = [

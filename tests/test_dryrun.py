@@ -240,18 +240,24 @@ def test_validate_and_dry_run_agree_on_a_name_with_whitespace(git_project, gsd, 
 
 def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     """SPEC 0: the dry run says what each agent may write, as the live run confines it."""
-    from gsd.io.sandbox import landlock_abi, unavailable_reason
+    from gsd.io.sandbox import ALWAYS, landlock_abi, unavailable_reason
 
     first, review, *_ = dry_run(gsd)
     if landlock_abi():
         assert first["sandbox"].startswith("landlock: writes only the worktree, private tmp")
         assert "~/.claude" in first["sandbox"]  # a claude agent keeps its state there
-        assert review["sandbox"].endswith("(not the worktree)")  # read-only tier
+        assert "(not the worktree); reads all" in review["sandbox"]  # read-only tier
+        assert (
+            "; reads all but gsd's private folder, credentials and the terminals; connects "
+            in first["sandbox"]
+        )
     else:
-        assert first["sandbox"] == f"none: {unavailable_reason()} (git checks only)"
+        assert first["sandbox"] == f"none: {unavailable_reason()} (git checks only; {ALWAYS})"
     assert "  sandbox: " in gsd("execute-phase", "1", "--dry-run").out
     phase.write(".planning/config.json", '{"sandbox": {"enabled": false}}')
-    assert dry_run(gsd)[0]["sandbox"] == "none: sandbox disabled in config.json (git checks only)"
+    off = dry_run(gsd)[0]["sandbox"]
+    assert off == f"none: sandbox disabled in config.json (git checks only; {ALWAYS})"
+    assert ALWAYS == "still: no terminal, no_new_privs, root's capabilities dropped"
     phase.write(".planning/config.json", '{"sandbox": {"writable": ".cache"}}')
     bad = gsd("execute-phase", "1", "--dry-run")
     assert bad.code == 2 and "sandbox.writable` must be a list" in bad.err

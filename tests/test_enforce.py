@@ -17,8 +17,11 @@ from gsd.core.enforce import check, in_scope, is_protected
         pytest.param("full", ["src/a.py", "docs/x.md"], "warn", [("scope", False)],
                      id="outside-warn"),
         pytest.param("full", ["docs/x.md"], "fail", [("scope", True)], id="outside-fail"),
+        # a .planning/ path is never a mere scope deviation: protected, or .planning's own
         pytest.param("full", ["src/a.py", ".planning/config.json"], "warn",
-                     [("protected", True), ("scope", False)], id="config-json"),
+                     [("protected", True)], id="config-json"),
+        pytest.param("full", ["src/a.py", ".planning/STATE.md"], "warn",
+                     [("planning", True)], id="planning"),
         pytest.param("read+write", ["src/.env.local", "certs/server.pem", "id.key"], "warn",
                      [("protected", True), ("scope", False)], id="secrets"),
     ],

@@ -150,6 +150,15 @@ def test_cell(outcome: Outcome) -> None:
     for command in POLICY if cell.shell else ():
         assert command in results, (command, results)
         assert not ran(results[command]), (command, results)
+    # the other spellings of a push: refused by the CLI's rules, or (what codex's prefix
+    # rules cannot express) run and refused the connection by Landlock's port rule; either
+    # way `origin`, a git daemon, is as it was (`pushed` above)
+    for command in cells.NETWORK if cell.shell and cells.TCP_RULES else ():
+        assert command in results, (command, results)
+        if (cell.cli, command) in PORT_RULE_HOLDS:
+            assert "unable to connect" in results[command], (command, results)
+        else:
+            assert not ran(results[command]), (command, results)
     used = [e for e in outcome.events() if e.get("input_tokens") is not None]
     assert used, said
     assert (used[-1]["input_tokens"], used[-1]["output_tokens"]) == outcome.sent, (
@@ -163,6 +172,8 @@ def test_cell(outcome: Outcome) -> None:
 # shell-free mode, and apply_patch is offered only to models whose metadata asks for it,
 # never to the test's model, so its writes and edits are shell commands).
 CLI_SHELL_WRITES = {"codex": {"src/shell_out.txt"}}
+# codex 0.169.0's exec-policy prefix rules have no word matching any word (`git -C <dir>`)
+PORT_RULE_HOLDS = {("codex", "git -C . push origin HEAD")}
 
 
 def tool_results(outcome: Outcome) -> dict[str, str]:

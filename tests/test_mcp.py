@@ -128,7 +128,8 @@ def test_context_chain_is_what_the_prompt_would_carry(demo: Path) -> None:
     summary = "# 01-01 summary\n\nSUMMARY-MARKER: greet() takes a language\n"
     (demo / ".planning/phases/01-greeting-service/01-01-SUMMARY.md").write_text(summary)
     git(demo, "add", "-A")
-    git(demo, "commit", "-q", "-m", "task 1", "-m", "Gsd-Task: 01-03-1")
+    git(demo, "commit", "-q", "-m", "docs(01-01): plan summary")  # gsd's, not a task's
+    git(demo, "commit", "-q", "--allow-empty", "-m", "task 1", "-m", "Gsd-Task: 01-03-1")
     _, (result, first) = call_tools(
         demo, [("context_chain", {"plan": "01-03", "task": 2}),
                ("context_chain", {"plan": "01-01", "task": 1})]

@@ -140,25 +140,40 @@ def test_a_run_killed_between_its_log_append_and_its_docs_commit_loses_no_line(
     from tests.conftest import REPO
 
     root = phase.root
-    marker = tmp_path / "killed-once"
+    # the hook runs in the sandbox: it may write only `sandbox.writable` outside the
+    # checkout, and signal nothing outside it, so it says when, and the test kills gsd
+    control = tmp_path / "control"
+    control.mkdir()
+    config = json.loads((root / ".planning/config.json").read_text())
+    config["sandbox"] = {"writable": [str(control)]}
+    (root / ".planning/config.json").write_text(json.dumps(config))
+    git(root, "commit", "-qam", "sandbox.writable")
+    marker, go = control / "killed-once", control / "go"
     hook = root / ".git" / "hooks" / "commit-msg"
     hook.write_text(
         "#!/bin/sh\n"
         f'if grep -q "run complete" "$1" && [ ! -e "{marker}" ]; then\n'
         f'  touch "{marker}"\n'
-        "  kill -9 \"$(cut -d' ' -f4 /proc/$PPID/stat)\"  # git's parent: gsd\n"
+        f'  i=0; while [ ! -e "{go}" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
         "  exit 1  # and the commit does not happen\n"
         "fi\n"
     )
     hook.chmod(0o755)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    argv = [sys.executable, "-m", "gsd", "execute-phase", "1"]
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
-                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
-    killed = run()
-    assert killed.returncode == -9 and marker.exists(), killed.stderr
+    process = subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 240
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()  # while the docs commit runs: gsd's log lines appended, not committed
+    process.wait(timeout=60)
+    go.touch()
+    assert process.returncode == -9 and marker.exists()
     lock = root / ".git" / "index.lock"
     for _ in range(300):  # git itself ends the refused commit at once; wide margin
         if not lock.exists():

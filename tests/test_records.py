@@ -61,14 +61,30 @@ def test_the_key_is_made_once_private_and_outside_the_repository(
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     key = records.record_key()
-    path = tmp_path / "state/gsd/record-key"
+    path = tmp_path / "state/gsd/private/record-key"
     assert records.key_path() == path and path.read_bytes() == key and len(key) == 64
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     records._keys.clear()
     assert records.record_key() == key
     monkeypatch.delenv("XDG_STATE_HOME")
-    assert records.key_path() == Path.home() / ".local/state/gsd/record-key"
+    assert records.key_path() == Path.home() / ".local/state/gsd/private/record-key"
+
+
+def test_a_key_an_older_gsd_kept_moves_to_the_private_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records signed before the move stay good; the old, agent-readable copy is gone."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    records._keys.clear()
+    old = tmp_path / "state/gsd/record-key"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"k" * 64)
+    old.chmod(0o600)
+    assert records.record_key() == b"k" * 64
+    assert (tmp_path / "state/gsd/private/record-key").read_bytes() == b"k" * 64
+    assert not old.exists()
+    records._keys.clear()
 
 
 def test_a_signature_holds_for_this_key_and_this_data_only(

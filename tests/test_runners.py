@@ -493,6 +493,7 @@ def test_end_to_end_with_fake_programs(
     prompt = "Implement fake().\n" + "context line\n" * 5000
     argv = build_argv(agent(tier, runner), "m-1")
     env = environment(agent(tier, runner), repo=str(tmp_path))
+    monkeypatch.delenv("GSD_SKIP_CLIS", raising=False)  # `make test-fast` sets it; not gsd's
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     done = subprocess.run(argv, cwd=tmp_path, input=prompt, capture_output=True, text=True)

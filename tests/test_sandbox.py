@@ -387,19 +387,27 @@ def test_no_preexec_fn_anywhere_in_gsd() -> None:
 def test_disabled_or_unavailable_means_no_landlock_and_says_why(layout: Layout) -> None:
     off = layout.confinement("full", enabled=False)
     assert (off.landlock, off.reason) == (False, "sandbox disabled in config.json")
-    assert describe(off) == "none: sandbox disabled in config.json (git checks only)"
+    assert describe(off) == (
+        "none: sandbox disabled in config.json (git checks only; still: no terminal, "
+        "no_new_privs, root's capabilities dropped)"
+    )
     assert "--landlock" not in launcher_argv(["true"], off, 1)
     assert launcher_argv(["true"], off, 1)[-2:] == ["--", "true"]
 
 
 @needs_landlock
 def test_describe_says_what_each_tier_may_write(layout: Layout) -> None:
+    abi = landlock_abi()
+    net = f"; connects anywhere (Landlock ABI {abi} has no TCP rules; 4 has)"
+    if abi >= 4:
+        net = "; connects only to TCP 443"
     assert describe(layout.confinement("full")) == (
         "landlock: writes only the worktree, private tmp, ~/.claude, ~/.claude.json, "
-        "/dev/null and terminals"
+        "/dev/null; reads all but gsd's private folder, credentials and the terminals" + net
     )
     assert describe(layout.confinement("read-only", runner="codex")) == (
-        "landlock: writes only private tmp, ~/.codex, /dev/null and terminals (not the worktree)"
+        "landlock: writes only private tmp, ~/.codex, /dev/null (not the worktree); "
+        "reads all but gsd's private folder, credentials and the terminals" + net
     )
 
 

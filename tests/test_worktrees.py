@@ -264,35 +264,38 @@ def test_gsd_killed_during_parallel_spawns_resumes_exactly(repo, control, tmp_pa
     assert alive_with(str(tmp_path / "agent.py")) == []
 
 
-def kill_hook(root: Path, hook: str, condition: str, pidfile: Path) -> Path:
-    """A git hook that SIGKILLs gsd once (when `condition`, a shell test, holds)."""
-    fired = pidfile.with_suffix(".fired")
+def kill_hook(root: Path, hook: str, condition: str, control: Path) -> Path:
+    """A git hook that has gsd SIGKILLed once (when `condition`, a shell test, holds): it
+    says so in `control` (writable from the sandbox the hook runs in, which may signal
+    nothing outside it), waits until the test has killed gsd, then fails."""
+    fired, go = control / "gsd.fired", control / "gsd.killed"
     path = root / ".git/hooks" / hook
     path.write_text(
         "#!/bin/sh\n"
         f'[ -e "{fired}" ] && exit 0\n'
         f"{condition} || exit 0\n"
         f'touch "{fired}"\n'
-        f'kill -9 "$(cat "{pidfile}")"\n'
+        f'i=0; while [ ! -e "{go}" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
         "exit 1\n"
     )
     path.chmod(0o755)
     return fired
 
 
-def killed_by_hook(root: Path, pidfile: Path, fired: Path) -> None:
+def killed_by_hook(root: Path, fired: Path) -> None:
     process = start_gsd(root, "execute-phase", "1")
-    pidfile.write_text(str(process.pid))
+    wait_for(fired, process)
+    process.kill()
     process.wait(timeout=300)
-    assert fired.exists() and process.returncode == -signal.SIGKILL
+    (fired.parent / "gsd.killed").touch()
+    assert process.returncode == -signal.SIGKILL
 
 
-def test_gsd_killed_between_a_task_commit_and_the_state_write(repo, tmp_path) -> None:
-    pidfile = tmp_path / "gsd.pid"
+def test_gsd_killed_between_a_task_commit_and_the_state_write(repo, control) -> None:
     # post-commit: the last task of 01-03 is committed, SUMMARY and STATE not yet written
     condition = 'git log -1 --format=%B | grep -q "Gsd-Task: 01-03-1"'
-    fired = kill_hook(repo, "post-commit", condition, pidfile)
-    killed_by_hook(repo, pidfile, fired)
+    fired = kill_hook(repo, "post-commit", condition, control)
+    killed_by_hook(repo, fired)
     assert not (repo / ".planning/phases/01-alpha/01-03-SUMMARY.md").exists()
     resumed = run_gsd(repo, "execute-phase", "1")
     assert resumed.returncode == 0, resumed.stderr
@@ -303,12 +306,11 @@ def test_gsd_killed_between_a_task_commit_and_the_state_write(repo, tmp_path) ->
     assert leftovers(repo) == {}
 
 
-def test_gsd_killed_during_a_merge_merges_again(repo, tmp_path) -> None:
-    pidfile = tmp_path / "gsd.pid"
+def test_gsd_killed_during_a_merge_merges_again(repo, control) -> None:
     # pre-commit of the merge commit: the merge is staged, STATE.md edited, not committed
-    fired = kill_hook(repo, "pre-commit", "git rev-parse -q --verify MERGE_HEAD >/dev/null",
-                      pidfile)  # fmt: skip
-    killed_by_hook(repo, pidfile, fired)
+    merging = "git rev-parse -q --verify MERGE_HEAD >/dev/null"
+    fired = kill_hook(repo, "pre-commit", merging, control)
+    killed_by_hook(repo, fired)
     assert (repo / ".git/MERGE_HEAD").exists()
     resumed = run_gsd(repo, "execute-phase", "1")
     assert resumed.returncode == 0, resumed.stderr

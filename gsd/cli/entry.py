@@ -19,7 +19,16 @@ COMPLETE_VAR = "_GSD_COMPLETE"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `argv` (sys.argv's by default) with everything printed made harmless to a
+    terminal: an agent's text shows its control characters as `^[` (gsd.core.visible)."""
+    from gsd.io.terminal import escaped_output
+
     args = sys.argv[1:] if argv is None else list(argv)
+    with escaped_output():
+        return _main(args)
+
+
+def _main(args: list[str]) -> int:
     try:
         # a shell asking for completions (`_GSD_COMPLETE=bash_complete gsd`) needs Click
         if args[:1] == ["validate"] and COMPLETE_VAR not in os.environ:

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from gsd import __version__
 from gsd.cli import queries
 from gsd.core.errors import GsdError
+from gsd.core.visible import visible
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 SHOWN_LINES = 40  # of a long text answer; the structured content always has everything
@@ -38,8 +39,9 @@ def answer(produce: Callable[[], tuple[dict[str, Any], str]]) -> CallToolResult:
     try:
         data, text = produce()
     except GsdError as exc:
-        raise ToolError(f"gsd: error: {exc}") from None
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+        raise ToolError(visible(f"gsd: error: {exc}")) from None
+    shown = visible(text, lines=True)  # an agent's text, as the terminal shows it
+    return CallToolResult(content=[TextContent(type="text", text=shown)], structured_content=data)
 
 
 def capped(text: str, warnings: Sequence[str] = ()) -> str:

@@ -208,7 +208,8 @@ def sync(phase: str | None, check: bool, fmt: str) -> int:
     blockers to one phase (position and counters are always the project's).
     Never commits: commit the files yourself (execute-phase commits them
     with its docs). With --check, writes nothing and prints each stale line;
-    exit 1 when a file is stale, 0 when both are fresh (for CI).
+    exit 1 when a file is stale, 0 when both are fresh (for CI). Writing is
+    refused while a run is live (it derives and commits them itself).
 
     Example: gsd sync --check || (gsd sync && git commit -am "docs: sync state")
     """
@@ -218,7 +219,13 @@ def sync(phase: str | None, check: bool, fmt: str) -> int:
 
     project = planned_project()
     only = project.phase(phase) if phase is not None else None
-    changes = derive.sync(project, only, write=not check)
+    if check:  # reads only
+        changes = derive.sync(project, only, write=False)
+    else:
+        from gsd.io.lock import repo_lock
+
+        with repo_lock(project.root):  # a live run derives and commits them itself
+            changes = derive.sync(project, only, write=True)
     stale = [
         {"file": change.path.relative_to(project.root).as_posix(), "line": line}
         for change in changes

@@ -6,7 +6,8 @@ from typing import Any
 
 from gsd.core import layout
 from gsd.core.ids import parse_phase_name, phase_key, same_plan
-from gsd.formats import state, summaryread
+from gsd.formats import state
+from gsd.io import summaries
 from gsd.io.gitread import committed_tasks
 from gsd.io.phases import Phase
 from gsd.io.project import Project
@@ -48,7 +49,7 @@ def _plans(
     for plan_id, plan in graph.plans.items():
         done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
         mine = [kind for tag, kind in failures if same_plan(tag, plan_id)]
-        if summaryread.exists(phase.path, plan_id):
+        if summaries.exists(phase.path, plan_id):
             status = "done"
         elif "checkpoint-paused" in mine:
             status = "paused"

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, InputError, UsageError
+from gsd.formats import nofollow
 from gsd.formats.files import bundled_dir
 
 CREATED = "created"
@@ -34,6 +35,7 @@ def init(directory: Path) -> list[Scaffolded]:
     planning = directory / layout.PLANNING
     if planning.exists() and not planning.is_dir():
         raise UsageError(f"{planning} exists and is not a directory", hint="move it away first")
+    nofollow.trust(directory)  # no link below it followed (a `.planning` link is refused)
     done: list[Scaffolded] = []
     for item in files:
         target = planning / item.relative_to(source)
@@ -52,15 +54,8 @@ def in_git_work_tree(directory: Path) -> bool:
 def _create(target: Path, data: bytes) -> bool:
     """Write a new file; False, touching nothing, when `target` exists in any form."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "xb") as out:  # exclusive: never replaces what is there
-            try:
-                out.write(data)
-            except BaseException:
-                Path(out.name).unlink(missing_ok=True)
-                raise
-    except FileExistsError:
-        return False
+        return nofollow.write_new(target, data)  # exclusive: never replaces what is there
+    except nofollow.LinkInPath as exc:
+        raise GsdError(f"{target}: cannot create: {exc}", hint="remove the link first") from None
     except OSError as exc:
         raise GsdError(f"{exc.filename or target}: cannot create: {exc.strerror or exc}") from None
-    return True

@@ -114,9 +114,23 @@ def legacy_worktrees_dir(common_dir: Path) -> Path:
 # -- the user's own state, outside every repository ----------------------------------------
 
 
+PRIVATE = "private"
+
+
+def private_dir(state_home: Path) -> Path:
+    """gsd's own secrets (the record-signing key): a folder no agent may read from inside
+    its sandbox (gsd.io.sandbox hides it), outside every repository (`state_home` is
+    $XDG_STATE_HOME, or ~/.local/state)."""
+    return state_home / GSD / PRIVATE
+
+
 def record_key_file(state_home: Path) -> Path:
-    """The key checkpoint records are signed with: outside every repository an agent
-    works in (`state_home` is $XDG_STATE_HOME, or ~/.local/state)."""
+    """The key checkpoint records are signed with, in gsd's private folder."""
+    return private_dir(state_home) / "record-key"
+
+
+def legacy_record_key_file(state_home: Path) -> Path:
+    """Where the key lived before 2026-11-28: moved to `record_key_file` on first use."""
     return state_home / GSD / "record-key"
 
 

@@ -95,6 +95,24 @@ BASELINE = Policy(
     ),
 )
 
+# Commands whose other spellings every CLI is told of, as far as its rule language goes
+# (docs/inside/policy.md): git's own options before the subcommand (`git -C dir push`), a
+# wrapper program (`env git push`), a path to git (`/usr/bin/git push`), a shell's script
+# (`sh -c 'git push'`). Landlock's TCP rules and the credentials kept from agents hold
+# whatever spelling a CLI misses (gsd.io.netports, gsd.core.credentials).
+SPELLED_OUT = frozenset({"git push"})
+WRAPPERS = ("env", "command", "exec", "nohup", "time", "nice")
+GIT_PATHS = ("/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/opt/homebrew/bin/git")
+
+
+def spelled_out(rule: ShellRule) -> tuple[str, str] | None:
+    """(program, the rest of the words) of a rule in SPELLED_OUT; None for the others."""
+    if rule.words not in SPELLED_OUT or rule.open_end:
+        return None
+    program, _space, rest = rule.words.partition(" ")
+    return program, rest
+
+
 # A rule's text must be safe in every CLI's grammar: no control characters, no quotes or
 # backslashes (JSON, TOML, regex), no commas or parentheses (claude's rule list and its
 # `Tool(content)` form), no leading dash.

@@ -80,23 +80,27 @@ class Answer(NamedTuple):
 
 def parse_input(text: str) -> HookInput:
     """The fields gsd uses of the JSON object a CLI writes to a hook's stdin."""
+    hint = "gsd hooks run reads the JSON an agent CLI sends on stdin"
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise InputError(
-            f"hook input is not JSON ({exc})",
-            hint="gsd hooks run reads the JSON an agent CLI sends on stdin",
-        ) from None
+        raise InputError(f"hook input is not JSON ({exc})", hint=hint) from None
+    except RecursionError:
+        raise InputError("hook input is JSON nested too deeply to read", hint=hint) from None
     if not isinstance(data, dict):
         raise InputError(f"hook input is a JSON {type(data).__name__}, not an object")
     tool_input = data.get("tool_input")
     file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    return HookInput(
+    found = HookInput(
         event=_text(data.get("hook_event_name")),
         cwd=_text(data.get("cwd")),
         tool=_text(data.get("tool_name")),
         file_path=_text(file_path),
     )
+    for name, value in (("cwd", found.cwd), ("tool_input.file_path", found.file_path)):
+        if "\0" in value:  # no path holds one: the OS refuses it
+            raise InputError(f"hook input: {name} holds a NUL byte", hint=hint)
+    return found
 
 
 def block_edit(cli: str, message: str) -> Answer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gsd.core.policy import BASELINE, Policy, applies
+from gsd.core.policy import BASELINE, Policy, ShellRule, applies, spelled_out
 from gsd.formats.runneroutput import (
     RunnerOutput,
     float_or_none,
@@ -125,6 +125,7 @@ def policy_rules(policy: Policy, tier: str) -> list[str]:
     rules: list[str] = []
     if shell:
         rules += [f"Bash({r.words}*)" if r.open_end else f"Bash({r.words}:*)" for r in policy.shell]
+        rules += [rule for r in policy.shell for rule in other_spellings(r)]
     if write:
         for rule in policy.write:
             where = rule.name if "/" in rule.name else f"**/{rule.name}"
@@ -132,6 +133,20 @@ def policy_rules(policy: Policy, tier: str) -> list[str]:
             if rule.folder:
                 rules.append(f"Edit({where}/**)")
     return rules
+
+
+def other_spellings(rule: ShellRule) -> list[str]:
+    """A SPELLED_OUT rule's other spellings as deny rules (`*` matches any characters;
+    claude checks each command of `a && b` on its own): git's options before the
+    subcommand (`Bash(git * push)`), anything before the words (a wrapper, `env FOO=1`),
+    a path to the program, a quoted `sh -c` script."""
+    found = spelled_out(rule)
+    if found is None:
+        return []
+    program, rest = found
+    forms = [f"{program} * {rest}", f"* {rule.words}", f"*/{rule.words}"]
+    forms += [f"*'{rule.words}", f'*"{rule.words}']
+    return [f"Bash({form}{tail})" for form in forms for tail in ("", " *")]
 
 
 def deny_rules(agent: Agent) -> list[str]:

@@ -45,6 +45,8 @@ def parse(text: str, where: str) -> Settings:
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{where} is JSON nested too deeply to read") from None
     except ValueError as exc:
         comments = "//" in text or "/*" in text
         why = "has comments, which rewriting would lose" if comments else f"is not JSON ({exc})"

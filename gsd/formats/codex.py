@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from gsd.core.policy import GIT_PATHS, WRAPPERS, spelled_out
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
@@ -98,12 +99,28 @@ def exec_rules(policy: Policy) -> str:
     """gsd's shell rules as a codex execpolicy file (Starlark): one forbidden
     `prefix_rule` per rule. A prefix rule matches whole words, so an open-ended rule
     (`rm -rf /*`) holds only for its exact words; gsd's Landlock confinement holds the
-    rest (nothing outside the worktree is writable)."""
+    rest (nothing outside the worktree is writable). A SPELLED_OUT rule also gets a
+    rule per wrapper program (`env git push`) and `host_executable` for git's usual
+    paths (`/usr/bin/git push`); git's options before the subcommand (`git -C dir
+    push`) a prefix rule cannot express (no word matches any word): Landlock's TCP
+    rules hold those."""
     lines = ["# gsd's safety policy (gsd.core.policy), written for this run only"]
+    programs: set[str] = set()
     for rule in policy.shell:
-        pattern = ", ".join(json.dumps(word) for word in rule.words.split())
+        words = rule.words.split()
+        spellings = [words]
+        if spelled_out(rule) is not None:
+            spellings += [[wrapper, *words] for wrapper in WRAPPERS]
+            programs.add(words[0])
         why = json.dumps(f"gsd policy: `{rule.words}` {rule.why}".strip())
-        lines.append(f'prefix_rule(pattern=[{pattern}], decision="forbidden", justification={why})')
+        for spelling in spellings:
+            pattern = ", ".join(json.dumps(word) for word in spelling)
+            lines.append(
+                f'prefix_rule(pattern=[{pattern}], decision="forbidden", justification={why})'
+            )
+    for program in sorted(programs & {"git"}):
+        paths = ", ".join(json.dumps(path) for path in GIT_PATHS)
+        lines.append(f"host_executable(name={json.dumps(program)}, paths=[{paths}])")
     return "\n".join(lines) + "\n"
 
 

@@ -3,14 +3,17 @@ and paths shown as a person reads them."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
-import tempfile
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from gsd.formats import nofollow
 
 if TYPE_CHECKING:
     from gsd.core.errors import GsdError
@@ -25,6 +28,13 @@ def cannot_write(path: Path, error: OSError) -> GsdError:
     """The one line for a write the file system refused: what, where, what to do."""
     from gsd.core.errors import GsdError
 
+    if isinstance(error, nofollow.LinkInPath):
+        what = "it" if str(error.link) == str(path) else str(error.link)
+        return GsdError(
+            f"cannot write {path}: {what} is a symbolic link; gsd follows no link in a project",
+            hint="remove the link (an agent may have planted it), check what it points at, "
+            "then run again",
+        )
     if error.errno in _NO_SPACE:
         hint = "free disk space, then run again"
     elif error.errno in _NOT_ALLOWED:
@@ -57,39 +67,50 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
     already has, else the one the umask gives a new file; it is set before the rename,
     so the file never appears with the temporary file's 0600. A refused write (read-only
-    folder, full disk) is a GsdError naming `path`, and no temporary file is left.
+    folder, full disk) is a GsdError naming `path`, and no temporary file is left. No
+    symbolic link is followed on the way or at `path` (`gsd.formats.nofollow`): a link
+    there is refused.
     """
+    folder: int | None = None
     temp: str | None = None
     try:
-        _make_parent(path)
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        folder, name = nofollow.open_folder(path)
+        chosen = _mode_for(folder, name, path) if mode is None else mode
+        made = f".{name}.{os.urandom(4).hex()}.tmp"
+        handle = os.open(made, _NEW, 0o600, dir_fd=folder)
+        temp = made
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
             out.flush()
-            os.fchmod(out.fileno(), _mode_for(path) if mode is None else mode)
+            os.fchmod(out.fileno(), chosen)
             os.fsync(out.fileno())
-        os.replace(temp, path)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        temp = None
     except BaseException as error:
-        if temp is not None:
-            Path(temp).unlink(missing_ok=True)
+        if temp is not None and folder is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
         if isinstance(error, OSError):
             raise cannot_write(path, error) from None
         raise
+    finally:
+        if folder is not None:
+            os.close(folder)
 
 
-def _make_parent(path: Path) -> None:
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _mode_for(folder: int, name: str, path: Path) -> int:
+    """The permission bits `name` keeps: its own, or a new file's under the umask; a link
+    in its place is refused."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # the folder's name is taken by a file: say that, not "exists"
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
-
-
-def _mode_for(path: Path) -> int:
-    """The permission bits `path` keeps: its own, or a new file's under the umask."""
-    try:
-        return os.stat(path).st_mode & 0o7777
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return 0o666 & ~current_umask()
+    if stat.S_ISLNK(info.st_mode):
+        raise nofollow.LinkInPath(path, path)
+    return info.st_mode & 0o7777
 
 
 def append_line(path: Path, line: bytes) -> None:
@@ -99,14 +120,12 @@ def append_line(path: Path, line: bytes) -> None:
     parallel processes never interleave; a torn line left by a crash is closed first
     so this one stays readable. Existing bytes are never rewritten; a write the file
     system refuses half way (full disk) is cut back off and is a GsdError naming `path`.
-    A new file gets the mode the umask gives. A symbolic link at `path` is refused, never
-    followed: gsd's logs are its own files, and a link an agent planted must not make
-    gsd write into whatever it points at.
+    A new file gets the mode the umask gives. A symbolic link at `path` or on the way to it
+    (`.planning/logs` made a link) is refused, never followed: gsd's logs are its own
+    files, and a link an agent planted must not make gsd write into whatever it points at.
     """
     try:
-        _make_parent(path)
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags, 0o666)
+        fd = nofollow.open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as error:
         raise cannot_write(path, error) from None
     try:
@@ -122,7 +141,10 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 def _append_locked(fd: int, line: bytes) -> None:
-    size = os.fstat(fd).st_size
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO in a log's place would hang gsd once full
+        raise OSError(errno.EINVAL, "not a regular file; gsd appends only to files")
+    size = info.st_size
     if size and os.pread(fd, 1, size - 1) != b"\n":
         line = b"\n" + line
     written = 0
@@ -142,9 +164,11 @@ def read_lines_file(path: Path, what: str) -> str | None:
     from gsd.core.errors import InputError
 
     try:
-        handle = open(path, "rb")
+        handle = os.fdopen(nofollow.open_file(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
     except FileNotFoundError:
         return None
+    except nofollow.LinkInPath as error:
+        raise InputError(f"cannot read the {what} {path}: {error}") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read the {what}: {error.strerror}") from None
     with handle:

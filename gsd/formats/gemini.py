@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gsd.core.policy import BASELINE, Policy, WriteRule, applies
+from gsd.core.policy import BASELINE, Policy, ShellRule, WriteRule, applies, spelled_out
 from gsd.formats.claude import GSD_MCP_TOOLS
 from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
 
@@ -139,11 +139,32 @@ def safety_matches(rules: Policy, tier: str, worktree: str | None) -> list[tuple
             ("commandRegex", _regex(rule.words)) if rule.open_end else ("commandPrefix", rule.words)
         )
         found.append((json.dumps(_SHELL), field, value, f"`{rule.words}` {rule.why}"))
+        for regex in other_spellings(rule):
+            found.append((json.dumps(_SHELL), "commandRegex", regex, f"`{rule.words}` {rule.why}"))
     tools = "[" + ", ".join(json.dumps(name) for name in _WRITE) + "]"
     for path_rule in rules.write if write else ():
         pattern = _path_pattern(path_rule, worktree)
         found.append((tools, "argsPattern", pattern, f"{path_rule.glob} {path_rule.why}"))
     return found
+
+
+# how gemini-cli 0.61.0 ends a commandPrefix: a space, the closing quote or an escaped one
+_WORD_END = '(?:[\\s"]|\\\\")'
+
+
+def other_spellings(rule: ShellRule) -> list[str]:
+    """A SPELLED_OUT rule's other spellings as `commandRegex` values (gemini matches one
+    after `"command":"`, so each is anchored at the command's start; `[^"]*` stays
+    inside the command's JSON string): git's options before the subcommand
+    (`git -C dir push`), and the words after anything that ends a word (`env git push`,
+    `/usr/bin/git push`, `true && git push`, `sh -c 'git push'`)."""
+    found = spelled_out(rule)
+    if found is None:
+        return []
+    program, rest = found
+    options = f'{_regex(program)} -[^"]* {_regex(rest)}{_WORD_END}'
+    anywhere = f"[^\"]*[\\s;&|(/'`]{_regex(rule.words)}{_WORD_END}"
+    return [options, anywhere]
 
 
 def _deny_block(tool: str, match: str, why: str) -> str:

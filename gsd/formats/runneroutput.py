@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -20,6 +21,8 @@ class RunnerOutput(NamedTuple):
     rate_limited: bool = False
     # what the runner refused the agent: (tool, its file or command) per denial
     denied: tuple[tuple[str, str], ...] = ()
+    # figures refused (a negative count, a cost that is not a finite amount), one a line
+    notes: tuple[str, ...] = ()
 
 
 def permission_denials(value: Any) -> tuple[tuple[str, str], ...]:
@@ -70,12 +73,18 @@ def json_lines(text: str) -> Iterator[Any]:
 
 
 def int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count (tokens, a status): an integer of 0 or more, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def float_or_none(value: Any) -> float | None:
+    """An amount (a cost): a finite number of 0 or more, else None (JSON as Python
+    reads it allows NaN and Infinity)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        amount = float(value)
+        return amount if math.isfinite(amount) and amount >= 0 else None
     return None
 
 

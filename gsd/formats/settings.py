@@ -49,6 +49,22 @@ def _is_worktree_dir(value: Any) -> bool:
     )
 
 
+def _is_ports(value: Any) -> bool:
+    """`sandbox.connect`: "any", or a list of TCP ports (1-65535)."""
+    if value == "any":
+        return True
+    return isinstance(value, list) and all(
+        isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536 for port in value
+    )
+
+
+def _is_names(value: Any) -> bool:
+    """`sandbox.pass_env`: a list of environment variable names."""
+    return isinstance(value, list) and all(
+        isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) for name in value
+    )
+
+
 def _is_rule(value: Any) -> bool:
     try:
         return isinstance(value, str) and bool(parse_rule(value))
@@ -62,9 +78,15 @@ def _is_rules(value: Any) -> bool:
 
 Flag = Annotated[bool, _kind("true or false", lambda v: isinstance(v, bool), bool)]
 Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v >= 0, float)]
+Megabytes = Seconds  # a number >= 0 all the same
 Retries = Annotated[int, _kind("a whole number >= 0", _whole_at_least(0), int)]
 Agents = Annotated[int, _kind("a whole number of 1 or more", _whole_at_least(1), int)]
 Paths = Annotated[list[str], _kind('a list of paths, e.g. ["~/.cache"]', _is_paths, list)]
+Ports = Annotated[
+    list[int] | str,
+    _kind('"any" or a list of TCP ports, e.g. [443, 5432]', _is_ports, lambda v: v),
+]
+Names = Annotated[list[str], _kind('a list of variable names, e.g. ["GH_TOKEN"]', _is_names, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
@@ -143,6 +165,9 @@ class Specialists(_Section):
     # a specialist may start sub-agents (claude's Agent tool, gemini's invoke_agent,
     # codex's multi_agent), one level deep; off: one level of delegation, gsd's
     allow_subagents: Flag = False
+    # a file bigger than this outside the task's <files> is a warning on the terminal
+    # (0: no limit); see gsd/io/leftfiles.py
+    large_file_mb: Megabytes = 10.0
 
 
 class Verification(_Section):
@@ -156,6 +181,13 @@ class GitSettings(_Section):
 class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
+    # TCP ports agents may connect to besides 443 and their runner's API (Landlock ABI 4+);
+    # "any" turns the port rule off (gsd.io.netports)
+    connect: Ports = Field(default_factory=list)
+    # the user's credentials an agent gets after all (gsd.core.credentials)
+    pass_env: Names = Field(default_factory=list)
+    # the user's credential files an agent may read after all (gsd.io.sandbox.unreadable)
+    readable: Paths = Field(default_factory=list)
     # per agent, for it and all it starts (gsd.io.limits); None: no limit
     memory: Memory = "8G"
     processes: Processes = 4096
@@ -233,6 +265,10 @@ def parse(text: str, source: str = layout.CONFIG_FILE) -> Settings:
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}", hint="fix config.json"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"{source}: JSON nested too deeply to read", hint="fix config.json"
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"{source}: must hold a JSON object")

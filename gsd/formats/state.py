@@ -19,6 +19,8 @@ from pathlib import Path
 
 from gsd.core.errors import ERROR_TYPES, InputError
 from gsd.core.ids import same_plan
+from gsd.core.visible import visible
+from gsd.formats import nofollow
 from gsd.formats.files import write_atomic
 from gsd.formats.lines import Lines, one_line
 
@@ -253,7 +255,7 @@ def set_session(
 
 def blocker_line(plan_id: str, error_type: str, details: str = "", width: int = 200) -> str:
     """`- [01-02] timeout: details`, on one line, details cut to `width` characters."""
-    details = one_line(details)
+    details = visible(one_line(details))  # an agent's text: no terminal control in STATE.md
     if len(details) > width:
         details = details[: width - 1].rstrip() + "…"
     return f"- [{plan_id}] {error_type}" + (f": {details}" if details else "")
@@ -356,16 +358,23 @@ def blocker_plans(text: str) -> list[tuple[str, str]]:
 
 
 def load(path: Path, *, missing_ok: bool = False) -> str:
-    """The file's text, line endings untouched; "" for a missing file when `missing_ok`."""
+    """The file's text, line endings untouched; "" for a missing file when `missing_ok`.
+    Read without following a link on the way or at `path` (gsd carries the text forward)."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        if missing_ok:
-            return ""
-        raise InputError(f"{path}: not found") from None
+        text = nofollow.read_text(path)
+    except nofollow.LinkInPath as exc:
+        raise InputError(
+            f"cannot read {path}: {exc}",
+            hint="remove the link (an agent may have planted it), restore the file from git, "
+            "then run again",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
+    if text is not None:
+        return text
+    if missing_ok:
+        return ""
+    raise InputError(f"{path}: not found")
 
 
 def save(path: Path, text: str, *, old: str | None = None) -> bool:

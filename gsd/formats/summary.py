@@ -12,6 +12,7 @@ from typing import Any
 from gsd.core.ids import split_plan_id
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.utc import as_utc, utc_stamp
+from gsd.core.visible import visible
 from gsd.core.words import plural
 from gsd.formats.files import write_atomic
 
@@ -49,7 +50,7 @@ def render(
     of a task is its result, the rest are issues. A changed file counts as created when
     it is in `created` (what git saw the task commits add: `with_commits`); without it,
     when a Task Report lists it under "Files created". `seconds`: how long the plan
-    took in all its runs (default: from `started` to `finished`).
+    took in all its runs (default: `finished` - `started`). Agent text as `cat -v` shows it.
     """
     phase_number, plan_number = split_plan_id(plan_id)
     done = _final_outcomes(outcomes)
@@ -90,7 +91,7 @@ def render(
         f"*Completed: {completed}*",
         "",
     ]
-    return f"---\n{front}---\n\n" + "\n".join(lines)
+    return visible(f"---\n{front}---\n\n" + "\n".join(lines), lines=True)
 
 
 def _new_files(done: Mapping[int, TaskOutcome], created: Iterable[str] | None) -> set[str]:

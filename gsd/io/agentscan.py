@@ -251,7 +251,7 @@ def _plugin(folder: Path) -> Plugin | None:
         return None
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         data = {}
     data = data if isinstance(data, dict) else {}
     listed = data.get("agents") or []

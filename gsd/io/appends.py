@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gsd.formats import nofollow
 from gsd.formats.files import write_atomic
 from gsd.io.records import ANY_SIZE, read_private
 
@@ -26,8 +28,7 @@ class Appends:
         notes = self._read()
         size, added, _ = notes.get(target, [None, b"", ""])
         if size is None:
-            path = self.root / target
-            size = path.stat().st_size if path.is_file() else 0
+            size = _size(self.root / target)
         added = bytes(added) + data
         notes[target] = [size, added, hashlib.sha256(added).hexdigest()]
         record = {t: [n, a.decode("latin-1"), h] for t, (n, a, h) in notes.items()}  # lossless
@@ -46,8 +47,7 @@ class Appends:
         for target, (size, added, digest) in notes.items():
             if target not in changed:
                 continue  # committed before the kill, or the file is gone
-            path = self.root / target
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+            data = _held(self.root / target)
             tail = data[size:]
             if len(data) == size + len(added) and hashlib.sha256(tail).hexdigest() == digest:
                 ours.append(target)
@@ -62,7 +62,7 @@ class Appends:
         data = read_private(self.record, limit=ANY_SIZE)
         try:
             record = json.loads(data) if data else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         if not isinstance(record, dict):
             return {}
@@ -71,3 +71,23 @@ class Appends:
             for t, v in record.items()
             if isinstance(v, list) and len(v) == 3
         }
+
+
+def _held(path: Path) -> bytes:
+    """What a log holds; nothing when it is missing or a link is on the way (never followed)."""
+    try:
+        return nofollow.read_bytes(path) or b""
+    except OSError:
+        return b""
+
+
+def _size(path: Path) -> int:
+    """A log's size; 0 when it is missing or a link is on the way (never followed)."""
+    try:
+        fd = nofollow.open_file(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)

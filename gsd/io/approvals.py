@@ -1,5 +1,6 @@
 """Answers to human checkpoints (SPEC 7 step 6): `gsd approve` records them in
-.planning/approvals.jsonl; the next run reads them, or `--auto` / `mode: yolo` answers."""
+.planning/approvals.jsonl, signed; the next run reads the ones that count
+(`gsd.io.approvalsign`), or `--auto` / `mode: yolo` answers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gsd.core.errors import UsageError
 from gsd.core.models import Plan, Task
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
+from gsd.io import approvalsign
 from gsd.io.project import Project
 
 DECISION = "checkpoint:decision"
@@ -19,19 +21,15 @@ def record(project: Project, plan_id: str, task: int, option: str | None) -> Non
     """Append one answer to one checkpoint task (a locked, single-write append: never a
     torn record). STATE.md is left to the run that continues past the checkpoint: it may
     hold the user's own uncommitted edits, and that run takes the Blockers line out."""
-    line = {
-        "ts": utc_stamp(),
-        "plan": plan_id,
-        "task": task,
-        "option": option,
-    }
+    line = approvalsign.signed({"ts": utc_stamp(), "plan": plan_id, "task": task, "option": option})
     append_line(project.root / layout.APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
 
 
 def read(project: Project) -> list[dict[str, object]]:
-    """The answers `gsd approve` appended (a torn or broken line is skipped)."""
+    """The answers `gsd approve` appended (a torn or broken line is skipped, and so is
+    one `gsd approve` did not make: `gsd.io.approvalsign`, with a note)."""
     text = read_lines_file(project.root / layout.APPROVALS, "approvals") or ""
-    return list(jsonl_objects(text, layout.APPROVALS)[0])
+    return approvalsign.trusted(project.root, list(jsonl_objects(text, layout.APPROVALS)[0]))
 
 
 def answered(project: Project, plan: Plan) -> dict[int, dict[str, object]]:

@@ -127,6 +127,7 @@ class Branches:
         """`git merge --no-ff --no-commit`: [] when it applied cleanly (the commit is
         `finish_merge`'s), else the conflicted paths, with the merge already aborted.
         Another git's index.lock is waited for, then a GsdError: never a conflict."""
+        self.git.check_branch()  # only into the branch the run started on
         argv = ("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch)
         deadline = time.monotonic() + gitrun.LOCK_WAIT_S
         while True:

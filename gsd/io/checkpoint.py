@@ -9,7 +9,8 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.ids import is_plan_id
-from gsd.io import gitguard, indexflags, records
+from gsd.formats import nofollow
+from gsd.io import gitguard, indexflags, records, specialfiles
 from gsd.io.checkpointrecord import (
     CHECKPOINT_NAME,
     CHECKPOINT_PREFIX,
@@ -58,6 +59,7 @@ class Checkpoints:
             protected=protected,
             stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
             index_stamp=indexflags.index_stamp(self.git.index),
+            special=specialfiles.scan(self.git.root),
         )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._create_tag(plan_id, task, snapshot or head)
@@ -148,6 +150,9 @@ class Checkpoints:
                 _write_back(self.git.root / rel, kept)
             if cp.kept is not None:
                 ProtectedFiles(self.git).restore(cp.kept.protected)
+                specialfiles.remove(
+                    self.git.root, specialfiles.new_since(self.git.root, cp.kept.special)
+                )
             if cp.snapshot:
                 self.git.run("stash", "apply", "--index", "-q", cp.snapshot)
         except (GsdError, OSError) as exc:
@@ -297,9 +302,10 @@ def _write_back(path: Path, saved: gitguard.Saved) -> None:
     """An untracked file the agent staged, as it was (unless something is there now)."""
     if os.path.lexists(path) or saved.data is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if saved.kind == "link":
-        path.symlink_to(os.fsdecode(saved.data))
-    else:
-        path.write_bytes(saved.data)
-        path.chmod(saved.mode)
+    try:  # no link an agent left on the way is followed (gsd.formats.nofollow)
+        if saved.kind == "link":
+            nofollow.symlink_new(path, os.fsdecode(saved.data))
+        else:
+            nofollow.write_new(path, saved.data, saved.mode)
+    except nofollow.LinkInPath:
+        return  # a link where the file was: the file is not written through it

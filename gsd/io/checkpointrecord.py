@@ -25,6 +25,7 @@ class Kept(NamedTuple):
     protected: dict[str, gitguard.Saved]  # ignored .env*, *.pem, *.key files
     stash_log: gitguard.Saved  # the stash list (refs/stash's reflog)
     index_stamp: tuple[int, int, int, int] | None  # the index file's stamp: same stamp, same flags
+    special: dict[str, str] = {}  # FIFOs, sockets named like secrets or in .planning/
 
 
 class Checkpoint(NamedTuple):

@@ -76,10 +76,12 @@ class Commits:
         return sha
 
     def commit_docs(self, message: str, paths: list[str]) -> str | None:
-        """gsd's own bookkeeping (SUMMARY, STATE, ROADMAP, logs): only these paths."""
+        """gsd's own bookkeeping (SUMMARY, STATE, ROADMAP, logs): only these paths,
+        and only on the branch a run pinned (`Git.check_branch`)."""
         specs = [literal(p) for p in paths]
         if not specs:
             return None
+        self.git.check_branch()
         self.git.run("add", "-A", "--", *specs)
         if self.git.run("diff", "--cached", "--quiet", "--", *specs, ok=(0, 1)).status == 0:
             return None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
+from gsd.formats import nofollow
 from gsd.io import gitread, indexflags, records, refledger
 from gsd.io.gitread import first_reason
 from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, split
@@ -66,12 +67,15 @@ class Git:
         self._root = Path(lines[3]).resolve()
         self._git_dir = Path(lines[1]).resolve()
         self._common_dir = (where / lines[2]).resolve()
+        for folder in (self._root, self._git_dir, self._common_dir):
+            nofollow.trust(folder)  # gsd's writes below them follow no link an agent made
         self._hash_size = 20
         # The index file's stamp when it last had no flagged entry: gsd's own add and
         # commit keep it so (`carry_no_flags`), and the next checkpoint need not read it.
         self._no_flags_at: tuple[int, int, int, int] | None = None
         self._ledger = refledger.ledger(self._common_dir)
         self._runner = GitRunner(self._root, self._git_dir, self._common_dir)
+        self._pinned: str | None = None  # the branch a run merges into (`pin_branch`)
 
     @property
     def root(self) -> Path:
@@ -112,6 +116,34 @@ class Git:
         self._runner.wait_for_index_lock(deadline, argv)
 
     # -- state -------------------------------------------------------------------------
+
+    def pin_branch(self) -> None:
+        """Remember the branch HEAD is on (none when detached): from now on gsd merges
+        and commits its books only there (`check_branch`)."""
+        self._pinned = self._head_ref()
+
+    def check_branch(self) -> None:
+        """A GsdError when HEAD left the pinned branch (the user switched meanwhile)."""
+        if self._pinned is None:
+            return
+        now = self._head_ref()
+        if now != self._pinned:
+            was = self._pinned.removeprefix("refs/heads/")
+            where = now.removeprefix("refs/heads/") if now else "a detached HEAD"
+            raise GsdError(
+                f"{self._root} moved from branch {was} to {where} during the run; gsd "
+                f"merges only into {was}: stopped, the plans' gsd/* branches keep their work",
+                hint=f"switch back (git switch {was}) and run gsd again",
+            )
+
+    def _head_ref(self) -> str | None:
+        """The branch HEAD names (`refs/heads/...`), read from the HEAD file; None when
+        detached or unreadable."""
+        try:
+            text = (self._git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return text[5:].strip() if text.startswith("ref: ") else None
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None before the first commit."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError, UsageError
+from gsd.io import hookjail
 
 # The program: GIT_PYTHON_GIT_EXECUTABLE (GitPython's variable, still honoured for those
 # who set it), or `git` found on PATH.
@@ -122,7 +123,7 @@ def start(
     An OSError (no git, no `cwd`) goes to the caller."""
     git_timeout()  # a bad GSD_GIT_TIMEOUT is refused before git runs, not after
     return subprocess.Popen(
-        [GIT, *NEVER, *args],
+        [GIT, *NEVER, *hookjail.config_args(cwd), *args],
         cwd=cwd,
         env=git_env(read_only=read_only, index_file=index_file),
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,

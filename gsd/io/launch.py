@@ -4,7 +4,8 @@ Run in the child, never in the process it serves, as a script or (gsd's way, see
 `sandbox.launcher_argv`: its cached bytecode then starts faster) imported by `-c`::
 
     python -I -S launch.py [--parent PID] [--status-fd FD] [--warden SPEC] [--landlock]
-                           [--write PATH]... -- PROGRAM [ARG...]
+                           [--write PATH]... [--hide PATH]... [--connect PORT,...]
+                           -- PROGRAM [ARG...]
 
 It runs in the child, after fork and before the program, so that gsd's own (threaded)
 process never runs Python code between fork and exec (which Python documents as unsafe
@@ -14,12 +15,20 @@ in a process with threads). In order:
    when gsd dies; then, if gsd (`--parent`) is already gone, it stops at once;
    with `--warden`: it forks, and its parent stays as the warden (gsd/io/warden.py),
    which ends whatever the program leaves running and keeps its resource limits;
-2. with `--landlock`: PR_SET_NO_NEW_PRIVS and a Landlock ruleset that handles every
-   filesystem *write* right the kernel knows (reads and execution stay allowed) and, from
-   ABI 6, confines signals to the sandbox; only the `--write` paths (and what is beneath
-   them) are writable. A `--write` path that does not exist is skipped. If the sandbox
-   cannot be applied the program is NOT run unconfined: exit 126;
-3. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
+2. always (gsd/io/launchcaps.py): a new session with no controlling terminal and no
+   terminal on fds 0-2; every capability but a few a program working on files needs
+   dropped from every set, and PR_SET_NO_NEW_PRIVS. If that fails: exit 126;
+3. with `--landlock`: a Landlock ruleset that handles every filesystem *write* right
+   the kernel knows and, from ABI 6, confines signals to the sandbox; only the `--write`
+   paths (and what is beneath them) are writable. A `--write` path that does not exist
+   is skipped. With `--hide`, reading files is handled too: it is granted everywhere
+   but beneath the `--hide` paths (gsd/io/launchhide.py says how, and what it costs).
+   With `--connect` (a comma-separated list of TCP ports, maybe empty) and ABI 4+, the
+   ruleset also handles outgoing TCP connections: only to those ports (on any address)
+   may the program connect; listening (bind) stays allowed. Below ABI 4 `--connect` is
+   ignored (the kernel has no network rules; gsd's dry run says so).
+   If the sandbox cannot be applied the program is NOT run unconfined: exit 126;
+4. exec the program (exit 127 when it cannot be found, 126 when it cannot be executed).
 
 Every failure is one line on stderr, `gsd-launch: ...`, also written to `--status-fd`
 (inherited from gsd; closed on exec, so gsd reads an empty pipe when the program started).
@@ -37,14 +46,22 @@ import sys
 if __package__:
     from gsd.io import warden  # imported as part of gsd
 else:  # the launcher, run from its folder with no gsd on its path (-I leaves it out)
-    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
-        sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib's
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib's
     import warden  # type: ignore[import-not-found, no-redef]
 
 # Not `typing`: importing it costs the launcher ~10 ms (mypy reads the names all the same).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
+
+# Imported as gsd.io.launch (gsd itself, tests), or as `launch` from its own folder (the
+# launcher under `python -I -S`, see sandbox.launcher_argv): its helpers likewise.
+if TYPE_CHECKING or __package__:
+    from gsd.io import launchcaps, launchhide
+else:  # as a script, too (-I leaves the script's folder out of sys.path): after the stdlib
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import launchcaps
+    import launchhide
 
 EXIT_CANNOT_RUN = 126
 EXIT_NOT_FOUND = 127
@@ -60,8 +77,11 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_RULE_NET_PORT = 2  # ABI 4
+ACCESS_NET_CONNECT_TCP = 1 << 1  # ABI 4 (1 << 0, BIND_TCP, is never handled)
 LANDLOCK_SCOPE_SIGNAL = 1 << 1
 
+ACCESS_FS_READ_FILE = 1 << 2
 ACCESS_FS_WRITE_FILE = 1 << 1
 ACCESS_FS_REMOVE_DIR = 1 << 4
 ACCESS_FS_REMOVE_FILE = 1 << 5
@@ -89,7 +109,7 @@ WRITE_RIGHTS_ABI1 = (
     | ACCESS_FS_MAKE_SYM
 )
 # The only rights a rule on a non-directory may carry (any other is EINVAL).
-FILE_RIGHTS = ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+FILE_RIGHTS = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
 
 
 class LaunchError(Exception):
@@ -100,13 +120,23 @@ class LaunchError(Exception):
         self.status = status
 
 
-VALUED = ("--parent", "--status-fd", "--write", "--warden")  # the options that take a value
+# the options that take a value
+VALUED = ("--parent", "--status-fd", "--write", "--hide", "--connect", "--warden")
 
 
 class Options:
     """The launcher's command line."""
 
-    __slots__ = ("parent", "status_fd", "landlock", "writable", "argv", "warden")
+    __slots__ = (
+        "parent",
+        "status_fd",
+        "landlock",
+        "writable",
+        "argv",
+        "hidden",
+        "connect",
+        "warden",
+    )
 
     def __init__(
         self,
@@ -115,6 +145,8 @@ class Options:
         landlock: bool,
         writable: tuple[str, ...],
         argv: tuple[str, ...],
+        hidden: tuple[str, ...] = (),
+        connect: tuple[int, ...] | None = None,
         warden: str | None = None,
     ) -> None:
         self.warden = warden  # gsd/io/warden.py's spec, None: no warden
@@ -123,6 +155,8 @@ class Options:
         self.landlock = landlock
         self.writable = writable
         self.argv = argv
+        self.hidden = hidden  # `--hide`: unreadable under Landlock
+        self.connect = connect  # the TCP ports it may connect to; None: any
 
 
 def parse_options(args: list[str]) -> Options:
@@ -130,6 +164,8 @@ def parse_options(args: list[str]) -> Options:
     parent = status_fd = None
     landlock = False
     writable: list[str] = []
+    hidden: list[str] = []
+    connect: tuple[int, ...] | None = None
     warden = None
     index = 0
     while index < len(args) and args[index] != "--":
@@ -145,6 +181,10 @@ def parse_options(args: list[str]) -> Options:
             warden = value
         elif option == "--write":
             writable.append(value)
+        elif option == "--hide":
+            hidden.append(value)
+        elif option == "--connect":
+            connect = parse_ports(value)
         elif not value.isdigit():
             raise LaunchError(EXIT_CANNOT_RUN, f"usage: {option} needs a number, not {value!r}")
         elif option == "--parent":
@@ -155,7 +195,17 @@ def parse_options(args: list[str]) -> Options:
     argv = tuple(args[index + 1 :])
     if not argv:
         raise LaunchError(EXIT_CANNOT_RUN, "usage: no program after --")
-    return Options(parent, status_fd, landlock, tuple(writable), argv, warden)
+    return Options(
+        parent, status_fd, landlock, tuple(writable), argv, tuple(hidden), connect, warden
+    )
+
+
+def parse_ports(value: str) -> tuple[int, ...]:
+    """`--connect`'s comma-separated TCP ports ("" for none)."""
+    ports = tuple(part for part in value.split(",") if part)
+    if not all(part.isdigit() and int(part) < 65536 for part in ports):
+        raise LaunchError(EXIT_CANNOT_RUN, f"usage: --connect needs TCP ports, not {value!r}")
+    return tuple(int(part) for part in ports)
 
 
 def libc() -> Any:
@@ -206,10 +256,10 @@ def write_rights(abi: int) -> int:
     return rights
 
 
-def ruleset_attr(abi: int, handled: int) -> bytes:
+def ruleset_attr(abi: int, handled: int, net: int = 0) -> bytes:
     """struct landlock_ruleset_attr, only as long as the fields this ABI knows."""
     scoped = LANDLOCK_SCOPE_SIGNAL if abi >= 6 else 0
-    fields = struct.pack("=QQQ", handled, 0, scoped)  # fs, net (none handled), scoped
+    fields = struct.pack("=QQQ", handled, net, scoped)  # fs, net, scoped
     return fields[: 8 if abi < 4 else 16 if abi < 6 else 24]
 
 
@@ -220,13 +270,21 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
-    """Make this thread (and what it execs) unable to write anywhere but `writable`."""
+def apply_landlock(
+    library: Any,
+    writable: tuple[str, ...],
+    hidden: tuple[str, ...] = (),
+    connect: tuple[int, ...] | None = None,
+) -> None:
+    """Make this thread (and what it execs) unable to write anywhere but `writable`;
+    with `hidden`, to read a file beneath a `hidden` path; and from ABI 4 with `connect`,
+    to connect over TCP to any port but those."""
     if library is None or not sys.platform.startswith("linux"):
         raise OSError(0, f"Landlock is Linux-only (this is {sys.platform})")
     abi = landlock_abi(library)
-    handled = write_rights(abi)
-    attr = ruleset_attr(abi, handled)
+    handled = write_rights(abi) | (ACCESS_FS_READ_FILE if hidden else 0)
+    net = ACCESS_NET_CONNECT_TCP if connect is not None and abi >= 4 else 0
+    attr = ruleset_attr(abi, handled, net)
     syscall = library.syscall
     ruleset = _check(
         syscall(
@@ -238,8 +296,9 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
         "landlock_create_ruleset",
     )
     try:
-        for path in writable:
-            _add_path_rule(library, ruleset, path, handled)
+        add_file_rules(library, ruleset, writable, hidden, handled)
+        if net:
+            add_port_rules(library, ruleset, connect or ())
         _check(
             library.prctl(
                 ctypes.c_int(PR_SET_NO_NEW_PRIVS),
@@ -260,6 +319,34 @@ def apply_landlock(library: Any, writable: tuple[str, ...]) -> None:
         )
     finally:
         os.close(ruleset)
+
+
+def add_file_rules(
+    library: Any, ruleset: int, writable: tuple[str, ...], hidden: tuple[str, ...], handled: int
+) -> None:
+    """Every handled right on each `writable` path; with `hidden`, reading everywhere
+    else (gsd/io/launchhide.py): a writable folder holding a hidden path is granted
+    around it, a path listed as writable is readable even inside a hidden folder."""
+    if not hidden:
+        for path in writable:
+            _add_path_rule(library, ruleset, path, handled)
+        return
+    hide = tuple(os.path.realpath(path) for path in hidden)
+    try:
+        for path in launchhide.granted(hide):
+            _add_path_rule(library, ruleset, path, ACCESS_FS_READ_FILE)
+        for path in writable:
+            real = os.path.realpath(path)
+            inner = tuple(folder for folder in hide if folder != real)
+            parts = launchhide.granted(inner, real) if os.path.isdir(real) else [path]
+            for part in parts:
+                _add_path_rule(library, ruleset, part, handled)
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        raise OSError(
+            exc.errno, f"cannot hide {', '.join(hidden)}: {exc.filename}: {exc.strerror}"
+        ) from None
 
 
 def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
@@ -288,15 +375,32 @@ def _add_path_rule(library: Any, ruleset: int, path: str, handled: int) -> None:
         os.close(fd)
 
 
+def add_port_rules(library: Any, ruleset: int, ports: tuple[int, ...]) -> None:
+    """One net_port rule per TCP port the program may connect to (ABI 4+)."""
+    for port in dict.fromkeys(ports):
+        attr = struct.pack("=QQ", ACCESS_NET_CONNECT_TCP, port)  # allowed_access, port
+        _check(
+            library.syscall(
+                ctypes.c_long(SYS_LANDLOCK_ADD_RULE),
+                ctypes.c_long(ruleset),
+                ctypes.c_long(LANDLOCK_RULE_NET_PORT),
+                attr,
+                ctypes.c_uint32(0),
+            ),
+            f"landlock_add_rule port {port}",
+        )
+
+
 def run(options: Options) -> NoReturn:
-    """Steps 1-3 of the module docstring; returns only by raising LaunchError."""
+    """Steps 1-4 of the module docstring; returns only by raising LaunchError."""
     library = libc()
     die_with_parent(library, options.parent)
     if options.warden is not None:  # the parent stays, to end all the program starts
         warden.start(library, options.parent, options.status_fd, options.warden)
+    give_up_terminal_and_privileges(library, options.landlock)
     if options.landlock:
         try:
-            apply_landlock(library, options.writable)
+            apply_landlock(library, options.writable, options.hidden, options.connect)
         except OSError as exc:
             raise LaunchError(
                 EXIT_CANNOT_RUN, f"cannot apply the sandbox: {exc.strerror or exc}"
@@ -310,6 +414,21 @@ def run(options: Options) -> NoReturn:
         raise LaunchError(EXIT_NOT_FOUND, f"cannot start {program}: not found") from None
     except OSError as exc:
         raise LaunchError(EXIT_CANNOT_RUN, f"cannot start {program}: {exc.strerror}") from None
+
+
+def give_up_terminal_and_privileges(library: Any, landlock: bool) -> None:
+    """Step 2 of the module docstring (gsd/io/launchcaps.py), with or without Landlock."""
+    kept = launchcaps.KEPT_MASK if landlock else launchcaps.UNCONFINED_MASK
+    try:
+        launchcaps.detach_terminal()
+    except OSError as exc:
+        raise LaunchError(
+            EXIT_CANNOT_RUN, f"cannot leave the terminal (setsid): {exc.strerror}"
+        ) from None
+    try:
+        launchcaps.drop_privileges(library, kept)
+    except OSError as exc:
+        raise LaunchError(EXIT_CANNOT_RUN, f"cannot drop privileges: {exc.strerror}") from None
 
 
 def main(args: list[str]) -> NoReturn:

@@ -1,5 +1,8 @@
 """Progress a person can follow: `[gsd] ...` lines, and on a terminal a live line per
-running task with its elapsed time (SPEC 7, "A live run shows progress")."""
+running task with its elapsed time (SPEC 7, "A live run shows progress").
+
+gsd writes its own control sequences in one place, the live lines here: to the stream
+below gsd.io.terminal's filter, with the text they show escaped."""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
+
+from gsd.core.visible import visible
+from gsd.io.terminal import unescaped
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # cursor up n lines to column 1, clear to the end
 
@@ -32,7 +38,7 @@ class Console:
     """
 
     def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
-        raw = stream if stream is not None else sys.stderr
+        raw = unescaped(stream if stream is not None else sys.stderr)
         self.stream = _Unbreakable(raw)
         self.live = wants_live(raw) if live is None else live
         self._lock = threading.Lock()
@@ -45,7 +51,7 @@ class Console:
     def say(self, line: str) -> None:
         with self._lock:
             self._erase()
-            self.stream.write(f"[gsd] {line}\n")
+            self.stream.write(f"[gsd] {visible(line, lines=True)}\n")
             self._draw()
             self.stream.flush()
 
@@ -106,7 +112,7 @@ class Console:
         width = max(20, shutil.get_terminal_size((100, 24)).columns - 1)  # never wrap
         now = time.monotonic()
         for label, started in self._tasks.values():
-            self.stream.write(f"  {elapsed(now - started):>6}  {label}"[:width] + "\n")
+            self.stream.write(f"  {elapsed(now - started):>6}  {visible(label)}"[:width] + "\n")
         self._drawn = len(self._tasks)
 
 

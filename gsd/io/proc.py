@@ -190,16 +190,17 @@ def _watch(
         survivors = procgroups.end_group(child.pid, grace_s, leader=child)[1]  # unsupervised
         raise
     finally:
+        failure, report = spawn.read_status(status)
+        survivors = survivors or _count(report, "survivors")  # gsd's count, else the warden's
         cgroups.sweep()  # a warden that was killed itself leaves its cgroups
         if record is not None and not survivors:  # else the next run tries to reap them
             record.unlink(missing_ok=True)
-        failure, report = spawn.read_status(status)
     ended = _Ended(
         code=code,
         timed_out=timed_out,
         killed=killed,
         leftovers=leftovers + _count(report, "leftovers"),
-        survivors=survivors or _count(report, "survivors"),  # gsd's count, else the warden's
+        survivors=survivors,
         stopped=stopped,
         limit=report.get("limit", "-").strip("-"),
     )

@@ -14,8 +14,8 @@ from gsd.core.errors import UsageError
 from gsd.core.graph import PhaseGraph, build
 from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
 from gsd.core.models import Plan
+from gsd.formats import nofollow, roster
 from gsd.formats import plan as plan_format
-from gsd.formats import roster
 from gsd.io.phases import Phase, list_archived_phases, list_phases, resolve_phase
 from gsd.io.sources import PLAN_SUFFIX, GitBlobs, GitIndex, Source, Unreadable, WorkingTree
 
@@ -62,6 +62,7 @@ class Project:
     ) -> None:
         """`staged` reads the git index; of it, only `.planning/` and `paths` are listed."""
         self.root = root
+        nofollow.trust(root)  # gsd's writes in the project follow no link an agent made
         if source is None:
             source = GitIndex(root, [layout.PLANNING, *paths]) if staged else WorkingTree(root)
         self.source: Source = source
@@ -183,20 +184,25 @@ class Project:
 
     def sandbox(self) -> SandboxSettings:
         """config.json's `sandbox` (SPEC 0): on unless `enabled` is false; `writable` adds
-        paths every agent may write. Agents work in the user's checkout only with
-        `workflow.use_worktrees: false`."""
+        paths every agent may write, `connect` ports they may connect to, `pass_env` the
+        credential variables and `readable` the credential files they get after all;
+        `memory` and `processes` are each agent's limits (gsd.io.limits). Agents work in
+        the user's checkout only with `workflow.use_worktrees: false`."""
         from gsd.formats.settings import size_bytes
         from gsd.io.limits import Limits
         from gsd.io.sandbox import Settings
 
         settings = self.config
-        memory = size_bytes(settings.sandbox.memory)
+        connect = settings.sandbox.connect
         return Settings(
-            settings.sandbox.enabled,
-            tuple(settings.sandbox.writable),
-            self.root,
-            not settings.workflow.use_worktrees,
-            Limits(memory, settings.sandbox.processes),
+            enabled=settings.sandbox.enabled,
+            writable=tuple(settings.sandbox.writable),
+            root=self.root,
+            in_place=not settings.workflow.use_worktrees,
+            connect=None if isinstance(connect, str) else tuple(connect),  # "any": no rule
+            pass_env=tuple(settings.sandbox.pass_env),
+            readable=tuple(settings.sandbox.readable),
+            limits=Limits(size_bytes(settings.sandbox.memory), settings.sandbox.processes),
         )
 
     def worktrees_folder(
@@ -258,10 +264,10 @@ class Project:
     def summary_of(self, plan_id: str) -> Path | None:
         """A plan's SUMMARY.md in whichever phase it is, current or archived (None: the
         plan is not done); what a dependency waits for."""
-        from gsd.formats import summaryread  # not needed on the validate hook path
+        from gsd.io import summaries  # not needed on the validate hook path
 
         for phase in [*self.phases(), *self.archived_phases()]:
-            found = summaryread.find(phase.path, plan_id)
+            found = summaries.find(phase.path, plan_id)
             if found is not None:
                 return found
         return None

@@ -22,18 +22,26 @@ _keys: dict[Path, bytes] = {}  # one read per key file and process
 
 
 def key_path() -> Path:
-    """Where the per-user signing key lives: outside every repository an agent works in."""
+    """Where the per-user signing key lives: in gsd's private folder, outside every
+    repository an agent works in, and unreadable from inside the sandbox."""
     return layout.record_key_file(statedir.state_home(os.environ))
 
 
+def private_folder() -> Path:
+    """gsd's private folder (the key's): the sandbox leaves it unreadable to agents."""
+    return layout.private_dir(statedir.state_home(os.environ))
+
+
 def record_key() -> bytes:
-    """The signing key, created (0600, in a 0700 folder) the first time it is needed."""
+    """The signing key, created (0600, in a 0700 folder) the first time it is needed, or
+    moved there from where an older gsd kept it (agents could read it there)."""
     path = key_path()
     if path in _keys:
         return _keys[path]
     key = read_private(path, limit=1024)
     if key is None:
-        key = _create_key(path)
+        key = _store(path, _legacy_key() or secrets.token_hex(_KEY_BYTES).encode())
+        _legacy_path().unlink(missing_ok=True)
     if len(key) < _KEY_BYTES:
         raise GsdError(
             f"the checkpoint signing key {path} is damaged",
@@ -43,10 +51,20 @@ def record_key() -> bytes:
     return key
 
 
-def _create_key(path: Path) -> bytes:
-    key = secrets.token_hex(_KEY_BYTES).encode()
+def _legacy_path() -> Path:
+    return layout.legacy_record_key_file(statedir.state_home(os.environ))
+
+
+def _legacy_key() -> bytes | None:
+    """The key an older gsd kept beside the worktrees, if any (records it signed stay good)."""
+    return read_private(_legacy_path(), limit=1024)
+
+
+def _store(path: Path, key: bytes) -> bytes:
+    """Write `key` to `path` unless another gsd made it first: the key in the file."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
         made = read_private(path, limit=1024)  # another gsd made it first
@@ -70,11 +88,18 @@ def sign(data: dict[str, Any]) -> str:
     return json.dumps({"record": data, "hmac": mac}, sort_keys=True) + "\n"
 
 
+def mac(data: dict[str, Any], purpose: str) -> str:
+    """The HMAC-SHA256 of `data` under the user's key for one `purpose` ("approval"):
+    each purpose its own context, so one kind of signed line never passes for another."""
+    context = f"gsd {purpose} v1\0".encode()
+    return hmac.new(record_key(), context + _canonical(data), hashlib.sha256).hexdigest()
+
+
 def verify(text: bytes) -> dict[str, Any] | None:
     """The data of a record gsd signed, or None (not JSON, unsigned, or a bad signature)."""
     try:
         outer = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(outer, dict) or not isinstance(outer.get("record"), dict):
         return None

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gsd.core.enforce import READ_ONLY_TIERS
 from gsd.core.errors import UsageError
+from gsd.io import netports
 from gsd.io.limits import Limits
 
 LAUNCHER = str(Path(__file__).resolve().with_name("launch.py"))
@@ -32,9 +33,28 @@ _BOOT = (
 
 # Tiers that may change the worktree (gsd/formats/agents.py); the others only read it.
 
-# Devices every program may need to write: the bit buckets, terminals and ptys (a shell
-# tool opens a pty), and POSIX shared memory (semaphores, Python's multiprocessing).
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
+# Devices every program may need to write: the bit buckets and POSIX shared memory
+# (semaphores, Python's multiprocessing). No terminal: an agent has none (launch.py), and
+# may neither write nor read one (a pty's input pushed with TIOCSTI, or keystrokes read,
+# would reach the user's shell); no new pty either (/dev/ptmx, /dev/pts): the real CLIs
+# run their shell tools with pipes (gemini falls back to them when it cannot open one).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")
+# Entries of /dev left unreadable: every terminal (ptys, consoles, serial lines) and the
+# consoles' screen memory (vcs*).
+TERMINAL_PREFIXES = ("tty", "pts", "ptmx", "console", "vcs")
+# The user's credential files, relative to HOME: what git, ssh and the forges' CLIs push
+# with. Unreadable to agents unless config `sandbox.readable` lists them.
+CREDENTIAL_FILES = (
+    ".ssh",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".netrc",
+    "_netrc",
+    ".config/gh",
+    ".config/glab-cli",
+    ".config/hub",
+    ".docker/config.json",
+)
 
 
 class Confinement(NamedTuple):
@@ -48,6 +68,13 @@ class Confinement(NamedTuple):
     landlock: bool
     reason: str  # why there is no Landlock; "" when there is
     names: tuple[str, ...] = ()
+    # What the program may not read (launch.py `--hide`): gsd's private folder and the
+    # terminals; a `writable` path stays readable even inside one of them.
+    unreadable: tuple[Path, ...] = ()
+    # the TCP ports it may connect to (`gsd.io.netports`; from Landlock ABI 4); None: any
+    connect: tuple[int, ...] | None = None
+    # the credential variables it gets after all (`gsd.core.credentials`)
+    pass_env: tuple[str, ...] = ()
     limits: Limits | None = None  # memory and processes (gsd.io.limits), kept by its warden
 
 
@@ -142,6 +169,9 @@ def confine(
     enabled: bool,
     environ: Mapping[str, str],
     in_place: bool = False,
+    connect: tuple[int, ...] | None = (),
+    pass_env: tuple[str, ...] = (),
+    readable: tuple[str, ...] = (),
 ) -> Confinement:
     """The confinement of one agent (or verify command) of `tier` run by `runner`.
 
@@ -160,16 +190,13 @@ def confine(
 
     An `extra` path inside the git folder, or holding it, is refused (UsageError): no
     agent may write the git folder.
+
+    TCP connections: only to `netports.allowed` (`connect` None: any port); credential
+    variables (gsd.core.credentials): only those `pass_env` names. Unreadable
+    (`unreadable`): gsd's private folder, the terminals, and the credential files but
+    those `readable` hands over.
     """
-    names: list[str] = []
-    paths: list[Path] = []
-    if worktree is not None and tier not in READ_ONLY_TIERS:
-        if in_place or (worktree / ".git").is_dir():
-            paths += _top_level_entries(worktree)
-            names.append("the checkout's top-level entries but .git")
-        else:
-            paths.append(worktree)
-            names.append("the worktree")
+    paths, names = _worktree_grant(worktree, tier, in_place)
     paths.append(tmpdir)
     names.append("private tmp")
     for state in runner_state(runner, home, environ):
@@ -180,12 +207,40 @@ def confine(
         paths.append(path)
         names.append(_tilde(path, home))
     paths += [Path(device) for device in DEVICES]
-    names.append("/dev/null and terminals")
-    if not enabled:
-        return Confinement(tuple(paths), False, "sandbox disabled in config.json", tuple(names))
-    if landlock_abi() == 0:
-        return Confinement(tuple(paths), False, unavailable_reason(), tuple(names))
-    return Confinement(tuple(paths), True, "", tuple(names))
+    names.append("/dev/null")
+    reason = "sandbox disabled in config.json" if not enabled else unavailable_reason()
+    return Confinement(
+        writable=tuple(paths),
+        landlock=enabled and landlock_abi() > 0,
+        reason=reason,  # "" with Landlock on and available
+        names=tuple(names),
+        unreadable=unreadable(home, readable),
+        connect=netports.allowed(runner, environ, connect),
+        pass_env=pass_env,
+    )
+
+
+def unreadable(home: Path, readable: Sequence[str] = ()) -> tuple[Path, ...]:
+    """What no agent may read: gsd's private folder (the record-signing key), the user's
+    credential files (`CREDENTIAL_FILES` that exist, but those config `sandbox.readable`
+    hands over) and every terminal in /dev (`TERMINAL_PREFIXES`)."""
+    from gsd.io import records
+
+    handed = {os.path.realpath(home / entry[2:]) for entry in readable if entry.startswith("~/")}
+    handed |= {os.path.realpath(entry) for entry in readable if entry.startswith("/")}
+    hidden = [records.private_folder()]
+    for entry in CREDENTIAL_FILES:
+        path = os.path.realpath(home / entry)
+        if os.path.lexists(path) and path not in handed:
+            hidden.append(Path(path))
+    try:
+        with os.scandir("/dev") as entries:
+            hidden += [
+                Path(entry.path) for entry in entries if entry.name.startswith(TERMINAL_PREFIXES)
+            ]
+    except OSError:
+        pass  # no /dev (not Linux): nothing there to hide
+    return tuple(sorted(hidden))
 
 
 class Settings(NamedTuple):
@@ -195,6 +250,9 @@ class Settings(NamedTuple):
     writable: tuple[str, ...]  # `sandbox.writable`
     root: Path  # the user's checkout: relative `sandbox.writable` entries start there
     in_place: bool  # `workflow.use_worktrees: false`: agents work in the user's checkout
+    connect: tuple[int, ...] | None = ()  # `sandbox.connect`; None: "any"
+    pass_env: tuple[str, ...] = ()  # `sandbox.pass_env`
+    readable: tuple[str, ...] = ()  # `sandbox.readable`: credential files handed over
     limits: Limits | None = None  # `sandbox.memory`, `sandbox.processes`
 
     def confine(
@@ -213,7 +271,21 @@ class Settings(NamedTuple):
             enabled=self.enabled,
             environ=environ,
             in_place=self.in_place,
+            connect=self.connect,
+            pass_env=self.pass_env,
+            readable=self.readable,
         )._replace(limits=self.limits)
+
+
+def _worktree_grant(
+    worktree: Path | None, tier: str, in_place: bool
+) -> tuple[list[Path], list[str]]:
+    """What of the worktree a tier may write (`confine`), and its name for people."""
+    if worktree is None or tier in READ_ONLY_TIERS:
+        return [], []
+    if in_place or (worktree / ".git").is_dir():
+        return _top_level_entries(worktree), ["the checkout's top-level entries but .git"]
+    return [worktree], ["the worktree"]
 
 
 def _top_level_entries(folder: Path) -> list[Path]:
@@ -253,11 +325,18 @@ def _tilde(path: Path, home: Path) -> str:
 def describe(confinement: Confinement) -> str:
     """One line for `gsd execute-phase --dry-run`: what the program may write, and how."""
     if not confinement.landlock:
-        return f"none: {confinement.reason} (git checks only)"
+        return f"none: {confinement.reason} (git checks only; {ALWAYS})"
     names = list(confinement.names) or [str(path) for path in confinement.writable]
+    line = "landlock: writes only " + ", ".join(names)
     if not any("worktree" in name or "checkout" in name for name in names):
-        return "landlock: writes only " + ", ".join(names) + " (not the worktree)"
-    return "landlock: writes only " + ", ".join(names)
+        line += " (not the worktree)"
+    if confinement.unreadable:
+        line += "; reads all but gsd's private folder, credentials and the terminals"
+    return line + "; " + netports.describe(confinement.connect, landlock_abi())
+
+
+# What launch.py does for every program, with or without Landlock.
+ALWAYS = "still: no terminal, no_new_privs, root's capabilities dropped"
 
 
 def launcher_argv(
@@ -282,4 +361,8 @@ def launcher_argv(
         command.append("--landlock")
         for path in confinement.writable:
             command += ["--write", str(path)]
+        for path in confinement.unreadable:
+            command += ["--hide", str(path)]
+        if confinement.connect is not None:
+            command += ["--connect", ",".join(map(str, confinement.connect))]
     return [*command, "--", *argv]

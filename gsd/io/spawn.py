@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gsd.core import credentials
+
 if TYPE_CHECKING:
     from gsd.io.sandbox import Confinement
 
@@ -31,6 +33,8 @@ def start(
 
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    if confinement is not None:  # the user's push credentials stay gsd's
+        env = credentials.agent_environ(os.environ if env is None else env, confinement.pass_env)
     if confinement is not None and confinement.landlock:
         # Its own output files: it writes them through fds 1 and 2 anyway, and a
         # `>/dev/stderr` opens them again by name.

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError
-from gsd.io import gitguard
+from gsd.io import gitguard, specialfiles
 from gsd.io.git import Git
 from gsd.io.restore import ProtectedFiles
 
@@ -32,6 +32,7 @@ class Snapshot(NamedTuple):
     secrets: dict[str, gitguard.Saved]
     head: str
     branch: str | None
+    special: dict[str, str]  # FIFOs, sockets named like secrets or in .planning/
 
 
 # One snapshot for all the spawns open at once (the plans of a wave): taken when the
@@ -69,6 +70,7 @@ def take(user: Git) -> Snapshot | None:
             secrets=ProtectedFiles(user).keep(),
             head=head,
             branch=status.branch,
+            special=specialfiles.scan(user.root),
         )
         _open[user.root] = _Shared(snap)
         return snap
@@ -102,7 +104,8 @@ def _put_back(user: Git, before: Snapshot) -> list[str]:
     keep = layout.displaced_dir(user.git_dir) / datetime.now(timezone.utc).strftime(
         "%Y%m%dT%H%M%S%fZ"
     )
-    for rel in sorted(set(changed) | set(new)):
+    special = specialfiles.new_since(user.root, before.special)  # git sees none of them
+    for rel in sorted(set(changed) | set(new) | set(special)):
         _displace(user.root, rel, keep)
     if changed:
         user.restore_paths(before.tree, changed, staged=False)
@@ -113,6 +116,7 @@ def _put_back(user: Git, before: Snapshot) -> list[str]:
     notes += [f"{rel} (staged)" for rel in staged if rel not in changed]
     notes += [f"{rel} (new)" for rel in new]
     notes += [f"{rel} (ignored secret)" for rel in secrets]
+    notes += [f"{rel} (a {kind})" for rel, kind in sorted(special.items())]
     return notes
 
 

@@ -14,6 +14,7 @@ from gsd.core.ids import split_plan_id
 from gsd.formats import errorlog, execlog, state
 from gsd.formats.files import append_line, write_atomic
 from gsd.io.appends import Appends
+from gsd.io.approvalsign import new_lines_signed
 from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.io.project import Project
@@ -268,8 +269,10 @@ class Books:
         self._left: set[str] = set()  # files left alone (warned about once)
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
         self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
-        # `gsd approve` appends answers between runs; the file is gsd's, never the user's
-        if self.commit_docs and git.dirty_among([layout.APPROVALS]):
+        # `gsd approve` appends answers between runs; the file is gsd's, never the user's,
+        # and taken in only when every new line is one `gsd approve` signed here
+        approved = self.commit_docs and git.dirty_among([layout.APPROVALS])
+        if approved and new_lines_signed(project.root):
             self.written.add(layout.APPROVALS)
         if self.commit_docs:  # a killed run's appends, made but never committed
             ours, warnings = journal.appends.left(git.dirty_among)

@@ -23,7 +23,7 @@ from gsd.core.ids import phase_key
 from gsd.core.models import Plan
 from gsd.formats import errorlog, roadmap, state, summaryread
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
-from gsd.io import approvals
+from gsd.io import approvals, summaries
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 from gsd.run.statetext import PAUSED, roadmap_text, state_text
@@ -135,7 +135,7 @@ def _plan_facts(
 ) -> PlanFacts:
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    found = summaryread.find(phase.path, plan.id)
+    found = summaries.find(phase.path, plan.id)
     base = PlanFacts(
         plan.id, path, len(plan.tasks), found is not None, active=bool(events or errors)
     )

@@ -8,13 +8,15 @@ merge back, `gsd.run.merge`; the books (logs, STATE.md, ROADMAP.md), `gsd.run.bo
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import EXIT_OK
 from gsd.core.outcomes import TaskOutcome
-from gsd.formats import summaryread
+from gsd.io import summaries
 from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.lock import RunLock
@@ -56,10 +58,34 @@ def execute_phase(
         # 1. one live run per repository (every worktree of it); a dead run's lock and
         # processes are taken over. SIGINT, SIGTERM and SIGHUP from here on end the
         # agents, roll back, then stop.
-        with Interruption() as stop, RunLock(git.common_dir, running_registry(git)):
+        with (
+            Interruption() as stop,
+            RunLock(git.common_dir, running_registry(git)),
+            confined_hooks(project, git, environ),
+        ):
             return _execute(project, git, phase, options, environ, console, stop)
     finally:
         console.close()
+
+
+def confined_hooks(
+    project: Project, git: Git, environ: Mapping[str, str]
+) -> contextlib.AbstractContextManager[None]:
+    """The user's git hooks run in the agents' sandbox for the whole run (every commit,
+    merge and checkout gsd makes: their trees hold what agents wrote); read before any
+    git command of the run, so no agent can point them elsewhere. A config.json that
+    does not load keeps the sandbox on here (validation says what is wrong with it)."""
+    from gsd.core.errors import GsdError
+    from gsd.io import hookjail, sandbox
+
+    try:
+        settings = project.sandbox()
+    except GsdError:
+        settings = sandbox.Settings(True, (), project.root, False)
+    configured = git.run("config", "--get", "core.hooksPath", ok=(0, 1)).out
+    home = Path(environ.get("HOME") or Path.home())
+    hooks_path = hookjail.user_hooks_path(configured, git.common_dir, home)
+    return hookjail.confined(settings, hooks_path, environ)
 
 
 def _execute(
@@ -96,7 +122,7 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
     say, phase, graph = run.console.say, run.phase, run.graph
     pending = []
     for plan_id in run.pending(wave):
-        if summaryread.exists(phase.path, plan_id):  # 3. what is already done
+        if summaries.exists(phase.path, plan_id):  # 3. what is already done
             say(f"plan {plan_id}: done (SUMMARY.md exists), skipped")
             run.ended[plan_id] = "done before"
             continue

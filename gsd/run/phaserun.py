@@ -14,7 +14,8 @@ from gsd.core.errors import Interrupted
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan
 from gsd.core.outcomes import TaskOutcome
-from gsd.formats import prompt, summaryread
+from gsd.formats import prompt
+from gsd.io import summaries
 from gsd.io.commits import Commits
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git
@@ -59,6 +60,7 @@ class PhaseRun:
         stop: Interruption,
     ) -> None:
         self.project, self.git, self.phase, self.graph = project, git, phase, graph
+        git.pin_branch()  # merges and docs commits go to this branch, or the run stops
         self.options, self.environ, self.console = options, environ, console
         self.worktrees = worktrees
         self.say = console.say
@@ -112,7 +114,7 @@ class PhaseRun:
             if self.options.only_wave not in (None, number):
                 continue
             for plan_id in self.pending(wave):
-                if summaryread.exists(self.phase.path, plan_id):
+                if summaries.exists(self.phase.path, plan_id):
                     continue
                 plan = self.graph.plans[plan_id]
                 found += [

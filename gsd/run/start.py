@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 from gsd.core.errors import GsdError, InputError
 from gsd.core.graph import PhaseGraph
 from gsd.core.words import plural
-from gsd.formats import summaryread
 from gsd.formats.diagnostics import listed_errors
-from gsd.io import sandbox
+from gsd.io import sandbox, summaries
 from gsd.io.git import Git
 from gsd.io.live import Console
 from gsd.io.phases import Phase
@@ -110,7 +109,7 @@ def _check_plan_ready(
     if not alone:
         return
     before = _group_before(graph, plan_id)
-    first = next((p for p in before if not summaryread.exists(phase.path, p)), None)
+    first = next((p for p in before if not summaries.exists(phase.path, p)), None)
     if first is not None:
         shared = sorted(set(graph.plans[first].files_modified) & set(plan.files_modified))
         raise GsdError(

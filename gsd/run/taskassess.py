@@ -23,7 +23,7 @@ from gsd.core.words import plural
 from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import allowed_files, automated_commands
-from gsd.io import proc
+from gsd.io import leftfiles, proc, specialfiles
 from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
 from gsd.io.git import Git
@@ -52,7 +52,9 @@ class Assessed(NamedTuple):
     no_change: bool = False  # a writing tier's success that changed and claimed nothing
 
 
-def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Assessed:
+def assess(
+    job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str, large_file_mb: float = 10.0
+) -> Assessed:
     """Decide what the attempt came to: SPEC 5's verdict, its budget and limits, whether
     git agrees it is done (`gsd.run.taskdone`), the `<automated>` checks, the change
     policy; the first failure is its error, but a fatal policy violation wins over not done."""
@@ -60,11 +62,7 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     spawned = spawn.run
     output, report = _read_output(agent, spawned, spawn.result_text)
     verdict, seen = _judge(git, checkpoint, spawned, output, report)
-    if verdict.soft_success:
-        sys.stderr.write(
-            f"gsd: warning: {plan.id} task {task.index}: timed out after a complete success "
-            "Task Report; accepted as a soft success\n"
-        )
+    _warn(f"{plan.id} task {task.index}", output, verdict)
     error_type, details = verdict.error_type, verdict.reason
     tokens, budget, over = against_budget(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
@@ -84,21 +82,13 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
-    violations = enforce.check(
-        tier=agent.tier,
-        changed=seen.changed,
-        allowed=allowed_files(plan, task),
-        scope=scope,
-        changed_refs=seen.changed_refs,
-        git_internals_changed=[*spawn.gitfile_changed, *seen.internals],
-        flags=seen.flags,
-        ignored_protected=seen.protected,
-        user_checkout=spawn.in_user_checkout,
-    )
+    violations = _nested(git, seen.changed) + _enforce(job, checkpoint, spawn, seen, scope)
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
     no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
+    if error_type is None:
+        notes += _large(job, seen.changed, large_file_mb)
     return Assessed(
         spawned=spawned,
         verdict=verdict,
@@ -107,10 +97,30 @@ def assess(job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str) -> Ass
         error_type=error_type,
         details=details or "",
         changed=seen.changed,
-        deviations=[*notes, *(v.detail for v in violations if not v.fatal)],
+        deviations=[*output.notes, *notes, *(v.detail for v in violations if not v.fatal)],
         tokens=tokens,
         budget=budget,
         no_change=no_change,
+    )
+
+
+def _enforce(
+    job: Job, checkpoint: Checkpoint, spawn: AgentRun, seen: Observation, scope: str
+) -> list[enforce.Violation]:
+    """The change policy on everything the attempt changed, as git and the disk see it."""
+    kept = checkpoint.kept.special if checkpoint.kept is not None else None
+    return enforce.check(
+        tier=job.agent.tier,
+        changed=seen.changed,
+        allowed=allowed_files(job.plan, job.task),
+        scope=scope,
+        changed_refs=seen.changed_refs,
+        git_internals_changed=[*spawn.gitfile_changed, *seen.internals],
+        flags=seen.flags,
+        ignored_protected=seen.protected,
+        user_checkout=spawn.in_user_checkout,
+        own_files=job.task.files,
+        special=specialfiles.after_spawn(job.git.root, kept, seen.changed),
     )
 
 
@@ -151,6 +161,42 @@ def against_budget(
             f"({budget.source}); raise it there if the task needs more"
         ),
     )
+
+
+def _warn(label: str, output: runneroutput.RunnerOutput, verdict: judge.Verdict) -> None:
+    """Warnings on the terminal: figures of the output refused, a soft success."""
+    for note in output.notes:  # figures refused: neither counted nor shown
+        sys.stderr.write(f"gsd: warning: {label}: {note}\n")
+    if verdict.soft_success:
+        sys.stderr.write(
+            f"gsd: warning: {label}: timed out after a complete success "
+            "Task Report; accepted as a soft success\n"
+        )
+
+
+def _nested(git: Git, changed: list[str]) -> list[enforce.Violation]:
+    """A repository of its own the agent made in the worktree: a policy violation
+    (committed, it would be a bare gitlink without .gitmodules or any of its files)."""
+    nested = leftfiles.nested_repositories(git.root, changed)
+    if not nested:
+        return []
+    what = f"created {', '.join(nested[:5])}: a git repository of its own (a .git inside)"
+    detail = f"{what}, which git would commit as a bare gitlink without its files; removed"
+    return [enforce.Violation("nested-repository", detail, fatal=True)]
+
+
+def _large(job: Job, changed: list[str], limit_mb: float) -> list[str]:
+    """A warning on the terminal (and a SUMMARY note) for each file over `limit_mb`
+    (config `specialists.large_file_mb`) outside the task's files, about to be committed."""
+    outside = enforce.outside_scope(changed, allowed_files(job.plan, job.task))
+    notes = []
+    for path, size in leftfiles.large_files(job.git.root, outside, limit_mb):
+        notes.append(
+            f"{path} is {leftfiles.megabytes(size)}, outside the task's files "
+            f"(over specialists.large_file_mb, {limit_mb:g} MB); committed: check it belongs in git"
+        )
+        sys.stderr.write(f"gsd: warning: {job.plan.id} task {job.task.index}: {notes[-1]}\n")
+    return notes
 
 
 def _read_output(

@@ -48,6 +48,7 @@ def run_task(
     error_log: Path | None = None,
     cancel: threading.Event | None = None,
     sandbox: Settings | None = None,
+    large_file_mb: float = 10.0,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
@@ -56,7 +57,6 @@ def run_task(
     line in the error log).
 
     With `sandbox`, the agent writes only what its confinement allows (gsd.io.sandbox).
-
     A failure is appended to `error_log` (default: the plan's own log,
     .planning/logs/{plan}.jsonl, for callers of this function alone; the orchestrator
     passes the plan's journal, so the work tree stays clean between tasks).
@@ -86,7 +86,7 @@ def run_task(
                 job, error_type="unknown", details="interrupted before the agent started"
             )
         spawn = spawn_agent(job, guards)
-        assessed = assess(job, guards.checkpoint, spawn, scope)
+        assessed = assess(job, guards.checkpoint, spawn, scope, large_file_mb)
     outcome, rollback_failed = _settle(job, guards.checkpoint, assessed)
     if not outcome.success and not (cancel is not None and cancel.is_set()):
         _record(error_log, job, outcome, guards.checkpoint)  # an interruption is nobody's

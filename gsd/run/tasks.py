@@ -198,6 +198,7 @@ def _attempt(
             error_log=run.journal.plan_errors(plan.id),
             cancel=run.cancel,
             sandbox=run.sandbox,
+            large_file_mb=run.project.config.specialists.large_file_mb,
         )
     return agent, outcome
 

@@ -23,8 +23,9 @@ from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
 from gsd.core.words import plural
-from gsd.formats import agenthooks, clisettings, codex, runners
+from gsd.formats import agenthooks, clisettings, codex, nofollow, runners
 from gsd.formats.agents import Agent
+from gsd.formats.files import write_atomic
 from gsd.formats.usage import STREAMS_USAGE
 from gsd.io import clihome, proc, userguard
 from gsd.io.budgetwatch import BudgetWatch
@@ -146,8 +147,7 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     figure is an estimate)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
-    prompt_file.parent.mkdir(parents=True, exist_ok=True)
-    prompt_file.write_text(job.prompt, encoding="utf-8")
+    write_atomic(prompt_file, job.prompt)  # in the git folder: no link followed
     extra = _write_runner_files(job, prompt_file.parent)
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)
@@ -323,5 +323,5 @@ def _restore_gitfile(root: Path, saved: bytes | None) -> list[str]:
         shutil.rmtree(path)
     else:
         path.unlink(missing_ok=True)
-    path.write_bytes(saved)
+    nofollow.write_new(path, saved)  # no link put there meanwhile is written through
     return ["worktree .git file"]

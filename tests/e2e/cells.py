@@ -1,6 +1,7 @@
 """One cell of the matrix: a CLI, a tier, a worktree or in-place run, root or not.
 
-A cell builds a one-plan project in a fresh git repository (with a bare `origin`), starts
+A cell builds a one-plan project in a fresh git repository (with a bare `origin`, served
+by a real `git daemon` on 127.0.0.1 where Landlock has TCP rules), starts
 the scripted model server with the cell's scenario, points the CLI at it with a
 throwaway HOME, runs `gsd execute-phase 1` as a separate process (as an unprivileged
 user when the cell says so) and keeps what is needed to judge it from git and disk.
@@ -8,6 +9,7 @@ user when the cell says so) and keeps what is needed to judge it from git and di
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gsd.io.sandbox import landlock_abi
 from tests.conftest import REPO
+from tests.gitremotes import serve_git
 from tests.modelserver import anthropic, gemini, responses
 from tests.modelserver.scenario import (
     Scenario,
@@ -52,6 +56,11 @@ CONFIGURE = {
 # its bash parser reads, so `git reset --hard HEAD~1`, with a tilde, escapes them: the
 # other spellings belong to the containment work, docs/RUNNERS.md says what holds them.)
 POLICY = ("git push origin HEAD", "git reset --hard", "rm -rf ..")
+# Other spellings of a push (issue 20), asked where Landlock has TCP rules (ABI 4+) and
+# `origin` is a git daemon: the CLI's own rules refuse what they can express (codex's
+# cannot `git -C . push`), and the port rule refuses the connection to the daemon.
+NETWORK = ("git -C . push origin HEAD", "true && git push origin HEAD")
+TCP_RULES = landlock_abi() >= 4
 USER = "gsd-matrix"
 
 
@@ -98,6 +107,7 @@ def work_scenario(cell: Cell) -> Scenario:
         shell("mkdir -p src && echo from-shell > src/shell_out.txt"),
         edit("src/hello.txt", "hello", "hello, world"),
         *(shell(command) for command in POLICY),
+        *(shell(command) for command in (NETWORK if TCP_RULES else ())),
         shell("echo still-alive"),
     ]
     created = (("src/hello.txt",) if cell.writes else ()) + (
@@ -244,7 +254,10 @@ def run(cell: Cell, cli_bin: Path, timeout: float = 240) -> Outcome:
     home = base / "home"
     home.mkdir()
     repo, origin = build(base, cell)
-    with ModelServer(scenario(cell)) as server:
+    with ModelServer(scenario(cell)) as server, contextlib.ExitStack() as stack:
+        if TCP_RULES:  # `origin` over the network: git://127.0.0.1:<port>/origin.git
+            daemon = stack.enter_context(serve_git(origin))
+            run_git(repo, "remote", "set-url", "origin", daemon.url)
         env = environment(cell, cli_bin, home, server.url)
         done = execute_phase(base, repo, env, cell.as_user, timeout)
         log = list(server.log)
