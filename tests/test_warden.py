@@ -324,3 +324,39 @@ def test_without_a_writable_cgroup_the_warden_counts(tmp_path: Path, token: str)
     assert "memory" not in words and "tracking" not in words
     assert (bomb_limit, hog_limit) == ("processes", "memory")
     assert gone_within(token, 5) == []
+
+
+HOOK_DAEMON = """\
+echo ran >> {control}/ran-post-commit
+setsid {python} -c 'import sys, time
+while True:
+    open(sys.argv[1], "a").write(str(time.time()) + "\\\\n")
+    time.sleep(0.05)' {control}/hook-daemon.log {token} </dev/null >/dev/null 2>&1 &
+exit 0
+"""
+
+
+def test_a_daemon_a_git_hook_leaves_ends_with_the_hook(git_project, tmp_path: Path, gsd) -> None:
+    """The user's post-commit hook runs (confined) on gsd's task commit and leaves a
+    setsid daemon: the hook's warden ends it when the hook exits."""
+    from tests.hostile import LANDLOCK
+    from tests.test_confined_hooks import Scene
+
+    if not LANDLOCK:
+        pytest.skip("hooks run in the agents' confinement only with Landlock")
+    token = f"gsd-hook-daemon-{uuid.uuid4().hex}"
+    scene = Scene(git_project, tmp_path)
+    scene.setup('write("src/x.txt")\nprint(REPORT)\n', files="src/x.txt")
+    body = HOOK_DAEMON.format(control=scene.control, python=sys.executable, token=token)
+    scene.hook("post-commit", body)
+    try:
+        result = gsd("execute-phase", "1")
+        assert result.code == 0, result.err
+        assert scene.marks() == ["ran-post-commit"]
+        log = scene.control / "hook-daemon.log"
+        assert gone_within(token, 10) == []
+        written = log.read_text() if log.exists() else ""
+        time.sleep(0.5)
+        assert (log.read_text() if log.exists() else "") == written
+    finally:
+        kill_all(token)

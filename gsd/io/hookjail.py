@@ -67,6 +67,7 @@ _IF_PRESENT = ("reference-transaction", "post-index-change")
 # Hooks whose first argument is the commit message file they may rewrite.
 _MESSAGE_HOOKS = ("commit-msg", "prepare-commit-msg", "applypatch-msg")
 _PARENT = "@GSD_PARENT@"  # the launcher's --parent: git, which runs the shim
+HOOK_GRACE_S = 2.0  # what a hook left running gets between SIGTERM and SIGKILL
 
 
 class Jail:
@@ -93,6 +94,7 @@ class Jail:
 
     def _make(self, checkout: Path, number: int) -> Path:
         from gsd.io import sandbox
+        from gsd.io.limits import warden_spec
 
         folder = self._base / f"shims-{number}"
         tmp = self._base / f"tmp-{number}"
@@ -101,7 +103,9 @@ class Jail:
         confinement = self._settings.confine(
             tier="full", runner="command", worktree=checkout, tmpdir=tmp, environ=self._environ
         )
-        launcher = sandbox.launcher_argv(["HOOK"], confinement, 0)[:-2]  # no `-- HOOK`
+        # its warden ends what the hook leaves running and keeps the agents' limits
+        warden = warden_spec(confinement.limits, HOOK_GRACE_S)
+        launcher = sandbox.launcher_argv(["HOOK"], confinement, 0, warden=warden)[:-2]
         env = _environment_lines(self._environ, confinement.pass_env)
         launcher[launcher.index("--parent") + 1] = _PARENT
         hooks = Path(self._hooks_path)
