@@ -8,6 +8,7 @@ shows for them (`describe`: which mechanism this machine has for each).
 from __future__ import annotations
 
 import os
+import sys
 from typing import NamedTuple
 
 from gsd.io import cgroups, warden
@@ -70,6 +71,8 @@ def _read(path: str) -> str:
 
 def describe(limits: Limits) -> str:
     """One line for the dry run: each limit and what keeps it here."""
+    if not sys.platform.startswith("linux"):
+        return "none: no warden on this system (Linux only); an agent's daemons can outlive it"
     found = mechanisms()
     counted = "counted by gsd every 0.1 s: coarse"
     parts = []

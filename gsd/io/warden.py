@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 # Not `typing` (see launch.py).
@@ -73,7 +74,10 @@ def spec_text(grace: float, memory: int | None, processes: int | None) -> str:
 
 def start(library: Any, parent: int | None, status_fd: int | None, text: str) -> None:
     """Fork; return in the child only, once it is placed in its cgroups. The parent
-    becomes the warden and exits as the child's program does."""
+    becomes the warden and exits as the child's program does. Linux only (a subreaper,
+    /proc, sigtimedwait): elsewhere it returns at once and there is no warden."""
+    if not sys.platform.startswith("linux"):
+        return
     try:
         spec = Spec(text)
     except ValueError as exc:
