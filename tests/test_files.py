@@ -162,14 +162,16 @@ def test_a_folder_that_is_a_file_is_one_line(tmp_path: Path) -> None:
         )
 
 
-def test_a_full_device_is_one_line() -> None:
-    """/dev/full refuses every write with ENOSPC, as a full disk does."""
+def test_a_device_in_a_logs_place_is_one_line() -> None:
+    """/dev/full (ENOSPC on every write, as a full disk) is a device: gsd appends only to
+    regular files (a FIFO or device in a log's place could hang it or go elsewhere)."""
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
     with pytest.raises(GsdError) as caught:
         append_line(Path("/dev/full"), b'{"event": "spawn"}\n')
     assert str(caught.value) == (
-        "cannot write /dev/full: No space left on device (free disk space, then run again)"
+        "cannot write /dev/full: not a regular file; gsd appends only to files "
+        "(fix that path, then run again)"
     )
 
 
