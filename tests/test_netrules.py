@@ -100,7 +100,7 @@ def test_codexs_exec_policy_refuses_the_spellings_it_can_express(
 
 
 def test_the_launcher_reads_its_ports_and_puts_connect_in_the_ruleset() -> None:
-    from gsd.io import launch
+    from gsd.io import landlock, launch
 
     options = launch.parse_options(["--landlock", "--connect", "443,8080", "--", "true"])
     assert options.connect == (443, 8080)
@@ -109,6 +109,6 @@ def test_the_launcher_reads_its_ports_and_puts_connect_in_the_ruleset() -> None:
     for bad in ("http", "443,x", "70000"):
         with pytest.raises(launch.LaunchError, match="--connect needs TCP ports"):
             launch.parse_options(["--connect", bad, "--", "true"])
-    attr = launch.ruleset_attr(4, launch.write_rights(4), launch.ACCESS_NET_CONNECT_TCP)
+    attr = landlock.ruleset_attr(4, landlock.write_rights(4), landlock.ACCESS_NET_CONNECT_TCP)
     assert attr[8:16] == (2).to_bytes(8, sys.byteorder) and len(attr) == 16
-    assert len(launch.ruleset_attr(3, launch.write_rights(3), 0)) == 8  # no net field
+    assert len(landlock.ruleset_attr(3, landlock.write_rights(3), 0)) == 8  # no net field

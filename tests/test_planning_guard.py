@@ -50,9 +50,7 @@ BLOCKING_HUMAN = (
 @pytest.fixture
 def scene(git_project, tmp_path: Path):
     made = hostile.make_scene(git_project, tmp_path)
-    (tmp_path / "agent.py").write_text(
-        AGENT.replace("print(REPORT)", f"print({hostile.REPORT!r})")
-    )
+    (tmp_path / "agent.py").write_text(AGENT.replace("print(REPORT)", f"print({hostile.REPORT!r})"))
     checked = made.control / "checked-01-02"
     rewrite(made, "01-02", verify=f"touch {checked}; false")
     git(made.root, "rm", "-q", f"{PHASE}/01-03-PLAN.md")
@@ -96,9 +94,7 @@ def tracked(scene: Scene, rel: str) -> bool:
 
 
 @pytest.mark.parametrize("how", ["sandbox", "no sandbox", "in place"])
-def test_a_summary_another_plans_agent_wrote_is_a_violation_and_never_done(
-    scene, how: str
-) -> None:
+def test_a_summary_another_plans_agent_wrote_is_a_violation_and_never_done(scene, how: str) -> None:
     """With Landlock or without, in a worktree or in place: the SUMMARY.md is where the
     agent may write; gsd's checks catch it every time."""
     scene.sandbox(how != "no sandbox")

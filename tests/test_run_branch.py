@@ -175,6 +175,7 @@ def test_sync_waits_for_a_live_run_like_approve(repo, control) -> None:
     _, err = process.communicate(timeout=300)
     assert process.returncode == 0, err
     assert git(repo, "status", "--porcelain", "--", ".planning/STATE.md") == ""
-    assert "Plan: 1 of 1" in (repo / ".planning/STATE.md").read_text() or "complete" in (
-        repo / ".planning/STATE.md"
-    ).read_text().lower()
+    assert (
+        "Plan: 1 of 1" in (repo / ".planning/STATE.md").read_text()
+        or "complete" in (repo / ".planning/STATE.md").read_text().lower()
+    )

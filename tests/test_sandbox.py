@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import UsageError
-from gsd.io import launch, proc, sandbox, statedir
+from gsd.io import landlock, proc, sandbox, statedir
 from gsd.io.sandbox import Confinement, confine, describe, landlock_abi, launcher_argv
 from tests.conftest import git
 
@@ -439,8 +439,8 @@ def test_landlock_abi_is_probed_once() -> None:
 )
 def test_each_abi_handles_the_write_rights_it_knows(abi: int, rights: int, attr_size: int) -> None:
     """Never EXECUTE (1), READ_FILE (4) or READ_DIR (8): reads and execution stay free."""
-    assert launch.write_rights(abi) == rights and rights & 0b1101 == 0
-    attr = launch.ruleset_attr(abi, rights)
+    assert landlock.write_rights(abi) == rights and rights & 0b1101 == 0
+    attr = landlock.ruleset_attr(abi, rights)
     assert len(attr) == attr_size
     assert attr[16:] == (b"\x02" + b"\x00" * 7 if abi >= 6 else b"")  # LANDLOCK_SCOPE_SIGNAL
 

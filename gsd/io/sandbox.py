@@ -105,13 +105,13 @@ def _probe_kernel() -> tuple[int, str]:
 
     if not sys.platform.startswith("linux"):
         return 0, f"Landlock is Linux-only (this is {sys.platform})"
-    from gsd.io import launch
+    from gsd.io import landlock, launch
 
     library = launch.libc()
     if library is None:
         return 0, "Landlock is not available (no C library to call it)"
     try:
-        return launch.landlock_abi(library), ""
+        return landlock.landlock_abi(library), ""
     except OSError as exc:
         if exc.errno == errno.ENOSYS:
             return 0, "Landlock is not available on this kernel (Linux 5.13+ has it)"
@@ -199,13 +199,9 @@ def confine(
     paths, names = _worktree_grant(worktree, tier, in_place)
     paths.append(tmpdir)
     names.append("private tmp")
-    for state in runner_state(runner, home, environ):
-        paths.append(state)
-        names.append(_tilde(state, home))
-    for entry in extra:
-        path = _extra_path(entry, home, root)
-        paths.append(path)
-        names.append(_tilde(path, home))
+    more = [*runner_state(runner, home, environ), *(_extra_path(e, home, root) for e in extra)]
+    paths += more
+    names += [_tilde(path, home) for path in more]
     paths += [Path(device) for device in DEVICES]
     names.append("/dev/null")
     reason = "sandbox disabled in config.json" if not enabled else unavailable_reason()
