@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -164,18 +165,58 @@ def _handler(root: Path, user: str, password: str) -> type[BaseHTTPRequestHandle
     return Handler
 
 
+def self_signed(base: Path) -> Path | None:
+    """A certificate and key for 127.0.0.1 (one PEM file) made by openssl; None without it."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        return None
+    pem = base / "tls.pem"
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(pem),
+            "-out",
+            str(base / "tls-cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    pem.write_text(pem.read_text() + (base / "tls-cert.pem").read_text())
+    return pem
+
+
 @contextlib.contextmanager
-def http_remote(base: Path, seed: Path, user: str, password: str) -> Iterator[Remote]:
+def http_remote(
+    base: Path, seed: Path, user: str, password: str, tls: Path | None = None
+) -> Iterator[Remote]:
     """Smart HTTP (`git http-backend`) on 127.0.0.1 serving `base/remote.git` to whoever
-    sends `user` and `password` (basic authentication); anyone else gets 401."""
+    sends `user` and `password` (basic authentication); anyone else gets 401. With `tls`
+    (`self_signed`'s PEM) it is HTTPS (git trusts it through GIT_SSL_CAINFO)."""
     git_dir = bare_repository(base, seed)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(base, user, password))
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     port = int(server.server_address[1])
+    scheme = "https" if tls is not None else "http"
     try:
         wait_for_port(port)
-        yield Remote(f"http://127.0.0.1:{port}/{REPO}", port, git_dir)
+        yield Remote(f"{scheme}://127.0.0.1:{port}/{REPO}", port, git_dir)
     finally:
         server.shutdown()
         server.server_close()

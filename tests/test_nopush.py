@@ -3,8 +3,8 @@
 A hostile `runner: command` agent tries every spelling of a push (`git -C . push`,
 `git -c k=v push`, `git --git-dir=... push`, `env git push`, `command git push`,
 `/usr/bin/git push`, `true && git push`, `sh -c`, a script file, the remote's URL) and a
-plain TCP connection from Python, against a real `git daemon` and a smart-HTTP remote
-with basic authentication on 127.0.0.1 (tests/gitremotes.py). Judged by the refs the
+plain TCP connection from Python, against a real `git daemon` and smart-HTTP remotes
+(plain and over TLS) with basic authentication on 127.0.0.1 (tests/gitremotes.py). Judged by the refs the
 remote's repository holds afterwards, read from disk. Each refusal has its control: the
 same agent with the layer handed over (`sandbox.connect: "any"`, `sandbox.pass_env`)
 does push, so the remote is reachable and the test can fail.
@@ -17,13 +17,14 @@ import os
 import stat
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gsd.io.sandbox import landlock_abi, unavailable_reason
 from tests.conftest import git
-from tests.gitremotes import Remote, git_daemon, http_remote
+from tests.gitremotes import Remote, git_daemon, http_remote, self_signed
 
 needs_tcp_rules = pytest.mark.skipif(
     landlock_abi() < 4,
@@ -235,6 +236,47 @@ def test_pass_env_hands_a_credential_over(
     assert "refs/heads/pushed-plain" in pushed, seen
     env = seen["env"]
     assert isinstance(env, dict) and env["GH_TOKEN"] == "gho_user" and env["GITHUB_TOKEN"] is None
+
+
+@pytest.fixture
+def https_remote(git_project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Remote]:
+    """An HTTPS remote on 127.0.0.1 (a self-signed certificate git trusts through
+    GIT_SSL_CAINFO), with the user's login in GIT_ASKPASS and ~/.gitconfig."""
+    pem = self_signed(tmp_path)
+    if pem is None:
+        pytest.skip("no openssl here to make the HTTPS remote's certificate")
+    monkeypatch.setenv("GIT_SSL_CAINFO", str(tmp_path / "tls-cert.pem"))
+    credentials_of_the_user(tmp_path, monkeypatch)
+    with http_remote(tmp_path, git_project.root, "u", "pw", tls=pem) as remote:
+        yield remote
+
+
+@needs_tcp_rules
+def test_an_https_remote_is_refused_by_the_port_rule_even_with_your_login(
+    git_project, tmp_path: Path, gsd, user_env: None, https_remote: Remote
+) -> None:
+    """The credentials handed over (`pass_env`), only the port rule stands: no spelling
+    reaches the HTTPS remote, and nor does a plain connection."""
+    sandbox = {"pass_env": ["GIT_ASKPASS"]}
+    root, control = project(git_project, tmp_path, sandbox)
+    before = https_remote.refs()
+    seen = run_agent(gsd, root, control, https_remote)
+    assert https_remote.refs() == before, seen
+    assert seen["socket"] == "EACCES"
+    for name in PUSHES:
+        code, said = seen[name]  # type: ignore[misc]
+        assert code != 0 and "Failed to connect" in said, (name, said)
+
+
+@needs_tcp_rules
+def test_with_its_port_listed_the_same_agent_pushes_over_https(
+    git_project, tmp_path: Path, gsd, user_env: None, https_remote: Remote
+) -> None:
+    """The control: the remote is reachable over TLS with the login, once its port is."""
+    sandbox = {"pass_env": ["GIT_ASKPASS"], "connect": [https_remote.port]}
+    root, control = project(git_project, tmp_path, sandbox)
+    seen = run_agent(gsd, root, control, https_remote)
+    assert "refs/heads/pushed-plain" in set(https_remote.refs()), seen
 
 
 @needs_tcp_rules

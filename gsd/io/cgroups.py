@@ -79,7 +79,7 @@ def create(name: str, memory: int, processes: int) -> list[Cgroup]:
     if V2 in places:
         path = os.path.join(places[V2], name)
         if _mkdir(path):
-            controllers = _read(os.path.join(path, "cgroup.controllers")).split()
+            controllers = read_text(os.path.join(path, "cgroup.controllers")).split()
             enforces = []
             for what, key in (("memory", "memory"), ("processes", "pids")):
                 if wanted[what] and key in controllers and _limit(path, what, wanted[what], V2):
@@ -126,7 +126,8 @@ def _write(path: str, text: str) -> bool:
     return True
 
 
-def _read(path: str) -> str:
+def read_text(path: str) -> str:
+    """A small kernel file's text; "" when it cannot be read."""
     try:
         with open(path) as handle:
             return handle.read()
@@ -209,7 +210,7 @@ def descendants(pid: int) -> set[int]:
         except OSError:
             continue
         for task in tasks:
-            text = _read(f"/proc/{current}/task/{task}/children")
+            text = read_text(f"/proc/{current}/task/{task}/children")
             for child in map(int, text.split()):
                 if child not in found:
                     found.add(child)
@@ -237,7 +238,7 @@ def members(groups: list[Cgroup]) -> set[int]:
     """The processes in the program's cgroups."""
     found: set[int] = set()
     for group in groups:
-        found.update(map(int, _read(os.path.join(group.path, "cgroup.procs")).split()))
+        found.update(map(int, read_text(os.path.join(group.path, "cgroup.procs")).split()))
     return found
 
 
@@ -272,7 +273,7 @@ def limit_hit(groups: list[Cgroup], memory: int, processes: int, *, count: bool)
 
 
 def _event(path: str, name: str, key: str) -> int:
-    for line in _read(os.path.join(path, name)).splitlines():
+    for line in read_text(os.path.join(path, name)).splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
             return int(parts[1])
@@ -284,7 +285,7 @@ def _resident(pids: set[int]) -> int:
     page = os.sysconf("SC_PAGE_SIZE")
     total = 0
     for pid in pids:
-        fields = _read(f"/proc/{pid}/statm").split()
+        fields = read_text(f"/proc/{pid}/statm").split()
         if len(fields) > 1:
             total += int(fields[1]) * page
     return total

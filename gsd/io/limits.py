@@ -48,7 +48,7 @@ def mechanisms() -> dict[str, str]:
     v2 = places.get(cgroups.V2)
     if v2 is not None and os.access(v2, os.W_OK):
         found["tracking"] = "cgroup v2"
-        enabled = _read(os.path.join(v2, "cgroup.subtree_control")).split()
+        enabled = cgroups.read_text(os.path.join(v2, "cgroup.subtree_control")).split()
         for what, key in (("memory", "memory"), ("processes", "pids")):
             if key in enabled:
                 found[what] = "cgroup v2"
@@ -59,14 +59,6 @@ def mechanisms() -> dict[str, str]:
     if "processes" not in found and os.getuid() != 0:
         found["processes"] = "RLIMIT_NPROC and gsd's count"
     return found
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except OSError:
-        return ""
 
 
 def describe(limits: Limits) -> str:
