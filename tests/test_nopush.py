@@ -5,9 +5,9 @@ A hostile `runner: command` agent tries every spelling of a push (`git -C . push
 `/usr/bin/git push`, `true && git push`, `sh -c`, a script file, the remote's URL) and a
 plain TCP connection from Python, against a real `git daemon` and smart-HTTP remotes
 (plain and over TLS) with basic authentication on 127.0.0.1 (tests/gitremotes.py).
-Judged by the refs the remote's repository holds afterwards, read from disk. Each refusal has its control: the
-same agent with the layer handed over (`sandbox.connect: "any"`, `sandbox.pass_env`)
-does push, so the remote is reachable and the test can fail.
+Judged by the refs the remote's repository holds afterwards, read from disk. Each
+refusal has its control: the same agent with the layer handed over (`sandbox.connect:
+"any"`, `sandbox.pass_env`) does push, so the remote is reachable and the test can fail.
 """
 
 from __future__ import annotations
