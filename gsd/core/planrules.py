@@ -11,6 +11,7 @@ from gsd.core.ids import PLAN_NUMBER_RE
 from gsd.core.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Task
 from gsd.core.rules import Facts, diag
 from gsd.core.specialists import classify
+from gsd.core.words import suggested
 
 TASK_TYPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # type: (required children, recommended children) -- SPEC section 2
@@ -210,7 +211,8 @@ def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
             task.line,
             "GSD021",
             f"task {task.index} names specialist {name!r}, which is not in "
-            ".planning/available_agents.md; it falls back to gsd-executor",
+            ".planning/available_agents.md; it falls back to gsd-executor"
+            + suggested(str(name), facts.roster or ()),
         )
 
 

@@ -1,0 +1,52 @@
+"""A name a letter or two off one gsd knows gets a "did you mean": specialists, config keys
+in gsd's own sections, phases and plans (issue 21, trap 5)."""
+
+from __future__ import annotations
+
+import json
+
+from gsd.core.words import close_name, did_you_mean, suggested
+from tests.conftest import Project, auto_task
+
+ROSTER = "# Available agents\n\n- **text-writer**: writes text\n- **python-pro**: Python\n"
+
+
+def test_the_one_suggestion_helper() -> None:
+    assert close_name("text-writr", ["python-pro", "text-writer"]) == "text-writer"
+    assert close_name("zzz", ["python-pro", "text-writer"]) is None
+    assert close_name("same", ["same"]) is None  # never the name itself
+    assert did_you_mean("max_retry", ["max_retries", "scope"]) == "did you mean max_retries?"
+    assert suggested("max_retry", ["max_retries"]) == " (did you mean max_retries?)"
+    assert suggested("zzz", ["max_retries"]) == ""
+
+
+def misspelt_specialist(project: Project, name: str = "text-writr") -> None:
+    project.write(".planning/available_agents.md", ROSTER)
+    project.plan("01-01", tasks=auto_task(attrs=f' specialist="{name}"'))
+
+
+def test_validate_suggests_the_specialist_a_letter_off(project: Project, gsd) -> None:
+    misspelt_specialist(project)
+    result = gsd("validate")
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        ".planning/phases/01-alpha/01-01-PLAN.md:21:1: warning GSD021 task 1 names specialist "
+        "'text-writr', which is not in .planning/available_agents.md; it falls back to "
+        "gsd-executor (did you mean text-writer?)"
+    ]
+
+
+def test_validate_suggests_nothing_when_no_name_is_close(project: Project, gsd) -> None:
+    misspelt_specialist(project, "golang-pro")
+    out = gsd("validate").out
+    assert "GSD021" in out and "did you mean" not in out
+
+
+def test_dry_run_fallback_names_the_close_specialist(project: Project, gsd) -> None:
+    misspelt_specialist(project)
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0
+    (task,) = json.loads(result.out)["tasks"]
+    assert task["fallback_reason"] == (
+        "not in .planning/available_agents.md (did you mean text-writer?)"
+    )
