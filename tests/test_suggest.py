@@ -50,3 +50,43 @@ def test_dry_run_fallback_names_the_close_specialist(project: Project, gsd) -> N
     assert task["fallback_reason"] == (
         "not in .planning/available_agents.md (did you mean text-writer?)"
     )
+
+
+# --- config.json keys gsd does not read ----------------------------------------------------
+
+CONFIG = (
+    '{\n  "specialists": {"max_retry": 3},\n  "workflow": {"research": true},\n'
+    '  "voltagent": {"max_delegation_depth": 2},\n  "depth": "standard"\n}\n'
+)
+
+
+def test_the_keys_table_is_the_settings_model() -> None:
+    """configkeys keeps the keys gsd reads without pydantic: they must be Settings's own."""
+    from gsd.formats.configkeys import READ, TOP
+    from gsd.formats.settings import Settings
+
+    sections = {
+        name: tuple(getattr(f.annotation, "model_fields", {}))
+        for name, f in Settings.model_fields.items()
+    }
+    assert set(TOP) == set(sections)
+    assert READ == {name: keys for name, keys in sections.items() if keys}
+
+
+def test_validate_warns_about_a_misspelt_setting(project: Project, gsd) -> None:
+    project.plan("01-01")
+    project.write(".planning/config.json", CONFIG)
+    result = gsd("validate")
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        ".planning/config.json:2:1: warning GSD060 `specialists.max_retry` is not a setting gsd "
+        "reads: it has no effect (did you mean specialists.max_retries?)"
+    ]  # upstream's keys (workflow.research, voltagent.max_delegation_depth, depth): quiet
+    assert gsd("validate", "--strict").code == 1
+    assert gsd("validate", "--phase", "1").out == ""  # a phase: its plans alone
+
+
+def test_validate_is_quiet_on_upstream_configs(project: Project, gsd) -> None:
+    project.plan("01-01")
+    project.write(".planning/config.json", CONFIG.replace("max_retry", "max_retries"))
+    assert gsd("validate").out == ""

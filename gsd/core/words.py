@@ -44,14 +44,15 @@ def close_name(given: str, known: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def did_you_mean(given: str, known: Iterable[str]) -> str | None:
-    """`did you mean NAME?` for the name of `known` close to `given`, or None when none
-    is: the one spelling of the suggestion (a hint, or words in brackets after a warning)."""
+def did_you_mean(given: str, known: Iterable[str], prefix: str = "") -> str | None:
+    """`did you mean NAME?` for the name of `known` close to `given` (shown after
+    `prefix`, e.g. its section), or None when none is: the one spelling of the suggestion
+    (a hint, or words in brackets after a warning)."""
     found = close_name(given, known)
-    return f"did you mean {found}?" if found else None
+    return f"did you mean {prefix}{found}?" if found else None
 
 
-def suggested(given: str, known: Iterable[str]) -> str:
+def suggested(given: str, known: Iterable[str], prefix: str = "") -> str:
     """` (did you mean NAME?)` to end a line with, or "" when no name is close."""
-    words = did_you_mean(given, known)
+    words = did_you_mean(given, known, prefix)
     return f" ({words})" if words else ""
