@@ -90,3 +90,61 @@ def test_validate_is_quiet_on_upstream_configs(project: Project, gsd) -> None:
     project.plan("01-01")
     project.write(".planning/config.json", CONFIG.replace("max_retry", "max_retries"))
     assert gsd("validate").out == ""
+
+
+# --- gsd errors --phase / --plan naming nothing --------------------------------------------
+
+
+def record_failure(project: Project, phase: str, plan: str) -> None:
+    from gsd.formats import errorlog
+
+    record = errorlog.ErrorRecord(
+        phase=phase, plan=plan, task="1", specialist="coder", error_type="timeout"
+    )
+    errorlog.append(errorlog.log_path(project.root), record)
+
+
+def test_errors_refuses_a_phase_that_does_not_exist(project: Project, gsd) -> None:
+    project.plan("01-01")
+    result = gsd("errors", "--phase", "9")
+    phases = project.planning / "phases"
+    assert (result.code, result.out) == (2, "")
+    assert result.err.splitlines() == [
+        f"gsd: error: no phase '9' under {phases} (phases: 01-alpha) "
+        "(name a phase by its number (01) or its folder (01-alpha))"
+    ]
+    misspelt = gsd("errors", "--phase", "01-alpah")
+    assert misspelt.code == 2
+    assert misspelt.err.splitlines() == [
+        f"gsd: error: no phase '01-alpah' under {phases} (phases: 01-alpha) "
+        "(did you mean 01-alpha?)"
+    ]
+
+
+def test_errors_refuses_a_plan_that_does_not_exist(project: Project, gsd) -> None:
+    project.plan("01-01")
+    project.plan("01-02", plan="02")
+    phases = project.planning / "phases"
+    result = gsd("errors", "--plan", "09-01")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.splitlines() == [
+        f"gsd: error: no plan 09-01 under {phases}, and no recorded failure names it "
+        "(did you mean 01-01?)"
+    ]
+    far = gsd("errors", "--plan", "07", "--phase", "1")
+    assert far.code == 2
+    assert far.err.splitlines() == [
+        f"gsd: error: no plan 07 in phase 1 under {phases}, and no recorded failure names it "
+        "(name a plan by its id, such as 01-02)"
+    ]
+
+
+def test_errors_of_a_plan_or_phase_there_or_in_the_logs_are_listed(project: Project, gsd) -> None:
+    project.plan("01-01")
+    assert gsd("errors", "--plan", "01-01") == gsd("errors", "--phase", "1")
+    quiet = gsd("errors", "--plan", "01-01")
+    assert (quiet.code, quiet.out) == (0, "No errors recorded.\n")
+    record_failure(project, "7", "03")  # phase 7 was removed since: its failures still show
+    for args in (("--phase", "7"), ("--plan", "07-03"), ("--phase", "07", "--plan", "3")):
+        shown = gsd("errors", *args)
+        assert shown.code == 0 and "timeout" in shown.out, args
