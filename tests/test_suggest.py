@@ -52,6 +52,19 @@ def test_dry_run_fallback_names_the_close_specialist(project: Project, gsd) -> N
     )
 
 
+def test_a_listed_specialist_without_its_agent_file_names_the_close_file(
+    project: Project, gsd
+) -> None:
+    project.write(".planning/available_agents.md", "- **text-writr**: writes text\n")
+    project.write("agents/text-writer.md", "---\nname: text-writer\nrunner: claude\n---\nX.\n")
+    project.plan("01-01", tasks=auto_task(attrs=' specialist="text-writr"'))
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    (task,) = json.loads(result.out)["tasks"]
+    assert task["fallback_reason"] == (
+        "no agent file for it (see `gsd agents list`) (did you mean text-writer?)"
+    )
+
+
 # --- config.json keys gsd does not read ----------------------------------------------------
 
 CONFIG = (
@@ -148,3 +161,13 @@ def test_errors_of_a_plan_or_phase_there_or_in_the_logs_are_listed(project: Proj
     for args in (("--phase", "7"), ("--plan", "07-03"), ("--phase", "07", "--plan", "3")):
         shown = gsd("errors", *args)
         assert shown.code == 0 and "timeout" in shown.out, args
+
+
+def test_a_plan_id_a_digit_off_one_there_is_suggested(project: Project, gsd) -> None:
+    project.plan("01-01")
+    phases = project.planning / "phases"
+    result = gsd("show", "01-11")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.splitlines() == [
+        f"gsd: error: no plan 01-11 under {phases} (did you mean 01-01?)"
+    ]
