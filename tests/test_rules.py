@@ -482,9 +482,9 @@ CHECKPOINT_CASES = [  # (tasks, expected codes, where the finding is)
     ),
     pytest.param(
         HUMAN_VERIFY.replace("  <name>Look at it</name>\n", ""),
-        {"GSD013"},
-        "<task ",
-        id="human-verify-without-name",
+        set(),
+        None,
+        id="human-verify-without-name-as-upstream-writes-it",
     ),
     pytest.param(DECISION, set(), None, id="decision-complete"),
     pytest.param(

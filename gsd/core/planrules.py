@@ -14,14 +14,13 @@ from gsd.core.specialists import classify
 from gsd.core.words import suggested
 
 TASK_TYPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # type: (required children, recommended children) -- SPEC section 2
+    # type: (required children, recommended children) -- SPEC section 2, less a checkpoint's
+    # <name>: upstream's own templates (get-shit-done's phase-prompt.md, checkpoints.md)
+    # write none, and its <what-built>, <decision> or <action> says what it is
     "auto": (("name", "action"), ("files", "verify", "done")),
-    "checkpoint:human-verify": (("what-built", "how-to-verify", "resume-signal"), ("name",)),
-    "checkpoint:decision": (("decision", "options", "resume-signal"), ("name", "context")),
-    "checkpoint:human-action": (
-        ("action", "instructions", "verification", "resume-signal"),
-        ("name",),
-    ),
+    "checkpoint:human-verify": (("what-built", "how-to-verify", "resume-signal"), ()),
+    "checkpoint:decision": (("decision", "options", "resume-signal"), ("context",)),
+    "checkpoint:human-action": (("action", "instructions", "verification", "resume-signal"), ()),
 }
 PLAN_TYPES = ("execute", "tdd")
 GATES = ("blocking", "blocking-human")

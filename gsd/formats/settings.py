@@ -90,6 +90,7 @@ Ports = Annotated[
 Names = Annotated[list[str], _kind('a list of variable names, e.g. ["GH_TOKEN"]', _is_names, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
+Outside = Annotated[str, _kind('"skip" or "check"', lambda v: v in ("skip", "check"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
 WorktreeDir = Annotated[str | None, _kind(_FOLDER_WORDS, _is_worktree_dir, lambda v: v)]
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)([KMGT]?)B?", re.IGNORECASE)
@@ -173,6 +174,8 @@ class Specialists(_Section):
 
 class Verification(_Section):
     must_haves: Scope = "warn"  # fail: a plan whose must_haves fail gsd verify fails
+    # check: `@~/...` and `@/...` references are looked up too (skip: noted, not looked at)
+    outside_references: Outside = "skip"
 
 
 class GitSettings(_Section):
