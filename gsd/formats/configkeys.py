@@ -34,7 +34,7 @@ READ: dict[str, tuple[str, ...]] = {
         "large_file_mb",
     ),
     "git": ("commit_docs",),
-    "verification": ("must_haves",),
+    "verification": ("must_haves", "outside_references"),
     "sandbox": ("enabled", "writable", "connect", "pass_env", "readable", "memory", "processes"),
     "policy": ("extra_deny",),
 }
