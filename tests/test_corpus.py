@@ -87,7 +87,7 @@ def test_plan_field_stays_a_zero_padded_string() -> None:
     assert "01" in values and 1 not in values
 
 
-# What `gsd validate` finds in each corpus project; README.md shows the same table.
+# What `gsd validate` finds in each corpus project; docs/PLANS.md shows the same table.
 EXPECTED_FINDINGS = {
     "0jrm__gsd-unsupervised": {"GSD002": 21, "GSD014": 1, "GSD040": 1},
     "AllInStride__tpm-admin-agent": {"GSD040": 2, "GSD044": 2},

@@ -57,9 +57,9 @@ def test_shared_folders_are_under_the_common_dir_of_a_linked_worktree(
     assert layout.checkpoints_dir(linked.git_dir).is_relative_to(root / ".git" / "worktrees")
 
 
-def test_readme_layout_lists_every_module_in_its_folder() -> None:
-    """README's "Layout" names each module of gsd/ under the folder it is in, and no other."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def test_architecture_layout_lists_every_module_in_its_folder() -> None:
+    """docs/ARCHITECTURE.md's "Layout" names each module of gsd/ under its folder, and no other."""
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     block = text[text.index("## Layout") :]
     block = block[: block.index("\nworkflows/")]
     listed: dict[str, str] = {}
