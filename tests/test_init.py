@@ -37,7 +37,7 @@ def test_init_creates_every_template_file(empty: Path, gsd) -> None:
     result = gsd("init")
     assert result.code == 0, result.err
     assert result.out.splitlines() == [f"created  .planning/{name}" for name in FILES]
-    assert result.err == "gsd init: 5 created, 0 kept\n"
+    assert result.err.splitlines()[0] == "gsd init: 5 created, 0 kept"
     for name in FILES:
         assert (empty / ".planning" / name).read_bytes() == (TEMPLATE / name).read_bytes()
 
@@ -56,7 +56,7 @@ def test_init_never_overwrites(empty: Path, gsd) -> None:
         "kept     .planning/STATE.md",
         "kept     .planning/config.json",
     ]
-    assert result.err == "gsd init: 1 created, 4 kept\n"
+    assert result.err.splitlines()[0] == "gsd init: 1 created, 4 kept"
     assert state_file.read_text() == "my own state\n"
 
 
@@ -178,3 +178,27 @@ def test_the_logs_merge_line_by_line_after_init(empty: Path, gsd) -> None:
         '{"event": "a"}',
         '{"event": "b"}',
     ]
+
+
+def test_init_prints_the_next_steps_of_the_quick_start(empty: Path, gsd) -> None:
+    result = gsd("init")
+    steps = result.err.split("next steps", 1)[1].splitlines()[1:]
+    assert [line.split(". ", 1)[0].strip() for line in steps] == ["1", "2", "3", "4", "5", "6"]
+    text = "\n".join(steps)
+    for needed in (
+        ".planning/phases/01-NAME/01-01-PLAN.md",
+        "gsd agents sync",
+        "voltagent.fallback_on_error to false",
+        "git add -A && git commit",
+        "gsd validate && gsd execute-phase 1 --dry-run",
+        "gsd execute-phase 1 && gsd status",
+    ):
+        assert needed in text, needed
+    assert "Quick start" in result.err and "Quick start" in (REPO / "README.md").read_text()
+    assert result.out.splitlines()[-1].startswith("created")  # stdout stays the file list
+
+
+def test_init_elsewhere_starts_its_next_steps_with_cd(tmp_path: Path, gsd, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = gsd("init", "nested/project")
+    assert "  1. cd nested/project\n  2. write plans:" in result.err

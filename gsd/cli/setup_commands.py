@@ -36,6 +36,7 @@ def init(directory: Path | None) -> int:
         click.echo(f"{status:<8} {path.as_posix()}")
     created = sum(1 for item in done if item.status == scaffold.CREATED)
     click.echo(f"gsd init: {created} created, {len(done) - created} kept", err=True)
+    click.echo("\n".join(scaffold.next_steps(directory)), err=True)
     if not scaffold.in_git_work_tree(where):
         warn(
             [

@@ -43,6 +43,22 @@ def init(directory: Path) -> list[Scaffolded]:
     return done
 
 
+def next_steps(directory: Path | None) -> list[str]:
+    """What to do after `gsd init`, in order: the README's quick start, in five lines."""
+    steps = [f"cd {directory.as_posix()}"] if directory is not None else []
+    steps += [
+        "write plans: .planning/phases/01-NAME/01-01-PLAN.md, 01-02-PLAN.md, ...",
+        "put agent files in agents/, then: gsd agents sync",
+        "no claude installed? set voltagent.fallback_on_error to false in .planning/config.json",
+        'commit plans and agents (a run uses the last commit): git add -A && git commit -m "plans"',
+        "gsd validate && gsd execute-phase 1 --dry-run",
+        "gsd execute-phase 1 && gsd status",
+    ]
+    return ['next steps (gsd\'s README.md, "Quick start", has an example of each):'] + [
+        f"  {n}. {step}" for n, step in enumerate(steps, 1)
+    ]
+
+
 def in_git_work_tree(directory: Path) -> bool:
     """Whether `directory` is inside a git work tree (False when git is missing too)."""
     from gsd.io import gitread
