@@ -249,7 +249,6 @@ ERRORS_SHOWN = [
     (("--phase", "01-alpha"), ["01-01"]),
     (("--phase", "2.1"), ["02.1-01"]),
     (("--phase", "02.1-hotfix"), ["02.1-01"]),
-    (("--phase", "2"), []),
     (("--phase", "CK-01"), ["01-01"]),  # a project code and a number: no folder's name
     (("--plan", "12A-01"), ["12A-01"]),
     (("--plan", "12-1"), ["12-01"]),
@@ -266,3 +265,5 @@ def test_errors_names_phases_and_plans_as_every_command_does(failed, gsd) -> Non
 
     refused = gsd("errors", "--phase", "12A-nope")  # a folder's name must be a folder's
     assert refused.code == 2 and refused.err.startswith("gsd: error: no phase '12A-nope'")
+    refused = gsd("errors", "--phase", "2")  # no phase 2 (2.1 is another): as every command
+    assert refused.code == 2 and refused.err.startswith("gsd: error: no phase '2'")
