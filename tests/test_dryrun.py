@@ -385,6 +385,8 @@ COMMAND_AGENT = (
 def test_a_missing_command_says_where_it_looked(phase, gsd, git_only: Path) -> None:
     fake_runner_programs(git_only, ("claude",))
     phase.write("agents/python-pro.md", COMMAND_AGENT)
+    git(phase.root, "add", "-A")
+    git(phase.root, "commit", "-q", "-m", "agent")
     result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
     assert result.code == 0
     first = json.loads(result.out)["tasks"][0]
@@ -398,5 +400,7 @@ def test_a_missing_command_says_where_it_looked(phase, gsd, git_only: Path) -> N
     )
     program = phase.write("bin/agent.py", "#!/bin/sh\n")
     program.chmod(0o755)
+    git(phase.root, "add", "-A")
+    git(phase.root, "commit", "-q", "-m", "agent program")
     again = gsd("execute-phase", "1", "--dry-run", "--format", "json")
     assert again.err == "" and json.loads(again.out)["tasks"][0]["missing"] == ""

@@ -7,6 +7,7 @@ specialist that had done nothing wrong; found here, nothing has been spawned yet
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import time
 from collections.abc import Iterable, Mapping
@@ -16,7 +17,7 @@ from typing import NamedTuple
 from gsd.core.errors import GsdError, InputError
 from gsd.core.words import plural
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
+from gsd.io.git import Git, Status
 
 # How to get each runner program (SPEC 5), for the line that says it is missing.
 INSTALL = {
@@ -24,6 +25,7 @@ INSTALL = {
     "gemini": "npm install -g @google/gemini-cli",
     "codex": "npm install -g @openai/codex",
 }
+PACKAGE = Path(__file__).resolve().parent.parent  # gsd's own files: its bundled agents
 LOCK_WAIT_S = 3.0  # an editor's `git status` holds index.lock for milliseconds
 
 
@@ -42,6 +44,9 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
             f"a {operation} is in progress in {git.root}; nothing was run",
             hint=f"finish or abort the {operation} first",
         )
+    detached = detached_message(git, status)
+    if detached is not None:
+        raise InputError(f"{detached[0]}; nothing was run", hint=detached[1])
     if in_place and status.changed and not allow_dirty:
         shown = ", ".join(sorted(status.changed)[:5])
         raise InputError(
@@ -49,6 +54,83 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
             f"uncommitted changes: {shown}; nothing was run",
             hint="commit or stash them first, or pass --allow-dirty to snapshot them",
         )
+
+
+def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
+    """What is wrong with a detached HEAD (gsd merges into the branch HEAD is on), and
+    the `git switch` that fixes it: to the branch at HEAD when there is one; None on a
+    branch (or before the first commit)."""
+    if status.head is None or status.branch is not None:
+        return None
+    at_head = git.run("branch", "--format=%(refname:short)", "--points-at", "HEAD").out.split()
+    switch = f"git switch {at_head[0]}" if at_head else "git switch -c <new-branch>"
+    return (
+        f"HEAD is detached at {status.head[:7]} in {git.root}: gsd merges each plan's work "
+        "into the branch you are on",
+        f"switch to a branch first: {switch}",
+    )
+
+
+def files_read(
+    root: Path, git_root: Path, plans: Iterable[str], dispatches: Iterable[TaskDispatch]
+) -> list[Path]:
+    """What a plan's worktree must hold for the run to do what the disk says: the `plans`
+    (paths from `root`, the project's), then each agent's file, and the files a command
+    agent's `command` names by a relative path (the spawn finds them in the worktree);
+    what gsd ships or lies outside the repository is left out."""
+    found = [(root / p).resolve() for p in plans]
+    for dispatch in dispatches:
+        source = Path(dispatch.agent_source).resolve() if dispatch.agent_source else None
+        if source is not None and not source.is_relative_to(PACKAGE):
+            found.append(source)
+        if dispatch.runner != "command":
+            continue
+        words = [w for w in dispatch.argv if w and not os.path.isabs(w)]
+        found += [(root / w).resolve() for w in words if (root / w).is_file()]
+    return [f for f in dict.fromkeys(found) if f.is_relative_to(git_root)]
+
+
+def uncommitted(git: Git, files: Iterable[Path]) -> list[tuple[str, str]]:
+    """The `files` (absolute, inside the repository) whose last commit is not what is on
+    disk, in the order given, each as (path from the repository root, what is wrong):
+    a plan's worktree, made from HEAD, would not hold them as they are here."""
+    rels = list(dict.fromkeys(Path(os.path.relpath(f, git.root)).as_posix() for f in files))
+    if not rels:
+        return []
+    status = git.status()
+    listed = git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rels)
+    in_head = set(filter(None, listed.out.split("\0")))
+    found = []
+    for rel in rels:
+        if rel in status.untracked:
+            found.append((rel, "is not committed"))
+        elif rel not in in_head:
+            found.append((rel, "is not committed (git ignores it)"))
+        elif rel in status.changed:
+            found.append((rel, "has changes that are not committed"))
+    return found
+
+
+def committed_message(found: list[tuple[str, str]]) -> tuple[str, str]:
+    """The one line that names the first uncommitted file, and the hint: the commit to make."""
+    rel, wrong = found[0]
+    more = f" (and {plural(len(found) - 1, 'more file')})" if len(found) > 1 else ""
+    message = (
+        f"{rel} {wrong}{more}: plans run in worktrees made from the last commit, which "
+        "have only what is committed"
+    )
+    force = " -f" if any("ignores" in w for _, w in found) else ""
+    paths = " ".join(shlex.quote(r) for r, _ in found)
+    return message, f'commit first: git add{force} {paths} && git commit -m "plans and agents"'
+
+
+def check_committed(git: Git, files: Iterable[Path]) -> None:
+    """Every plan and agent program the run reads from its worktrees is committed as it
+    is on disk: one line naming the first that is not, and the commit to make."""
+    found = uncommitted(git, files)
+    if found:
+        message, hint = committed_message(found)
+        raise InputError(f"{message}; nothing was run", hint=hint)
 
 
 def check_index_lock(git: Git, wait_s: float = LOCK_WAIT_S) -> None:
