@@ -370,10 +370,11 @@ def test_the_fallback_agents_runner_is_checked_too(
     if not fallback:
         assert dry.err == ""
         return
-    assert dry.err == f"gsd: warning: {named}; a live run would refuse to start ({NPM_CLAUDE})\n"
+    hint = f"{NPM_CLAUDE}, or set `voltagent.fallback_on_error` to false"
+    assert dry.err == f"gsd: warning: {named}; a live run would refuse to start ({hint})\n"
     live = gsd("execute-phase", "1")
     assert live.code == 2
-    assert live.err == f"gsd: error: {named}; nothing was run ({NPM_CLAUDE})\n"
+    assert live.err == f"gsd: error: {named}; nothing was run ({hint})\n"
 
 
 COMMAND_AGENT = (

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.core.words import plural
+from gsd.io.agentscan import bundled_agents_dir
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git, Status
 
@@ -25,7 +26,6 @@ INSTALL = {
     "gemini": "npm install -g @google/gemini-cli",
     "codex": "npm install -g @openai/codex",
 }
-PACKAGE = Path(__file__).resolve().parent.parent  # gsd's own files: its bundled agents
 LOCK_WAIT_S = 3.0  # an editor's `git status` holds index.lock for milliseconds
 
 
@@ -62,7 +62,10 @@ def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
     branch (or before the first commit)."""
     if status.head is None or status.branch is not None:
         return None
-    at_head = git.run("branch", "--format=%(refname:short)", "--points-at", "HEAD").out.split()
+    listed = git.run(
+        "for-each-ref", "--format=%(refname:short)", "--points-at", "HEAD", "refs/heads"
+    )
+    at_head = listed.out.split()
     switch = f"git switch {at_head[0]}" if at_head else "git switch -c <new-branch>"
     return (
         f"HEAD is detached at {status.head[:7]} in {git.root}: gsd merges each plan's work "
@@ -78,10 +81,11 @@ def files_read(
     (paths from `root`, the project's), then each agent's file, and the files a command
     agent's `command` names by a relative path (the spawn finds them in the worktree);
     what gsd ships or lies outside the repository is left out."""
+    bundled = bundled_agents_dir().resolve()
     found = [(root / p).resolve() for p in plans]
     for dispatch in dispatches:
         source = Path(dispatch.agent_source).resolve() if dispatch.agent_source else None
-        if source is not None and not source.is_relative_to(PACKAGE):
+        if source is not None and not source.is_relative_to(bundled):
             found.append(source)
         if dispatch.runner != "command":
             continue
@@ -162,9 +166,10 @@ class Missing(NamedTuple):
     def install(self) -> str:
         """How to get it: the runner's install line, or where a command was looked for."""
         how = INSTALL.get(self.runner)
+        off = ", or set `voltagent.fallback_on_error` to false" if self.fallback else ""
         if how:
-            return f"install it ({how}) or put it on PATH"
-        return f"check `command:` in the {self.first.agent} agent file; looked {self.looked}"
+            return f"install it ({how}) or put it on PATH{off}"
+        return f"check `command:` in the {self.first.agent} agent file; looked {self.looked}{off}"
 
     def named(self) -> str:
         more = self.needed_by - 1
