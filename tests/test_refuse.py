@@ -123,6 +123,22 @@ def test_an_ignored_agent_program_is_named_with_git_add_f(repo, gsd) -> None:
     refused(gsd, root, line)
 
 
+def test_a_staged_plan_is_not_committed(repo, gsd) -> None:
+    repo.plan("01-02", tasks=task("01-02", 1), files_modified="[src/t01-02_1.py]")
+    git(repo.root, "add", ".planning")
+    refused(gsd, repo.root, not_committed(".planning/phases/01-alpha/01-02-PLAN.md"), "01-02")
+
+
+def test_an_agent_file_git_ignores_is_the_users_to_keep(repo, gsd) -> None:
+    """gsd reads agent files from the checkout: one kept out of git on purpose runs."""
+    root = repo.root
+    git(root, "rm", "-q", "--cached", "agents/worker.md")
+    repo.write(".gitignore", "agents/\n")
+    commit(root, "the agent file kept local")
+    done = gsd("execute-phase", "1")
+    assert done.code == 0, done.err
+
+
 def test_in_place_runs_read_the_checkout_and_are_not_refused(repo, gsd) -> None:
     root = repo.root
     repo.write(".planning/config.json", json.dumps({"workflow": {"use_worktrees": False}}))

@@ -76,42 +76,48 @@ def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
 
 def files_read(
     root: Path, git_root: Path, plans: Iterable[str], dispatches: Iterable[TaskDispatch]
-) -> list[Path]:
+) -> tuple[list[Path], set[Path]]:
     """What a plan's worktree must hold for the run to do what the disk says: the `plans`
     (paths from `root`, the project's), then each agent's file, and the files a command
     agent's `command` names by a relative path (the spawn finds them in the worktree);
-    what gsd ships or lies outside the repository is left out."""
+    what gsd ships or lies outside the repository is left out. Second, the agent files:
+    gsd reads them from the checkout, so one git ignores is the user's to keep local."""
     bundled = bundled_agents_dir().resolve()
     found = [(root / p).resolve() for p in plans]
+    agent_files = set()
     for dispatch in dispatches:
         source = Path(dispatch.agent_source).resolve() if dispatch.agent_source else None
         if source is not None and not source.is_relative_to(bundled):
             found.append(source)
+            agent_files.add(source)
         if dispatch.runner != "command":
             continue
         words = [w for w in dispatch.argv if w and not os.path.isabs(w)]
         found += [(root / w).resolve() for w in words if (root / w).is_file()]
-    return [f for f in dict.fromkeys(found) if f.is_relative_to(git_root)]
+    return [f for f in dict.fromkeys(found) if f.is_relative_to(git_root)], agent_files
 
 
-def uncommitted(git: Git, files: Iterable[Path]) -> list[tuple[str, str]]:
-    """The `files` (absolute, inside the repository) whose last commit is not what is on
-    disk, in the order given, each as (path from the repository root, what is wrong):
-    a plan's worktree, made from HEAD, would not hold them as they are here."""
-    rels = list(dict.fromkeys(Path(os.path.relpath(f, git.root)).as_posix() for f in files))
-    if not rels:
+def uncommitted(git: Git, files: tuple[list[Path], set[Path]]) -> list[tuple[str, str]]:
+    """The files (absolute, inside the repository; `files_read`'s) whose last commit is
+    not what is on disk, in the order given, each as (path from the repository root, what
+    is wrong): a plan's worktree, made from HEAD, would not hold them as they are here."""
+    paths, local = files
+    rel = {f: Path(os.path.relpath(f, git.root)).as_posix() for f in paths}
+    if not rel:
         return []
     status = git.status()
-    listed = git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rels)
+    listed = git.run(
+        "ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rel.values()
+    )
     in_head = set(filter(None, listed.out.split("\0")))
     found = []
-    for rel in rels:
-        if rel in status.untracked:
-            found.append((rel, "is not committed"))
-        elif rel not in in_head:
-            found.append((rel, "is not committed (git ignores it)"))
-        elif rel in status.changed:
-            found.append((rel, "has changes that are not committed"))
+    for path, name in rel.items():
+        if name in status.untracked or (name not in in_head and name in status.changed):
+            found.append((name, "is not committed"))
+        elif name not in in_head and path not in local:
+            found.append((name, "is not committed (git ignores it)"))
+        elif name in status.changed:
+            found.append((name, "has changes that are not committed"))
     return found
 
 
@@ -128,7 +134,7 @@ def committed_message(found: list[tuple[str, str]]) -> tuple[str, str]:
     return message, f'commit first: git add{force} {paths} && git commit -m "plans and agents"'
 
 
-def check_committed(git: Git, files: Iterable[Path]) -> None:
+def check_committed(git: Git, files: tuple[list[Path], set[Path]]) -> None:
     """Every plan and agent program the run reads from its worktrees is committed as it
     is on disk: one line naming the first that is not, and the commit to make."""
     found = uncommitted(git, files)
