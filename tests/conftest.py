@@ -16,6 +16,15 @@ from gsd.cli.entry import main
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 
+
+def slack(seconds: float) -> float:
+    """A time limit that must pass before a test goes on (an agent left to hang until its
+    timeout), widened by how busy the machine is: as given on a quiet machine, up to six
+    times that when the load per core says other work shares it (other test suites)."""
+    busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return seconds * min(max(busy, 1.0), 6.0)
+
+
 PLAN_TEMPLATE = """\
 ---
 phase: {phase}

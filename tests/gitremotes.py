@@ -66,7 +66,7 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"the server on port {port} exited {process.returncode}")
@@ -75,7 +75,7 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None) -> 
             return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after 20 s")
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after 120 s")
 
 
 @contextlib.contextmanager

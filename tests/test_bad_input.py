@@ -223,7 +223,7 @@ def test_malformed_plan_is_a_diagnostic_with_file_and_line(
 def test_yaml_alias_bomb_is_refused_fast(project: Project) -> None:
     project.plan("01-01", alias_bomb())
     started = time.monotonic()
-    done = run_subprocess("validate", "--format", "json", cwd=project.root, timeout=20)
+    done = run_subprocess("validate", "--format", "json", cwd=project.root, timeout=120)
     assert time.monotonic() - started < 10  # includes starting Python; the parse itself is instant
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
@@ -239,7 +239,7 @@ def test_yaml_alias_bomb_is_refused_fast(project: Project) -> None:
 def test_fifo_named_like_a_plan_does_not_hang(project: Project) -> None:
     project.plan("01-01")
     os.mkfifo(project.planning / "phases" / "01-alpha" / "01-02-PLAN.md")
-    done = run_subprocess("validate", "--format", "json", cwd=project.root, timeout=20)
+    done = run_subprocess("validate", "--format", "json", cwd=project.root, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     hits = found(json.loads(done.stdout)["diagnostics"], "GSD050", PLAN_02)

@@ -25,7 +25,7 @@ AGENT_FILE = """\
 name: {name}
 description: "test agent"
 tools: {tools}
-timeout_mins: 0.2
+timeout_mins: 1
 runner: command
 command: ["{python}", "{script}"]
 ---

@@ -78,3 +78,21 @@ def test_every_must_have_entry_is_read(path: Path) -> None:
         if check.kind == "reference" and check.status != "skip":
             there = os.path.exists(CORPUS / project / check.subject)
             assert there == (check.status == "pass"), check
+
+
+def test_brandstakes_contains_list_is_read_item_by_item() -> None:
+    """BrandStake's 05-02 gives `contains:` as a YAML list of five headings; it was
+    searched as its Python text, `"['## Test Case 1: ...', ...]"` (issue 21, trap 6)."""
+    from gsd.core.musthaves import check_artifact
+
+    path = CORPUS / "BrandStake__get-shit-done/.planning/phases"
+    path = path / "05-testing-validation-edge-cases/05-02-PLAN.md"
+    plan = parse_bytes(path.read_bytes(), path.name)
+    (artifact,) = declared(plan.frontmatter.get("must_haves")).artifacts
+    assert len(artifact.contains) == 5
+    assert all(c.startswith("## Test Case ") for c in artifact.contains)
+    text = "\n".join([*artifact.contains, *["x"] * 200])
+    assert check_artifact(artifact, text).status == "pass"
+    missing = check_artifact(artifact, text.replace(artifact.contains[2], ""))
+    assert missing.status == "fail"
+    assert missing.detail == f"does not contain {artifact.contains[2]!r}"

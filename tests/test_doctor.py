@@ -233,3 +233,44 @@ def test_every_bad_setting_is_one_problem_with_its_line(planned, bin_dir: Path, 
         f"{path}:3: `specialists.max_retries` must be a whole number >= 0, not -1",
         f'{path}:4: `sandbox.writable` must be a list of paths, e.g. ["~/.cache"], not "~/.cache"',
     ]
+
+
+def config_lines(gsd) -> tuple[int, list[str]]:
+    result = gsd("doctor")
+    return result.code, [line for line in result.out.splitlines() if "config.json" in line]
+
+
+def test_a_key_gsd_does_not_read_in_its_own_sections_is_a_warning(
+    planned, bin_dir: Path, gsd
+) -> None:
+    fake_runner_programs(bin_dir)
+    text = (
+        '{\n  "specialists": {"max_retry": 3},\n  "sandbox": {\n    "zzz": 1\n  },\n'
+        '  "specialist": {},\n  "workflow": {"research": true, "use_worktree": true},\n'
+        '  "voltagent": {"complexity_threshold": 3}, "depth": "standard"\n}\n'
+    )
+    planned.write(".planning/config.json", text)
+    code, lines = config_lines(gsd)
+    assert code == 0
+    assert lines == [
+        "  ok       .planning/config.json: every setting gsd reads is usable",
+        "  warning  .planning/config.json:2: `specialists.max_retry` is not a setting gsd "
+        "reads: it has no effect (did you mean specialists.max_retries?)",
+        "  warning  .planning/config.json:4: `sandbox.zzz` is not a setting gsd reads: it has "
+        "no effect",
+        "  warning  .planning/config.json:6: `specialist` is not a setting gsd reads: it has "
+        "no effect (did you mean specialists?)",
+        "  warning  .planning/config.json:7: `workflow.use_worktree` is not a setting gsd "
+        "reads: it has no effect (did you mean workflow.use_worktrees?)",
+    ]  # upstream's keys in shared sections (workflow, voltagent, the top level) stay quiet
+
+
+def test_a_missing_config_is_said_with_its_defaults(planned, bin_dir: Path, gsd) -> None:
+    fake_runner_programs(bin_dir)
+    assert not (planned.planning / "config.json").exists()
+    code, lines = config_lines(gsd)
+    assert code == 0
+    assert lines == [
+        "  warning  .planning/config.json: missing, so every setting has its default "
+        "(gsd init writes one)"
+    ]

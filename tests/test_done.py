@@ -31,7 +31,7 @@ AGENT_FILE = """\
 name: {name}
 description: "test agent"
 tools: {tools}
-timeout_mins: 0.1
+timeout_mins: 1
 runner: command
 command: ["{python}", "{script}"]
 ---
@@ -476,7 +476,7 @@ def test_claude_denying_every_write_fails_the_task_as_permission_denied(
         git_project.write(
             f"agents/{name}.md",
             f"---\nname: {name}\ndescription: x\n"
-            "runner: claude\ntimeout_mins: 0.1\n---\nTest persona.\n",
+            "runner: claude\ntimeout_mins: 1\n---\nTest persona.\n",
         )
     git(root, "commit", "-qam", "claude agents")
     result = gsd("execute-phase", "1")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gsd.formats import errorlog, execlog
-from tests.conftest import git, plan_text
+from tests.conftest import git, plan_text, slack
 
 REPORT = (
     "### Task Report\\n- Status: success\\n- Files Created: none\\n- Files Modified: none\\n"
@@ -43,7 +43,7 @@ AGENT_FILE = """\
 name: {name}
 description: "test agent"
 tools: [read_file, write_file, replace, run_shell_command]
-timeout_mins: 0.05
+timeout_mins: 1
 runner: command
 command: ["{python}", "{script}"]
 ---
@@ -195,7 +195,8 @@ def test_timeouts_are_retried_then_fall_back_to_gsd_executor(phase, gsd, tmp_pat
         )
     )
     fail(tmp_path, "01-02", 1, "hang")
-    result = gsd("execute-phase", "1", "--timeout", "1")
+    # the worker hangs until it; gsd-executor must finish within it
+    result = gsd("execute-phase", "1", "--timeout", str(slack(1)))
     assert result.code == 0, result.err
     assert "Gsd-Specialist: gsd-executor" in message_of(root, "01-02-1")
     events = [e["event"] for e in logged_events(root)]

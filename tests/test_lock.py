@@ -129,7 +129,7 @@ def test_stale_lock_takeover_reaps_the_dead_runs_processes(tmp_path: Path) -> No
         """
     )
     dead_run = subprocess.Popen([sys.executable, "-c", runner], start_new_session=True)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while not (alive_with(token) and list(registry.glob("*.json"))):
         assert time.monotonic() < deadline, "the supervised agent never started"
         time.sleep(0.05)

@@ -90,10 +90,15 @@ def test_resolve_more_spellings(planning: Path, spec: str, name: str) -> None:
 def test_a_slug_must_name_a_directory(planning: Path, spec: str) -> None:
     with pytest.raises(UsageError) as raised:
         resolve_phase(planning, spec)
+    close = {"02-foundation": "01-foundation", "02.1-api": "02-api"}.get(spec)
+    hint = (
+        f"did you mean {close}?"
+        if close
+        else ("name a phase by its number (01) or its folder (01-foundation)")
+    )  # a slug a letter or two off a folder's name names the folder
     assert str(raised.value) == (
         f"no phase {spec!r} under {planning / 'phases'} (phases: 01-foundation, 02-api, "
-        "02.1-hotfix, CK-03-coded, 12A-extra) (name a phase by its number (01) or its "
-        "folder (01-foundation))"
+        f"02.1-hotfix, CK-03-coded, 12A-extra) ({hint})"
     )
 
 

@@ -276,12 +276,19 @@ TRIGGERS: dict[str, Trigger] = {
         at("<objective>"),
         "error",
     ),
+    "GSD060": Trigger(
+        "misspelt-setting",
+        {"01-01": BASE, "../../config.json": '{\n  "sandbox": {"writeable": []}\n}\n'},
+        ".planning/config.json",
+        line(2),
+        "warning",
+    ),
 }
 
 
 def write_plans(project: Project, plans: dict[str, str | bytes]) -> None:
     for name, content in plans.items():
-        file = name if name.endswith(".md") else f"{name}-PLAN.md"  # a misnamed plan as is
+        file = name if name.endswith((".md", ".json")) else f"{name}-PLAN.md"  # as is
         project.write(f"{PHASE_DIR}/{file}", content)
 
 
@@ -475,9 +482,9 @@ CHECKPOINT_CASES = [  # (tasks, expected codes, where the finding is)
     ),
     pytest.param(
         HUMAN_VERIFY.replace("  <name>Look at it</name>\n", ""),
-        {"GSD013"},
-        "<task ",
-        id="human-verify-without-name",
+        set(),
+        None,
+        id="human-verify-without-name-as-upstream-writes-it",
     ),
     pytest.param(DECISION, set(), None, id="decision-complete"),
     pytest.param(

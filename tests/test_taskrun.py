@@ -24,7 +24,7 @@ from gsd.formats.runners import build_argv
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git import Git
 from gsd.run.taskrun import run_task
-from tests.conftest import git, plan_text
+from tests.conftest import git, plan_text, slack
 from tests.test_proc import alive_with
 
 REPORT = """
@@ -247,7 +247,7 @@ def test_soft_success_report_then_hang(repo, tmp_path: Path, capfd) -> None:
         time.sleep(60)
     """,
     )
-    outcome = run(repo, agent, token, timeout=1.0)
+    outcome = run(repo, agent, token, timeout=slack(1.0))  # the report comes before it
     assert (outcome.success, outcome.soft_success, outcome.exit_code) == (True, True, 124)
     assert outcome.commit is not None
     assert "soft success" in capfd.readouterr().err

@@ -81,11 +81,11 @@ APP = "from util import helper\n\ndef greet():\n    return helper()\n\ndef main(
                      id="min-lines-as-upstream"),
         pytest.param(Artifact("a.py", min_lines=4), "a\nb\n", "fail",
                      "only 3 lines, need 4", id="too-short"),
-        pytest.param(Artifact("a.py", contains="x.y("), "call x.y(1)", "pass",
+        pytest.param(Artifact("a.py", contains=("x.y(",)), "call x.y(1)", "pass",
                      "exists, contains 'x.y('", id="contains-is-a-substring"),
-        pytest.param(Artifact("a.py", contains="zz"), "abc", "fail",
+        pytest.param(Artifact("a.py", contains=("zz",)), "abc", "fail",
                      "does not contain 'zz'", id="contains-missing"),
-        pytest.param(Artifact("a.py", not_contains="TODO"), "x TODO", "fail",
+        pytest.param(Artifact("a.py", not_contains=("TODO",)), "x TODO", "fail",
                      "contains 'TODO', which it must not", id="not-contains"),
         pytest.param(Artifact("a.py", exports=("f", "g")), "def f(): ...", "fail",
                      "no export 'g'", id="export-missing"),
@@ -217,12 +217,39 @@ def test_artifacts_outside_the_project_are_not_read(project, gsd, tmp_path) -> N
             "detail": "outside the project: gsd reads no file there"} in checks  # fmt: skip
 
 
-def test_home_references_resolve_against_home(verified, gsd, tmp_path) -> None:
-    verified.plan("01-01", PLAN.replace("@src/missing/thing.py", "@~/.claude/gsd/x.md"))
-    assert gsd("verify", "01-01").code == 1
+def test_outside_references_are_skipped_with_a_note_by_default(verified, gsd, tmp_path) -> None:
+    """`@~/...` failed where upstream GSD was not installed while `@/...` was skipped: the
+    same kind of reference judged two ways (issue 21, trap 4). Both are skipped now."""
+    (tmp_path / "abs.md").write_text("x\n")
+    refs = f"@~/.claude/gsd/x.md @{tmp_path}/missing/y.md @{tmp_path}/abs.md"
+    verified.plan("01-01", PLAN.replace("@src/missing/thing.py", refs))
+    checks = json.loads(gsd("verify", "01-01", "--format", "json").out)["plans"][0]["checks"]
+    outside = [c for c in checks if c["kind"] == "reference" and "/" in c["subject"][:2]]
+    assert [c["status"] for c in outside] == ["skip", "skip", "skip"]
+    assert {c["detail"] for c in outside} == {
+        "outside the project: not looked at (verification.outside_references: skip)"
+    }
+
+
+def test_outside_references_are_checked_when_config_asks(verified, gsd, tmp_path) -> None:
+    verified.write(".planning/config.json", '{"verification": {"outside_references": "check"}}')
+    (tmp_path / "abs").mkdir()
+    (tmp_path / "abs" / "here.md").write_text("x\n")
+    refs = f"@~/.claude/gsd/x.md @{tmp_path}/abs/here.md"
+    verified.plan("01-01", PLAN.replace("@src/missing/thing.py", refs))
+    out = gsd("verify", "01-01").out
+    assert re.search(r"reference +~/.claude/gsd/x.md +FAIL +not found", out)
+    assert re.search(rf"reference +{re.escape(str(tmp_path))}/abs/here.md +ok +found", out)
     (tmp_path / "home" / ".claude" / "gsd").mkdir(parents=True)
     (tmp_path / "home" / ".claude" / "gsd" / "x.md").write_text("x\n")
     assert re.search(r"reference +~/.claude/gsd/x.md +ok +found", gsd("verify", "01-01").out)
+
+
+def test_outside_references_take_skip_or_check(verified, gsd) -> None:
+    verified.write(".planning/config.json", '{"verification": {"outside_references": "yes"}}')
+    result = gsd("verify", "01-01")
+    assert result.code == 2 and "outside_references" in result.err
+    assert len(result.err.strip().splitlines()) == 1
 
 
 def test_verify_an_unknown_plan_is_one_line(project, gsd) -> None:
@@ -240,3 +267,22 @@ def test_a_key_link_with_nothing_to_look_for_is_skipped_not_passed() -> None:
     assert {c.detail for c in found.skipped} == {"no to and no pattern: nothing to check"}
     kept = declared({"key_links": [{"from": "a.py", "pattern": "import b"}]})
     assert kept.key_links == [KeyLink("a.py", "", "import b")]
+
+
+def test_a_contains_list_is_searched_item_by_item(project, gsd) -> None:
+    """`contains: ["## A", "## B"]` was searched as its Python text (issue 21, trap 6)."""
+    listed = '    - path: doc.md\n      contains: ["## A", "## B"]\n'
+    text = PLAN.replace("    - output.txt\n", listed).replace("@src/missing/thing.py", "")
+    project.plan("01-01", text)
+    project.write("doc.md", "# Doc\n\n## A\n\n## B\n")
+    out = gsd("verify", "01-01").out
+    assert re.search(r"artifact +doc.md +ok +exists, contains '## A', '## B'", out), out
+    project.write("doc.md", "# Doc\n\n## A\n")
+    out = gsd("verify", "01-01").out
+    assert re.search(r"artifact +doc.md +FAIL +does not contain '## B'$", out, re.M), out
+
+
+def test_a_block_contains_list_is_searched_item_by_item() -> None:
+    found = declared({"artifacts": [{"path": "a.md", "contains": ["## A", "## B"]}]})
+    assert found.artifacts == [Artifact("a.md", contains=("## A", "## B"))]
+    assert check_artifact(found.artifacts[0], "## B\n## A\n").status == "pass"

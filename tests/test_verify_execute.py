@@ -48,3 +48,17 @@ def test_fail_fails_the_plan_as_validation_failed(phase, gsd) -> None:  # noqa: 
     assert not (phase.root / SUMMARY.format("01-01")).exists()
     (record,) = [r for r in logged_errors(phase.root) if r.error_type == "validation-failed"]
     assert record.git_state == "verify" and "verification.must_haves" in record.details
+
+
+def test_a_run_skips_references_outside_the_project(phase, gsd) -> None:  # noqa: F811
+    """`make demo` warned about `@~/.claude/get-shit-done/...`, which exists only where
+    upstream GSD is installed (issue 21, trap 4): the run now skips it with a note."""
+    plan = phase.root / ".planning/phases/01-alpha/01-01-PLAN.md"
+    met = '    - path: src/t01-01_1.py\n      contains: "# worker"\n'
+    text = plan.read_text().replace("    - path: src/x.py\n", met)
+    plan.write_text(text + "\n@~/.claude/get-shit-done/workflows/execute-plan.md\n")
+    git(phase.root, "commit", "-qam", "an upstream reference")
+    result = gsd("execute-phase", "1")
+    assert result.code == 0 and "plan 01-01: must_haves" not in result.err, result.err
+    summary = (phase.root / SUMMARY.format("01-01")).read_text()
+    assert "| reference | ~/.claude/get-shit-done/workflows/execute-plan.md | skip |" in summary

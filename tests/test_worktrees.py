@@ -51,10 +51,8 @@ open(target, "w").write(text + "\\n")
 print("{report}")
 """
 
-# test_execute's agent file, with a longer timeout and the control folder as argument
-AGENT_FILE = AGENT_FILE.replace("timeout_mins: 0.05", "timeout_mins: 1").replace(
-    '"{script}"]', '"{script}", "{control}"]'
-)
+# test_execute's agent file, with the control folder as argument
+AGENT_FILE = AGENT_FILE.replace('"{script}"]', '"{script}", "{control}"]')
 
 
 def task(plan: str, n: int, files: str | None = None) -> str:

@@ -67,11 +67,16 @@ def error_records(
 
     root = find_root(Path.cwd())
     named = parse_phase_name(phase) if phase is not None else None
-    if phase is not None and named is not None and named.slug:  # `01-nope` is not phase 01
+    events, records, warnings = errorlog.read_logs(root / layout.PLANNING)
+    if phase is not None and (
+        (named is not None and named.slug)  # `01-nope` is not phase 01
+        or not errorlog.filter_records(records, phase=phase)  # a phase gone keeps its log
+    ):
         from gsd.io.phases import resolve_phase
 
         resolve_phase(root / layout.PLANNING, phase)
-    events, records, warnings = errorlog.read_logs(root / layout.PLANNING)
+    if plan_id is not None and not errorlog.filter_records(records, phase=phase, plan=plan_id):
+        _known_plan(root, plan_id, phase)
     if error_type is None:  # a delegation past its warn budget: a warning, not a failure
         from gsd.commands.report import over_budget_warnings
 
@@ -86,6 +91,30 @@ def error_records(
         since=errorlog.parse_since(since) if since else None,
     )
     return kept, warnings
+
+
+def _known_plan(root: Path, plan_id: str, phase: str | None) -> None:
+    """Refuse `gsd errors --plan` naming a plan no phase holds and no failure names, as
+    every command refuses a plan that is not there; matched as `gsd errors` matches."""
+    from gsd.core.errors import UsageError
+    from gsd.core.ids import split_plan_id
+    from gsd.core.words import did_you_mean
+    from gsd.formats.errorlog import ErrorRecord, filter_records
+    from gsd.io.project import Project
+
+    ids = sorted(Project(root).all_plan_ids)
+    plans = [
+        ErrorRecord(phase=p, plan=n, task="", specialist="", error_type="unknown")
+        for p, n in map(split_plan_id, ids)
+    ]
+    if filter_records(plans, phase=phase, plan=plan_id):
+        return
+    where = f" in phase {phase}" if phase is not None else ""
+    raise UsageError(
+        f"no plan {plan_id}{where} under {root / layout.PLANNING / layout.PHASES}, and no "
+        "recorded failure names it",
+        hint=did_you_mean(plan_id, ids) or "name a plan by its id, such as 01-02",
+    )
 
 
 def run_report(every_run: bool) -> tuple[dict[str, Any], list[str]]:

@@ -292,8 +292,10 @@ def program_paths(
 
 
 def config_findings(project: Project) -> list[Finding]:
-    """Each setting gsd reads, of the type it must have (a run refuses any other)."""
+    """Each setting gsd reads, of the type it must have (a run refuses any other); a key
+    of gsd's own sections it does not read (gsd.formats.configkeys); no config.json."""
     from gsd.core.layout import CONFIG_FILE
+    from gsd.formats.configkeys import unread_in
     from gsd.formats.files import display_path
     from gsd.formats.settings import InvalidSettings
 
@@ -303,9 +305,14 @@ def config_findings(project: Project) -> list[Finding]:
         return [Finding(PROBLEM, "config", problem) for problem in exc.problems]
     except GsdError as exc:
         return [Finding(PROBLEM, "config", str(exc))]
-    shown = display_path(project.planning / CONFIG_FILE, project.root)
+    path = project.planning / CONFIG_FILE
+    shown = display_path(path, project.root)
+    if not path.is_file():
+        missing = f"{shown}: missing, so every setting has its default (gsd init writes one)"
+        return [Finding(WARNING, "config", missing), *worktrees_finding(project)]
     usable = Finding(OK, "config", f"{shown}: every setting gsd reads is usable")
-    return [usable, *worktrees_finding(project)]
+    unread = [Finding(WARNING, "config", f"{shown}:{k.line}: {k.message}") for k in unread_in(path)]
+    return [usable, *unread, *worktrees_finding(project)]
 
 
 def worktrees_finding(project: Project) -> list[Finding]:

@@ -66,6 +66,8 @@ def _plans(
                 "status": status,
                 "tasks": len(plan.tasks),
                 "committed_tasks": done_tasks,
+                # a SUMMARY.md and no Gsd-Task commit: done by upstream GSD or by hand
+                "done_outside_gsd": status == "done" and not done_tasks,
             }
         )
     return plans

@@ -22,8 +22,10 @@ def target_plans(project: Project, target: str) -> list[Plan]:
     return project.phase_plans(project.phase(target))
 
 
-def verify(project: Project, target: str, home: Path | None = None) -> list[PlanChecks]:
-    """Every plan `target` names, checked; `home` resolves `@~/` references."""
-    tree = Tree(project.root, home if home is not None else Path.home())
+def verify(project: Project, target: str) -> list[PlanChecks]:
+    """Every plan `target` names, checked; files outside the project only with
+    `verification.outside_references: check` (`@~/` then resolves against $HOME)."""
+    check = project.config.verification.outside_references == "check"
+    tree = Tree(project.root, Path.home() if check else None)
     plans = target_plans(project, target)
     return [check_plan(tree, plan, plan_text(project.root, plan)) for plan in plans]

@@ -30,8 +30,8 @@ class Artifact(NamedTuple):
     """A file the plan promises, and what it must hold."""
 
     path: str
-    contains: str | None = None
-    not_contains: str | None = None
+    contains: tuple[str, ...] = ()  # each must occur (a YAML list is searched item by item)
+    not_contains: tuple[str, ...] = ()  # none may occur
     min_lines: int | None = None
     exports: tuple[str, ...] = ()
 
@@ -113,8 +113,8 @@ def _artifact(item: object) -> Artifact | str:
     named = exports if isinstance(exports, list) else [] if exports in (None, "") else [exports]
     return Artifact(
         given.strip(),
-        contains=_text(item.get("contains")),
-        not_contains=_text(item.get("not_contains")),
+        contains=_texts(item.get("contains")),
+        not_contains=_texts(item.get("not_contains")),
         min_lines=int(str(min_lines).strip()) if min_lines is not None else None,
         exports=tuple(str(e) for e in named if str(e)),
     )
@@ -122,6 +122,13 @@ def _artifact(item: object) -> Artifact | str:
 
 def _text(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    """`contains: "## A"` or `contains: ["## A", "## B"]`: the strings, each on its own
+    (a list was searched as its Python text, `"['## A', '## B']"`)."""
+    given = value if isinstance(value, list) else [value]
+    return tuple(text for text in map(_text, given) if text is not None)
 
 
 def _key_link(item: object) -> KeyLink | str:
@@ -160,10 +167,8 @@ def check_artifact(artifact: Artifact, text: str | None) -> Check:
 def _artifact_issues(artifact: Artifact, text: str) -> Iterator[str]:
     if artifact.min_lines is not None and line_count(text) < artifact.min_lines:
         yield f"only {line_count(text)} lines, need {artifact.min_lines}"
-    if artifact.contains is not None and artifact.contains not in text:
-        yield f"does not contain {artifact.contains!r}"
-    if artifact.not_contains is not None and artifact.not_contains in text:
-        yield f"contains {artifact.not_contains!r}, which it must not"
+    yield from (f"does not contain {s!r}" for s in artifact.contains if s not in text)
+    yield from (f"contains {s!r}, which it must not" for s in artifact.not_contains if s in text)
     yield from (f"no export {name!r}" for name in artifact.exports if name not in text)
 
 
@@ -171,10 +176,10 @@ def _artifact_summary(artifact: Artifact, text: str) -> str:
     parts = ["exists"]
     if artifact.min_lines is not None:
         parts.append(f"{line_count(text)} lines >= {artifact.min_lines}")
-    if artifact.contains is not None:
-        parts.append(f"contains {artifact.contains!r}")
-    if artifact.not_contains is not None:
-        parts.append(f"lacks {artifact.not_contains!r}")
+    if artifact.contains:
+        parts.append(f"contains {', '.join(map(repr, artifact.contains))}")
+    if artifact.not_contains:
+        parts.append(f"lacks {', '.join(map(repr, artifact.not_contains))}")
     if artifact.exports:
         parts.append(f"exports {', '.join(artifact.exports)}")
     return ", ".join(parts)
@@ -212,7 +217,8 @@ def references(text: str) -> list[str]:
 def check_reference(reference: str, exists: bool | None) -> Check:
     """A reference and whether its file exists (None: outside the project, not looked at)."""
     if exists is None:
-        return Check("reference", reference, "skip", "outside the project: not looked at")
+        note = "outside the project: not looked at (verification.outside_references: skip)"
+        return Check("reference", reference, "skip", note)
     if exists:
         return Check("reference", reference, "pass", "found")
     return Check("reference", reference, "fail", "not found")

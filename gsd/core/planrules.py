@@ -11,16 +11,16 @@ from gsd.core.ids import PLAN_NUMBER_RE
 from gsd.core.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Task
 from gsd.core.rules import Facts, diag
 from gsd.core.specialists import classify
+from gsd.core.words import suggested
 
 TASK_TYPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # type: (required children, recommended children) -- SPEC section 2
+    # type: (required children, recommended children) -- SPEC section 2, less a checkpoint's
+    # <name>: upstream's own templates (get-shit-done's phase-prompt.md, checkpoints.md)
+    # write none, and its <what-built>, <decision> or <action> says what it is
     "auto": (("name", "action"), ("files", "verify", "done")),
-    "checkpoint:human-verify": (("what-built", "how-to-verify", "resume-signal"), ("name",)),
-    "checkpoint:decision": (("decision", "options", "resume-signal"), ("name", "context")),
-    "checkpoint:human-action": (
-        ("action", "instructions", "verification", "resume-signal"),
-        ("name",),
-    ),
+    "checkpoint:human-verify": (("what-built", "how-to-verify", "resume-signal"), ()),
+    "checkpoint:decision": (("decision", "options", "resume-signal"), ("context",)),
+    "checkpoint:human-action": (("action", "instructions", "verification", "resume-signal"), ()),
 }
 PLAN_TYPES = ("execute", "tdd")
 GATES = ("blocking", "blocking-human")
@@ -210,7 +210,8 @@ def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
             task.line,
             "GSD021",
             f"task {task.index} names specialist {name!r}, which is not in "
-            ".planning/available_agents.md; it falls back to gsd-executor",
+            ".planning/available_agents.md; it falls back to gsd-executor"
+            + suggested(str(name), facts.roster or ()),
         )
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.flags import env_flag
 from gsd.core.specialists import EXECUTOR, classify
+from gsd.core.words import suggested
 
 if TYPE_CHECKING:  # an Agent is only looked up by name here; its module needs pydantic
     from gsd.formats.agents import Agent
@@ -69,7 +70,8 @@ def resolve_specialist(
     if standing == "no-roster":
         return fallback("no .planning/available_agents.md (run `gsd agents sync`)")
     if standing == "not-in-roster":
-        return fallback("not in .planning/available_agents.md")
+        assert roster is not None and requested is not None  # a roster without the name
+        return fallback("not in .planning/available_agents.md" + suggested(requested, roster))
     steps.append("step 3: in the roster")
     assert requested is not None  # "listed": a well-formed name
     name = requested
@@ -82,7 +84,8 @@ def resolve_specialist(
         why = skipped.get(name)
         if why is not None:
             return fallback(f"its agent file was skipped: {why} (see `gsd agents check`)")
-        return fallback("no agent file for it (see `gsd agents list`)")
+        close = suggested(name, agents)
+        return fallback(f"no agent file for it (see `gsd agents list`){close}")
     steps.append(f"step 5: runs as {name}")
     return Resolution(requested, name, None, tuple(steps))
 

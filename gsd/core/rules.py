@@ -52,6 +52,7 @@ RULES: dict[str, Rule] = {
             "file in a phase folder looks like a plan but is not named NN-MM-name-PLAN.md",
         ),
         Rule("GSD050", "error", "file is not valid UTF-8, or is not a regular text file"),
+        Rule("GSD060", "warning", "config.json key gsd does not read in a section gsd reads"),
     )
 }
 

@@ -1,6 +1,9 @@
-"""Counted nouns for output: `1 task`, `2 tasks`, `1 process`, `3 processes`."""
+"""Words for output: counted nouns (`1 task`, `2 tasks`, `3 processes`), and the one
+"did you mean" for a name that is close to one gsd knows."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 # Nouns whose plural is not the noun plus `s`.
 _IRREGULAR = {
@@ -25,3 +28,31 @@ def _plural_of(noun: str) -> str:
     head, _, last = noun.rpartition(" ")
     word = _IRREGULAR.get(last, last + "s")
     return f"{head} {word}" if head else word
+
+
+# difflib's 0.6 finds golang-pro in python-pro; a letter or two off a name is 0.8 or more
+CLOSE = 0.8
+
+
+def close_name(given: str, known: Iterable[str]) -> str | None:
+    """The name of `known` closest to `given` when one is close (a letter or two off:
+    difflib's ratio at least CLOSE), else None; never `given` itself."""
+    import difflib  # only when a name is refused: not on the git hook's path
+
+    names = [name for name in dict.fromkeys(known) if name != given]
+    found = difflib.get_close_matches(given, names, n=1, cutoff=CLOSE)
+    return found[0] if found else None
+
+
+def did_you_mean(given: str, known: Iterable[str], prefix: str = "") -> str | None:
+    """`did you mean NAME?` for the name of `known` close to `given` (shown after
+    `prefix`, e.g. its section), or None when none is: the one spelling of the suggestion
+    (a hint, or words in brackets after a warning)."""
+    found = close_name(given, known)
+    return f"did you mean {prefix}{found}?" if found else None
+
+
+def suggested(given: str, known: Iterable[str], prefix: str = "") -> str:
+    """` (did you mean NAME?)` to end a line with, or "" when no name is close."""
+    words = did_you_mean(given, known, prefix)
+    return f" ({words})" if words else ""

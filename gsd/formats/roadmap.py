@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gsd.core.ids import PHASE_REF, PLAN_NUMBER, phase_key, same_plan
+from gsd.core.ids import PHASE_REF, PLAN_NUMBER, PhaseKey, phase_key, same_plan
 from gsd.formats.lines import (
     SEPARATOR_RE,
     Lines,
@@ -104,17 +104,24 @@ def check_phase(text: str, phase: str, done: bool = True) -> str:
     return lines.result(text)
 
 
-def listed_phases(text: str) -> set[str]:
+def listed_phases(text: str) -> set[PhaseKey]:
     """The phases the roadmap names (`### Phase 2: ...`, `- [ ] **Phase 2: ...**`), by
     phase key: planned or not yet, they count in STATE.md's `Phase: 1 of N`."""
     lines = Lines(text)
-    found = set()
+    found: set[PhaseKey] = set()
     for index in lines.plain(frontmatter=False):
         title = _phase_title(lines.body(index))
         key = phase_key(title.group("number")) if title else None
         if key is not None:
-            found.add(str(key))
+            found.add(key)
     return found
+
+
+# what upstream adds to a phase's line when it collapses a shipped milestone:
+# `- [x] Phase 4: Enhanced Visibility (5/5 plans) — completed 2026-02-13`
+_COLLAPSED_RE = re.compile(
+    r"(?:[ \t]*\(\d+/\d+[ \t]+plans?\))?(?:[ \t]+[-–—]+[ \t]+completed\b.*)?$", re.I
+)
 
 
 def phase_title(text: str, phase: str) -> str | None:
@@ -124,7 +131,7 @@ def phase_title(text: str, phase: str) -> str | None:
     for index in lines.plain(frontmatter=False):
         title = _phase_title(lines.body(index))
         if title and wanted is not None and phase_key(title.group("number")) == wanted:
-            name = title.group("name").strip()
+            name = _COLLAPSED_RE.sub("", title.group("name")).strip()
             if name and not name.startswith("["):  # the template's `[Name]`
                 return name
     return None

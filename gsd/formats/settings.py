@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.core.policy import RULE_FORMS, parse_rule
+from gsd.formats.configkeys import key_lines
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
 
@@ -89,6 +90,7 @@ Ports = Annotated[
 Names = Annotated[list[str], _kind('a list of variable names, e.g. ["GH_TOKEN"]', _is_names, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
+Outside = Annotated[str, _kind('"skip" or "check"', lambda v: v in ("skip", "check"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
 WorktreeDir = Annotated[str | None, _kind(_FOLDER_WORDS, _is_worktree_dir, lambda v: v)]
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)([KMGT]?)B?", re.IGNORECASE)
@@ -172,6 +174,8 @@ class Specialists(_Section):
 
 class Verification(_Section):
     must_haves: Scope = "warn"  # fail: a plan whose must_haves fail gsd verify fails
+    # check: `@~/...` and `@/...` references are looked up too (skip: noted, not looked at)
+    outside_references: Outside = "skip"
 
 
 class GitSettings(_Section):
@@ -321,43 +325,3 @@ def _line_of(key: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]
         if key[:end] in lines:
             return lines[key[:end]]
     return 0
-
-
-def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
-    """The line of every key and list item in valid JSON text, by its path (the last of
-    duplicate keys wins, as in `json.loads`)."""
-    lines: dict[tuple[str | int, ...], int] = {}
-    _scan(text, _skip_space(text, 0), (), lines)
-    return lines
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _skip_space(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t\r\n":
-        at += 1
-    return at
-
-
-def _scan(text: str, at: int, path: tuple[str | int, ...], lines: dict[Any, int]) -> int:
-    """Record the lines under the value starting at `at`; return where it ends."""
-    opening = text[at : at + 1]
-    if opening not in ("{", "["):
-        return _DECODER.raw_decode(text, at)[1]
-    closing, index = ("}" if opening == "{" else "]"), 0
-    at = _skip_space(text, at + 1)
-    while text[at] != closing:
-        if opening == "{":
-            lines_before = text.count("\n", 0, at)
-            key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
-            child: tuple[str | int, ...] = (*path, key)
-            lines[child] = lines_before + 1
-            at = _skip_space(text, _skip_space(text, at) + 1)  # past the colon
-        else:
-            child, index = (*path, index), index + 1
-            lines[child] = text.count("\n", 0, at) + 1
-        at = _skip_space(text, _scan(text, at, child, lines))
-        if text[at] == ",":
-            at = _skip_space(text, at + 1)
-    return at + 1

@@ -35,8 +35,9 @@ class PlanChecks(NamedTuple):
 
 
 class Tree:
-    """The files a plan's paths name: under `root`, or under `home` for `~/` references
-    (upstream resolves those against $HOME); nothing outside either is read."""
+    """The files a plan's paths name: under `root` only, unless `home` is given
+    (`verification.outside_references: check`): then `~/` names resolve against it, as
+    upstream resolves them against $HOME, and absolute names are read as they are."""
 
     def __init__(self, root: Path, home: Path | None = None) -> None:
         self.root = root.resolve()
@@ -47,7 +48,7 @@ class Tree:
         if name.startswith("~/"):
             return self.home / name[2:] if self.home is not None else None
         if os.path.isabs(name):
-            return None
+            return Path(name) if self.home is not None else None
         path = (self.root / name).resolve()
         return path if path == self.root or self.root in path.parents else None
 

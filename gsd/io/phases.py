@@ -15,6 +15,7 @@ from typing import NamedTuple
 from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.ids import PhaseKey, is_phase_number, parse_phase_name, phase_key, plan_sort_key
+from gsd.core.words import did_you_mean
 
 __all__ = [
     "Phase",
@@ -148,7 +149,9 @@ def _no_such_phase(planning: Path, spec: str, phases: list[Phase]) -> UsageError
     shown = ", ".join(p.name for p in phases[:_LISTED])
     more = f" and {len(phases) - _LISTED} more" if len(phases) > _LISTED else ""
     example = phases[0]
+    close = did_you_mean(Path(spec.strip().rstrip("/")).name, (p.name for p in phases))
     return UsageError(
         f"no phase {spec!r} under {where} (phases: {shown}{more})",
-        hint=f"name a phase by its number ({example.number}) or its folder ({example.name})",
+        hint=close
+        or f"name a phase by its number ({example.number}) or its folder ({example.name})",
     )

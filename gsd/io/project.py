@@ -14,6 +14,7 @@ from gsd.core.errors import UsageError
 from gsd.core.graph import PhaseGraph, build
 from gsd.core.ids import is_plan_id, plan_id_from_filename, split_plan_id
 from gsd.core.models import Plan
+from gsd.core.words import did_you_mean
 from gsd.formats import nofollow, roster
 from gsd.formats import plan as plan_format
 from gsd.io.phases import Phase, list_archived_phases, list_phases, resolve_phase
@@ -237,16 +238,17 @@ class Project:
 
         A duplicate id (GSD045) finds the plan the phase graph runs.
         """
-        missing = UsageError(f"no plan {plan_id} under {self.planning / layout.PHASES}")
         if not is_plan_id(plan_id):
             raise UsageError(f"{plan_id!r} is not a plan id", hint="plan ids look like 01-02")
         try:
             phase = self.phase(split_plan_id(plan_id)[0])
         except UsageError:
-            raise missing from None
-        found = self.phase_graph(phase).plans.get(plan_id)
+            phase = None
+        found = None if phase is None else self.phase_graph(phase).plans.get(plan_id)
         if found is None:
-            raise missing
+            close = did_you_mean(plan_id, sorted(self.all_plan_ids))
+            where = self.planning / layout.PHASES
+            raise UsageError(f"no plan {plan_id} under {where}", hint=close) from None
         return found
 
     def phase_plans(self, phase: Phase) -> list[Plan]:

@@ -8,13 +8,14 @@ import posixpath
 from collections.abc import Iterable
 from functools import cached_property, lru_cache
 
+from gsd.core import layout
 from gsd.core.ids import parse_phase_name
 from gsd.core.models import Diagnostic
 from gsd.core.phaserules import check_phase, expected_plan_name
 from gsd.core.planrules import check_plan
 from gsd.core.rules import RULES, Report, escalate
 from gsd.io.project import Project
-from gsd.io.sources import WorkingTree
+from gsd.io.sources import Unreadable, WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
@@ -44,6 +45,7 @@ def validate(
     else:
         found = _check_folders(facts, list(folders.values()))
     found.extend(misnamed_plans(project, targets))
+    found.extend(unread_settings(project, targets))
     diagnostics = sorted(set(escalate(found, strict)), key=Diagnostic.sort_key)
     return Report(len(requested), diagnostics, list(requested))
 
@@ -79,6 +81,27 @@ def _misnamed(path: str, expected: str) -> Diagnostic:
     return Diagnostic(
         path=path, line=1, col=1, severity=RULES["GSD046"].severity, code="GSD046", message=message
     )
+
+
+def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic]:
+    """GSD060 for each key of config.json gsd does not read where it reads the section
+    (gsd.formats.configkeys), when all of `.planning/` is validated."""
+    from gsd.formats.configkeys import unread_keys
+
+    if layout.PLANNING not in targets:
+        return []
+    path = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
+    try:
+        text = project.source.read(path).decode("utf-8")
+    except (Unreadable, UnicodeDecodeError):
+        return []  # gsd doctor and a run say why
+    severity = RULES["GSD060"].severity
+    return [
+        Diagnostic(
+            path=path, line=k.line or 1, col=1, severity=severity, code="GSD060", message=k.message
+        )
+        for k in unread_keys(text)
+    ]
 
 
 class ProjectFacts:

@@ -26,7 +26,7 @@ def render(status: dict[str, Any], fmt: str) -> str:
                 "plan": plan["plan"],
                 "wave": plan["wave"],
                 "status": plan["status"],
-                "tasks committed": f"{len(plan['committed_tasks'])}/{plan['tasks']}",
+                "tasks committed": _committed(plan),
             }
             for plan in phase["plans"]
         ]
@@ -34,9 +34,8 @@ def render(status: dict[str, Any], fmt: str) -> str:
             out += ["", table(rows, markdown=True)] if rows else []
         else:
             out += [
-                f"  {r['plan']}  wave {r['wave']}  {r['status']:<11}  "
-                f"tasks committed {r['tasks committed']}"
-                for r in rows
+                f"  {p['plan']}  wave {p['wave']}  {p['status']:<11}  {_tasks_line(p)}"
+                for p in phase["plans"]
             ]
         out.append("")
     out.append("## Blockers" if markdown else "Blockers:")
@@ -45,6 +44,20 @@ def render(status: dict[str, Any], fmt: str) -> str:
     if "position" in status:
         out += ["", *_position(status["position"], markdown)]
     return "\n".join(out) + "\n"
+
+
+def _committed(plan: dict[str, Any]) -> str:
+    """`1/2` of gsd's task commits; a plan done without any (upstream GSD's commits carry
+    no Gsd-Task trailer) is done, not `0/2`."""
+    if plan.get("done_outside_gsd"):
+        return f"none: {plural(plan['tasks'], 'task')} done outside gsd"
+    return f"{len(plan['committed_tasks'])}/{plan['tasks']}"
+
+
+def _tasks_line(plan: dict[str, Any]) -> str:
+    if plan.get("done_outside_gsd"):
+        return f"{plural(plan['tasks'], 'task')} done outside gsd (no gsd commits)"
+    return f"tasks committed {_committed(plan)}"
 
 
 def _position(position: dict[str, Any], markdown: bool) -> list[str]:

@@ -122,8 +122,11 @@ def gather(project: Project) -> Facts:
         title = roadmap.phase_title(road_text, phase.number) or _title(phase)
         phases.append(PhaseFacts(phase, title, tuple(plans)))
     last = max((d for d in days if d), default=None)
-    listed = roadmap.listed_phases(road_text) | {str(phase_key(p.phase.number)) for p in phases}
-    return Facts(tuple(phases), last, tuple(warnings), len(listed))
+    keys = {phase_key(p.phase.number) for p in phases}
+    listed = roadmap.listed_phases(road_text) | {k for k in keys if k is not None}
+    # `Phase: 10 of 6` where folders or a collapsed milestone skip numbers: never N > M
+    count = max([len(listed), *(key[0] for key in listed)])
+    return Facts(tuple(phases), last, tuple(warnings), count)
 
 
 def _plan_facts(

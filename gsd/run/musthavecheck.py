@@ -25,7 +25,8 @@ def check_complete_plan(run: PhaseRun, end: PlanEnd, place: Git) -> tuple[PlanEn
     """The plan's end (failed when its must_haves fail and that is set to fail) and the
     `## Must-haves` section for its SUMMARY.md; `place` is where its work is checked out."""
     plan = end.plan
-    checked = check_plan(Tree(place.root, Path.home()), plan, plan_text(place.root, plan))
+    tree = Tree(place.root, Path.home() if run.outside_references == "check" else None)
+    checked = check_plan(tree, plan, plan_text(place.root, plan))
     text = verification.section(checked.checks, run.must_haves)
     if not checked.failed:
         return end, text

@@ -90,6 +90,7 @@ class PhaseRun:
         # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
         self.commit_docs = settings.git.commit_docs
         self.must_haves = settings.verification.must_haves  # warn or fail
+        self.outside_references = settings.verification.outside_references  # skip or check
         self.allow_dirty = options.allow_dirty or not self.commit_docs
         self.in_place = not settings.workflow.use_worktrees  # the opt-in
         self.parallel = _max_parallel(project, options)

@@ -92,35 +92,57 @@ def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
     if current is None:
         return text
     scope = [p for p in facts.phases if only is None or p.phase == only]
-    total = len(current.plans)
-    latest = _latest(facts)
-    text = state.set_position(
-        text,
-        phase=f"{_number(current.phase)} of {max(facts.phase_count, len(facts.phases))} "
-        f"({current.title})",
-        plan=f"{current.done} of {total} in current phase",
-        status=_status(current),
-        last_activity=f"{latest[0]} - {latest[1]}" if latest else None,
-        progress=current.done / total if total else None,
-    )
+    shipped = _milestone_shipped(text, current)
+    if not shipped:
+        text = _position(text, facts, current)
     done = [p for ph in facts.phases for p in ph.plans if p.done]
     timed = [p.minutes for p in done if p.minutes is not None]
-    text = metrics.set_counters(
-        text,
-        {
-            "Total plans completed": str(len(done)),
-            "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
-            "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
-        },
+    text = (
+        text
+        if shipped
+        else metrics.set_counters(
+            text,
+            {
+                "Total plans completed": str(len(done)),
+                "Average duration": _minutes(sum(timed) / len(timed)) if timed else "-",
+                "Total execution time": f"{sum(timed) / 60:.2f}".rstrip("0").rstrip(".") + " hours",
+            },
+        )
     )
     for phase in scope:
         text = _phase_rows(text, phase)
-    if facts.last_day is not None:
+    if facts.last_day is not None and not shipped:
         stopped, resume = _stopped_at(facts, current)
         text = state.set_session(
             text, last_session=facts.last_day, stopped_at=stopped, resume_file=resume
         )
     return text
+
+
+def _milestone_shipped(text: str, current: PhaseFacts) -> bool:
+    """STATE.md says a milestone is done (`Status: Milestone shipped`, `Phase: v1.0
+    complete`, as upstream GSD writes on shipping one) and nothing has moved since: the
+    phase gsd finds current is complete. Its position, counters and session are then
+    upstream's words, kept as written; work on a new phase brings gsd's back."""
+    said = state.position(text)
+    phase, status = said.get("phase", ""), said.get("status", "")
+    milestone = "milestone" in status.lower() or bool(phase) and not phase[0].isdigit()
+    return milestone and current.complete
+
+
+def _position(text: str, facts: Facts, current: PhaseFacts) -> str:
+    """`## Current Position`'s lines, as the facts say."""
+    total = len(current.plans)
+    latest = _latest(facts)
+    count = max(facts.phase_count, len(facts.phases))
+    return state.set_position(
+        text,
+        phase=f"{_number(current.phase)} of {count} ({current.title})",
+        plan=f"{current.done} of {total} in current phase",
+        status=_status(current),
+        last_activity=f"{latest[0]} - {latest[1]}" if latest else None,
+        progress=current.done / total if total else None,
+    )
 
 
 def _phase_rows(text: str, phase: PhaseFacts) -> str:
