@@ -123,6 +123,25 @@ def test_an_ignored_agent_program_is_named_with_git_add_f(repo, gsd) -> None:
     refused(gsd, root, line)
 
 
+def test_many_files_not_committed_are_named_by_folder(repo, gsd) -> None:
+    for n in (2, 3, 4):
+        repo.plan(f"01-0{n}", tasks=task(f"01-0{n}", 1), files_modified=f"[src/t01-0{n}_1.py]")
+    (repo.root / "bin" / "agent.py").write_text(FAILING)
+    repo.write("run.py", "")  # a file at the top is named as itself
+    agent = WORKER.format(python=sys.executable).replace(
+        '"bin/agent.py"', '"bin/agent.py", "run.py"'
+    )
+    repo.write("agents/worker.md", agent)
+    live = gsd("execute-phase", "1")
+    assert live.code == 2
+    assert live.err == (
+        "gsd: error: .planning/phases/01-alpha/01-02-PLAN.md is not committed (and 5 more "
+        "files): plans run in worktrees made from the last commit, which have only what is "
+        "committed; nothing was run (commit first: git add .planning/phases/01-alpha agents "
+        'bin run.py && git commit -m "plans and agents")\n'
+    )
+
+
 def test_a_staged_plan_is_not_committed(repo, gsd) -> None:
     repo.plan("01-02", tasks=task("01-02", 1), files_modified="[src/t01-02_1.py]")
     git(repo.root, "add", ".planning")

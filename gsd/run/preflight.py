@@ -7,6 +7,7 @@ specialist that had done nothing wrong; found here, nothing has been spawned yet
 from __future__ import annotations
 
 import os
+import posixpath
 import shlex
 import shutil
 import time
@@ -27,6 +28,7 @@ INSTALL = {
     "codex": "npm install -g @openai/codex",
 }
 LOCK_WAIT_S = 3.0  # an editor's `git status` holds index.lock for milliseconds
+NAMED_FILES = 3  # uncommitted files a hint names one by one; more are named by folder
 
 
 def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
@@ -130,7 +132,11 @@ def committed_message(found: list[tuple[str, str]]) -> tuple[str, str]:
         "have only what is committed"
     )
     force = " -f" if any("ignores" in w for _, w in found) else ""
-    paths = " ".join(shlex.quote(r) for r, _ in found)
+    named = [r for r, _ in found]
+    if len(named) > NAMED_FILES and not force:  # `git add -f FOLDER` would take in too much
+        folders = list(dict.fromkeys(posixpath.dirname(r) or r for r in named))
+        named = [f for f in folders if not any(f.startswith(o + "/") for o in folders)]
+    paths = " ".join(map(shlex.quote, named))
     return message, f'commit first: git add{force} {paths} && git commit -m "plans and agents"'
 
 
