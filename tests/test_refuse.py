@@ -60,6 +60,7 @@ def untouched(root: Path, head: str) -> None:
     assert git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads").split() == ["main"]
     assert git(root, "tag") == ""
     assert git(root, "ls-tree", "-r", "--name-only", "HEAD", ".planning/logs") == ""
+    assert not (root / ".planning" / "logs").exists()  # nor written
 
 
 def refused(gsd, root: Path, line: tuple[str, str], plan: str = "01-01") -> None:
