@@ -171,21 +171,20 @@ def test_a_task_whose_runner_program_is_missing_is_a_problem(planned, bin_dir: P
     ]  # fmt: skip
 
 
-def test_the_fallback_on_a_missing_program_is_a_warning(planned, bin_dir: Path, gsd) -> None:
+def test_the_fallback_on_a_missing_program_is_a_problem(planned, bin_dir: Path, gsd) -> None:
     planned.plan("01-01", tasks=auto_task(attrs=' specialist="rust-pro"'))
     planned.write(".planning/available_agents.md", "- **rust-pro**: Rust\n")
     fake_runner_programs(bin_dir, ("codex",))
     code, report = run_doctor(gsd)
-    assert code == 0
-    # (the stand-in codex runs no sandboxed command: tests/test_codex_real.py's topic)
-    assert [
-        f["message"]
-        for f in report["findings"]
-        if f["status"] == "warning" and f["topic"] not in ("sandbox", "config")
-    ] == [
+    assert code == 1  # as a run, which refuses to start (tests/test_refuse.py)
+    assert messages(report, "problem") == [
         "gsd-executor, which takes over a failed task, runs `claude`, which is missing: a "
-        "failed task gets no fallback attempt"
+        "run refuses to start until it is installed or `voltagent.fallback_on_error` is "
+        "false in .planning/config.json"
     ]
+    planned.write(".planning/config.json", '{"voltagent": {"fallback_on_error": false}}')
+    code, report = run_doctor(gsd)
+    assert code == 0 and messages(report, "problem") == []
 
 
 def test_config_problems_and_skipped_agent_files(planned, bin_dir: Path, gsd) -> None:

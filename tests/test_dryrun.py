@@ -370,10 +370,11 @@ def test_the_fallback_agents_runner_is_checked_too(
     if not fallback:
         assert dry.err == ""
         return
-    assert dry.err == f"gsd: warning: {named}; a live run would refuse to start ({NPM_CLAUDE})\n"
+    hint = f"{NPM_CLAUDE}, or set `voltagent.fallback_on_error` to false"
+    assert dry.err == f"gsd: warning: {named}; a live run would refuse to start ({hint})\n"
     live = gsd("execute-phase", "1")
     assert live.code == 2
-    assert live.err == f"gsd: error: {named}; nothing was run ({NPM_CLAUDE})\n"
+    assert live.err == f"gsd: error: {named}; nothing was run ({hint})\n"
 
 
 COMMAND_AGENT = (
@@ -385,6 +386,8 @@ COMMAND_AGENT = (
 def test_a_missing_command_says_where_it_looked(phase, gsd, git_only: Path) -> None:
     fake_runner_programs(git_only, ("claude",))
     phase.write("agents/python-pro.md", COMMAND_AGENT)
+    git(phase.root, "add", "-A")
+    git(phase.root, "commit", "-q", "-m", "agent")
     result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
     assert result.code == 0
     first = json.loads(result.out)["tasks"][0]
@@ -398,5 +401,7 @@ def test_a_missing_command_says_where_it_looked(phase, gsd, git_only: Path) -> N
     )
     program = phase.write("bin/agent.py", "#!/bin/sh\n")
     program.chmod(0o755)
+    git(phase.root, "add", "-A")
+    git(phase.root, "commit", "-q", "-m", "agent program")
     again = gsd("execute-phase", "1", "--dry-run", "--format", "json")
     assert again.err == "" and json.loads(again.out)["tasks"][0]["missing"] == ""

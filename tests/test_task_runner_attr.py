@@ -199,6 +199,8 @@ def test_every_missing_program_is_named_on_one_line(
     planned.plan("01-02", tasks=auto_task(attrs=' specialist="python-pro"') + "\n"
                  + auto_task("Task 2", attrs=' specialist="python-pro"'),
                  files_modified="[src/y.py]")  # fmt: skip
+    git(planned.root, "add", "-A")  # committed: the dry run warns about nothing else
+    git(planned.root, "commit", "-q", "-m", "plans")
     only_git = tmp_path / "only-git"  # the dry run reads the repository: git is there
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")

@@ -12,6 +12,7 @@ from gsd.core import layout
 from gsd.core.ids import is_plan_id
 
 if TYPE_CHECKING:
+    from gsd.core.graph import PhaseGraph
     from gsd.core.models import Plan, Task
     from gsd.formats.errorlog import ErrorRecord
     from gsd.io.dispatch import TaskDispatch
@@ -167,7 +168,36 @@ def dry_run_tasks(
     if missing:
         message, hint = preflight.missing_message(missing)
         warn([f"{message}; a live run would refuse to start ({hint})"])
+    warn(uncommitted_warning(project, graph, [*tasks, *fallbacks]))
     return with_sandbox(project, preflight.marked(tasks, missing))
+
+
+def uncommitted_warning(
+    project: Project, graph: PhaseGraph, tasks: list[TaskDispatch]
+) -> list[str]:
+    """The dry run's warning for what a live run refuses before its first spawn: a
+    detached HEAD, a plan or agent program that is not committed (plans run in worktrees
+    made from the last commit); none in place (`workflow.use_worktrees` false)."""
+    from gsd.core.errors import GsdError
+    from gsd.io.git import Git
+    from gsd.run import preflight
+
+    try:
+        git = Git(project.root)
+        if not project.config.workflow.use_worktrees:
+            return []
+        head = git.status()
+    except GsdError:
+        return []  # no repository or no usable config: the live run says so
+    detached = preflight.detached_message(git, head)
+    if detached is not None:
+        return [f"{detached[0]}; a live run would refuse to start ({detached[1]})"]
+    plans = [graph.plans[p].path for p in dict.fromkeys(t.plan for t in tasks)]
+    found = preflight.uncommitted(git, preflight.files_read(project.root, git.root, plans, tasks))
+    if not found:
+        return []
+    message, hint = preflight.committed_message(found)
+    return [f"{message}; a live run would refuse to start ({hint})"]
 
 
 def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:

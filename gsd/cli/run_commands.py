@@ -71,6 +71,9 @@ def execute_phase(
     branch. Agents run in your checkout only with workflow.use_worktrees false.
     Ctrl-C, SIGTERM or SIGHUP end every agent and roll back (exit 130/143/129);
     a run stopped at any moment resumes where it stopped when started again.
+    Refused before anything runs (the dry run warns) on a detached HEAD, or
+    when a plan or agent program is not committed: plans run in worktrees
+    made from the last commit.
     Exit 0 done, 1 a task failed or a merge could not be made, 2 a problem to
     fix before anything runs, 4 paused at a human checkpoint.
 

@@ -367,23 +367,26 @@ def fallback_findings(
     runs: list[TaskDispatch],
     where: Mapping[str, str | None],
 ) -> list[Finding]:
-    """gsd-executor takes a failed task over; on a runner that is missing it cannot."""
+    """gsd-executor takes over a failed task (`voltagent.fallback_on_error`): a run
+    checks its runner before it starts, as it checks the tasks' own, and refuses to
+    start while it is missing."""
     from gsd.core.specialists import EXECUTOR
 
     executor = agents.get(EXECUTOR)
     if executor is None or not runs or not project.config.voltagent.fallback_on_error:
         return []
-    own = [t for t in runs if t.runner_source != "plan"]  # runner= carries over to it
+    # runner= carries over to it; gsd-executor's own tasks have nothing to hand over
+    own = [t for t in runs if t.runner_source != "plan" and t.agent != EXECUTOR]
     name = agent_program(executor)
     if not own or where[name] is not None:
         return []
     return [
         Finding(
-            WARNING,
+            PROBLEM,
             "agents",
-            f"{EXECUTOR}, which takes over a failed task, runs "
-            f"`{name}`, which is missing: a failed task gets no "
-            "fallback attempt",
+            f"{EXECUTOR}, which takes over a failed task, runs `{name}`, which is missing: "
+            "a run refuses to start until it is installed or `voltagent.fallback_on_error` "
+            "is false in .planning/config.json",
         )
     ]
 

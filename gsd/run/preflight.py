@@ -7,6 +7,8 @@ specialist that had done nothing wrong; found here, nothing has been spawned yet
 from __future__ import annotations
 
 import os
+import posixpath
+import shlex
 import shutil
 import time
 from collections.abc import Iterable, Mapping
@@ -15,8 +17,9 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.core.words import plural
+from gsd.io.agentscan import bundled_agents_dir
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
+from gsd.io.git import Git, Status
 
 # How to get each runner program (SPEC 5), for the line that says it is missing.
 INSTALL = {
@@ -25,6 +28,7 @@ INSTALL = {
     "codex": "npm install -g @openai/codex",
 }
 LOCK_WAIT_S = 3.0  # an editor's `git status` holds index.lock for milliseconds
+NAMED_FILES = 3  # uncommitted files a hint names one by one; more are named by folder
 
 
 def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
@@ -42,6 +46,9 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
             f"a {operation} is in progress in {git.root}; nothing was run",
             hint=f"finish or abort the {operation} first",
         )
+    detached = detached_message(git, status)
+    if detached is not None:
+        raise InputError(f"{detached[0]}; nothing was run", hint=detached[1])
     if in_place and status.changed and not allow_dirty:
         shown = ", ".join(sorted(status.changed)[:5])
         raise InputError(
@@ -49,6 +56,97 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
             f"uncommitted changes: {shown}; nothing was run",
             hint="commit or stash them first, or pass --allow-dirty to snapshot them",
         )
+
+
+def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
+    """What is wrong with a detached HEAD (gsd merges into the branch HEAD is on), and
+    the `git switch` that fixes it: to the branch at HEAD when there is one; None on a
+    branch (or before the first commit)."""
+    if status.head is None or status.branch is not None:
+        return None
+    listed = git.run(
+        "for-each-ref", "--format=%(refname:short)", "--points-at", "HEAD", "refs/heads"
+    )
+    at_head = listed.out.split()
+    switch = f"git switch {at_head[0]}" if at_head else "git switch -c <new-branch>"
+    return (
+        f"HEAD is detached at {status.head[:7]} in {git.root}: gsd merges each plan's work "
+        "into the branch you are on",
+        f"switch to a branch first: {switch}",
+    )
+
+
+def files_read(
+    root: Path, git_root: Path, plans: Iterable[str], dispatches: Iterable[TaskDispatch]
+) -> tuple[list[Path], set[Path]]:
+    """What a plan's worktree must hold for the run to do what the disk says: the `plans`
+    (paths from `root`, the project's), then each agent's file, and the files a command
+    agent's `command` names by a relative path (the spawn finds them in the worktree);
+    what gsd ships or lies outside the repository is left out. Second, the agent files:
+    gsd reads them from the checkout, so one git ignores is the user's to keep local."""
+    bundled = bundled_agents_dir().resolve()
+    found = [(root / p).resolve() for p in plans]
+    agent_files = set()
+    for dispatch in dispatches:
+        source = Path(dispatch.agent_source).resolve() if dispatch.agent_source else None
+        if source is not None and not source.is_relative_to(bundled):
+            found.append(source)
+            agent_files.add(source)
+        if dispatch.runner != "command":
+            continue
+        words = [w for w in dispatch.argv if w and not os.path.isabs(w)]
+        found += [(root / w).resolve() for w in words if (root / w).is_file()]
+    return [f for f in dict.fromkeys(found) if f.is_relative_to(git_root)], agent_files
+
+
+def uncommitted(git: Git, files: tuple[list[Path], set[Path]]) -> list[tuple[str, str]]:
+    """The files (absolute, inside the repository; `files_read`'s) whose last commit is
+    not what is on disk, in the order given, each as (path from the repository root, what
+    is wrong): a plan's worktree, made from HEAD, would not hold them as they are here."""
+    paths, local = files
+    rel = {f: Path(os.path.relpath(f, git.root)).as_posix() for f in paths}
+    if not rel:
+        return []
+    status = git.status()
+    listed = git.run(
+        "ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rel.values()
+    )
+    in_head = set(filter(None, listed.out.split("\0")))
+    found = []
+    for path, name in rel.items():
+        if name in status.untracked or (name not in in_head and name in status.changed):
+            found.append((name, "is not committed"))
+        elif name not in in_head and path not in local:
+            found.append((name, "is not committed (git ignores it)"))
+        elif name in status.changed:
+            found.append((name, "has changes that are not committed"))
+    return found
+
+
+def committed_message(found: list[tuple[str, str]]) -> tuple[str, str]:
+    """The one line that names the first uncommitted file, and the hint: the commit to make."""
+    rel, wrong = found[0]
+    more = f" (and {plural(len(found) - 1, 'more file')})" if len(found) > 1 else ""
+    message = (
+        f"{rel} {wrong}{more}: plans run in worktrees made from the last commit, which "
+        "have only what is committed"
+    )
+    force = " -f" if any("ignores" in w for _, w in found) else ""
+    named = [r for r, _ in found]
+    if len(named) > NAMED_FILES and not force:  # `git add -f FOLDER` would take in too much
+        folders = list(dict.fromkeys(posixpath.dirname(r) or r for r in named))
+        named = [f for f in folders if not any(f.startswith(o + "/") for o in folders)]
+    paths = " ".join(map(shlex.quote, named))
+    return message, f'commit first: git add{force} {paths} && git commit -m "plans and agents"'
+
+
+def check_committed(git: Git, files: tuple[list[Path], set[Path]]) -> None:
+    """Every plan and agent program the run reads from its worktrees is committed as it
+    is on disk: one line naming the first that is not, and the commit to make."""
+    found = uncommitted(git, files)
+    if found:
+        message, hint = committed_message(found)
+        raise InputError(f"{message}; nothing was run", hint=hint)
 
 
 def check_index_lock(git: Git, wait_s: float = LOCK_WAIT_S) -> None:
@@ -80,9 +178,10 @@ class Missing(NamedTuple):
     def install(self) -> str:
         """How to get it: the runner's install line, or where a command was looked for."""
         how = INSTALL.get(self.runner)
+        off = ", or set `voltagent.fallback_on_error` to false" if self.fallback else ""
         if how:
-            return f"install it ({how}) or put it on PATH"
-        return f"check `command:` in the {self.first.agent} agent file; looked {self.looked}"
+            return f"install it ({how}) or put it on PATH{off}"
+        return f"check `command:` in the {self.first.agent} agent file; looked {self.looked}{off}"
 
     def named(self) -> str:
         more = self.needed_by - 1

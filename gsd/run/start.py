@@ -80,6 +80,10 @@ def check_before_spawning(run: PhaseRun, environ: Mapping[str, str]) -> None:
     preflight.check_index_lock(git)
     spawned = run.to_spawn()
     fallbacks = run.dispatcher.fallbacks(run.graph, spawned)
+    if not run.in_place:  # in place, agents read the checkout as it is
+        plans = [run.graph.plans[p].path for p in dict.fromkeys(d.plan for d in spawned)]
+        read = preflight.files_read(run.project.root, git.root, plans, [*spawned, *fallbacks])
+        preflight.check_committed(git, read)
     preflight.check_runners(spawned, run.project.root, environ, fallbacks)
     if not run.sandbox.enabled:
         say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")

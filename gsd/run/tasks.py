@@ -63,7 +63,7 @@ def run_tasks(
         if not outcome.success and run.cancel.is_set():  # rolled back; nobody's failure
             return _interrupted(plan, label, attempts, started)
         if not outcome.success:
-            message = f"{label}: {outcome.error_type}: {_first_line(outcome.details)}"
+            message = f"{label}: {failure_line(outcome, attempts)}"
             return PlanEnd(
                 plan=plan,
                 status="failed",
@@ -266,6 +266,26 @@ def _interrupted(plan: Plan, label: str, attempts: list[TaskOutcome], started: d
         message=f"{label}: interrupted",
         attempts=tuple(attempts),
         started=started,
+    )
+
+
+def failure_line(last: TaskOutcome, attempts: list[TaskOutcome]) -> str:
+    """How a task's failure is said: its own agent's failure first, then what the
+    fallback agent (gsd-executor) made of it, when the task was handed over."""
+    said = f"{last.error_type}: {_first_line(last.details)}"
+    if last.agent != EXECUTOR:
+        return said
+    own = [
+        a
+        for a in attempts
+        if (a.plan, a.task) == (last.plan, last.task) and a.agent != EXECUTOR and not a.success
+    ]
+    if not own:
+        return said  # gsd-executor was the task's own agent
+    first = own[-1]
+    return (
+        f"{first.agent} failed: {first.error_type}: {_first_line(first.details)}; "
+        f"{EXECUTOR} took over and failed too: {said}"
     )
 
 
