@@ -12,7 +12,7 @@ import gsd.io.checkpoint
 import gsd.io.gitread
 from gsd.core.errors import GsdError, InputError
 from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.checkpointrecord import CHECKPOINT_PREFIX, CheckpointRecords
 from gsd.io.commits import Commits
 from gsd.io.git import Git
 from gsd.io.observe import Observer
@@ -630,3 +630,16 @@ def test_recover_rolls_back_an_open_checkpoint_but_keeps_a_committed_task(repo: 
     assert OpenCheckpoints(Git(root)).recover(owned=True).rolled_back == []
     assert git(root, "rev-parse", "HEAD").strip() == sha
     assert (root / "a.txt").read_text() == "done\n" and checkpoint_tags(root) == []
+
+
+def test_a_run_killed_between_the_record_and_the_tag_leaves_nothing(repo: Project) -> None:
+    """The record is written before the tag: a kill between the two leaves a record the
+    next run settles, never a checkpoint tag with no record (the soak test once found one)."""
+    root = repo.root
+    g = Git(root)
+    cp = Checkpoints(g).create("01-02", 1)
+    git(root, "update-ref", "-d", cp.tag)  # as if killed after the record, before the tag
+    assert checkpoint_tags(root) == [] and CheckpointRecords(g).load_all()[0]
+    recovery = OpenCheckpoints(Git(root)).recover(owned=True)
+    assert recovery.warnings == [] and checkpoint_tags(root) == []
+    assert CheckpointRecords(Git(root)).load_all() == ([], [])

@@ -62,7 +62,7 @@ class Checkpoints:
             special=specialfiles.scan(self.git.root),
         )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
-        tag = self._create_tag(plan_id, task, snapshot or head)
+        tag = self._tag_name(plan_id, task)
         internals = (
             {}
             if confined
@@ -84,12 +84,23 @@ class Checkpoints:
             kept=kept,
             confined=confined,
         )
+        self._record_and_tag(checkpoint, snapshot or head)
+        return checkpoint
+
+    def _record_and_tag(self, checkpoint: Checkpoint, target: str) -> None:
+        """The record before the tag: a run killed between the two leaves a record (the
+        next run settles it; its tag may be gone), never a tag with no record."""
         try:
             self.records.save(checkpoint)
-        except BaseException:  # no tag without its record: a full disk leaves nothing behind
+        except BaseException:  # a full disk leaves nothing behind
             self.delete(checkpoint)
             raise
-        return checkpoint
+        try:
+            self._create_tag(checkpoint.tag, target)
+        except GsdError:  # not ours to delete: the record goes
+            self.records.remove(checkpoint.tag)
+            gitguard.guard(self.git.common_dir).leave(checkpoint.tag)
+            raise
 
     def _snapshot(self, status: Status, what: str, allow_dirty: bool) -> tuple[str, str | None]:
         """HEAD, and the uncommitted work as a `git stash create` commit (None: none); a
@@ -230,24 +241,27 @@ class Checkpoints:
                 hint="use plan ids like 01-02",
             )
 
-    def _create_tag(self, plan_id: str, task: int, target: str) -> str:
+    def _tag_name(self, plan_id: str, task: int) -> str:
+        """A checkpoint tag name no ref has (its time and 24 random bits)."""
         for _ in range(20):
             stamp = datetime.now(timezone.utc).strftime(STAMP)
             tag = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-{stamp}-{secrets.token_hex(3)}"
-            # In the ledger first: no other task's watch ever sees it as an agent's tag.
-            self.git.ledger.wrote(tag, target)
-            # An empty old value makes update-ref fail if the tag exists: no race.
-            done = self.git.run("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
-            if done.status == 0:
-                return tag
-            self.git.ledger.forget(tag)
             if self.git.run("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
-                raise GsdError(
-                    f"cannot create checkpoint tag {tag}: {first_reason(done.err)}",
-                    hint="check that the repository is writable",
-                    details=done.err,
-                )
+                return tag
         raise GsdError(f"cannot find a free checkpoint tag name for {plan_id} task {task}")
+
+    def _create_tag(self, tag: str, target: str) -> None:
+        # In the ledger first: no other task's watch ever sees it as an agent's tag.
+        self.git.ledger.wrote(tag, target)
+        # An empty old value makes update-ref fail if the tag exists: no race.
+        done = self.git.run("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
+        if done.status != 0:
+            self.git.ledger.forget(tag)
+            raise GsdError(
+                f"cannot create checkpoint tag {tag}: {first_reason(done.err)}",
+                hint="check that the repository is writable",
+                details=done.err,
+            )
 
     def _checkpoint_refs(self) -> list[tuple[str, str]]:
         out = self.git.run(
