@@ -33,6 +33,7 @@ clis:
 	@echo "agent CLIs in: $$(sh tests/clis/install.sh)"
 
 lint: venv
+	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/mypy
 

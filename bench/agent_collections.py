@@ -27,8 +27,14 @@ def measure(folder: Path) -> dict[str, Any]:
     report = scan([(folder, "agent_paths")])
     files = report.folders[0]
     agents = [f.agent for f in files.files if f.agent is not None]
-    return row(folder, len(files.files), files.count("loaded"), files.count("skipped"),
-               files.count("ignored"), agents)  # fmt: skip
+    return row(
+        folder,
+        len(files.files),
+        files.count("loaded"),
+        files.count("skipped"),
+        files.count("ignored"),
+        agents,
+    )
 
 
 def measure_before(folder: Path) -> dict[str, Any]:
@@ -45,8 +51,9 @@ def measure_before(folder: Path) -> dict[str, Any]:
     return row(folder, len(seen), loaded, len(warnings), 0, list(agents.values()))
 
 
-def row(folder: Path, files: int, loaded: int, skipped: int, ignored: int,
-        agents: list[Any]) -> dict[str, Any]:  # fmt: skip
+def row(
+    folder: Path, files: int, loaded: int, skipped: int, ignored: int, agents: list[Any]
+) -> dict[str, Any]:
     tiers = Counter(a.tier for a in agents)
     runners = Counter(a.runner for a in agents)
     return {

@@ -26,9 +26,23 @@ _WORDS = (
     "buffer window batch shard replica lease lock watcher scheduler job pipeline stage"
 ).split()
 _VERBS = (
-    "add", "extract", "wire", "validate", "cache", "refactor", "harden", "document", "test",
-    "split", "rename", "persist", "expose", "stream", "batch", "retry",
-)  # fmt: skip
+    "add",
+    "extract",
+    "wire",
+    "validate",
+    "cache",
+    "refactor",
+    "harden",
+    "document",
+    "test",
+    "split",
+    "rename",
+    "persist",
+    "expose",
+    "stream",
+    "batch",
+    "retry",
+)
 
 
 def _sentence(rng: random.Random, lo: int = 8, hi: int = 16) -> str:

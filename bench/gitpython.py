@@ -39,8 +39,10 @@ def timed(label: str, read: Callable[[], object]) -> None:
         start = time.perf_counter()
         read()
         times.append(time.perf_counter() - start)
-    print(f"{label:56s} {statistics.median(times) * 1e6:7.0f} us  "
-          f"{len(started) / RUNS:4.2f} git processes/read")  # fmt: skip
+    print(
+        f"{label:56s} {statistics.median(times) * 1e6:7.0f} us  "
+        f"{len(started) / RUNS:4.2f} git processes/read"
+    )
 
 
 def main(root: Path) -> None:
@@ -52,32 +54,46 @@ def main(root: Path) -> None:
     timed("HEAD: Repo.head.commit.hexsha", lambda: repo.head.commit.hexsha)
     timed("HEAD: gsd's Git.head_from_files (reads .git/HEAD)", ours.head_from_files)
     timed("HEAD: gitread.run(rev-parse HEAD)", lambda: gitread.run(["rev-parse", "HEAD"], cwd=root))
-    timed("refs: (r.path, r.commit.hexsha) for Repo.refs", lambda: [(r.path, r.commit.hexsha)
-                                                                   for r in repo.refs])  # fmt: skip
+    timed(
+        "refs: (r.path, r.commit.hexsha) for Repo.refs",
+        lambda: [(r.path, r.commit.hexsha) for r in repo.refs],
+    )
     timed("refs: gitread.run(for-each-ref)", lambda: gitread.run(refs, cwd=root))
-    timed("config: Repo.config_reader().get_value", lambda: repo.config_reader().get_value(
-        "user", "name"))  # fmt: skip
-    timed("config: gitread.run(config user.name)", lambda: gitread.run(["config", "user.name"],
-                                                                       cwd=root))  # fmt: skip
+    timed(
+        "config: Repo.config_reader().get_value",
+        lambda: repo.config_reader().get_value("user", "name"),
+    )
+    timed(
+        "config: gitread.run(config user.name)",
+        lambda: gitread.run(["config", "user.name"], cwd=root),
+    )
     timed("trailers: Repo.commit(sha).trailers_dict", lambda: repo.commit(head).trailers_dict)
-    timed("trailers: gitread.run(log -1 --format=%(trailers))",
-          lambda: gitread.run(trailers, cwd=root))  # fmt: skip
-    timed("trailers: a new Repo each time (a new Git object)",
-          lambda: git.Repo(root).commit(head).trailers_dict)  # fmt: skip
+    timed(
+        "trailers: gitread.run(log -1 --format=%(trailers))",
+        lambda: gitread.run(trailers, cwd=root),
+    )
+    timed(
+        "trailers: a new Repo each time (a new Git object)",
+        lambda: git.Repo(root).commit(head).trailers_dict,
+    )
     print()
     for label, call in [
         ("repo.is_dirty(untracked_files=True)", lambda: repo.is_dirty(untracked_files=True)),
         ("repo.untracked_files", lambda: repo.untracked_files),
         ("repo.index.diff(None)", lambda: repo.index.diff(None)),
-        ("repo.iter_commits('HEAD', grep=...)", lambda: list(repo.iter_commits("HEAD",
-                                                                                grep="Gsd-Task"))),
+        (
+            "repo.iter_commits('HEAD', grep=...)",
+            lambda: list(repo.iter_commits("HEAD", grep="Gsd-Task")),
+        ),
         ("repo.is_ancestor(a, b)", lambda: repo.is_ancestor(head, head)),
         ("repo.git.stash('create')", lambda: repo.git.stash("create")),
-        ("repo.references (names and shas)", lambda: [(r.path, r.object.hexsha)
-                                                      for r in repo.references]),
+        (
+            "repo.references (names and shas)",
+            lambda: [(r.path, r.object.hexsha) for r in repo.references],
+        ),
         ("repo.head.commit.hexsha", lambda: repo.head.commit.hexsha),
         ("repo.config_reader().get_value", lambda: repo.config_reader().get_value("user", "name")),
-    ]:  # fmt: skip
+    ]:
         started.clear()
         call()
         print(f"{label:40s} {len(started)} git process(es) {' '.join(started)}")

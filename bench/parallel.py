@@ -136,7 +136,7 @@ def run_floor(root: Path, plans: int, script: Path) -> float:
                 cwd=root,
                 stdout=subprocess.DEVNULL,
                 env={"PATH": "/usr/bin:/bin", "GSD_PLAN": f"01-{n:02d}"},
-            )  # fmt: skip
+            )
             for n in range(first + 1, min(plans, first + PARALLEL) + 1)
         ]
         for process in batch:
@@ -170,15 +170,35 @@ def bench_wave(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, f
             results[f"wave_command_ratio_{plans}"] = statistics.median(walls) / statistics.median(
                 floors
             )
-            rows.append([
-                str(plans), f"{ideal:.0f} s", _s(floors), _s(spans), _s(walls),
-                f"{ratio:.2f}x", f"{min(spans) / min(floors):.2f}x",
-                f"{results[f'wave_command_ratio_{plans}']:.2f}x",
-            ])  # fmt: skip
-    table(["plans", "ideal", "floor med/min", "wave med/min", "command med/min",
-           "wave/floor med", "wave/floor min", "command/floor med"], rows)  # fmt: skip
-    say(f"(GIT identity for both: {GIT_ENV['GIT_AUTHOR_NAME']}; {rounds} round(s) per size; "
-        f"max_concurrent_agents {PARALLEL}; python {sys.version.split()[0]})")  # fmt: skip
+            rows.append(
+                [
+                    str(plans),
+                    f"{ideal:.0f} s",
+                    _s(floors),
+                    _s(spans),
+                    _s(walls),
+                    f"{ratio:.2f}x",
+                    f"{min(spans) / min(floors):.2f}x",
+                    f"{results[f'wave_command_ratio_{plans}']:.2f}x",
+                ]
+            )
+    table(
+        [
+            "plans",
+            "ideal",
+            "floor med/min",
+            "wave med/min",
+            "command med/min",
+            "wave/floor med",
+            "wave/floor min",
+            "command/floor med",
+        ],
+        rows,
+    )
+    say(
+        f"(GIT identity for both: {GIT_ENV['GIT_AUTHOR_NAME']}; {rounds} round(s) per size; "
+        f"max_concurrent_agents {PARALLEL}; python {sys.version.split()[0]})"
+    )
     return results
 
 

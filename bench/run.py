@@ -256,21 +256,37 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
         size_mb = sum(f.stat().st_size for f in root.rglob("*-PLAN.md")) / 2**20
         rows.append(
             [
-                f"{n:,}", f"{size_mb:.1f}", str(runs),
-                ms(floor), ms(min(times["floor"])), ms(gsd), ms(min(times["gsd"])),
-                f"{gsd / floor:.2f}x", f"{one / floor:.2f}x", f"{gsd / n * 1e6:.0f}",
+                f"{n:,}",
+                f"{size_mb:.1f}",
+                str(runs),
+                ms(floor),
+                ms(min(times["floor"])),
+                ms(gsd),
+                ms(min(times["gsd"])),
+                f"{gsd / floor:.2f}x",
+                f"{one / floor:.2f}x",
+                f"{gsd / n * 1e6:.0f}",
                 f"{floor / n * 1e6:.0f}",
             ]
-        )  # fmt: skip
+        )
         say(f"  {n:,} plans: generated in {made:.1f} s, {runs} alternating runs done")
     say()
     table(
         [
-            "plans", "MB", "runs", "floor med ms", "floor min ms", "gsd med ms", "gsd min ms",
-            "ratio", "ratio --jobs 1", "gsd us/plan", "floor us/plan",
+            "plans",
+            "MB",
+            "runs",
+            "floor med ms",
+            "floor min ms",
+            "gsd med ms",
+            "gsd min ms",
+            "ratio",
+            "ratio --jobs 1",
+            "gsd us/plan",
+            "floor us/plan",
         ],
         rows,
-    )  # fmt: skip
+    )
     say()
     say("growth: marginal gsd cost per plan between consecutive sizes (fixed startup removed)")
     by_median: list[float] = []
@@ -387,8 +403,10 @@ def git_state() -> str:
 def machine() -> None:
     version = subprocess.run(
         [REAL_PY, "-c", "import sys; print(sys.version.split()[0])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     say(f"gsd benchmark, {datetime.date.today().isoformat()}")
     say(
         f"machine: {platform.system()} {platform.machine()}, nproc {os.cpu_count()}, "
@@ -487,9 +505,13 @@ def main(argv: list[str] | None = None) -> int:
         if f"task_memory_{variant}" in results:
             peak, limit = results[f"task_memory_{variant}"], task.MEMORY_TARGET_MB
             rows.append(
-                [f"task: gsd peak RSS, agent prints {printed} of {label}", f"{peak:.1f} MB",
-                 f"< {limit:g} MB", verdict(peak < limit)]
-            )  # fmt: skip
+                [
+                    f"task: gsd peak RSS, agent prints {printed} of {label}",
+                    f"{peak:.1f} MB",
+                    f"< {limit:g} MB",
+                    verdict(peak < limit),
+                ]
+            )
     if rows:
         table(["measure", "measured", "target", "verdict"], rows)
     say(f"total bench time {time.perf_counter() - began:.0f} s")

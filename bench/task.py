@@ -167,11 +167,23 @@ def task_objects(argv: list[str], rel: str) -> tuple[Any, Any, Any, Any]:
     tools = ["read_file", "write_file", "replace", "run_shell_command"]
     agent = Agent(name="python-pro", tools=tools, runner="command", command=argv)
     dispatch = TaskDispatch(
-        wave=1, plan=PLAN_ID, task=1, name="Task 1: change one file", type="auto",
-        specialist=agent.name, specialist_form="attribute", agent=agent.name,
-        fallback_reason=None, tier=agent.tier, runner=agent.runner, model=None,
-        argv=build_argv(agent, None), timeout_s=300.0, timeout_source="bench", grace_s=1.0,
-    )  # fmt: skip
+        wave=1,
+        plan=PLAN_ID,
+        task=1,
+        name="Task 1: change one file",
+        type="auto",
+        specialist=agent.name,
+        specialist_form="attribute",
+        agent=agent.name,
+        fallback_reason=None,
+        tier=agent.tier,
+        runner=agent.runner,
+        model=None,
+        argv=build_argv(agent, None),
+        timeout_s=300.0,
+        timeout_source="bench",
+        grace_s=1.0,
+    )
     return plan, plan.tasks[0], agent, dispatch
 
 
@@ -284,9 +296,13 @@ class Subjects:
     def gsd(self) -> float:
         start = time.perf_counter()
         outcome = self.run_task(
-            git=self.git, plan=self.plan, task=self.task, agent=self.agent,
-            dispatch=self.dispatch, prompt="Append a line to the file.",
-        )  # fmt: skip
+            git=self.git,
+            plan=self.plan,
+            task=self.task,
+            agent=self.agent,
+            dispatch=self.dispatch,
+            prompt="Append a line to the file.",
+        )
         elapsed = time.perf_counter() - start
         if not outcome.success or outcome.commit is None or outcome.changed != [self.rel]:
             raise TaskFailed(
@@ -312,12 +328,16 @@ class Subjects:
     def floor(self) -> float:
         self.count += 1
         argv = [
-            "bash", str(self.floor_script), self.rel, f"checkpoint/floor/{self.count}",
+            "bash",
+            str(self.floor_script),
+            self.rel,
+            f"checkpoint/floor/{self.count}",
             f"feat({PLAN_ID}): floor task {self.count}",
-        ]  # fmt: skip
+        ]
         start = time.perf_counter()
-        done = subprocess.run(argv, cwd=self.root, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)  # fmt: skip
+        done = subprocess.run(
+            argv, cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         elapsed = time.perf_counter() - start
         if done.returncode != 0:
             raise TaskFailed(f"floor: exit {done.returncode}: {done.stderr.decode().strip()}")
@@ -410,8 +430,17 @@ def floor_by_command(root: Path, rel: str, runs: int = 6) -> dict[str, float]:
         if i % 2 == 0:
             timed("git commit -q -m MSG", "git", "commit", "-q", "-m", f"probe {i}")
         else:
-            timed("git commit -q -m MSG --only -- PATH (gsd's form)", "git", "commit", "-q",
-                  "-m", f"probe {i}", "--only", "--", f":(literal){rel}")  # fmt: skip
+            timed(
+                "git commit -q -m MSG --only -- PATH (gsd's form)",
+                "git",
+                "commit",
+                "-q",
+                "-m",
+                f"probe {i}",
+                "--only",
+                "--",
+                f":(literal){rel}",
+            )
         timed("git tag -d NAME", "git", "tag", "-d", f"checkpoint/probe/{i}")
     return {label: statistics.median(v) for label, v in times.items()}
 
@@ -425,18 +454,29 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     agent_med = result["stats"]["agent"][0]
     say(f"-- where gsd's time goes at {files:,} files (mean per task over {tasks} tasks) --")
     rows = [
-        [f"git processes ({result['started'] / tasks:.0f} per task; {len(git_calls) / tasks:.0f} "
-         "timed via Git.run, the rest run beside them)",
-         ms(git_total / tasks), f"{git_total / gsd_total:.0%}"],
-        ["proc.supervise (spawn, wait, registry; agent included)",
-         ms(supervise_total / tasks), f"{supervise_total / gsd_total:.0%}"],
-        ["  of which the agent alone (its median above)", ms(agent_med),
-         f"{agent_med * tasks / gsd_total:.0%}"],
-        ["everything else in run_task (Python)",
-         ms((gsd_total - git_total - supervise_total) / tasks),
-         f"{(gsd_total - git_total - supervise_total) / gsd_total:.0%}"],
+        [
+            f"git processes ({result['started'] / tasks:.0f} per task; "
+            f"{len(git_calls) / tasks:.0f} timed via Git.run, the rest run beside them)",
+            ms(git_total / tasks),
+            f"{git_total / gsd_total:.0%}",
+        ],
+        [
+            "proc.supervise (spawn, wait, registry; agent included)",
+            ms(supervise_total / tasks),
+            f"{supervise_total / gsd_total:.0%}",
+        ],
+        [
+            "  of which the agent alone (its median above)",
+            ms(agent_med),
+            f"{agent_med * tasks / gsd_total:.0%}",
+        ],
+        [
+            "everything else in run_task (Python)",
+            ms((gsd_total - git_total - supervise_total) / tasks),
+            f"{(gsd_total - git_total - supervise_total) / gsd_total:.0%}",
+        ],
         ["run_task in all", ms(gsd_total / tasks), "100%"],
-    ]  # fmt: skip
+    ]
     table(["part", "ms/task", "share"], rows)
     by_method: dict[str, list[float]] = defaultdict(list)
     by_command: dict[str, list[float]] = defaultdict(list)
@@ -455,11 +495,10 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     table(
         ["git subcommand", "calls/task", "ms/task", "median ms/call", "max ms/call"],
         [
-            [name, f"{len(v) / tasks:g}", ms(sum(v) / tasks), ms(statistics.median(v)),
-             ms(max(v))]
+            [name, f"{len(v) / tasks:g}", ms(sum(v) / tasks), ms(statistics.median(v)), ms(max(v))]
             for name, v in sorted(by_command.items(), key=lambda kv: -sum(kv[1]))
         ],
-    )  # fmt: skip
+    )
     say("the floor's commands one by one (subprocess.run each; median of 6, each commit form 3):")
     table(["command", "ms"], [[k, ms(v)] for k, v in result["floor_commands"].items()])
     via_gsd, via_subprocess = result["per_call"]
@@ -485,35 +524,64 @@ def supervise_child(argv: list[str]) -> int:
 
     def popen(argv: list[str] = program, **kwargs: Any) -> None:
         with open(out, "wb") as handle:
-            child = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL,
-                                     stdout=handle, stderr=handle, **kwargs)  # fmt: skip
+            child = subprocess.Popen(
+                argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=handle, stderr=handle, **kwargs
+            )
             child.wait()
 
     def supervise() -> None:
-        proc.supervise(program, cwd=scratch, stdout_path=out, stderr_path=out, timeout_s=300,
-                       grace_s=1, env=dict(os.environ), registry=scratch / "running")  # fmt: skip
+        proc.supervise(
+            program,
+            cwd=scratch,
+            stdout_path=out,
+            stderr_path=out,
+            timeout_s=300,
+            grace_s=1,
+            env=dict(os.environ),
+            registry=scratch / "running",
+        )
 
     def supervise_confined() -> None:
         confinement = sandbox.confine(
-            tier="read+write", runner="claude", worktree=scratch, tmpdir=scratch,
-            home=Path.home(), extra=(), root=scratch, enabled=True, environ=os.environ,
-        )  # fmt: skip
-        proc.supervise(program, cwd=scratch, stdout_path=out, stderr_path=out, timeout_s=300,
-                       grace_s=1, env=dict(os.environ), registry=scratch / "running",
-                       confinement=confinement)  # fmt: skip
+            tier="read+write",
+            runner="claude",
+            worktree=scratch,
+            tmpdir=scratch,
+            home=Path.home(),
+            extra=(),
+            root=scratch,
+            enabled=True,
+            environ=os.environ,
+        )
+        proc.supervise(
+            program,
+            cwd=scratch,
+            stdout_path=out,
+            stderr_path=out,
+            timeout_s=300,
+            grace_s=1,
+            env=dict(os.environ),
+            registry=scratch / "running",
+            confinement=confinement,
+        )
 
     launcher = sandbox.launcher_argv(program, None, os.getpid())
     ways: list[tuple[str, Callable[[], None]]] = [
         ("subprocess.Popen + wait(): vfork", lambda: popen()),
         ("+ start_new_session", lambda: popen(start_new_session=True)),
-        ("+ through gsd/io/launch.py (python -I -S: parent-death signal, exec)",
-         lambda: popen(launcher, start_new_session=True)),
-        ("proc.supervise, as run_task calls it (launcher, registry record, group checks)",
-         supervise),
-    ]  # fmt: skip
+        (
+            "+ through gsd/io/launch.py (python -I -S: parent-death signal, exec)",
+            lambda: popen(launcher, start_new_session=True),
+        ),
+        (
+            "proc.supervise, as run_task calls it (launcher, registry record, group checks)",
+            supervise,
+        ),
+    ]
     if sandbox.landlock_abi():
-        ways.append(("proc.supervise with a Landlock confinement (read+write, claude)",
-                     supervise_confined))  # fmt: skip
+        ways.append(
+            ("proc.supervise with a Landlock confinement (read+write, claude)", supervise_confined)
+        )
     for label, fn in ways:
         print(f"{_median_of(fn, runs)}\t{label}")
     return 0
@@ -533,10 +601,10 @@ def measure_supervise(tmp: Path, runs: int, say: Say, table: Table) -> None:
     scratch = tmp / "supervise"
     scratch.mkdir()
     done = subprocess.run(
-        [str(VENV_PY), str(Path(__file__).resolve()), "--supervise-child", str(scratch),
-         str(runs)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [str(VENV_PY), str(Path(__file__).resolve()), "--supervise-child", str(scratch), str(runs)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise TaskFailed(f"supervise child: exit {done.returncode}: {done.stderr}")
     say(f"-- one spawn of /bin/sh -c : (a child process that imported gsd; median of {runs}) --")
@@ -622,10 +690,17 @@ def measure_memory(tmp: Path, size: int, say: Say, table: Table) -> dict[str, fl
     for variant, (_, shown) in memory_agents(size).items():
         start = time.perf_counter()
         child = subprocess.run(
-            [str(VENV_PY), str(Path(__file__).resolve()), "--memory-child", str(root), variant,
-             str(size)],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                str(VENV_PY),
+                str(Path(__file__).resolve()),
+                "--memory-child",
+                str(root),
+                variant,
+                str(size),
+            ],
+            capture_output=True,
+            text=True,
+        )
         took = time.perf_counter() - start
         if child.returncode != 0:
             raise TaskFailed(f"memory child ({variant}): exit {child.returncode}: {child.stderr}")
@@ -637,16 +712,30 @@ def measure_memory(tmp: Path, size: int, say: Say, table: Table) -> dict[str, fl
         peak = int(fields["peak_kb"]) / 1024
         peaks[variant] = peak
         rows.append(
-            [shown, MEMORY_LABELS[variant], f"{written:,}",
-             fields["error_type"],
-             f"{int(fields['after_import_kb']) / 1024:.1f}", f"{peak:.1f}",
-             f"{parse_peak / 2**20:.1f}", f"{took:.1f}"]
-        )  # fmt: skip
+            [
+                shown,
+                MEMORY_LABELS[variant],
+                f"{written:,}",
+                fields["error_type"],
+                f"{int(fields['after_import_kb']) / 1024:.1f}",
+                f"{peak:.1f}",
+                f"{parse_peak / 2**20:.1f}",
+                f"{took:.1f}",
+            ]
+        )
     table(
-        ["agent", "output", "stdout bytes", "outcome", "MB after imports", "peak MB (VmHWM)",
-         "parse_task_report MB", "s"],
+        [
+            "agent",
+            "output",
+            "stdout bytes",
+            "outcome",
+            "MB after imports",
+            "peak MB (VmHWM)",
+            "parse_task_report MB",
+            "s",
+        ],
         rows,
-    )  # fmt: skip
+    )
     say(
         "VmHWM: the peak RSS of the gsd process's own address space since its exec "
         "(/proc/self/status, read at the end). Not ru_maxrss from wait4 or RUSAGE_CHILDREN: "
@@ -703,15 +792,38 @@ def bench_task(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, f
             ratio, ratio_min = own_med / f_med, own_min / f_min
             out[f"task_ratio_{files}"] = ratio
             rows.append(
-                [f"{files:,}", str(result["tasks"]), ms(g_med), ms(g_min), ms(a_med), ms(a_min),
-                 ms(own_med), ms(own_min), ms(f_med), ms(f_min), f"{ratio:.2f}x",
-                 f"{ratio_min:.2f}x"]
-            )  # fmt: skip
+                [
+                    f"{files:,}",
+                    str(result["tasks"]),
+                    ms(g_med),
+                    ms(g_min),
+                    ms(a_med),
+                    ms(a_min),
+                    ms(own_med),
+                    ms(own_min),
+                    ms(f_med),
+                    ms(f_min),
+                    f"{ratio:.2f}x",
+                    f"{ratio_min:.2f}x",
+                ]
+            )
         table(
-            ["files", "tasks", "run_task med", "run_task min", "agent med", "agent min",
-             "gsd own med", "gsd own min", "floor med", "floor min", "ratio", "ratio (mins)"],
+            [
+                "files",
+                "tasks",
+                "run_task med",
+                "run_task min",
+                "agent med",
+                "agent min",
+                "gsd own med",
+                "gsd own min",
+                "floor med",
+                "floor min",
+                "ratio",
+                "ratio (mins)",
+            ],
             rows,
-        )  # fmt: skip
+        )
         for result in results:
             files = result["files"]
             ratio = out[f"task_ratio_{files}"]

@@ -255,8 +255,10 @@ def snapshot_checkout(dest: Path) -> str:
 
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, check=True, capture_output=True,
-    ).stdout.decode()  # fmt: skip
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
     for rel in filter(None, listed.split("\0")):
         source = REPO / rel
         if source.is_file() or source.is_symlink():

@@ -278,8 +278,9 @@ def landlock_abi() -> int:
 LANDLOCK = landlock_abi() > 0
 
 
-def task_xml(plan: str, n: int, *, specialist: str = "worker", files: str | None = None,
-             verify: str = "true") -> str:  # fmt: skip
+def task_xml(
+    plan: str, n: int, *, specialist: str = "worker", files: str | None = None, verify: str = "true"
+) -> str:
     return (
         f'<task type="auto" specialist="{specialist}">\n<name>Task {n}</name>\n'
         f"<files>{files or f'src/t{plan}_{n}.py'}</files>\n<action>Write it.</action>\n"
@@ -468,8 +469,11 @@ def assert_gsd_left_nothing(
     assert _gsd_worktrees(root) == set(), "a gsd worktree was left"
     common = _common_dir(root)
     assert not (common / "gsd" / "worktrees").exists(), "a worktree folder was left in .git"
-    records = [p for p in common.rglob("*.json") if p.parent.name == "checkpoints"
-               and p.name not in foreign_records]  # fmt: skip
+    records = [
+        p
+        for p in common.rglob("*.json")
+        if p.parent.name == "checkpoints" and p.name not in foreign_records
+    ]
     assert records == [], f"checkpoint records left: {records}"
     assert not (common / "MERGE_HEAD").exists(), "a merge was left half done"
     assert not (common / "index.lock").exists(), "index.lock was left"
@@ -501,9 +505,13 @@ def assert_nothing_lost(
 
 def run_gsd(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "gsd", *args], cwd=cwd, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=timeout,
-    )  # fmt: skip
+        [sys.executable, "-m", "gsd", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=timeout,
+    )
 
 
 @dataclass
@@ -608,9 +616,12 @@ class Scene:
         out, err = self.tmp / f"gsd-{self.runs}.out", self.tmp / f"gsd-{self.runs}.err"
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "gsd", *args], cwd=cwd or self.root,
-                env=self.gsd_env(), stdout=stdout, stderr=stderr,
-            )  # fmt: skip
+                [sys.executable, "-m", "gsd", *args],
+                cwd=cwd or self.root,
+                env=self.gsd_env(),
+                stdout=stdout,
+                stderr=stderr,
+            )
         return Started(process, out, err)
 
     def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -638,9 +649,11 @@ class Scene:
 
     def error_types(self, plan: str, task: int) -> list[object]:
         number = plan.split("-")[1]
-        return [r["error_type"] for r in self.errors()
-                if str(r["plan"]).lstrip("0") == number.lstrip("0")
-                and str(r["task"]) == str(task)]  # fmt: skip
+        return [
+            r["error_type"]
+            for r in self.errors()
+            if str(r["plan"]).lstrip("0") == number.lstrip("0") and str(r["task"]) == str(task)
+        ]
 
 
 def _merge(into: dict[str, object], settings: dict[str, object]) -> None:
@@ -667,26 +680,42 @@ def make_scene(project: Project, tmp: Path) -> Scene:
         ("gsd-executor", FULL_TOOLS, "writer"),
         ("reader", READ_ONLY_TOOLS, "reader"),
     ):
-        command = ", ".join(json.dumps(a) for a in (sys.executable, str(script), str(control),
-                                                     f"agent-{token}", role))  # fmt: skip
-        project.write(f"agents/{name}.md", AGENT_FILE.format(name=name, tools=tools,
-                                                             command=command))  # fmt: skip
+        command = ", ".join(
+            json.dumps(a)
+            for a in (sys.executable, str(script), str(control), f"agent-{token}", role)
+        )
+        project.write(
+            f"agents/{name}.md", AGENT_FILE.format(name=name, tools=tools, command=command)
+        )
     project.write(".planning/available_agents.md", "- **worker**: test\n- **reader**: test\n")
-    project.write(".planning/config.json", json.dumps({
-        "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-        "voltagent": {"fallback_on_error": False},
-        "sandbox": {"writable": [str(control)]},
-    }, indent=2) + "\n")  # fmt: skip
+    project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False},
+                "sandbox": {"writable": [str(control)]},
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     project.write(".planning/STATE.md", STATE)
     project.write(".planning/PROJECT.md", "# Project\n\nThe user's project.\n")
     project.write(".gitignore", ".env\n*.pem\n*.key\nbuild/\n")
     project.write("src/shared.py", "# shared\n")
     files = "[src/t01-01_1.py, src/t01-01_2.py]"
-    project.plan("01-01", tasks=task_xml("01-01", 1) + "\n" + task_xml("01-01", 2),
-                 files_modified=files)  # fmt: skip
+    project.plan(
+        "01-01", tasks=task_xml("01-01", 1) + "\n" + task_xml("01-01", 2), files_modified=files
+    )
     project.plan("01-02", tasks=task_xml("01-02", 1), files_modified="[src/t01-02_1.py]")
-    project.plan("01-03", tasks=task_xml("01-03", 1), depends_on='["01-01", "01-02"]', wave=2,
-                 files_modified="[src/t01-03_1.py]")  # fmt: skip
+    project.plan(
+        "01-03",
+        tasks=task_xml("01-03", 1),
+        depends_on='["01-01", "01-02"]',
+        wave=2,
+        files_modified="[src/t01-03_1.py]",
+    )
     scene = Scene(project.root, tmp, control, token)
     scene.commit("plans, agents and config")
     return scene

@@ -34,39 +34,98 @@ def scanned(collection: str) -> Scan:
 @pytest.mark.parametrize(
     ("collection", "name", "alias", "tier", "runner"),
     [
-        pytest.param("voltagent", "python-pro", "voltagent-lang:python-pro", "full", "claude",
-                     id="claude-comma-tools-in-a-plugin"),
-        pytest.param("voltagent", "gdpr-ccpa-compliance",
-                     "voltagent-qa-sec:gdpr-ccpa-compliance", "read-only", "claude",
-                     id="claude-yaml-rejects-it"),
-        pytest.param("voltagent", "ui-ux-tester", "voltagent-qa-sec:ui-ux-tester", "full",
-                     "claude", id="claude-unknown-tools"),
-        pytest.param("wshobson", "sql-pro", "database-design:sql-pro", "full", "claude",
-                     id="claude-no-tools-is-all-tools"),
-        pytest.param("wshobson", "arm-cortex-expert",
-                     "arm-cortex-microcontrollers:arm-cortex-expert", "read-only", "claude",
-                     id="claude-empty-tool-list"),
-        pytest.param("wshobson", "agent-orchestration-context-manager",
-                     "agent-orchestration:agent-orchestration-context-manager", "full", "claude",
-                     id="claude-name-unlike-file"),
-        pytest.param("lst97", "frontend-developer", "development:frontend-developer", "full",
-                     "claude", id="claude-mcp-tools-in-a-subfolder"),
+        pytest.param(
+            "voltagent",
+            "python-pro",
+            "voltagent-lang:python-pro",
+            "full",
+            "claude",
+            id="claude-comma-tools-in-a-plugin",
+        ),
+        pytest.param(
+            "voltagent",
+            "gdpr-ccpa-compliance",
+            "voltagent-qa-sec:gdpr-ccpa-compliance",
+            "read-only",
+            "claude",
+            id="claude-yaml-rejects-it",
+        ),
+        pytest.param(
+            "voltagent",
+            "ui-ux-tester",
+            "voltagent-qa-sec:ui-ux-tester",
+            "full",
+            "claude",
+            id="claude-unknown-tools",
+        ),
+        pytest.param(
+            "wshobson",
+            "sql-pro",
+            "database-design:sql-pro",
+            "full",
+            "claude",
+            id="claude-no-tools-is-all-tools",
+        ),
+        pytest.param(
+            "wshobson",
+            "arm-cortex-expert",
+            "arm-cortex-microcontrollers:arm-cortex-expert",
+            "read-only",
+            "claude",
+            id="claude-empty-tool-list",
+        ),
+        pytest.param(
+            "wshobson",
+            "agent-orchestration-context-manager",
+            "agent-orchestration:agent-orchestration-context-manager",
+            "full",
+            "claude",
+            id="claude-name-unlike-file",
+        ),
+        pytest.param(
+            "lst97",
+            "frontend-developer",
+            "development:frontend-developer",
+            "full",
+            "claude",
+            id="claude-mcp-tools-in-a-subfolder",
+        ),
         pytest.param("0xfurai", "kafka-expert", None, "full", "claude", id="claude-no-tools"),
         pytest.param("maestro", "coder", None, "full", "gemini", id="gemini-current"),
-        pytest.param("maestro", "code_reviewer", None, "read-only", "gemini",
-                     id="gemini-current-read-only"),
+        pytest.param(
+            "maestro", "code_reviewer", None, "read-only", "gemini", id="gemini-current-read-only"
+        ),
         pytest.param("maestro-v1", "coder", None, "full", "gemini", id="gemini-older"),
-        pytest.param("codex", "idp-architect", "12-platform-engineering-idp:idp-architect",
-                     "read+shell", "codex", id="codex-read-only-sandbox"),
-        pytest.param("codex", "backend-developer", "01-core-development:backend-developer",
-                     "read+write", "codex", id="codex-workspace-write"),
-        pytest.param("gsd", "careful-reviewer", None, "read+shell", "claude",
-                     id="claude-disallowed-and-permission-mode"),
+        pytest.param(
+            "codex",
+            "idp-architect",
+            "12-platform-engineering-idp:idp-architect",
+            "read+shell",
+            "codex",
+            id="codex-read-only-sandbox",
+        ),
+        pytest.param(
+            "codex",
+            "backend-developer",
+            "01-core-development:backend-developer",
+            "read+write",
+            "codex",
+            id="codex-workspace-write",
+        ),
+        pytest.param(
+            "gsd",
+            "careful-reviewer",
+            None,
+            "read+shell",
+            "claude",
+            id="claude-disallowed-and-permission-mode",
+        ),
         pytest.param("gsd", "planner", None, "read-only", "claude", id="claude-plan-mode"),
     ],
-)  # fmt: skip
-def test_real_agent_files(collection: str, name: str, alias: str | None, tier: str,
-                          runner: str) -> None:  # fmt: skip
+)
+def test_real_agent_files(
+    collection: str, name: str, alias: str | None, tier: str, runner: str
+) -> None:
     agents = scanned(collection).agents
     agent = agents[name]
     assert (agent.tier, agent.runner, agent.origin) == (tier, runner, "agent_paths")
@@ -81,7 +140,10 @@ def test_what_each_dialect_keeps() -> None:
     assert reviewer.tools == ["Read", "Grep", "Glob", "Bash", "Edit"]
     assert reviewer.disallowed_tools == ["Edit", "Write"]  # for the claude runner's deny list
     assert (reviewer.permission_mode, reviewer.max_turns, reviewer.model) == (
-        "acceptEdits", 12, "inherit")  # fmt: skip
+        "acceptEdits",
+        12,
+        "inherit",
+    )
     assert "color" not in reviewer.model_dump() and not reviewer.web
     planner = scanned("gsd").agents["planner"]
     assert planner.tools_omitted and planner.web  # all tools, the web included
@@ -144,22 +206,47 @@ def test_plugin_files_outside_agents_are_ignored(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "runner", "tier"),
     [
-        pytest.param("---\nname: a\nmodel: gemini-2.5-pro\ntools: [read_file]\n---\nx\n",
-                     "gemini", "read-only", id="gemini-model-means-gemini"),
-        pytest.param("---\nname: a\nkind: local\nrunner: claude\n---\nx\n", "claude", "full",
-                     id="runner-wins-over-kind"),
-        pytest.param("---\nname: a\ntools: Read, Bash(git diff:*)\n---\nx\n", "claude",
-                     "read+shell", id="a-rule-names-its-tool"),
-        pytest.param("---\nname: a\ndisallowedTools: Bash\n---\nx\n", "claude", "read+write",
-                     id="denied-shell-from-all"),
-        pytest.param("---\nname: a\ndisallowedTools: Write, Edit\n---\nx\n", "claude",
-                     "read+shell", id="denied-writes-from-all"),
-        pytest.param("---\nname: a\ntools: [\"*\"]\n---\nx\n", "claude", "full",
-                     id="gemini-wildcard"),
-        pytest.param("---\nname: a\npermissionMode: bypassPermissions\ntools: Read\n---\nx\n",
-                     "claude", "read-only", id="a-mode-never-widens"),
+        pytest.param(
+            "---\nname: a\nmodel: gemini-2.5-pro\ntools: [read_file]\n---\nx\n",
+            "gemini",
+            "read-only",
+            id="gemini-model-means-gemini",
+        ),
+        pytest.param(
+            "---\nname: a\nkind: local\nrunner: claude\n---\nx\n",
+            "claude",
+            "full",
+            id="runner-wins-over-kind",
+        ),
+        pytest.param(
+            "---\nname: a\ntools: Read, Bash(git diff:*)\n---\nx\n",
+            "claude",
+            "read+shell",
+            id="a-rule-names-its-tool",
+        ),
+        pytest.param(
+            "---\nname: a\ndisallowedTools: Bash\n---\nx\n",
+            "claude",
+            "read+write",
+            id="denied-shell-from-all",
+        ),
+        pytest.param(
+            "---\nname: a\ndisallowedTools: Write, Edit\n---\nx\n",
+            "claude",
+            "read+shell",
+            id="denied-writes-from-all",
+        ),
+        pytest.param(
+            '---\nname: a\ntools: ["*"]\n---\nx\n', "claude", "full", id="gemini-wildcard"
+        ),
+        pytest.param(
+            "---\nname: a\npermissionMode: bypassPermissions\ntools: Read\n---\nx\n",
+            "claude",
+            "read-only",
+            id="a-mode-never-widens",
+        ),
     ],
-)  # fmt: skip
+)
 def test_dialect_rules(text: str, runner: str, tier: str) -> None:
     agent = parse_agent(text, "a.md", "a")
     assert (agent.runner, agent.tier) == (runner, tier)
@@ -167,9 +254,12 @@ def test_dialect_rules(text: str, runner: str, tier: str) -> None:
 
 @pytest.mark.parametrize(
     ("sandbox", "tier"),
-    [("read-only", "read+shell"), ("workspace-write", "read+write"),
-     ("danger-full-access", "full")],
-)  # fmt: skip
+    [
+        ("read-only", "read+shell"),
+        ("workspace-write", "read+write"),
+        ("danger-full-access", "full"),
+    ],
+)
 def test_codex_sandbox_modes(sandbox: str, tier: str) -> None:
     text = f'name = "a"\nsandbox_mode = "{sandbox}"\ndeveloper_instructions = "x"\n'
     agent = parse_codex_agent(text, "a.toml", "a")
@@ -226,11 +316,14 @@ def test_agents_check_names_every_file(user_collection, gsd) -> None:
     assert result.code == 1  # a file was skipped
     out = result.out
     assert "~/.claude/agents (user): 4 loaded, 1 skipped, 0 ignored" in out
-    assert ("  skipped  0xfurai/sqs-expert.md: frontmatter must start at byte 0, found '---' "
-            "on line 2") in out  # fmt: skip
-    assert ("  loaded   02-language-specialists/python-pro.md: python-pro (also "
-            "voltagent-lang:python-pro), full, runner claude, 6 tools, overrides (bundled) "
-            "python-pro.md") in out  # fmt: skip
+    assert (
+        "  skipped  0xfurai/sqs-expert.md: frontmatter must start at byte 0, found '---' on line 2"
+    ) in out
+    assert (
+        "  loaded   02-language-specialists/python-pro.md: python-pro (also "
+        "voltagent-lang:python-pro), full, runner claude, 6 tools, overrides (bundled) "
+        "python-pro.md"
+    ) in out
     assert "note: tools unknown to gsd (kept, they grant nothing): chrome-mcp, computer-use" in out
     data = json.loads(gsd("agents", "check", "--format", "json").out)
     user = next(f for f in data["folders"] if f["origin"] == "user" and f["exists"])
@@ -244,14 +337,18 @@ def test_a_narrower_user_agent_replacing_a_bundled_one_is_said(git_project, gsd)
     agents.mkdir(parents=True)
     (agents / "python-pro.md").write_text("---\nname: python-pro\ntools: Read, Grep\n---\nx\n")
     err = gsd("agents", "list").err
-    assert err == ("gsd: warning: ~/.claude/agents: python-pro replaces the bundled full agent "
-                   "with a read-only one (see `gsd agents check`)\n")  # fmt: skip
+    assert err == (
+        "gsd: warning: ~/.claude/agents: python-pro replaces the bundled full agent "
+        "with a read-only one (see `gsd agents check`)\n"
+    )
 
 
 def test_sync_lists_a_shadowed_agent_by_its_alias(git_project, gsd) -> None:
     for ns in ("team-a", "team-b"):
-        git_project.write(f"agents/{ns}/reviewer.md", f"---\nname: reviewer\ndescription: {ns}\n"
-                          "tools: Read\n---\nx\n")  # fmt: skip
+        git_project.write(
+            f"agents/{ns}/reviewer.md",
+            f"---\nname: reviewer\ndescription: {ns}\ntools: Read\n---\nx\n",
+        )
     assert gsd("agents", "sync").code == 0
     roster = (git_project.planning / "available_agents.md").read_text()
     assert "- **reviewer**: team-b" in roster and "- **team-a:reviewer**: team-a" in roster
@@ -261,11 +358,13 @@ def test_dry_run_names_the_agent_file_and_a_skipped_one(
     user_collection, gsd, runners_on_path
 ) -> None:
     project = user_collection.parents[2] / "repo"
-    tasks = "\n".join([
-        auto_task("Task 1: typed", attrs=' specialist="voltagent-lang:python-pro"'),
-        auto_task("Task 2: queues", attrs=' specialist="sqs-expert"'),
-        auto_task("Task 3: streams", attrs=' specialist="0xfurai:kafka-expert"'),
-    ])  # fmt: skip
+    tasks = "\n".join(
+        [
+            auto_task("Task 1: typed", attrs=' specialist="voltagent-lang:python-pro"'),
+            auto_task("Task 2: queues", attrs=' specialist="sqs-expert"'),
+            auto_task("Task 3: streams", attrs=' specialist="0xfurai:kafka-expert"'),
+        ]
+    )
     (project / ".planning" / "available_agents.md").write_text(
         "- **voltagent-lang:python-pro**: x\n- **sqs-expert**: x\n- **0xfurai:kafka-expert**: x\n"
     )
@@ -280,8 +379,9 @@ def test_dry_run_names_the_agent_file_and_a_skipped_one(
     assert result.code == 0, result.err
     typed, queues, streams = json.loads(result.out)["tasks"]
     assert typed["agent"] == "python-pro" and typed["fallback_reason"] is None
-    assert typed["agent_source"] == str(user_collection / "02-language-specialists" /
-                                        "python-pro.md")  # fmt: skip
+    assert typed["agent_source"] == str(
+        user_collection / "02-language-specialists" / "python-pro.md"
+    )
     assert queues["agent"] == "gsd-executor"
     assert queues["fallback_reason"] == (
         "its agent file was skipped: ~/.claude/agents/0xfurai/sqs-expert.md: frontmatter must "
@@ -298,8 +398,12 @@ def test_the_collections_benchmark_reads_these_files() -> None:
     import sys
 
     bench = Path(__file__).parents[1] / "bench" / "agent_collections.py"
-    done = subprocess.run([sys.executable, str(bench), *map(str, FOLDERS.values())],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(bench), *map(str, FOLDERS.values())],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     total = done.stdout.splitlines()[-1].split()
     assert total[:5] == ["total", "16", "15", "1", "0"]  # files, loaded, skipped, ignored
 
@@ -315,10 +419,12 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
     project = user_collection.parents[2] / "repo"
     (project / "agents").mkdir()
     (project / "agents" / "python-pro.md").write_text(
-        "---\nname: python-pro\ntools: Read, Grep\n---\nReviews only.\n")  # fmt: skip
+        "---\nname: python-pro\ntools: Read, Grep\n---\nReviews only.\n"
+    )
     (project / ".planning").mkdir(exist_ok=True)
     (project / ".planning" / "available_agents.md").write_text(
-        "- **voltagent-lang:python-pro**: Python\n")  # fmt: skip
+        "- **voltagent-lang:python-pro**: Python\n"
+    )
     plan = project / ".planning/phases/01-alpha/01-01-PLAN.md"
     plan.parent.mkdir(parents=True)
     plan.write_text(plan_text(tasks=auto_task(attrs=' specialist="voltagent-lang:python-pro"')))
@@ -326,8 +432,11 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
     dispatcher, _ = p.dispatcher()
     (dispatch,) = dispatcher.phase(p.phase_graph(p.phase("1")))
     runs = dispatcher.agent_for(dispatch)
-    assert dispatch.agent_source == runs.source == str(
-        user_collection / "02-language-specialists" / "python-pro.md")  # fmt: skip
+    assert (
+        dispatch.agent_source
+        == runs.source
+        == str(user_collection / "02-language-specialists" / "python-pro.md")
+    )
     assert runs.tier == dispatch.tier == "full"
 
 
@@ -336,8 +445,10 @@ def test_a_codex_file_with_a_key_gsd_keeps_for_itself_loads(tmp_path: Path) -> N
     (before, the clash was a TypeError that ended every command scanning the folder)."""
     from gsd.formats.agents import parse_codex_agent
 
-    text = ('name = "reviewer"\ndescription = "Reviews"\nsource = "mine"\nnotes = "x"\n'
-            'developer_instructions = "Review it."\n')  # fmt: skip
+    text = (
+        'name = "reviewer"\ndescription = "Reviews"\nsource = "mine"\nnotes = "x"\n'
+        'developer_instructions = "Review it."\n'
+    )
     agent = parse_codex_agent(text, str(tmp_path / "reviewer.toml"), "reviewer")
     assert agent.source == str(tmp_path / "reviewer.toml") and agent.runner == "codex"
 

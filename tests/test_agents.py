@@ -25,8 +25,9 @@ Persona text.
 """
 
 
-def agent_file(name: str = "x", tools: str = "read_file", runner: str = "claude",
-               extra: str = "") -> str:  # fmt: skip
+def agent_file(
+    name: str = "x", tools: str = "read_file", runner: str = "claude", extra: str = ""
+) -> str:
     return AGENT.format(name=name, tools=tools, runner=runner, extra=extra)
 
 
@@ -107,12 +108,19 @@ def test_every_bundled_agent_is_valid_and_real() -> None:
     agents, warnings = found.agents, found.warnings()
     assert warnings == []
     maestro = {
-        "architect": "read-only", "api-designer": "read-only", "code-reviewer": "read-only",
-        "debugger": "read+shell", "performance-engineer": "read+shell",
-        "security-engineer": "read+shell", "refactor": "read+write",
-        "technical-writer": "read+write", "coder": "full", "data-engineer": "full",
-        "devops-engineer": "full", "tester": "full",
-    }  # fmt: skip
+        "architect": "read-only",
+        "api-designer": "read-only",
+        "code-reviewer": "read-only",
+        "debugger": "read+shell",
+        "performance-engineer": "read+shell",
+        "security-engineer": "read+shell",
+        "refactor": "read+write",
+        "technical-writer": "read+write",
+        "coder": "full",
+        "data-engineer": "full",
+        "devops-engineer": "full",
+        "tester": "full",
+    }
     for name, tier in maestro.items():
         assert agents[name].tier == tier, name
     for name in ("gsd-executor", "gsd-planner", "python-pro", "typescript-pro", "postgres-pro"):
@@ -182,10 +190,12 @@ def test_roster_reader_accepts_the_forms_in_the_wild() -> None:
         pytest.param("- **python-pro**: Python\n", id="bold"),
         pytest.param("- `python-pro`: Python\n", id="code"),
         pytest.param("python-pro\n", id="bare"),
-        pytest.param("# Title\n\nSome prose here.\n\n```\nnot-me\n```\n- **python-pro**\n",
-                     id="prose-and-fences-ignored"),
+        pytest.param(
+            "# Title\n\nSome prose here.\n\n```\nnot-me\n```\n- **python-pro**\n",
+            id="prose-and-fences-ignored",
+        ),
     ],
-)  # fmt: skip
+)
 def test_roster_forms(text: str) -> None:
     assert list(parse_roster(text)) == ["python-pro"]
 

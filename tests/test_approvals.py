@@ -28,11 +28,18 @@ def phase(git_project, tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(AGENT.format(report=REPORT))
     install_agents(git_project, script)
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}))  # fmt: skip
+    git_project.write(
+        ".planning/config.json",
+        json.dumps({"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}),
+    )
     git_project.plan("01-01")
-    git_project.plan("01-02", tasks=task("01-02", 1), depends_on='["01-01"]', wave=2,
-                     files_modified="[src/t01-02_1.py]")  # fmt: skip
+    git_project.plan(
+        "01-02",
+        tasks=task("01-02", 1),
+        depends_on='["01-01"]',
+        wave=2,
+        files_modified="[src/t01-02_1.py]",
+    )
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "plans")
     return git_project
@@ -121,8 +128,9 @@ def test_task_and_option_are_checked(two_checks, gsd, args: list[str], error: st
 def test_a_plan_without_checkpoints_has_nothing_to_approve(phase, gsd) -> None:
     result = gsd("approve", "01-02")
     assert (result.code, result.err) == (
-        2, "gsd: error: plan 01-02 has no checkpoint task: nothing to approve\n"
-    )  # fmt: skip
+        2,
+        "gsd: error: plan 01-02 has no checkpoint task: nothing to approve\n",
+    )
 
 
 def test_a_named_task_is_answered_and_the_default_is_the_first_still_waiting(
@@ -136,8 +144,9 @@ def test_a_named_task_is_answered_and_the_default_is_the_first_still_waiting(
     project = Project(two_checks.root)
     plan = project.find_plan("01-01")
     assert {n: a["option"] for n, a in approvals.answered(project, plan).items()} == {
-        2: None, 4: "b"
-    }  # fmt: skip
+        2: None,
+        4: "b",
+    }
 
 
 def test_an_old_record_without_a_task_answers_only_the_first_checkpoint(two_checks) -> None:

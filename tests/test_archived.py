@@ -35,8 +35,12 @@ def planning(tmp_path: Path) -> Path:
 
 def test_archives_are_listed_newest_milestone_first(planning: Path) -> None:
     found = [(p.milestone, p.name) for p in list_archived_phases(planning)]
-    assert found == [("v1.10", "02-api-again"), ("v1.9", "03-old"),
-                     ("v1.0", "01-setup"), ("v1.0", "02-api")]  # fmt: skip
+    assert found == [
+        ("v1.10", "02-api-again"),
+        ("v1.9", "03-old"),
+        ("v1.0", "01-setup"),
+        ("v1.0", "02-api"),
+    ]
     assert [p.name for p in list_phases(planning)] == ["03-new"]  # what a run executes
 
 
@@ -69,8 +73,12 @@ def ag_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_corpus_archive_is_found_by_status_show_waves_validate(ag_cli: Path, gsd) -> None:
     status = json.loads(gsd("status", "--format", "json").out)
     phases = {p["phase"]: p for p in status["phases"]}
-    assert list(phases) == ["01-foundation", "02-data-infrastructure",
-                            "02.1-integration-fixes", "02.2-integration-fixes-ii"]  # fmt: skip
+    assert list(phases) == [
+        "01-foundation",
+        "02-data-infrastructure",
+        "02.1-integration-fixes",
+        "02.2-integration-fixes-ii",
+    ]
     assert {p["archived"] for p in phases.values()} == {"v1.0"}
     assert sum(len(p["plans"]) for p in phases.values()) == 6
     assert "(archived, milestone v1.0)" in gsd("status").out

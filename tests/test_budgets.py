@@ -32,8 +32,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "runners"
 def lines(runner: str, steps: str, tmp_path: Path) -> list[str]:
     import subprocess
 
-    done = subprocess.run([sys.executable, str(STREAM_AGENT), runner, steps], input="",
-                          capture_output=True, text=True, cwd=tmp_path, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(STREAM_AGENT), runner, steps],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
     return done.stdout.splitlines()
 
 
@@ -154,22 +160,43 @@ def streaming(runner: str, steps: str, tmp_path: Path, *extra: str) -> tuple[Age
 
 def budget_dispatch(agent: Agent, argv: list[str], warn: int, abort: int) -> TaskDispatch:
     return TaskDispatch(
-        wave=1, plan="01-01", task=1, name="Task 1: do it", type="auto",
-        specialist=agent.name, specialist_form="attribute", agent=agent.name,
-        fallback_reason=None, tier=agent.tier, runner=agent.runner, model=None, argv=argv,
-        timeout_s=30.0, timeout_source="test", grace_s=1.0, budget_warn=warn,
-        budget_abort=abort, budget_source="config.json budgets." + agent.runner,
-    )  # fmt: skip
+        wave=1,
+        plan="01-01",
+        task=1,
+        name="Task 1: do it",
+        type="auto",
+        specialist=agent.name,
+        specialist_form="attribute",
+        agent=agent.name,
+        fallback_reason=None,
+        tier=agent.tier,
+        runner=agent.runner,
+        model=None,
+        argv=argv,
+        timeout_s=30.0,
+        timeout_source="test",
+        grace_s=1.0,
+        budget_warn=warn,
+        budget_abort=abort,
+        budget_source="config.json budgets." + agent.runner,
+    )
 
 
 @pytest.mark.parametrize("runner", ["claude", "codex", "gemini"])
 def test_past_abort_the_agent_is_stopped_and_rolled_back(runner: str, repo, tmp_path) -> None:  # noqa: F811
     before = state(repo)
-    agent, argv = streaming(runner, "1000,2000,4000,8000", tmp_path, "--hang",
-                            "--write", "src/new.py")  # fmt: skip
+    agent, argv = streaming(
+        runner, "1000,2000,4000,8000", tmp_path, "--hang", "--write", "src/new.py"
+    )
     plan = make_plan()
-    outcome = run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
-                       dispatch=budget_dispatch(agent, argv, 2000, 5000), prompt="p")  # fmt: skip
+    outcome = run_task(
+        git=Git(repo.root),
+        plan=plan,
+        task=plan.tasks[0],
+        agent=agent,
+        dispatch=budget_dispatch(agent, argv, 2000, 5000),
+        prompt="p",
+    )
     assert alive_with(argv[-1]) == [], "the agent outlived its budget"
     assert outcome.error_type == "budget-exceeded" and not outcome.success
     assert outcome.budget == "aborted" and outcome.tokens is not None and outcome.tokens > 5000
@@ -186,8 +213,14 @@ def test_past_abort_the_agent_is_stopped_and_rolled_back(runner: str, repo, tmp_
 def test_past_warn_the_task_succeeds_and_is_marked_over(runner: str, repo, tmp_path) -> None:  # noqa: F811
     agent, argv = streaming(runner, "1000,2000", tmp_path, "--write", "src/new.py")
     plan = make_plan()
-    outcome = run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
-                       dispatch=budget_dispatch(agent, argv, 2000, 5000), prompt="p")  # fmt: skip
+    outcome = run_task(
+        git=Git(repo.root),
+        plan=plan,
+        task=plan.tasks[0],
+        agent=agent,
+        dispatch=budget_dispatch(agent, argv, 2000, 5000),
+        prompt="p",
+    )
     assert outcome.success, outcome.details
     assert (outcome.budget, outcome.tokens) == ("over", 3000)
     assert (outcome.budget_warn, outcome.budget_abort) == (2000, 5000)
@@ -196,8 +229,14 @@ def test_past_warn_the_task_succeeds_and_is_marked_over(runner: str, repo, tmp_p
 def test_within_budget(repo, tmp_path) -> None:  # noqa: F811
     agent, argv = streaming("codex", "1000", tmp_path, "--write", "src/new.py")
     plan = make_plan()
-    outcome = run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
-                       dispatch=budget_dispatch(agent, argv, 2000, 5000), prompt="p")  # fmt: skip
+    outcome = run_task(
+        git=Git(repo.root),
+        plan=plan,
+        task=plan.tasks[0],
+        agent=agent,
+        dispatch=budget_dispatch(agent, argv, 2000, 5000),
+        prompt="p",
+    )
     assert outcome.success and (outcome.budget, outcome.tokens) == ("within", 1000)
 
 
@@ -240,9 +279,15 @@ def codex_phase(git_project, tmp_path, monkeypatch):
         "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
     )
     git_project.plan("01-01", tasks=task, files_modified="[src/new.py]")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},
-         "budgets": {"codex": {"warn": 2000, "abort": 5000}}}))  # fmt: skip
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 1},
+                "budgets": {"codex": {"warn": 2000, "abort": 5000}},
+            }
+        ),
+    )
     return git_project, run_git
 
 
@@ -261,8 +306,10 @@ def test_a_run_over_its_warn_budget_says_so_everywhere(codex_phase, gsd, monkeyp
     assert (row["tokens"], row["warn"], row["abort"], row["budget"]) == (3000, 2000, 5000, "over")
     assert "Token budgets" in gsd("report").out
     errors = gsd("errors")
-    assert ("gsd: warning: 01-01 task 1 (worker, attempt 1): 3,000 tokens, over its budget "
-            "of 2,000 (stopped past 5,000)") in errors.err  # fmt: skip
+    assert (
+        "gsd: warning: 01-01 task 1 (worker, attempt 1): 3,000 tokens, over its budget "
+        "of 2,000 (stopped past 5,000)"
+    ) in errors.err
 
 
 def test_a_run_past_its_agents_abort_threshold_stops_and_is_not_retried(

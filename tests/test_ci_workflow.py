@@ -92,26 +92,36 @@ def write_phase(root: Path, agent: Path) -> None:
         (root / rel).write_text(text)
 
     for name in ("worker", "gsd-executor"):
-        write(f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable,
-                                                     script=agent))  # fmt: skip
+        write(
+            f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable, script=agent)
+        )
     write(".planning/available_agents.md", "- **worker**: test\n")
     write(
         ".planning/config.json",
         json.dumps({"specialists": {"kill_grace_seconds": 1, "max_retries": 1}}, indent=2) + "\n",
     )
     write(".planning/STATE.md", (REPO / ".planning-template" / "STATE.md").read_text())
-    write(".planning/ROADMAP.md", ROADMAP.format(
-        plans="\n".join(f"- [ ] {p}-PLAN.md — plan {p}" for p in PLANS)))  # fmt: skip
+    write(
+        ".planning/ROADMAP.md",
+        ROADMAP.format(plans="\n".join(f"- [ ] {p}-PLAN.md — plan {p}" for p in PLANS)),
+    )
     for plan in PLANS:
         dep = DEPENDS.get(plan)
         wave = 1 if dep is None else 2 if DEPENDS.get(dep) is None else 3
         tasks = [auto(plan, 1)]
         if plan == CHECKPOINT_PLAN:
             tasks += [CHECKPOINT, auto(plan, 3)]
-        write(f".planning/phases/01-alpha/{plan}-PLAN.md", plan_text(
-            plan=plan[3:], wave=wave, depends_on=f'["{dep}"]' if dep else "[]",
-            files_modified=files_of(plan), tasks="\n".join(tasks),
-            autonomous="false" if plan == CHECKPOINT_PLAN else "true"))  # fmt: skip
+        write(
+            f".planning/phases/01-alpha/{plan}-PLAN.md",
+            plan_text(
+                plan=plan[3:],
+                wave=wave,
+                depends_on=f'["{dep}"]' if dep else "[]",
+                files_modified=files_of(plan),
+                tasks="\n".join(tasks),
+                autonomous="false" if plan == CHECKPOINT_PLAN else "true",
+            ),
+        )
 
 
 # --- running the workflow's own scripts ---------------------------------------------------
@@ -119,9 +129,11 @@ def write_phase(root: Path, agent: Path) -> None:
 
 def step(job: str, *, containing: str = "", step_id: str = "") -> dict[str, Any]:
     """The step of `job` whose id is `step_id`, or whose script contains `containing`."""
-    found = [s for s in WORKFLOW["jobs"][job]["steps"]
-             if (step_id and s.get("id") == step_id) or
-             (containing and containing in s.get("run", ""))]  # fmt: skip
+    found = [
+        s
+        for s in WORKFLOW["jobs"][job]["steps"]
+        if (step_id and s.get("id") == step_id) or (containing and containing in s.get("run", ""))
+    ]
     assert len(found) == 1, (job, containing, step_id)
     return found[0]
 
@@ -138,11 +150,13 @@ class Runner:
         (self.bin / "python").symlink_to(sys.executable)
         gh = self.bin / "gh"  # records its argv; `pr list` answers from a file
         log, listed = tmp / "gh.log", tmp / "gh-open"
-        gh.write_text(textwrap.dedent(f"""\
+        gh.write_text(
+            textwrap.dedent(f"""\
             #!/bin/sh
             printf '%s\\n' "$*" >> "{log}"
             if [ "$1 $2" = "pr list" ] && [ -f "{listed}" ]; then cat "{listed}"; fi
-            """))  # fmt: skip
+            """)
+        )
         for program in (gsd, gh):
             program.chmod(0o755)
         self.jobs = 0
@@ -162,9 +176,14 @@ class Runner:
 
     def start(self, script: dict[str, Any], cwd: Path, **values: str) -> subprocess.Popen[str]:
         """The step's own `run:` text, as a runner runs it: `bash -e`."""
-        return subprocess.Popen(["bash", "-e", "-c", script["run"]], cwd=cwd, text=True,
-                                env=self.env(values)[0], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)  # fmt: skip
+        return subprocess.Popen(
+            ["bash", "-e", "-c", script["run"]],
+            cwd=cwd,
+            text=True,
+            env=self.env(values)[0],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
 
     def run(self, script: dict[str, Any], cwd: Path, **values: str) -> tuple[int, str, str]:
         """(exit status, output, what the step wrote to $GITHUB_OUTPUT)."""
@@ -189,8 +208,9 @@ class Runner:
 
     def schedule(self, origin: Path, wave: int) -> list[dict[str, Any]]:
         checkout = self.clone(origin, f"schedule-{self.jobs}")
-        code, out, output = self.run(step("schedule", step_id="waves"), checkout,
-                                     PHASE="1", WAVE=str(wave))  # fmt: skip
+        code, out, output = self.run(
+            step("schedule", step_id="waves"), checkout, PHASE="1", WAVE=str(wave)
+        )
         assert code == 0, out
         (line,) = output.splitlines()
         name, _, matrix = line.partition("=")
@@ -221,8 +241,12 @@ def merge(checkout: Path, branches: list[str]) -> list[str]:
     conflicted = []
     git(checkout, "fetch", "-q", "origin")
     for branch in branches:
-        done = subprocess.run(["git", "merge", "-q", "--no-ff", "--no-edit", f"origin/{branch}"],
-                              cwd=checkout, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            ["git", "merge", "-q", "--no-ff", "--no-edit", f"origin/{branch}"],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             unmerged = git(checkout, "diff", "--name-only", "--diff-filter=U").split()
             conflicted.append(f"{branch}: {', '.join(unmerged)}")
@@ -254,8 +278,9 @@ def origin(tmp_path: Path) -> Path:
 
 def gsd_in(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "gsd", *args], cwd=checkout, text=True,
-                          capture_output=True, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "gsd", *args], cwd=checkout, text=True, capture_output=True, env=env
+    )
 
 
 # --- the whole phase ----------------------------------------------------------------------
@@ -269,8 +294,9 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
 
     # wave 1: nine jobs (01-02 and 01-04 share a file: one job runs both, in order)
     ended = runner.execute(origin, 1)
-    assert {plans: code for plans, (code, _) in ended.items()} == {
-        **one_each, "01-02 01-04": 0}, ended  # fmt: skip
+    assert {plans: code for plans, (code, _) in ended.items()} == {**one_each, "01-02 01-04": 0}, (
+        ended
+    )
     assert remote_branches(origin) == {f"gsd/{p}" for p in WAVES[0]}
 
     # wave 2 dispatched too early: every plan is refused (exit 2), no branch is pushed
@@ -287,10 +313,13 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     # wave 2: 01-17 pauses at its human checkpoint (exit 4), its task 1 pushed
     ended = runner.execute(origin, 2)
     assert {plans: code for plans, (code, _) in ended.items()} == {
-        **dict.fromkeys(WAVES[1], 0), CHECKPOINT_PLAN: 4}, ended  # fmt: skip
+        **dict.fromkeys(WAVES[1], 0),
+        CHECKPOINT_PLAN: 4,
+    }, ended
     assert "plan 01-11 complete" in ended["01-11"][1]
     assert task_trailers(origin, f"gsd/{CHECKPOINT_PLAN}") == sorted(
-        [f"{p}-1" for p in WAVES[0]] + [f"{CHECKPOINT_PLAN}-1"])  # fmt: skip
+        [f"{p}-1" for p in WAVES[0]] + [f"{CHECKPOINT_PLAN}-1"]
+    )
     branches = [f"gsd/{p}" for p in WAVES[1] if p != CHECKPOINT_PLAN]
     shuffle(branches)
     assert merge(reviewer, branches) == []  # no conflict, whatever the order
@@ -304,8 +333,11 @@ def test_three_waves_fan_out_merge_cleanly_and_end_as_a_local_run(origin, tmp_pa
     git(person, "add", ".planning/approvals.jsonl")
     git(person, "commit", "-q", "-m", f"approve {CHECKPOINT_PLAN}")
     git(person, "push", "-q", "origin", f"gsd/{CHECKPOINT_PLAN}")
-    before = {f"gsd/{p}": git(origin, "rev-parse", f"gsd/{p}").strip()
-              for p in WAVES[1] if p != CHECKPOINT_PLAN}  # fmt: skip
+    before = {
+        f"gsd/{p}": git(origin, "rev-parse", f"gsd/{p}").strip()
+        for p in WAVES[1]
+        if p != CHECKPOINT_PLAN
+    }
     again = runner.execute(origin, 2)
     assert {plans: code for plans, (code, _) in again.items()} == dict.fromkeys(WAVES[1], 0)
     assert f"{CHECKPOINT_PLAN} task 1: already committed, skipped" in again[CHECKPOINT_PLAN][1]
@@ -362,8 +394,10 @@ def test_collect_merges_a_waves_complete_plans_into_one_pull_request(origin, tmp
     (tmp_path / "gh-open").write_text("7\n")  # the pull request is open now: updated
     assert runner.run(pull, collect, **values)[0] == 0
     log = (tmp_path / "gh.log").read_text().splitlines()
-    assert log[1] == "pr create --head gsd/wave-01-1 --base main --title gsd: phase 01, wave 1 " \
-                     "--body-file wave.md"  # fmt: skip
+    assert (
+        log[1] == "pr create --head gsd/wave-01-1 --base main --title gsd: phase 01, wave 1 "
+        "--body-file wave.md"
+    )
     assert log[3] == "pr edit 7 --body-file wave.md"
     # merged by a reviewer as it is: main has every task of the wave, and nothing stale
     reviewer = runner.clone(origin, "reviewer")
@@ -399,10 +433,15 @@ def test_execute_plan_waits_for_the_plan_before_it_in_its_overlap_group(checkout
 def test_execute_plan_waits_for_a_dependency_in_an_earlier_phase(checkout) -> None:
     later = checkout / ".planning/phases/02-beta/02-01-PLAN.md"
     later.parent.mkdir()
-    later.write_text(plan_text(phase="02-beta", plan="01", depends_on='["01-03"]',
-                               files_modified="[src/beta.txt]",
-                               tasks=auto("02-01", 1).replace("src/02-01-1.txt",
-                                                              "src/beta.txt")))  # fmt: skip
+    later.write_text(
+        plan_text(
+            phase="02-beta",
+            plan="01",
+            depends_on='["01-03"]',
+            files_modified="[src/beta.txt]",
+            tasks=auto("02-01", 1).replace("src/02-01-1.txt", "src/beta.txt"),
+        )
+    )
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "phase 2")
     refused = gsd_in(checkout, "execute-plan", "02-01")
@@ -443,8 +482,9 @@ def test_the_validate_job_fails_a_pull_request_only_on_errors_it_introduces(tmp_
     (phase / "01-01-PLAN.md").write_text(broken)
     subprocess.run([*git_in, "add", "-A"], check=True)
     subprocess.run([*git_in, "commit", "-qm", "base: one broken plan"], check=True)
-    base = subprocess.run([*git_in, "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()  # fmt: skip
+    base = subprocess.run(
+        [*git_in, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     runner = Runner(tmp_path)
     script = step("validate", containing="gsd validate")
     (phase / "01-01-PLAN.md").write_text(broken.replace("---\n<task", "---\nWords.\n<task"))

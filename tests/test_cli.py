@@ -32,13 +32,33 @@ def test_show_json_gives_every_task(phase, gsd) -> None:
     (plan,) = json.loads(result.out)["plans"]
     assert plan["id"] == "01-01" and plan["plan"] == "01"
     assert plan["tasks"] == [
-        {"index": 1, "type": "auto", "name": "Task 1: do it", "specialist": "python-pro",
-         "specialist_form": "attribute", "agent": "python-pro", "fallback": None,
-         "runner": None, "model": None, "files": ["src/x.py"], "line": 21},
-        {"index": 2, "type": "auto", "name": "Task 2: b", "specialist": None,
-         "specialist_form": None, "agent": "gsd-executor", "fallback": None,
-         "runner": None, "model": None, "files": ["src/x.py"], "line": 28},
-    ]  # fmt: skip
+        {
+            "index": 1,
+            "type": "auto",
+            "name": "Task 1: do it",
+            "specialist": "python-pro",
+            "specialist_form": "attribute",
+            "agent": "python-pro",
+            "fallback": None,
+            "runner": None,
+            "model": None,
+            "files": ["src/x.py"],
+            "line": 21,
+        },
+        {
+            "index": 2,
+            "type": "auto",
+            "name": "Task 2: b",
+            "specialist": None,
+            "specialist_form": None,
+            "agent": "gsd-executor",
+            "fallback": None,
+            "runner": None,
+            "model": None,
+            "files": ["src/x.py"],
+            "line": 28,
+        },
+    ]
 
 
 @pytest.mark.parametrize("target", ["1", "01", "01-alpha", ".planning/phases/01-alpha"])
@@ -46,8 +66,10 @@ def test_show_a_phase(phase, gsd, target: str) -> None:
     result = gsd("show", target)
     assert result.code == 0, result.err
     assert [line.split()[1] for line in result.out.splitlines() if line.startswith("Plan ")] == [
-        "01-01", "01-02", "01-03",
-    ]  # fmt: skip
+        "01-01",
+        "01-02",
+        "01-03",
+    ]
 
 
 def test_show_a_plan_file_as_markdown(phase, gsd) -> None:
@@ -141,17 +163,30 @@ def test_errors_command_filters_and_formats(project, gsd) -> None:
 
     log = errorlog.log_path(project.root)
     for plan, kind, agent in [("01", "timeout", "python-pro"), ("02", "nonzero-exit", "coder")]:
-        errorlog.append(log, errorlog.ErrorRecord(
-            phase="1", plan=plan, task="1", specialist=agent, error_type=kind,
-            details="details " * 20, git_state="checkpoint/01-01/1", exit_code=124,
-            attempt=1, runner="claude", duration_s=3.0,
-        ))  # fmt: skip
+        errorlog.append(
+            log,
+            errorlog.ErrorRecord(
+                phase="1",
+                plan=plan,
+                task="1",
+                specialist=agent,
+                error_type=kind,
+                details="details " * 20,
+                git_state="checkpoint/01-01/1",
+                exit_code=124,
+                attempt=1,
+                runner="claude",
+                duration_s=3.0,
+            ),
+        )
     everything = json.loads(gsd("errors", "--format", "json").out)["errors"]
     assert [e["error_type"] for e in everything] == ["timeout", "nonzero-exit"]
     only = json.loads(gsd("errors", "--type", "timeout", "--format", "json").out)["errors"]
     assert [e["specialist"] for e in only] == ["python-pro"]
-    assert [e["plan"] for e in json.loads(gsd("errors", "--plan", "01-02", "--format",
-                                              "json").out)["errors"]] == ["02"]  # fmt: skip
+    assert [
+        e["plan"]
+        for e in json.loads(gsd("errors", "--plan", "01-02", "--format", "json").out)["errors"]
+    ] == ["02"]
     text = gsd("errors", "--specialist", "coder")
     assert text.code == 0 and "nonzero-exit" in text.out and "timeout" not in text.out
     bad = gsd("errors", "--since", "yesterday-ish")
@@ -221,11 +256,13 @@ def test_markdown_cell_is_one_line() -> None:
             id="bad-choice",
         ),
         pytest.param(
-            ["no-such-command"], "gsd: error: No such command 'no-such-command'. (see gsd --help)",
+            ["no-such-command"],
+            "gsd: error: No such command 'no-such-command'. (see gsd --help)",
             id="unknown-command",
         ),
         pytest.param(
-            ["show"], "gsd: error: Missing argument 'TARGET'. (see gsd show --help)",
+            ["show"],
+            "gsd: error: Missing argument 'TARGET'. (see gsd show --help)",
             id="missing-argument",
         ),
         pytest.param(
@@ -235,7 +272,7 @@ def test_markdown_cell_is_one_line() -> None:
             id="superscript-jobs",
         ),
     ],
-)  # fmt: skip
+)
 def test_usage_errors_are_one_line_and_exit_2(gsd, args: list[str], line: str) -> None:
     result = gsd(*args)
     assert (result.code, result.out, result.err) == (2, "", line + "\n")

@@ -88,10 +88,18 @@ def gemini_after_tool(cwd: Path, file_path: str, tool: str = "write_file") -> di
 
 def session_start(cli: str, cwd: Path) -> dict[str, Any]:
     """SessionStart input: Claude Code's has `source` and `model`; Gemini CLI's `source`."""
-    base = {"session_id": "s-1", "transcript_path": "/t.jsonl", "cwd": str(cwd),
-            "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
-    return {**base, "model": "claude-sonnet-4-6"} if cli == "claude" else {
-        **base, "timestamp": "2026-11-24T10:00:00.000Z"}  # fmt: skip
+    base = {
+        "session_id": "s-1",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    return (
+        {**base, "model": "claude-sonnet-4-6"}
+        if cli == "claude"
+        else {**base, "timestamp": "2026-11-24T10:00:00.000Z"}
+    )
 
 
 @pytest.fixture
@@ -114,8 +122,9 @@ def settings_path(root: Path, cli: str) -> Path:
 def command_for(root: Path, cli: str, event: str) -> str:
     """The command gsd installed for `event`, read back from the settings file."""
     data = json.loads(settings_path(root, cli).read_text())
-    commands = [h["command"] for g in data["hooks"][event] for h in g["hooks"]
-                if clisettings.is_ours(h)]  # fmt: skip
+    commands = [
+        h["command"] for g in data["hooks"][event] for h in g["hooks"] if clisettings.is_ours(h)
+    ]
     assert len(commands) == 1, commands
     return commands[0]
 
@@ -126,8 +135,9 @@ Done = subprocess.CompletedProcess[str]
 def fire(command: str, payload: str | dict[str, Any], cwd: Path) -> Done:
     """Run a hook command as the CLIs do: a shell line, the JSON on stdin."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(["sh", "-c", command], input=text, cwd=cwd,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        ["sh", "-c", command], input=text, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture

@@ -45,12 +45,18 @@ def hooked(project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
 
 def test_claude_code_runs_the_session_start_hook(cli_bin: Path, hooked, calls, tmp_path) -> None:  # noqa: F811
     home = tmp_path / "home"
-    ran = run_cli(cli_bin, ["claude", "-p", "--debug", "hooks"], hooked.root, home,
-                  until="Not logged in|Invalid API key")  # fmt: skip
+    ran = run_cli(
+        cli_bin,
+        ["claude", "-p", "--debug", "hooks"],
+        hooked.root,
+        home,
+        until="Not logged in|Invalid API key",
+    )
     assert "hooks run claude-session-start" in calls.read_text(), ran.stderr
     debug = "".join(p.read_text() for p in (home / ".claude" / "debug").glob("*.txt"))
-    assert re.search(r"Hook SessionStart \(.*claude-session-start\) provided additionalContext",
-                     debug)  # fmt: skip
+    assert re.search(
+        r"Hook SessionStart \(.*claude-session-start\) provided additionalContext", debug
+    )
 
 
 def test_claude_code_refuses_settings_with_comments(cli_bin: Path, hooked, calls, tmp_path) -> None:  # noqa: F811
@@ -58,8 +64,13 @@ def test_claude_code_refuses_settings_with_comments(cli_bin: Path, hooked, calls
     path = hooked.root / ".claude" / "settings.json"
     path.write_text("// mine\n" + path.read_text())
     home = tmp_path / "home"
-    run_cli(cli_bin, ["claude", "-p", "--debug", "hooks"], hooked.root, home,
-            until="Not logged in|Invalid API key")  # fmt: skip
+    run_cli(
+        cli_bin,
+        ["claude", "-p", "--debug", "hooks"],
+        hooked.root,
+        home,
+        until="Not logged in|Invalid API key",
+    )
     debug = "".join(p.read_text() for p in (home / ".claude" / "debug").glob("*.txt"))
     assert "settings.json: : Invalid or malformed JSON" in debug
     assert not calls.exists()
@@ -67,9 +78,15 @@ def test_claude_code_refuses_settings_with_comments(cli_bin: Path, hooked, calls
 
 def test_gemini_cli_runs_the_session_start_hook(cli_bin: Path, hooked, calls, tmp_path) -> None:  # noqa: F811
     done = "Hook execution for SessionStart: 1 hooks executed successfully"
-    ran = run_cli(cli_bin, ["gemini", "-p", "hi", "--debug"], hooked.root, tmp_path / "home",
-                  until=done, GEMINI_API_KEY="not-a-key",
-                  GEMINI_CLI_TRUST_WORKSPACE="true")  # fmt: skip
+    ran = run_cli(
+        cli_bin,
+        ["gemini", "-p", "hi", "--debug"],
+        hooked.root,
+        tmp_path / "home",
+        until=done,
+        GEMINI_API_KEY="not-a-key",
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+    )
     assert "hooks run gemini-session-start" in calls.read_text(), ran.stderr[-2000:]
     assert done in ran.stderr
     assert "gsd-post-edit" in ran.stderr  # its project-hooks warning names both of gsd's

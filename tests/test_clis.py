@@ -61,8 +61,9 @@ def cli_bin() -> Path:
         pytest.skip("npm/node are not installed: `make clis` cannot install the real CLIs")
     env = {**os.environ, "HOME": _REAL_HOME}
     try:
-        done = subprocess.run(["sh", str(INSTALL)], capture_output=True, text=True,
-                              timeout=900, env=env)  # fmt: skip
+        done = subprocess.run(
+            ["sh", str(INSTALL)], capture_output=True, text=True, timeout=900, env=env
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("`make clis` took over 15 minutes (is the npm registry reachable?)")
     if done.returncode != 0:
@@ -98,17 +99,23 @@ def run_cli(
     out, err = home / f"out-{uuid.uuid4().hex}", home / f"err-{uuid.uuid4().hex}"
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
         child = subprocess.Popen(
-            [str(cli_bin / argv[0]), *argv[1:]], cwd=cwd, env=cli_env(cli_bin, home, **extra),
-            stdin=subprocess.PIPE, stdout=stdout, stderr=stderr, start_new_session=True,
-        )  # fmt: skip
+            [str(cli_bin / argv[0]), *argv[1:]],
+            cwd=cwd,
+            env=cli_env(cli_bin, home, **extra),
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
         assert child.stdin is not None
         child.stdin.write(b"Say hello. Then print a Task Report.\n")
         child.stdin.close()
         deadline = time.monotonic() + timeout
         code: int | None = None
         while (code := child.poll()) is None and time.monotonic() < deadline:
-            if until and re.search(until, out.read_text("utf-8", "replace")
-                                   + err.read_text("utf-8", "replace")):  # fmt: skip
+            if until and re.search(
+                until, out.read_text("utf-8", "replace") + err.read_text("utf-8", "replace")
+            ):
                 break
             time.sleep(0.2)
         if code is None:
@@ -119,8 +126,12 @@ def run_cli(
 
 def combos(runner: str) -> list[tuple[str, str | None, int | None]]:
     """(tier, model, max_turns): every tier, with and without model and turn limit."""
-    return [(tier, model, turns) for tier in TOOLS for model in (None, MODELS[runner])
-            for turns in (None, 3)]  # fmt: skip
+    return [
+        (tier, model, turns)
+        for tier in TOOLS
+        for model in (None, MODELS[runner])
+        for turns in (None, 3)
+    ]
 
 
 def contract_agent(tier: str, runner: str, turns: int | None) -> Agent:
@@ -204,8 +215,10 @@ def test_claude_takes_an_agent_files_own_deny_rules(
     every rule gsd passes and knows every tool it names."""
     from gsd.formats.agents import parse_agent
 
-    text = (f"---\nname: shipper\ntools: {tools}\n"
-            "disallowedTools: Bash(git push:*), MultiEdit, WebFetch\n---\nShip it.\n")  # fmt: skip
+    text = (
+        f"---\nname: shipper\ntools: {tools}\n"
+        "disallowedTools: Bash(git push:*), MultiEdit, WebFetch\n---\nShip it.\n"
+    )
     argv = build_argv(parse_agent(text, "shipper.md"), None)
     assert "Bash(git push:*)" in ",".join(argv) and "MultiEdit" not in ",".join(argv)
     ran = run_cli(cli_bin, [*argv, "--debug"], workdir, tmp_path)
@@ -221,8 +234,11 @@ def test_claude_takes_an_agent_files_own_deny_rules(
 # the rule grammar, `:*` only at the end, `Write(path)` rules that file checks never
 # consult) and logs what it finds as `[WARN] [permissions] Permission deny rule ...`.
 def rule_warnings(debug: str) -> list[str]:
-    return [line for line in debug.splitlines()
-            if "[permissions]" in line and "Permission deny rule" in line]  # fmt: skip
+    return [
+        line
+        for line in debug.splitlines()
+        if "[permissions]" in line and "Permission deny rule" in line
+    ]
 
 
 POLICY = with_extra(["shell:npm publish", "shell:curl http*", "write:secrets/**", "write:*.p12"])
@@ -247,8 +263,9 @@ def test_claude_takes_the_safety_policy_without_a_warning(
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="claude's root check needs uid 0")
-def test_claude_refuses_bypass_permissions_as_root(cli_bin: Path, workdir: Path,
-                                                   tmp_path: Path) -> None:  # fmt: skip
+def test_claude_refuses_bypass_permissions_as_root(
+    cli_bin: Path, workdir: Path, tmp_path: Path
+) -> None:
     """Why the full tier as root is acceptEdits with approved tools: the CLI's own check."""
     argv = build_argv(contract_agent("full", "claude", None), None, as_root=False)
     ran = run_cli(cli_bin, argv, workdir, tmp_path)
@@ -268,8 +285,7 @@ def test_gemini_accepts_every_argv_and_its_stderr_error_reaches_gsd(
     gsd reads no structure and the failure's details carry the stderr's last lines."""
     agent = contract_agent(tier, "gemini", turns)
     extra_argv, extra_env = write_files(agent, workdir / ".git" / "gsd" / "runs" / "01-01-1")
-    ran = run_cli(cli_bin, [*build_argv(agent, model), *extra_argv], workdir, tmp_path,
-                  **extra_env)  # fmt: skip
+    ran = run_cli(cli_bin, [*build_argv(agent, model), *extra_argv], workdir, tmp_path, **extra_env)
     assert not PARSE_ERROR.search(ran.stderr), ran.stderr
     assert ran.code == 41, ran
     out = parse_output("gemini", ran.stdout, None, ran.stderr)
@@ -288,8 +304,15 @@ def test_gemini_trusts_the_worktree_and_reads_gsds_policy_and_settings(
     agent = contract_agent(tier, "gemini", 3)
     extra_argv, extra_env = write_files(agent, repo / ".git" / "gsd" / "runs" / "01-01-1")
     argv = [*build_argv(agent, MODELS["gemini"]), *extra_argv]
-    ran = run_cli(cli_bin, argv, repo, tmp_path, until=r"Attempt 1 failed|fetch failed",
-                  GEMINI_API_KEY="not-a-real-key", **extra_env)  # fmt: skip
+    ran = run_cli(
+        cli_bin,
+        argv,
+        repo,
+        tmp_path,
+        until=r"Attempt 1 failed|fetch failed",
+        GEMINI_API_KEY="not-a-real-key",
+        **extra_env,
+    )
     assert ran.code != 55 and "not running in a trusted directory" not in ran.stderr, ran
     assert "fetch failed" in ran.stderr, ran  # it got as far as the network
     for complaint in ("Policy file", "Invalid configuration", "Security Warning", "Unrecognized"):
@@ -299,8 +322,11 @@ def test_gemini_trusts_the_worktree_and_reads_gsds_policy_and_settings(
 
 def test_gemini_without_trust_exits_55(cli_bin: Path, workdir: Path, tmp_path: Path) -> None:
     """Why gsd passes --skip-trust: an untrusted folder ends a headless run."""
-    argv = [a for a in build_argv(contract_agent("read-only", "gemini", None), None)
-            if a != "--skip-trust"]  # fmt: skip
+    argv = [
+        a
+        for a in build_argv(contract_agent("read-only", "gemini", None), None)
+        if a != "--skip-trust"
+    ]
     ran = run_cli(cli_bin, argv, workdir, tmp_path, GEMINI_API_KEY="not-a-real-key")
     assert ran.code == 55 and "not running in a trusted directory" in ran.stderr
 
@@ -316,34 +342,61 @@ def gemini_core_chunk(cli_bin: Path) -> Path:
 
 
 SHELL_CASES = [
-    ("git push origin main", "deny"), ("git push", "deny"), ("cd sub && git push", "deny"),
-    ("git reset --hard HEAD~1", "deny"), ("git clean -fdx", "deny"),
-    ("git rebase -i HEAD~3", "deny"), ("git commit --amend -m x", "deny"),
-    ("git filter-branch --all", "deny"), ("rm -rf /home/someone", "deny"),
-    ("rm -rf ~/.ssh", "deny"), ("rm -rf ../other", "deny"), ("rm -r -f /", "deny"),
-    ("npm publish", "deny"), ("curl https://x", "deny"),
-    ("git status", "allow"), ("git commit -m x", "allow"), ("rm -rf build", "allow"),
-    ("npm test", "allow"), ("git pushy", "allow"),
+    ("git push origin main", "deny"),
+    ("git push", "deny"),
+    ("cd sub && git push", "deny"),
+    ("git reset --hard HEAD~1", "deny"),
+    ("git clean -fdx", "deny"),
+    ("git rebase -i HEAD~3", "deny"),
+    ("git commit --amend -m x", "deny"),
+    ("git filter-branch --all", "deny"),
+    ("rm -rf /home/someone", "deny"),
+    ("rm -rf ~/.ssh", "deny"),
+    ("rm -rf ../other", "deny"),
+    ("rm -r -f /", "deny"),
+    ("npm publish", "deny"),
+    ("curl https://x", "deny"),
+    ("git status", "allow"),
+    ("git commit -m x", "allow"),
+    ("rm -rf build", "allow"),
+    ("npm test", "allow"),
+    ("git pushy", "allow"),
     # issue 20: other spellings of a push (gsd.core.policy.SPELLED_OUT)
-    ("git -C . push origin HEAD", "deny"), ("git -c a=b push", "deny"),
-    ("git --git-dir=.git push", "deny"), ("true && git push origin HEAD", "deny"),
-    ("env git push", "deny"), ("command git push", "deny"), ("/usr/bin/git push", "deny"),
-    ("sh -c 'git push origin HEAD'", "deny"), ("git -C . status", "allow"),
-    ("git log --oneline", "allow"), ("echo gitpush", "allow"),
-]  # fmt: skip
+    ("git -C . push origin HEAD", "deny"),
+    ("git -c a=b push", "deny"),
+    ("git --git-dir=.git push", "deny"),
+    ("true && git push origin HEAD", "deny"),
+    ("env git push", "deny"),
+    ("command git push", "deny"),
+    ("/usr/bin/git push", "deny"),
+    ("sh -c 'git push origin HEAD'", "deny"),
+    ("git -C . status", "allow"),
+    ("git log --oneline", "allow"),
+    ("echo gitpush", "allow"),
+]
 WORKTREE = "/home/u/.local/state/gsd/worktrees/repo-0123456789ab/01-01"  # where gsd keeps them
 PATH_CASES = [
-    ("src/app.py", "allow"), (f"{WORKTREE}/src/app.py", "allow"), (".env", "deny"),
-    (f"{WORKTREE}/.env.local", "deny"), ("conf/server.pem", "deny"), ("id.key", "deny"),
-    (".git/config", "deny"), (f"{WORKTREE}/.git", "deny"), (f"{WORKTREE}/.git/HEAD", "deny"),
-    ("src/.gitignore", "allow"), ("secrets/token", "deny"), ("cert.p12", "deny"),
-    (".planning/config.json", "deny"), (f"{WORKTREE}/.planning/config.json", "deny"),
+    ("src/app.py", "allow"),
+    (f"{WORKTREE}/src/app.py", "allow"),
+    (".env", "deny"),
+    (f"{WORKTREE}/.env.local", "deny"),
+    ("conf/server.pem", "deny"),
+    ("id.key", "deny"),
+    (".git/config", "deny"),
+    (f"{WORKTREE}/.git", "deny"),
+    (f"{WORKTREE}/.git/HEAD", "deny"),
+    ("src/.gitignore", "allow"),
+    ("secrets/token", "deny"),
+    ("cert.p12", "deny"),
+    (".planning/config.json", "deny"),
+    (f"{WORKTREE}/.planning/config.json", "deny"),
     (".planning/STATE.md", "allow"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("tier", "mode"), [("full", "yolo"), ("read+shell", "default"),
-                                            ("read+write", "auto_edit")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tier", "mode"), [("full", "yolo"), ("read+shell", "default"), ("read+write", "auto_edit")]
+)
 def test_geminis_own_policy_engine_decides_gsds_rules(
     cli_bin: Path, tmp_path: Path, tier: str, mode: str
 ) -> None:
@@ -359,31 +412,56 @@ def test_geminis_own_policy_engine_decides_gsds_rules(
     # outside yolo gemini's own heuristics ask about `rm -rf` ("Command evaluated as
     # dangerous, forcing ASK_USER"), which a headless run refuses
     own = {"rm -rf build": "ask_user"} if mode != "yolo" else {}
-    cases = [({"name": "run_shell_command", "args": {"command": c}}, own.get(c, want))
-             for c, want in SHELL_CASES if shell]  # fmt: skip
-    cases += [({"name": tool, "args": {"file_path": p, "content": "x", "old_string": "a",
-                                       "new_string": "b"}}, want)
-              for p, want in PATH_CASES if write for tool in ("write_file", "replace")]  # fmt: skip
+    cases = [
+        ({"name": "run_shell_command", "args": {"command": c}}, own.get(c, want))
+        for c, want in SHELL_CASES
+        if shell
+    ]
+    cases += [
+        (
+            {
+                "name": tool,
+                "args": {"file_path": p, "content": "x", "old_string": "a", "new_string": "b"},
+            },
+            want,
+        )
+        for p, want in PATH_CASES
+        if write
+        for tool in ("write_file", "replace")
+    ]
     calls = tmp_path / "calls.json"
     calls.write_text(json.dumps([call for call, _ in cases]))
     node = shutil.which("node") or "node"
     done = subprocess.run(
-        [node, str(REPO / "tests" / "clis" / "gemini_policy.mjs"), str(gemini_core_chunk(cli_bin)),
-         str(policy_file), mode, str(calls)],
-        capture_output=True, text=True, timeout=120, env=cli_env(cli_bin, tmp_path),
-    )  # fmt: skip
+        [
+            node,
+            str(REPO / "tests" / "clis" / "gemini_policy.mjs"),
+            str(gemini_core_chunk(cli_bin)),
+            str(policy_file),
+            mode,
+            str(calls),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cli_env(cli_bin, tmp_path),
+    )
     assert done.returncode == 0, done.stderr
     decided = json.loads(done.stdout.strip().splitlines()[-1])
-    wrong = [(call["args"], want, got) for (call, want), got in zip(cases, decided, strict=True)
-             if got != want]  # fmt: skip
+    wrong = [
+        (call["args"], want, got)
+        for (call, want), got in zip(cases, decided, strict=True)
+        if got != want
+    ]
     assert not wrong, wrong
 
 
 # --- codex --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("tier", "model"), sorted({(t, m) for t, m, _ in combos("codex")},
-                                                   key=str))  # fmt: skip
+@pytest.mark.parametrize(
+    ("tier", "model"), sorted({(t, m) for t, m, _ in combos("codex")}, key=str)
+)
 def test_codex_accepts_every_argv(
     cli_bin: Path, workdir: Path, tmp_path: Path, tier: str, model: str | None
 ) -> None:
@@ -421,9 +499,14 @@ Contract test persona.
     ],
 )
 def test_the_clis_own_message_reaches_the_error_log(
-    cli_bin: Path, git_project, gsd, monkeypatch: pytest.MonkeyPatch, runner: str,
-    minutes: float | None, said: str,
-) -> None:  # fmt: skip
+    cli_bin: Path,
+    git_project,
+    gsd,
+    monkeypatch: pytest.MonkeyPatch,
+    runner: str,
+    minutes: float | None,
+    said: str,
+) -> None:
     root = git_project.root
     # a first-time user: no state folder yet; the sandbox would not let the CLI create
     # it (codex 0.169.0 then exits 1, "Permission denied (os error 13)"): gsd does
@@ -436,14 +519,23 @@ def test_the_clis_own_message_reaches_the_error_log(
         "agents/contract.md", AGENT_FILE.format(runner=runner, minutes=minutes or slack(9) / 60)
     )
     git_project.write(".planning/available_agents.md", "- **contract**: test\n")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
-    git_project.plan("01-01", tasks=(
-        '<task type="auto" specialist="contract">\n<name>Task 1</name>\n'
-        "<files>src/x.py</files>\n<action>Write it.</action>\n"
-        "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
-    ))  # fmt: skip
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False},
+            }
+        ),
+    )
+    git_project.plan(
+        "01-01",
+        tasks=(
+            '<task type="auto" specialist="contract">\n<name>Task 1</name>\n'
+            "<files>src/x.py</files>\n<action>Write it.</action>\n"
+            "<verify><automated>true</automated></verify>\n<done>Done.</done>\n</task>"
+        ),
+    )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plan")
     result = gsd("execute-phase", "1")
@@ -496,8 +588,18 @@ def test_codexs_sandbox_holds_the_policy_with_gsds_overrides(
     import ast
     import sys
 
-    git(workdir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-        "--allow-empty", "-m", "first")  # fmt: skip
+    git(
+        workdir,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "first",
+    )
     remote, outside = tmp_path / "remote.git", tmp_path / "outside"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     outside.mkdir()
@@ -505,21 +607,44 @@ def test_codexs_sandbox_holds_the_policy_with_gsds_overrides(
     private.mkdir()
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text(
-        "[sandbox_workspace_write]\nnetwork_access = true\n")  # fmt: skip
+        "[sandbox_workspace_write]\nnetwork_access = true\n"
+    )
     argv = build_argv(contract_agent(tier, "codex", None), None)
     sandbox = argv[argv.index("--sandbox") + 1]
     overrides = [a for i, a in enumerate(argv) if argv[i - 1] == "-c" or a == "-c"]
-    ran = run_cli(cli_bin, ["codex", "sandbox", "-c", f'sandbox_mode="{sandbox}"', *overrides,
-                            "--", sys.executable, "-c", CODEX_PROBE, str(remote), str(outside)],
-                  workdir, tmp_path, TMPDIR=str(private), GIT_AUTHOR_NAME="t",
-                  GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-                  GIT_COMMITTER_EMAIL="t@t")  # fmt: skip
+    ran = run_cli(
+        cli_bin,
+        [
+            "codex",
+            "sandbox",
+            "-c",
+            f'sandbox_mode="{sandbox}"',
+            *overrides,
+            "--",
+            sys.executable,
+            "-c",
+            CODEX_PROBE,
+            str(remote),
+            str(outside),
+        ],
+        workdir,
+        tmp_path,
+        TMPDIR=str(private),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
     assert ran.code == 0, ran
     found = ast.literal_eval(ran.stdout.strip().splitlines()[-1])
     assert found == {
-        "write worktree": tier == "read+write", "write $TMPDIR": tier == "read+write",
+        "write worktree": tier == "read+write",
+        "write $TMPDIR": tier == "read+write",
         "write .git": False,
-        "git commit --amend": False, "git reset --hard": False, "git push": False,
-        "rm -rf outside": False, "network": False,
-    }, found  # fmt: skip
+        "git commit --amend": False,
+        "git reset --hard": False,
+        "git push": False,
+        "rm -rf outside": False,
+        "network": False,
+    }, found
     assert outside.is_dir() and git(remote, "branch", "--list") == ""

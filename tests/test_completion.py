@@ -59,7 +59,7 @@ def bash_complete(words: str, cword: int, *args: str) -> list[str]:
             3,
             ["plain,text", "plain,json", "plain,github", "plain,sarif", "plain,junit"],
             id="choice",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bash_completion_requests(words: str, cword: int, expected: list[str]) -> None:
@@ -74,8 +74,9 @@ def test_validate_in_argv_does_not_take_the_fast_path() -> None:
 def test_zsh_and_fish_completion_requests() -> None:
     zsh = run_gsd({"_GSD_COMPLETE": "zsh_complete", "COMP_WORDS": "gsd hooks u", "COMP_CWORD": "2"})
     assert zsh.stdout.splitlines()[:2] == ["plain", "uninstall"]
-    fish = run_gsd({"_GSD_COMPLETE": "fish_complete", "COMP_WORDS": "gsd hooks u",
-                    "COMP_CWORD": "u"})  # fmt: skip
+    fish = run_gsd(
+        {"_GSD_COMPLETE": "fish_complete", "COMP_WORDS": "gsd hooks u", "COMP_CWORD": "u"}
+    )
     assert [line.split("\t")[0] for line in fish.stdout.splitlines()] == ["plain,uninstall"]
 
 
@@ -105,8 +106,11 @@ def test_real_bash_sources_the_script_and_completes(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PATH": f"{program.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
     done = subprocess.run(
-        ["bash", "--norc", "--noprofile", "-c", script], env=env, capture_output=True, text=True,
+        ["bash", "--norc", "--noprofile", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=60,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["install"]

@@ -38,27 +38,43 @@ def history(git_project):
     """
     p = git_project
     p.write(".planning/available_agents.md", ROSTER)
-    p.plan("01-01", tasks="\n".join([
-        task("Build the parser", "Parse tokens.\nKeep spans.", ' specialist="python-pro"'),
-        task("Old name", "Write the lexer."),
-        task("Write docs", "Document the parser."),
-    ]))  # fmt: skip
+    p.plan(
+        "01-01",
+        tasks="\n".join(
+            [
+                task("Build the parser", "Parse tokens.\nKeep spans.", ' specialist="python-pro"'),
+                task("Old name", "Write the lexer."),
+                task("Write docs", "Document the parser."),
+            ]
+        ),
+    )
     p.plan("01-02", files_modified="[src/b.py]", tasks=task("Only task", files="src/b.py"))
     no_action = task("Wire it", files="src/c.py").replace("<action>Write the code.</action>", "")
     p.plan("01-03", depends_on='["01-01"]', wave=2, files_modified="[src/c.py]", tasks=no_action)
     base = commit(p, "base")
-    p.plan("01-01", tasks="\n".join([
-        task("Set up the package", "Create pyproject.toml."),
-        task("Build the parser", "Parse tokens.\nKeep spans.", ' specialist="typescript-pro"'),
-        task("New name", "Write the lexer."),
-        task("Write docs", "Document the parser.\nAdd examples."),
-    ]))  # fmt: skip
+    p.plan(
+        "01-01",
+        tasks="\n".join(
+            [
+                task("Set up the package", "Create pyproject.toml."),
+                task(
+                    "Build the parser", "Parse tokens.\nKeep spans.", ' specialist="typescript-pro"'
+                ),
+                task("New name", "Write the lexer."),
+                task("Write docs", "Document the parser.\nAdd examples."),
+            ]
+        ),
+    )
     (p.root / PHASE / "01-02-PLAN.md").unlink()
     p.plan("01-04", depends_on='["01-01", "01-99"]', wave=2, files_modified="[src/d.py]")
     p.plan(
-        "01-03", depends_on='["01-01", "01-04"]', wave=3, autonomous="false",
-        files_modified="\n  - src/c.py\n  - src/e.py", tasks=no_action,
-    )  # fmt: skip
+        "01-03",
+        depends_on='["01-01", "01-04"]',
+        wave=3,
+        autonomous="false",
+        files_modified="\n  - src/c.py\n  - src/e.py",
+        tasks=no_action,
+    )
     head = commit(p, "head")
     return p, base, head
 
@@ -80,13 +96,23 @@ def test_json_between_two_revisions(history, gsd) -> None:
     assert report["base"] == {"label": base, "commit": base, "planning": True}
     assert report["head"]["commit"] == head
     assert report["summary"] == {
-        "plans_added": 1, "plans_removed": 1, "plans_changed": 2,
-        "tasks_added": 1, "tasks_removed": 0, "tasks_renamed": 1, "tasks_changed": 2,
-        "new_errors": 1, "new_warnings": 0, "fixed": 0,
-    }  # fmt: skip
+        "plans_added": 1,
+        "plans_removed": 1,
+        "plans_changed": 2,
+        "tasks_added": 1,
+        "tasks_removed": 0,
+        "tasks_renamed": 1,
+        "tasks_changed": 2,
+        "new_errors": 1,
+        "new_warnings": 0,
+        "fixed": 0,
+    }
     assert [(p["id"], p["status"]) for p in report["plans"]] == [
-        ("01-01", "changed"), ("01-02", "removed"), ("01-03", "changed"), ("01-04", "added"),
-    ]  # fmt: skip
+        ("01-01", "changed"),
+        ("01-02", "removed"),
+        ("01-03", "changed"),
+        ("01-04", "added"),
+    ]
 
     tasks = by_id(report, "01-01")["tasks"]
     assert [(t["status"], t["base_index"], t["head_index"], t["name"]) for t in tasks] == [
@@ -189,8 +215,11 @@ def test_three_dots_compare_from_the_merge_base(history, gsd) -> None:
     p.plan("01-02", files_modified="[src/b.py]", tasks=task("Renamed only task", files="src/b.py"))
     feature = commit(p, "feature")
     dots = json.loads(gsd("diff", "main...feature", "--format", "json").out)
-    assert dots["base"] == {"label": "merge base of main and feature", "commit": base,
-                            "planning": True}  # fmt: skip
+    assert dots["base"] == {
+        "label": "merge base of main and feature",
+        "commit": base,
+        "planning": True,
+    }
     assert [(d["id"], d["status"]) for d in dots["plans"]] == [("01-02", "changed")]
     assert dots["head"]["commit"] == feature
     two = json.loads(gsd("diff", "main..feature", "--format", "json").out)
@@ -322,11 +351,18 @@ def statuses(base: list, head: list) -> list[tuple]:
 
 def test_a_task_inserted_before_a_renamed_one() -> None:
     base = tasks_of(task("A", "Do a."), task("B", "Do b, carefully."), task("C", "Do c."))
-    head = tasks_of(task("A", "Do a."), task("New", "Brand new."), task("B2", "Do b, carefully."),
-                    task("C", "Do c."))  # fmt: skip
+    head = tasks_of(
+        task("A", "Do a."),
+        task("New", "Brand new."),
+        task("B2", "Do b, carefully."),
+        task("C", "Do c."),
+    )
     assert statuses(base, head) == [
-        None, ("added", None, 2, []), ("renamed", 2, 3, ["name"]), None,
-    ]  # fmt: skip
+        None,
+        ("added", None, 2, []),
+        ("renamed", 2, 3, ["name"]),
+        None,
+    ]
 
 
 def test_a_different_task_in_the_same_place_is_removed_and_added() -> None:
@@ -413,9 +449,11 @@ def test_json_reports_every_changed_section(sections, gsd) -> None:
         "<context>": ("@src/x.py", "@src/x.py\n@docs/grammar.md"),
         "<verification>": ("- tests pass", "- tests pass\n- lint passes"),
         "<success_criteria>": ("- parser works", "- parser is fast"),
-        "<output>": ("After completion, create 01-01-SUMMARY.md",
-                     "After completion, create the summary"),
-    }  # fmt: skip
+        "<output>": (
+            "After completion, create 01-01-SUMMARY.md",
+            "After completion, create the summary",
+        ),
+    }
     (task,) = plan["tasks"]
     assert fields(task["changes"]) == {
         "verify": ("<automated>true</automated>", "<automated>pytest -q</automated>"),
@@ -457,8 +495,13 @@ def test_sections_in_code_fences_and_tasks_are_not_plan_sections() -> None:
     from gsd.commands.diff import body_sections
 
     found = body_sections(SECTIONED)
-    assert list(found) == ["<objective>", "<context>", "<verification>", "<success_criteria>",
-                           "<output>"]  # fmt: skip
+    assert list(found) == [
+        "<objective>",
+        "<context>",
+        "<verification>",
+        "<success_criteria>",
+        "<output>",
+    ]
     assert found["<context>"] == "@src/x.py"
 
 

@@ -62,8 +62,12 @@ def test_outside_a_project_only_the_machine_is_checked(
     runners = report["runners"]
     assert runners["claude"]["version"] == "2.1.197 (Claude Code)"
     assert runners["claude"]["path"] == str(bin_dir / "claude")
-    assert runners["codex"] == {"name": "codex", "path": None, "version": None,
-                                "error": "not installed or not on PATH"}  # fmt: skip
+    assert runners["codex"] == {
+        "name": "codex",
+        "path": None,
+        "version": None,
+        "error": "not installed or not on PATH",
+    }
     assert report["git"]["minimum"] == "2.23" and report["git"]["path"] == str(bin_dir / "git")
     assert "npm install -g @openai/codex" in " ".join(messages(report, "info"))
     text = gsd("doctor")
@@ -115,10 +119,14 @@ def test_a_version_that_never_comes_is_waited_for_briefly_and_ended(
     tmp_path: Path, bin_dir: Path, gsd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pid_file = tmp_path / "hung.pid"
-    program(bin_dir, "gemini", f"import os, time\nopen({str(pid_file)!r}, 'w').write("
-                               "str(os.getpid()))\ntime.sleep(120)\n")  # fmt: skip
-    program(bin_dir, "codex", "import sys\nprint('unexpected argument', file=sys.stderr)\n"
-                              "sys.exit(2)\n")  # fmt: skip
+    program(
+        bin_dir,
+        "gemini",
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n",
+    )
+    program(
+        bin_dir, "codex", "import sys\nprint('unexpected argument', file=sys.stderr)\nsys.exit(2)\n"
+    )
     monkeypatch.setattr(doctor, "VERSION_TIMEOUT_S", 1.0)
     monkeypatch.chdir(tmp_path)
     started = time.monotonic()
@@ -167,8 +175,10 @@ def test_a_task_whose_runner_program_is_missing_is_a_problem(planned, bin_dir: P
     code, report = run_doctor(gsd)
     assert code == 0, messages(report, "problem")
     assert [f["status"] for f in report["findings"] if f["topic"] == "runner"] == [
-        "ok", "ok", "info",
-    ]  # fmt: skip
+        "ok",
+        "ok",
+        "info",
+    ]
 
 
 def test_the_fallback_on_a_missing_program_is_a_problem(planned, bin_dir: Path, gsd) -> None:
@@ -201,8 +211,9 @@ def test_config_problems_and_skipped_agent_files(planned, bin_dir: Path, gsd) ->
     planned.write(".planning/config.json", '{"workflow": {"use_worktrees": "yes"}}')
     code, report = run_doctor(gsd)
     assert code == 1
-    assert any("`workflow.use_worktrees` must be true or false" in m
-               for m in messages(report, "problem"))  # fmt: skip
+    assert any(
+        "`workflow.use_worktrees` must be true or false" in m for m in messages(report, "problem")
+    )
     planned.write(".planning/config.json", '{\n  "mode": \n}\n')
     code, report = run_doctor(gsd)
     assert code == 1
@@ -223,9 +234,11 @@ def test_a_task_runner_the_agent_cannot_take_is_a_problem(planned, bin_dir: Path
 
 def test_every_bad_setting_is_one_problem_with_its_line(planned, bin_dir: Path, gsd) -> None:
     fake_runner_programs(bin_dir)
-    planned.write(".planning/config.json",
-                  '{\n  "depth": "standard",\n  "specialists": {"max_retries": -1},\n'
-                  '  "sandbox": {"writable": "~/.cache"}\n}\n')  # fmt: skip
+    planned.write(
+        ".planning/config.json",
+        '{\n  "depth": "standard",\n  "specialists": {"max_retries": -1},\n'
+        '  "sandbox": {"writable": "~/.cache"}\n}\n',
+    )
     code, report = run_doctor(gsd)
     assert code == 1
     path = planned.root / ".planning" / "config.json"

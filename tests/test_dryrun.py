@@ -59,12 +59,18 @@ def snapshot(root: Path) -> tuple[str, str, list[str]]:
 def test_every_task_with_its_resolution(phase, gsd) -> None:
     tasks = dry_run(gsd)
     assert [(t["wave"], t["plan"], t["task"]) for t in tasks] == [
-        (1, "01-01", 1), (1, "01-01", 2), (1, "01-01", 3), (1, "01-01", 4), (2, "01-02", 1),
-    ]  # fmt: skip
+        (1, "01-01", 1),
+        (1, "01-01", 2),
+        (1, "01-01", 3),
+        (1, "01-01", 4),
+        (2, "01-02", 1),
+    ]
     first, review, nobody, unknown, _ = tasks
     assert (first["specialist"], first["specialist_form"], first["agent"]) == (
-        "python-pro", "attribute", "python-pro",
-    )  # fmt: skip
+        "python-pro",
+        "attribute",
+        "python-pro",
+    )
     assert (first["tier"], first["runner"], first["fallback_reason"]) == ("full", "claude", None)
     assert first["argv"][:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     assert (first["timeout_s"], first["grace_s"]) == (600, 10)
@@ -150,14 +156,14 @@ def test_debug_resolves_only_the_tasks_an_agent_runs(
     ("cli", "env", "agent_mins", "config", "expected"),
     [
         pytest.param(5.0, {"SPECIALIST_TIMEOUT": "9"}, 2, 30, (5.0, "--timeout"), id="cli"),
-        pytest.param(None, {"SPECIALIST_TIMEOUT": "9"}, 2, 30, (9.0, "SPECIALIST_TIMEOUT"),
-                     id="env"),
+        pytest.param(
+            None, {"SPECIALIST_TIMEOUT": "9"}, 2, 30, (9.0, "SPECIALIST_TIMEOUT"), id="env"
+        ),
         pytest.param(None, {}, 2, 30, (120.0, "x timeout_mins"), id="agent"),
         pytest.param(None, {}, None, 30, (30.0, "specialists.timeout_seconds"), id="config"),
-        pytest.param(None, {}, None, None, (300.0, "specialists.timeout_seconds"),
-                     id="default"),
+        pytest.param(None, {}, None, None, (300.0, "specialists.timeout_seconds"), id="default"),
     ],
-)  # fmt: skip
+)
 def test_timeout_precedence(cli, env, agent_mins, config, expected) -> None:
     agent = Agent(name="x", timeout_mins=agent_mins)
     settings = Settings.model_validate(
@@ -210,8 +216,13 @@ def test_hostile_specialist_names_never_reach_a_program(
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("RECORD", str(record))
-    done = subprocess.run(task["argv"], cwd=git_project.root, input=f"prompt naming {name}",
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        task["argv"],
+        cwd=git_project.root,
+        input=f"prompt naming {name}",
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert seen["argv"] == task["argv"][1:]
@@ -283,8 +294,10 @@ def test_agent_paths_expand_home_and_variables_and_say_what_is_missing(
         "---\nname: rust-pro\ntools: [write_file, run_shell_command]\n---\nRust.\n"
     )
     monkeypatch.setenv("TEAM_AGENTS", str(tmp_path / "team"))
-    phase.write(".planning/config.json", json.dumps(
-        {"specialists": {"agent_paths": ["~/my-agents", "$TEAM_AGENTS/agents"]}}))  # fmt: skip
+    phase.write(
+        ".planning/config.json",
+        json.dumps({"specialists": {"agent_paths": ["~/my-agents", "$TEAM_AGENTS/agents"]}}),
+    )
     roster = "- **python-pro**: Python\n- **code-reviewer**: Reviews\n- **rust-pro**: Rust\n"
     phase.write(".planning/available_agents.md", roster)
     result = gsd("execute-phase", "1", "--dry-run", "--format", "json")

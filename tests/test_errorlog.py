@@ -173,17 +173,47 @@ def test_missing_file_is_an_empty_log(log: Path) -> None:
 
 
 LOGGED = [
-    record(phase="1", plan="01", task="1", specialist="python-pro", error_type="timeout",
-           timestamp="2026-02-20T10:00:00Z"),
-    record(phase="1", plan="02", task="2", specialist="Go-Pro", error_type="nonzero-exit",
-           timestamp="2026-02-21T10:00:00Z"),
-    record(phase="10", plan="02", task="3", specialist="python-pro", error_type="timeout",
-           timestamp="2026-02-22T10:00:00Z"),
-    record(phase="2.1", plan="1", task="1", specialist="python-pro",
-           error_type="policy-violation", timestamp="2026-02-23T10:00:00+00:00"),
-    record(phase="10", plan="10-01", task="1", specialist="go-pro", error_type="merge-conflict",
-           timestamp="2026-02-23T12:00:00Z"),
-]  # fmt: skip
+    record(
+        phase="1",
+        plan="01",
+        task="1",
+        specialist="python-pro",
+        error_type="timeout",
+        timestamp="2026-02-20T10:00:00Z",
+    ),
+    record(
+        phase="1",
+        plan="02",
+        task="2",
+        specialist="Go-Pro",
+        error_type="nonzero-exit",
+        timestamp="2026-02-21T10:00:00Z",
+    ),
+    record(
+        phase="10",
+        plan="02",
+        task="3",
+        specialist="python-pro",
+        error_type="timeout",
+        timestamp="2026-02-22T10:00:00Z",
+    ),
+    record(
+        phase="2.1",
+        plan="1",
+        task="1",
+        specialist="python-pro",
+        error_type="policy-violation",
+        timestamp="2026-02-23T10:00:00+00:00",
+    ),
+    record(
+        phase="10",
+        plan="10-01",
+        task="1",
+        specialist="go-pro",
+        error_type="merge-conflict",
+        timestamp="2026-02-23T12:00:00Z",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -270,8 +300,16 @@ def test_rows_shorten_details_only_when_asked() -> None:
     long = record(details="line one\nline two " + "y" * 100, exit_code=None)
     full, short = errorlog.rows([long])[0], errorlog.rows([long], short=True)[0]
     assert list(full) == [
-        "time", "phase", "plan", "task", "specialist", "type", "exit", "attempt", "details"
-    ]  # fmt: skip
+        "time",
+        "phase",
+        "plan",
+        "task",
+        "specialist",
+        "type",
+        "exit",
+        "attempt",
+        "details",
+    ]
     assert full["details"] == "line one line two " + "y" * 100
     assert len(short["details"]) == 60 and short["details"].endswith("…")
     assert full["exit"] == "-" and full["type"] == "timeout" and full["time"] == long.timestamp

@@ -66,8 +66,11 @@ def test_paths_and_times_are_logged_as_text(log: Path) -> None:
     moment = datetime(2026, 2, 23, 14, 0, tzinfo=timezone.utc)
     execlog.append(log, execlog.event("merge", path=Path("a/b"), at=moment, files={"b", "a"}))
     (record,), _ = execlog.read(log)
-    assert (record["path"], record["at"], record["files"]) == ("a/b", "2026-02-23T14:00:00Z",
-                                                               ["a", "b"])  # fmt: skip
+    assert (record["path"], record["at"], record["files"]) == (
+        "a/b",
+        "2026-02-23T14:00:00Z",
+        ["a", "b"],
+    )
 
 
 def test_an_unloggable_field_fails_before_the_file_is_touched(log: Path) -> None:

@@ -62,8 +62,9 @@ def task(plan: str, n: int, specialist: str = "worker") -> str:
 def install_agents(project, script: Path) -> None:
     """`worker` (the roster's one specialist) and `gsd-executor`, both running `script`."""
     for name in ("worker", "gsd-executor"):
-        project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script))  # fmt: skip
+        project.write(
+            f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable, script=script)
+        )
     project.write(".planning/available_agents.md", "- **worker**: test\n")
 
 
@@ -74,10 +75,18 @@ def phase(git_project, tmp_path):
     script.write_text(AGENT.format(report=REPORT))
     install_agents(git_project, script)
     (tmp_path / "markers").mkdir()
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 1},
-         "sandbox": {"writable": [str(tmp_path / "markers")]}}))  # fmt: skip
-    git_project.write(".planning/STATE.md", textwrap.dedent("""\
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 1},
+                "sandbox": {"writable": [str(tmp_path / "markers")]},
+            }
+        ),
+    )
+    git_project.write(
+        ".planning/STATE.md",
+        textwrap.dedent("""\
         # Project State
 
         ## Current Position
@@ -88,11 +97,20 @@ def phase(git_project, tmp_path):
         ### Blockers/Concerns
 
         None yet.
-        """))  # fmt: skip
-    git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
-                     files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
-    git_project.plan("01-02", tasks=task("01-02", 1), depends_on='["01-01"]', wave=2,
-                     files_modified="[src/t01-02_1.py]")  # fmt: skip
+        """),
+    )
+    git_project.plan(
+        "01-01",
+        tasks=task("01-01", 1) + "\n" + task("01-01", 2),
+        files_modified="[src/t01-01_1.py, src/t01-01_2.py]",
+    )
+    git_project.plan(
+        "01-02",
+        tasks=task("01-02", 1),
+        depends_on='["01-01"]',
+        wave=2,
+        files_modified="[src/t01-02_1.py]",
+    )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plans")
     return git_project
@@ -101,8 +119,14 @@ def phase(git_project, tmp_path):
 def task_commits(root) -> list[str]:
     """Task commits on every local branch (the user's and kept `gsd/*` plan branches),
     oldest first: a task committed twice would show twice."""
-    out = git(root, "log", "--branches", "--format=%(trailers:key=Gsd-Task,valueonly)%x00%s",
-              "--reverse", "--topo-order")  # fmt: skip
+    out = git(
+        root,
+        "log",
+        "--branches",
+        "--format=%(trailers:key=Gsd-Task,valueonly)%x00%s",
+        "--reverse",
+        "--topo-order",
+    )
     return [line.split("\0")[0].strip() for line in out.split("\n") if line.startswith("01-")]
 
 
@@ -343,10 +367,12 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
     )
     fail(tmp_path, "01-01", 2, "hang")
     gsd = subprocess.Popen(
-        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
+        [sys.executable, "-m", "gsd", "execute-phase", "1"],
+        cwd=root,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     half_done = plan_worktree(root, "01-01") / "src/half-done.txt"  # the plan's worktree
     while not half_done.exists():
@@ -357,9 +383,12 @@ def test_gsd_killed_during_a_spawn_resumes_without_losing_or_redoing_work(phase,
     assert git(root, "tag", "--list").startswith("checkpoint/")  # left open by the crash
     (tmp_path / "markers/fail-01-01-2").unlink()
     resumed = subprocess.run(
-        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=root,
-        env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "gsd", "execute-phase", "1"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "left open by an interrupted run" in resumed.stderr
     assert task_commits(root) == ["01-01-1", "01-01-2", "01-02-1"]
@@ -395,10 +424,19 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
     assert logged_errors(root)[-1].error_type == "nonzero-exit"  # SPEC 6's types; no new one
 
 
-@pytest.mark.parametrize("command", [
-    ["status"], ["report"], ["errors"], ["agents", "list"], ["checkpoints", "list"],
-    ["rules"], ["show", "1"], ["waves", "1"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["report"],
+        ["errors"],
+        ["agents", "list"],
+        ["checkpoints", "list"],
+        ["rules"],
+        ["show", "1"],
+        ["waves", "1"],
+    ],
+)
 def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) -> None:
     """SPEC 8: every listing command takes --format text|markdown|json."""
     from gsd.io.checkpoint import Checkpoints

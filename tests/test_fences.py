@@ -61,16 +61,22 @@ def shown_tasks(project, gsd, tasks: str) -> list[str]:
     [
         # before: the bare ``` closed the ~~~ block, so Example was a task, and the
         # closing ~~~ opened a block to the end that hid Real
-        pytest.param(f"~~~\n```\n{auto_task('Example')}\n~~~\n{auto_task('Real')}",
-                     id="task-in-a-tilde-fence-with-a-backtick-line"),
+        pytest.param(
+            f"~~~\n```\n{auto_task('Example')}\n~~~\n{auto_task('Real')}",
+            id="task-in-a-tilde-fence-with-a-backtick-line",
+        ),
         # before: a bare ``` closed the ```` block, so Example was a task
-        pytest.param(f"````markdown\n```\n{auto_task('Example')}\n```\n````\n{auto_task('Real')}",
-                     id="shorter-bare-fence-inside-a-longer-one"),
+        pytest.param(
+            f"````markdown\n```\n{auto_task('Example')}\n```\n````\n{auto_task('Real')}",
+            id="shorter-bare-fence-inside-a-longer-one",
+        ),
         # before: ```<task>``` opened a block to the end of the plan: no task at all
-        pytest.param(f"```<task>``` blocks are written so.\n{auto_task('Real')}",
-                     id="inline-code-of-three-backticks"),
+        pytest.param(
+            f"```<task>``` blocks are written so.\n{auto_task('Real')}",
+            id="inline-code-of-three-backticks",
+        ),
     ],
-)  # fmt: skip
+)
 def test_plan_fences_are_read_as_commonmark(project, gsd, tasks: str) -> None:
     assert shown_tasks(project, gsd, tasks) == ["Real"]
 
@@ -141,8 +147,9 @@ def test_a_run_reads_the_report_outside_the_fence(git_project, gsd, tmp_path) ->
     script.write_text(AGENT.format(report=REPORT + "\\nFor reference:\\n" + example))
     install_agents(git_project, script)
     (tmp_path / "markers").mkdir()
-    git_project.write(".planning/config.json", json.dumps(
-        {"sandbox": {"writable": [str(tmp_path / "markers")]}}))  # fmt: skip
+    git_project.write(
+        ".planning/config.json", json.dumps({"sandbox": {"writable": [str(tmp_path / "markers")]}})
+    )
     git_project.plan("01-01", tasks=task("01-01", 1), files_modified="[src/t01-01_1.py]")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plans")

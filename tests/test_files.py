@@ -142,8 +142,9 @@ def test_a_group_writable_umask_in_a_fresh_process(tmp_path: Path) -> None:
         "from gsd.formats.files import current_umask, write_atomic; "
         f"write_atomic(Path({str(tmp_path / 'shared.md')!r}), 'x'); print(oct(current_umask()))"
     )
-    done = subprocess.run([sys.executable, "-c", code], umask=0o002, capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], umask=0o002, capture_output=True, text=True, check=True
+    )
     assert done.stdout == "0o2\n"
     assert stat.S_IMODE((tmp_path / "shared.md").stat().st_mode) == 0o664
 
@@ -193,8 +194,9 @@ except GsdError as error:
 def limited(function: str, path: Path, data: str | bytes, limit: int) -> str:
     """Run `function(path, data)` in a process that may not write past `limit` bytes in
     any file (RLIMIT_FSIZE: the kernel refuses the rest, as on a full disk)."""
-    code = FILE_SIZE_LIMIT.format(repo=str(REPO), function=function, path=str(path),
-                                  data=data, limit=limit)  # fmt: skip
+    code = FILE_SIZE_LIMIT.format(
+        repo=str(REPO), function=function, path=str(path), data=data, limit=limit
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -264,9 +266,15 @@ def test_a_read_only_folder_is_one_line_and_keeps_everything(tmp_path: Path) -> 
         folder.chmod(0o555)
         (folder / "log.jsonl").chmod(0o444)
         code = READ_ONLY.format(repo=str(REPO), folder=str(folder))
-        done = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
-                              user=as_user, group=as_user, extra_groups=[] if as_user else None,
-                              cwd="/")  # fmt: skip
+        done = subprocess.run(
+            [str(python), "-c", code],
+            capture_output=True,
+            text=True,
+            user=as_user,
+            group=as_user,
+            extra_groups=[] if as_user else None,
+            cwd="/",
+        )
         assert done.returncode == 0, done.stderr
         hint = "Permission denied (make it writable, then run again)"
         assert done.stdout.splitlines() == [

@@ -604,8 +604,11 @@ def test_observe_is_three_git_processes_side_by_side_while_other_plans_move(
     monkeypatch.setenv("GIT_TRACE", str(trace))
     seen = Observer(g).observe(cp)
     monkeypatch.delenv("GIT_TRACE")
-    commands = [line.split("trace: built-in: git ")[1].split()[0]
-                for line in trace.read_text().splitlines() if "built-in: git " in line]  # fmt: skip
+    commands = [
+        line.split("trace: built-in: git ")[1].split()[0]
+        for line in trace.read_text().splitlines()
+        if "built-in: git " in line
+    ]
     assert sorted(commands) == ["for-each-ref", "ls-files", "status"]
     assert seen == (["mine.txt"], [], [], [], [])
     assert seen[:2] == (Observer(g).changed_files(cp), Observer(g).changed_refs(cp.refs, cp))

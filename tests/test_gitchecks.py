@@ -155,8 +155,9 @@ def test_a_checkpoint_tag_an_agent_makes_is_reported_and_deleted(repo: Project) 
     git(root, "update-ref", forged, "HEAD")
     other = Checkpoints(Git(root)).create("01-03", 1)  # gsd's own, meanwhile: not the agent's
     seen = Observer(g).observe(cp)
-    assert seen.changed_refs == ["checkpoint tag checkpoint/01-02/1-20200101T000000Z-abcdef "
-                                 "created, not by gsd"]  # fmt: skip
+    assert seen.changed_refs == [
+        "checkpoint tag checkpoint/01-02/1-20200101T000000Z-abcdef created, not by gsd"
+    ]
     Checkpoints(g).rollback(cp)
     assert checkpoint_tags(root) == [other.tag]
 
@@ -261,8 +262,9 @@ def test_a_hidden_edit_of_config_json_shows_and_the_flag_is_cleared(
     kind = flag.removeprefix("--")
     assert seen.flags == [f"{kind} on .planning/config.json"]
     assert seen.changed == [".planning/config.json"]
-    found = enforce.check(tier="read-only", changed=seen.changed, allowed=[], scope="warn",
-                          flags=seen.flags)  # fmt: skip
+    found = enforce.check(
+        tier="read-only", changed=seen.changed, allowed=[], scope="warn", flags=seen.flags
+    )
     assert [v.kind for v in found] == ["tier", "protected", "index-flags"]
     assert all(v.fatal for v in found)
     assert git(root, "ls-files", "-v", ".planning/config.json") == "H .planning/config.json\n"
@@ -321,8 +323,12 @@ def test_a_planted_hook_and_fsmonitor_never_run_and_are_put_back(repo: Project) 
     repo.write("a.txt", "agent\n")
     seen = Observer(g).observe(cp)
     assert seen.internals == [
-        "config", "hooks/commit-msg", "hooks/post-commit", "hooks/pre-commit", "info/attributes",
-    ]  # fmt: skip
+        "config",
+        "hooks/commit-msg",
+        "hooks/post-commit",
+        "hooks/pre-commit",
+        "info/attributes",
+    ]
     assert seen.changed == ["a.txt"]
     Commits(g).commit_paths("01-02", 1, "task", "worker", seen.changed)
     Checkpoints(g).delete(cp)
@@ -414,11 +420,16 @@ def test_ignored_secrets_are_compared_and_restored_exactly(repo: Project) -> Non
     repo.write("new/.env.production", "TOKEN=planted\n")
     repo.write("unrelated.log", "agent\n")
     seen = Observer(g).observe(cp)
-    assert seen.protected == [".env", "certs/server.pem", "new/.env.production",
-                              "secrets/deploy.key"]  # fmt: skip
+    assert seen.protected == [
+        ".env",
+        "certs/server.pem",
+        "new/.env.production",
+        "secrets/deploy.key",
+    ]
     assert seen.changed == []
-    found = enforce.check(tier="full", changed=[], allowed=[], scope="warn",
-                          ignored_protected=seen.protected)  # fmt: skip
+    found = enforce.check(
+        tier="full", changed=[], allowed=[], scope="warn", ignored_protected=seen.protected
+    )
     assert [(v.kind, v.fatal) for v in found] == [("protected", True)]
     Checkpoints(g).rollback(cp)
     assert (root / ".env").read_text() == "TOKEN=user\n"
@@ -470,8 +481,17 @@ def test_an_agents_commits_mv_and_rm_end_in_one_task_commit(repo: Project) -> No
     shown = git(root, "show", "--name-status", "--no-renames", "--format=%B", sha)
     assert "Gsd-Task: 01-02-1" in shown
     assert shown.split("\n\n")[-1].split() == [
-        "D", "a.txt", "D", "b.txt", "D", "c.txt", "A", "c2.txt", "A", "moved.txt",
-    ]  # fmt: skip
+        "D",
+        "a.txt",
+        "D",
+        "b.txt",
+        "D",
+        "c.txt",
+        "A",
+        "c2.txt",
+        "A",
+        "moved.txt",
+    ]
     assert git(root, "status", "--porcelain") == ""
 
 

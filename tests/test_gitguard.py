@@ -32,8 +32,14 @@ def test_save_and_restore_a_tree_exactly(tmp_path: Path) -> None:
     assert not gitguard.same_stamps(base, saved)
     now = gitguard.save_tree(base, ["hooks", "config", "info"])
     changed = gitguard.differences(saved, now)
-    assert changed == ["config", "hooks/linked", "hooks/post-checkout", "hooks/pre-commit",
-                       "info", "info/attributes"]  # fmt: skip
+    assert changed == [
+        "config",
+        "hooks/linked",
+        "hooks/post-checkout",
+        "hooks/pre-commit",
+        "info",
+        "info/attributes",
+    ]
     assert gitguard.restore(base, saved, changed) == []
     assert gitguard.differences(saved, gitguard.save_tree(base, ["hooks", "config", "info"])) == []
     assert os.readlink(base / "hooks/linked") == "pre-commit"

@@ -45,8 +45,14 @@ def test_triggers_and_jobs(workflow) -> None:
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert set(triggers) == {"pull_request", "workflow_dispatch"}
     assert set(triggers["workflow_dispatch"]["inputs"]) == {"phase", "wave", "collect"}
-    assert set(workflow["jobs"]) == {"validate", "sarif", "plan-diff", "schedule", "execute",
-                                     "collect"}  # fmt: skip
+    assert set(workflow["jobs"]) == {
+        "validate",
+        "sarif",
+        "plan-diff",
+        "schedule",
+        "execute",
+        "collect",
+    }
 
 
 def test_permissions_are_explicit_and_minimal(workflow) -> None:

@@ -31,8 +31,9 @@ def test_the_program_is_git_on_path_or_the_one_named_by_the_variable() -> None:
     named = {**os.environ, "GIT_PYTHON_GIT_EXECUTABLE": "/opt/git/bin/git"}
     unset = {k: v for k, v in os.environ.items() if k != "GIT_PYTHON_GIT_EXECUTABLE"}
     for env, program in ((named, "/opt/git/bin/git"), (unset, "git")):
-        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
-                              text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        )
         assert done.stdout == f"{program}\n"
 
 
@@ -65,10 +66,13 @@ def test_nothing_committed_when_git_cannot_run(git_project: Project) -> None:
     commit(git_project.root, "one", "Gsd-Task: 01-01-1")
     probe = "import pathlib, gsd.io.gitread as g; print(g.committed_tasks(pathlib.Path('.')))"
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=git_project.root, capture_output=True, text=True,
+        [sys.executable, "-c", probe],
+        cwd=git_project.root,
+        capture_output=True,
+        text=True,
         env={"PATH": "", "GIT_PYTHON_GIT_EXECUTABLE": str(git_project.root / "no-git")},
         check=True,
-    )  # fmt: skip
+    )
     assert done.stdout == "{}\n"
 
 
@@ -104,12 +108,16 @@ def test_gsd_in_a_hook_of_another_repository_acts_on_its_own(
     git(host, "commit", "-q", "-m", "one")
     git(host, "worktree", "add", "-q", str(other))
     gsd = f"PYTHONPATH={shlex.quote(str(REPO))} {shlex.quote(sys.executable)} -m gsd"
-    hook(host, f"env | grep '^GIT_' > {out}/env\ncd {shlex.quote(str(project))} || exit 9\n"
-               f"{gsd} validate --staged > {out}/validate 2>&1; echo $? >> {out}/validate\n"
-               f"{gsd} checkpoints list > {out}/list 2>&1; echo $? >> {out}/list\n")  # fmt: skip
+    hook(
+        host,
+        f"env | grep '^GIT_' > {out}/env\ncd {shlex.quote(str(project))} || exit 9\n"
+        f"{gsd} validate --staged > {out}/validate 2>&1; echo $? >> {out}/validate\n"
+        f"{gsd} checkpoints list > {out}/list 2>&1; echo $? >> {out}/list\n",
+    )
     (other / "a.txt").write_text("two\n")
-    done = subprocess.run(["git", "commit", "-q", "-a", "-m", "two"], cwd=other,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "commit", "-q", "-a", "-m", "two"], cwd=other, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     exported = (out / "env").read_text()
     assert "GIT_DIR=" in exported and "GIT_INDEX_FILE=" in exported  # what makes it a test
@@ -121,15 +129,20 @@ def test_gsd_in_a_hook_of_another_repository_acts_on_its_own(
 
 def test_a_failing_git_commands_whole_stderr_reaches_the_error(git_project: Project) -> None:
     root = git_project.root
-    hook(root, "echo 'lint: first problem' >&2\necho '  second line' >&2\n"
-               "echo 'third: fix and retry' >&2\nexit 1\n")  # fmt: skip
+    hook(
+        root,
+        "echo 'lint: first problem' >&2\necho '  second line' >&2\n"
+        "echo 'third: fix and retry' >&2\nexit 1\n",
+    )
     done = gsd.io.gitread.run(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
     error = gsd.io.gitread.failure(done, root)
     assert str(error) == f"git commit failed in {root}: lint: first problem"
     assert error.details.splitlines() == [
         "git commit --allow-empty -q -m x (exit 1)",
-        "lint: first problem", "  second line", "third: fix and retry",
-    ]  # fmt: skip
+        "lint: first problem",
+        "  second line",
+        "third: fix and retry",
+    ]
     assert "third: fix and retry" in logged(error)
 
 

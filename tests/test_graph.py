@@ -18,20 +18,28 @@ def make(pid: str, deps: list[str] = [], files: list[str] = ["a"]):  # noqa: B00
 
 
 def test_waves_are_kahn_levels() -> None:
-    graph = build([
-        make("01-04", ["01-02", "01-03"], ["d"]), make("01-01", [], ["a"]),
-        make("01-02", ["01-01"], ["b"]), make("01-03", [], ["c"]),
-    ])  # fmt: skip
+    graph = build(
+        [
+            make("01-04", ["01-02", "01-03"], ["d"]),
+            make("01-01", [], ["a"]),
+            make("01-02", ["01-01"], ["b"]),
+            make("01-03", [], ["c"]),
+        ]
+    )
     assert graph.waves == [["01-01", "01-03"], ["01-02"], ["01-04"]]
     assert graph.critical_path == ["01-01", "01-02", "01-04"]
     assert graph.cycles == []
 
 
 def test_cycle_is_reported_with_its_path() -> None:
-    graph = build([
-        make("01-01", ["01-03"], ["a"]), make("01-02", ["01-01"], ["b"]),
-        make("01-03", ["01-02"], ["c"]), make("01-04", [], ["d"]),
-    ])  # fmt: skip
+    graph = build(
+        [
+            make("01-01", ["01-03"], ["a"]),
+            make("01-02", ["01-01"], ["b"]),
+            make("01-03", ["01-02"], ["c"]),
+            make("01-04", [], ["d"]),
+        ]
+    )
     assert graph.waves == [["01-04"]]
     assert len(graph.cycles) == 1
     cycle = graph.cycles[0]
@@ -45,11 +53,15 @@ def test_self_dependency_is_a_cycle_and_unknown_dependency_dropped() -> None:
 
 
 def test_overlap_groups_per_wave() -> None:
-    graph = build([
-        make("01-01", [], ["src/x.py"]), make("01-02", [], ["./src/x.py", "y"]),
-        make("01-03", [], ["y"]), make("01-04", [], ["z"]),
-        make("01-05", ["01-04"], ["src/x.py"]),
-    ])  # fmt: skip
+    graph = build(
+        [
+            make("01-01", [], ["src/x.py"]),
+            make("01-02", [], ["./src/x.py", "y"]),
+            make("01-03", [], ["y"]),
+            make("01-04", [], ["z"]),
+            make("01-05", ["01-04"], ["src/x.py"]),
+        ]
+    )
     assert graph.overlap_groups == [["01-01", "01-02", "01-03"]]
     assert graph.sequential_groups(graph.waves[0]) == [["01-01", "01-02", "01-03"], ["01-04"]]
 

@@ -56,8 +56,11 @@ def repo(git_project, gsd, program: Path, monkeypatch: pytest.MonkeyPatch):
 def commit(root: Path, *args: str, env: dict[str, str] | None = None) -> Completed:
     return subprocess.run(
         ["git", "commit", "-m", "change", *args],
-        cwd=root, capture_output=True, text=True, env=env,
-    )  # fmt: skip
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def head(root: Path) -> str:
@@ -188,8 +191,9 @@ def test_uninstall_restores_the_users_hook_byte_for_byte(git_project, gsd, progr
     assert stat.S_IMODE(after.st_mode) == 0o741
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert sorted(p.name for p in hook.parent.iterdir() if "pre-commit" in p.name) == [
-        "pre-commit", "pre-commit.sample",
-    ]  # fmt: skip
+        "pre-commit",
+        "pre-commit.sample",
+    ]
 
 
 def test_uninstall_without_a_previous_hook_removes_gsds(repo, gsd) -> None:
@@ -293,9 +297,12 @@ def test_the_hook_names_the_gsd_that_installed_it(git_project, tmp_path: Path) -
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
-        [str(script), "hooks", "install"], cwd=git_project.root, env=env, capture_output=True,
+        [str(script), "hooks", "install"],
+        cwd=git_project.root,
+        env=env,
+        capture_output=True,
         text=True,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     hook = (git_project.root / ".git" / "hooks" / "pre-commit").read_text()
     assert f"GSD={shlex.quote(str(script))}\n" in hook
@@ -341,8 +348,9 @@ def test_outside_git_is_one_line_exit_2(project, gsd) -> None:
 def test_a_bad_gsd_option_is_one_line(git_project, gsd, tmp_path: Path) -> None:
     result = gsd("hooks", "install", "--gsd", str(tmp_path / "nope"))
     assert (result.code, result.err) == (
-        2, f"gsd: error: --gsd {tmp_path / 'nope'}: not an executable file\n",
-    )  # fmt: skip
+        2,
+        f"gsd: error: --gsd {tmp_path / 'nope'}: not an executable file\n",
+    )
 
 
 def test_the_hook_is_plain_posix_sh_and_evaluates_nothing() -> None:

@@ -161,7 +161,7 @@ def test_plan_id_from_filename(path: str, plan_id: str | None) -> None:
         ("01-01-PLAN.md", "01-01"),
         ("01-foundation/01-01", "01-01"),
         (" 'x' ", "x"),
-    ],  # fmt: skip
+    ],
 )
 def test_normalize_plan_ref(ref: str, plan_id: str) -> None:
     assert ids.normalize_plan_ref(ref) == plan_id
@@ -190,8 +190,15 @@ def test_same_plan(a: str, b: str, same: bool) -> None:
 def test_plans_sort_by_phase_then_number() -> None:
     shuffled = ["12A-01", "02.1-01", "02-10", "x", "12-02", "02-09", "03-01", "01-\u00b2"]
     assert sorted(shuffled, key=ids.plan_sort_key) == [
-        "01-\u00b2", "02-09", "02-10", "02.1-01", "03-01", "12-02", "12A-01", "x",
-    ]  # fmt: skip
+        "01-\u00b2",
+        "02-09",
+        "02-10",
+        "02.1-01",
+        "03-01",
+        "12-02",
+        "12A-01",
+        "x",
+    ]
 
 
 @requires_corpus
@@ -211,15 +218,25 @@ def failed(phase, gsd, tmp_path):
     """Plans 01-01, 02.1-01, 12-01 and 12A-01 each failed in a real run: the first two for
     good (their records in the run's phase log), 12-01 and 12A-01 once, then done (their
     records in the plan's own log, `.planning/logs/{plan}.jsonl`)."""
-    for plan_id, folder in [("02.1-01", "02.1-hotfix"), ("12-01", "12-main"),
-                            ("12A-01", "12A-extra")]:  # fmt: skip
-        phase.plan(plan_id, tasks=task(plan_id, 1), phase_dir=folder,
-                   files_modified=f"[src/t{plan_id}_1.py]")  # fmt: skip
+    for plan_id, folder in [
+        ("02.1-01", "02.1-hotfix"),
+        ("12-01", "12-main"),
+        ("12A-01", "12A-extra"),
+    ]:
+        phase.plan(
+            plan_id,
+            tasks=task(plan_id, 1),
+            phase_dir=folder,
+            files_modified=f"[src/t{plan_id}_1.py]",
+        )
     git(phase.root, "add", "-A")
     git(phase.root, "commit", "-q", "-m", "more phases")
-    for number, plan_id, mode, code in [("1", "01-01", "exit", 1), ("2.1", "02.1-01", "exit", 1),
-                                        ("12", "12-01", "rate-limit-once", 0),
-                                        ("12A", "12A-01", "rate-limit-once", 0)]:  # fmt: skip
+    for number, plan_id, mode, code in [
+        ("1", "01-01", "exit", 1),
+        ("2.1", "02.1-01", "exit", 1),
+        ("12", "12-01", "rate-limit-once", 0),
+        ("12A", "12A-01", "rate-limit-once", 0),
+    ]:
         fail(tmp_path, plan_id, 1, mode)
         result = gsd("execute-phase", number)
         assert result.code == code, result.err

@@ -165,8 +165,11 @@ def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 
 def test_every_module_sits_in_a_layer() -> None:
-    loose = [m for m in module_names() if m not in ("__init__", "__main__") and "." not in m
-             and m not in LAYERS]  # fmt: skip
+    loose = [
+        m
+        for m in module_names()
+        if m not in ("__init__", "__main__") and "." not in m and m not in LAYERS
+    ]
     assert loose == [], f"modules outside the layer folders: {loose}"
 
 
@@ -264,8 +267,18 @@ def test_the_reader_sees_every_form_of_import_but_type_checking_ones() -> None:
         "def late() -> None:\n    from gsd.run.g import thing\n"
         "class Late:\n    def method(self) -> None:\n        import gsd.cli.h as h\n"
     )
-    known = {"core", "io", "core.a", "core.b", "io.c", "core.f", "run.g", "cli.h", "core.hint",
-             "core.hint2"}  # fmt: skip
+    known = {
+        "core",
+        "io",
+        "core.a",
+        "core.b",
+        "io.c",
+        "core.f",
+        "run.g",
+        "cli.h",
+        "core.hint",
+        "core.hint2",
+    }
     assert imports_in(source, known) == known - {"core.hint", "core.hint2"}
 
 

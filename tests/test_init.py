@@ -88,11 +88,15 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
     assert state.blockers(text) == []
     edited = state.add_blocker(
         state.set_position(
-            text, phase="1 of 2 (Core)", plan="1 of 3 in current phase", status="In progress",
-            last_activity="2030-01-02 - Completed 01-01-PLAN.md", progress=1 / 3,
+            text,
+            phase="1 of 2 (Core)",
+            plan="1 of 3 in current phase",
+            status="In progress",
+            last_activity="2030-01-02 - Completed 01-01-PLAN.md",
+            progress=1 / 3,
         ),
         "- [01-02] timeout: no output",
-    )  # fmt: skip
+    )
     assert progress_percent(edited) == 33
     assert state.blockers(edited) == ["- [01-02] timeout: no output"]
 
@@ -103,8 +107,10 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
     )
     assert plan_checked(ticked, "01-01") is True
     assert progress_row(ticked, "1") == {
-        "plans": "1/2", "status": "In progress", "completed": "-",
-    }  # fmt: skip
+        "plans": "1/2",
+        "status": "In progress",
+        "completed": "-",
+    }
 
 
 def test_a_fresh_project_validates_and_reports(empty: Path, gsd) -> None:
@@ -144,10 +150,20 @@ def test_the_package_carries_the_template_as_package_data(tmp_path: Path) -> Non
     snapshot_checkout(source)
     build = tmp_path / "build"
     done = subprocess.run(
-        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py",
-         "--build-lib", str(build)],
-        cwd=source, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import setuptools; setuptools.setup()",
+            "-q",
+            "build_py",
+            "--build-lib",
+            str(build),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     shipped = build / "gsd" / "bundled" / "planning_template"
     assert sorted(p.name for p in shipped.iterdir()) == FILES
@@ -171,8 +187,19 @@ def test_the_logs_merge_line_by_line_after_init(empty: Path, gsd) -> None:
         git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", branch)
     git(empty, "switch", "-q", "main")
     for branch in ("a", "b"):
-        git(empty, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-ff",
-            "-m", f"merge {branch}", branch)  # fmt: skip
+        git(
+            empty,
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            f"merge {branch}",
+            branch,
+        )
     assert log.read_text().splitlines() == [
         '{"event": "run-start"}',
         '{"event": "a"}',

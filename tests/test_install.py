@@ -33,10 +33,22 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tried = []
     for isolation in (["--no-build-isolation"], []):
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation,
-             "-w", str(out), str(source)],
-            capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                *isolation,
+                "-w",
+                str(out),
+                str(source),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
         built = list(out.glob("gsd_plans-*.whl"))
         if done.returncode == 0 and built:
             return built[0]
@@ -63,17 +75,25 @@ class Installed:
 
     def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [str(self.program), *args], cwd=cwd, env=self.env, capture_output=True, text=True,
+            [str(self.program), *args],
+            cwd=cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
             timeout=120,
-        )  # fmt: skip
+        )
         assert done.returncode == 0, done.stderr
         return done
 
     def python(self, cwd: Path, code: str) -> str:
         done = subprocess.run(
-            [_base_python(), "-c", code], cwd=cwd, env=self.env, capture_output=True,
-            text=True, timeout=120,
-        )  # fmt: skip
+            [_base_python(), "-c", code],
+            cwd=cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
@@ -92,10 +112,22 @@ def _install(wheel: Path, where: Path, how: str) -> Installed:
         base = where / "prefix"
         options = ["--prefix", str(base)]
     done = subprocess.run(
-        [_base_python(), "-m", "pip", "install", "-q", "--no-deps", "--no-warn-script-location",
-         *options, str(wheel)],
-        env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-    )  # fmt: skip
+        [
+            _base_python(),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-warn-script-location",
+            *options,
+            str(wheel),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+    )
     if done.returncode != 0:
         pytest.skip(f"pip install {how} of the wheel failed here: {done.stderr.strip()[-300:]}")
     site = base / "lib" / VERSION / "site-packages"

@@ -37,9 +37,13 @@ def test_an_unloggable_value_fails_before_the_file_is_touched(tmp_path: Path) ->
 def test_an_error_record_line_keeps_its_bytes(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     record = errorlog.ErrorRecord(
-        phase="1", plan="01", task="2", specialist="gsd-executor",
-        error_type="timeout", details="trop lent ✗",
-    )  # fmt: skip
+        phase="1",
+        plan="01",
+        task="2",
+        specialist="gsd-executor",
+        error_type="timeout",
+        details="trop lent ✗",
+    )
     errorlog.append(log, record)
     assert log.read_bytes() == (errorlog.to_line(record) + "\n").encode()
 
@@ -51,19 +55,23 @@ def test_an_error_record_line_keeps_its_bytes(tmp_path: Path) -> None:
         pytest.param('{"a": 1}\n\n  \n{"b": 2}\n', [{"a": 1}, {"b": 2}], [], id="blank-lines"),
         pytest.param('{"a": 1}\n{"b": ', [{"a": 1}], [], id="torn-last-line"),
         pytest.param(
-            '{"b": \n{"a": 1}\n', [{"a": 1}],
+            '{"b": \n{"a": 1}\n',
+            [{"a": 1}],
             ["log:1: skipped: not valid JSON (Expecting value: line 1 column 7 (char 6))"],
             id="closed-torn-line",
         ),
         pytest.param(
-            "[1]\nnull\n7\n", [],
-            ["log:1: skipped: not a JSON object but list",
-             "log:2: skipped: not a JSON object but NoneType",
-             "log:3: skipped: not a JSON object but int"],
+            "[1]\nnull\n7\n",
+            [],
+            [
+                "log:1: skipped: not a JSON object but list",
+                "log:2: skipped: not a JSON object but NoneType",
+                "log:3: skipped: not a JSON object but int",
+            ],
             id="not-objects",
         ),
     ],
-)  # fmt: skip
+)
 def test_jsonl_objects(text: str, objects: list[object], warnings: list[str]) -> None:
     assert jsonl_objects(text, "log") == (objects, warnings)
 

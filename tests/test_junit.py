@@ -56,8 +56,10 @@ def test_validate_junit_has_a_case_per_plan_file(plans, gsd, args: list[str]) ->
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
     suite = root.find("testsuite")
     assert (suite.get("name"), suite.get("tests"), suite.get("skipped")) == (
-        "gsd validate", "3", "0"
-    )  # fmt: skip
+        "gsd validate",
+        "3",
+        "0",
+    )
     cases = cases_of(root)
     assert list(cases) == [f"{PHASE}/01-0{n}-PLAN.md" for n in (1, 2, 3)]
     clean, warned, failed = cases.values()
@@ -72,8 +74,9 @@ def test_validate_junit_has_a_case_per_plan_file(plans, gsd, args: list[str]) ->
 
 
 def test_validate_junit_output_is_the_same_on_both_paths(plans, gsd) -> None:
-    assert gsd("validate", "--format", "junit").out == gsd("validate", "-j1", "--format",
-                                                           "junit").out  # fmt: skip
+    assert (
+        gsd("validate", "--format", "junit").out == gsd("validate", "-j1", "--format", "junit").out
+    )
 
 
 def test_validate_junit_with_nothing_to_check(project, gsd) -> None:
@@ -92,9 +95,17 @@ def test_characters_xml_cannot_hold_are_written_out() -> None:
 
 
 def result(plan: str, task: int, success: bool, attempt: int = 1, **more: Any) -> dict[str, Any]:
-    return {"event": "result", "plan": plan, "task": task, "agent": "worker",
-            "attempt": attempt, "success": success, "duration_s": 1.5,
-            "error_type": None if success else "timeout", **more}  # fmt: skip
+    return {
+        "event": "result",
+        "plan": plan,
+        "task": task,
+        "agent": "worker",
+        "attempt": attempt,
+        "success": success,
+        "duration_s": 1.5,
+        "error_type": None if success else "timeout",
+        **more,
+    }
 
 
 EVENTS = [
@@ -108,10 +119,13 @@ EVENTS = [
     {"event": "checkpoint-paused", "plan": "01-02", "task": 1},
 ]
 PLANNED = {
-    "01-01": [PlannedTask(1, "Write it", False), PlannedTask(2, "Test it", False),
-              PlannedTask(3, "Ship it", False)],
+    "01-01": [
+        PlannedTask(1, "Write it", False),
+        PlannedTask(2, "Test it", False),
+        PlannedTask(3, "Ship it", False),
+    ],
     "01-02": [PlannedTask(1, "Look", True), PlannedTask(2, "After", False)],
-}  # fmt: skip
+}
 
 
 def test_task_cases_from_a_runs_events() -> None:
@@ -121,19 +135,27 @@ def test_task_cases_from_a_runs_events() -> None:
         ("01-01", "1", "passed", "", 2, 3.0),
         ("01-01", "2", "failed", "timeout", 1, 1.5),
         ("01-01", "3", "skipped", "not run", 0, 0.0),
-        ("01-02", "1", "skipped", "paused at a human checkpoint: answer it with gsd approve",
-         0, 0.0),
+        (
+            "01-02",
+            "1",
+            "skipped",
+            "paused at a human checkpoint: answer it with gsd approve",
+            0,
+            0.0,
+        ),
         ("01-02", "2", "skipped", "not run", 0, 0.0),
-    ]  # fmt: skip
+    ]
 
 
 def test_tasks_only_the_log_knows_are_cases_too() -> None:
     events = [*EVENTS, {"event": "spawn", "plan": "01-09", "task": 4}]
     cases = task_cases(events)  # no plan file read: the log alone
     assert [(c.plan, c.task, c.outcome) for c in cases] == [
-        ("01-01", "1", "passed"), ("01-01", "2", "failed"), ("01-02", "1", "skipped"),
+        ("01-01", "1", "passed"),
+        ("01-01", "2", "failed"),
+        ("01-02", "1", "skipped"),
         ("01-09", "4", "skipped"),
-    ]  # fmt: skip
+    ]
     assert cases[-1].why == "started, but the run stopped before its result"
 
 
@@ -150,8 +172,13 @@ def test_report_junit_document() -> None:
     assert [s.get("name") for s in suites] == ["plan 01-01", "plan 01-02"]
     assert (suites[0].get("failures"), suites[0].get("skipped")) == ("1", "1")
     cases = cases_of(root)
-    assert list(cases) == ["task 1: Write it", "task 2: Test it", "task 3: Ship it",
-                           "task 1: Look", "task 2: After"]  # fmt: skip
+    assert list(cases) == [
+        "task 1: Write it",
+        "task 2: Test it",
+        "task 3: Ship it",
+        "task 1: Look",
+        "task 2: After",
+    ]
     passed = cases["task 1: Write it"]
     assert passed.get("classname") == "plan 01-01" and passed.get("time") == "3.0"
     assert passed.findtext("system-out") == (
@@ -184,7 +211,8 @@ def test_a_path_outside_the_checked_files_is_still_a_case(tmp_path: Path) -> Non
     from gsd.core.rules import Report
     from gsd.output.render import junit as render_junit
 
-    stray = Diagnostic(path="other/PLAN.md", line=3, col=1, severity="error", code="GSD003",
-                       message="bad")  # fmt: skip
+    stray = Diagnostic(
+        path="other/PLAN.md", line=3, col=1, severity="error", code="GSD003", message="bad"
+    )
     root = parsed(render_junit(Report(1, [stray], ["a/01-01-PLAN.md"])))
     assert list(cases_of(root)) == ["a/01-01-PLAN.md", "other/PLAN.md"]

@@ -19,8 +19,9 @@ from tests.conftest import git
             lint.Options(phase="2", staged=True, strict=True, fmt="json", jobs=2),
             id="every-option",
         ),
-        pytest.param(["--jobs=1", "--", "-odd.md"], lint.Options(paths=["-odd.md"], jobs=1),
-                     id="double-dash"),
+        pytest.param(
+            ["--jobs=1", "--", "-odd.md"], lint.Options(paths=["-odd.md"], jobs=1), id="double-dash"
+        ),
         pytest.param(["--base", "main"], lint.Options(base="main"), id="base"),
         pytest.param(["--help"], None, id="help-goes-to-click"),
         pytest.param(["--format", "xml"], None, id="bad-format-goes-to-click"),
@@ -29,7 +30,7 @@ from tests.conftest import git
         pytest.param(["--stricter"], None, id="unknown-option-goes-to-click"),
         pytest.param(["--strict=yes"], None, id="flag-with-value-goes-to-click"),
     ],
-)  # fmt: skip
+)
 def test_parse(args: list[str], expected: lint.Options | None) -> None:
     assert lint.parse(args) == expected
 

@@ -23,11 +23,19 @@ from mcp.types import CallToolResult  # noqa: E402
 
 TOOLS = {"validate", "show", "waves", "status", "context_chain", "errors", "report", "dry_run"}
 ERROR_RECORD = {
-    "timestamp": "2026-02-23T14:32:15Z", "phase": "01", "plan": "01", "task": "1",
-    "specialist": "python-pro", "error_type": "timeout", "details": "SIGTERM after 300s",
-    "git_state": "checkpoint/01-01/20260223T143215-1", "exit_code": 124, "attempt": 1,
-    "runner": "claude", "duration_s": 300.2,
-}  # fmt: skip
+    "timestamp": "2026-02-23T14:32:15Z",
+    "phase": "01",
+    "plan": "01",
+    "task": "1",
+    "specialist": "python-pro",
+    "error_type": "timeout",
+    "details": "SIGTERM after 300s",
+    "git_state": "checkpoint/01-01/20260223T143215-1",
+    "exit_code": 124,
+    "attempt": 1,
+    "runner": "claude",
+    "duration_s": 300.2,
+}
 
 
 def gsd_argv(*args: str) -> list[str]:
@@ -57,8 +65,9 @@ def call_tools(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set
 
     async def session() -> tuple[set[str], list[CallToolResult]]:
         argv = gsd_argv("mcp")
-        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=root,
-                                       env=dict(os.environ))  # fmt: skip
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], cwd=root, env=dict(os.environ)
+        )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             listed = await client.list_tools()
@@ -69,8 +78,9 @@ def call_tools(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set
 
 
 def cli_json(root: Path, *args: str) -> Any:
-    done = subprocess.run(gsd_argv(*args, "--format", "json"), cwd=root, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        gsd_argv(*args, "--format", "json"), cwd=root, capture_output=True, text=True, check=False
+    )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -131,9 +141,12 @@ def test_context_chain_is_what_the_prompt_would_carry(demo: Path) -> None:
     git(demo, "commit", "-q", "-m", "docs(01-01): plan summary")  # gsd's, not a task's
     git(demo, "commit", "-q", "--allow-empty", "-m", "task 1", "-m", "Gsd-Task: 01-03-1")
     _, (result, first) = call_tools(
-        demo, [("context_chain", {"plan": "01-03", "task": 2}),
-               ("context_chain", {"plan": "01-01", "task": 1})]
-    )  # fmt: skip
+        demo,
+        [
+            ("context_chain", {"plan": "01-03", "task": 2}),
+            ("context_chain", {"plan": "01-01", "task": 1}),
+        ],
+    )
     assert not result.is_error, result.content
     data = result.structured_content
     assert data["earlier_tasks"][0]["task"] == 1
@@ -187,8 +200,14 @@ def test_without_the_sdk_gsd_mcp_says_how_to_install_it(tmp_path: Path) -> None:
     (tmp_path / "shadow" / "mcp").mkdir(parents=True)
     (tmp_path / "shadow" / "mcp" / "__init__.py").write_text("")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
-    done = subprocess.run([sys.executable, "-m", "gsd", "mcp"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gsd", "mcp"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert "pip install 'gsd-plans[mcp]'" in done.stderr and done.stdout == ""

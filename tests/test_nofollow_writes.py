@@ -102,13 +102,22 @@ def hostile_project(git_project, tmp_path: Path, mode: str) -> tuple[Path, Path]
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
     for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script, mode=mode,
-            outside=outside))  # fmt: skip
+        git_project.write(
+            f"agents/{name}.md",
+            AGENT_FILE.format(
+                name=name, python=sys.executable, script=script, mode=mode, outside=outside
+            ),
+        )
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False},
+            }
+        ),
+    )
     git_project.write(".planning/STATE.md", STATE)
     git_project.write(".planning/ROADMAP.md", ROADMAP)
     git_project.plan("01-01", tasks=TASK, files_modified="[src/t01-01_1.py]")

@@ -124,8 +124,12 @@ def _run_on_pty(root: Path, control: Path, tmp_path: Path) -> tuple[int, bytes, 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     shell = subprocess.Popen(
         [sys.executable, "-c", SHELL, str(out), str(root)],
-        stdin=slave, stdout=slave, stderr=slave, start_new_session=True, env=env,
-    )  # fmt: skip
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env=env,
+    )
     os.close(slave)
     shown, refused = b"", None
     deadline = time.monotonic() + 240

@@ -15,9 +15,12 @@ def test_workers_report_exactly_what_one_process_reports(project, gsd) -> None:
         phase_dir = f"{phase:02d}-p"
         deps = f'["{phase:02d}-{number - 1:02d}"]' if number > 1 else "[]"
         text = plan_text(
-            phase=phase_dir, plan=f"{number:02d}", wave=number, depends_on=deps,
+            phase=phase_dir,
+            plan=f"{number:02d}",
+            wave=number,
+            depends_on=deps,
             files_modified=f"[src/{phase}_{number}.py]",
-        )  # fmt: skip
+        )
         if n % 97 == 0:
             text = text.replace("type: execute", "type: wrong")
         project.plan(f"{phase:02d}-{number:02d}", text=text, phase_dir=phase_dir)

@@ -44,8 +44,12 @@ def test_resolve(planning: Path, spec: str, name: str) -> None:
 
 def test_list_skips_non_phase_entries(planning: Path) -> None:
     assert [p.name for p in list_phases(planning)] == [
-        "01-foundation", "02-api", "02.1-hotfix", "CK-03-coded", "12A-extra",
-    ]  # fmt: skip
+        "01-foundation",
+        "02-api",
+        "02.1-hotfix",
+        "CK-03-coded",
+        "12A-extra",
+    ]
 
 
 @pytest.mark.parametrize("spec", ["7", "x", "2.3"])

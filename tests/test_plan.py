@@ -136,8 +136,11 @@ def test_frontmatter_tasks_list_is_the_third_form() -> None:
 def test_frontmatter_values_stay_strings() -> None:
     plan = parse("---\nplan: 01\nwave: 2\ncompleted: 2026-01-02\nautonomous: false\n---\n")
     assert plan.frontmatter == {
-        "plan": "01", "wave": "2", "completed": "2026-01-02", "autonomous": "false",
-    }  # fmt: skip
+        "plan": "01",
+        "wave": "2",
+        "completed": "2026-01-02",
+        "autonomous": "false",
+    }
     assert (plan.wave, plan.autonomous) == (2, False)
 
 
@@ -165,8 +168,9 @@ def test_verify_automated_and_decision_options_are_read() -> None:
     verify = task.child("verify")
     assert verify is not None
     assert [(c.tag, c.text) for c in verify.children] == [
-        ("automated", "pytest -q"), ("human-check", "look"),
-    ]  # fmt: skip
+        ("automated", "pytest -q"),
+        ("human-check", "look"),
+    ]
 
 
 def test_plan_ids() -> None:

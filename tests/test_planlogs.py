@@ -18,14 +18,20 @@ FOLDER = ".planning/phases/01-alpha"
 
 def docs_commit(root, plan: str) -> list[str]:
     """The files of the plan's `docs(PLAN): plan summary` commit."""
-    sha = git(root, "log", "--all", "--format=%H", "--fixed-strings",
-              f"--grep=docs({plan}): plan summary").split()[0]  # fmt: skip
+    sha = git(
+        root, "log", "--all", "--format=%H", "--fixed-strings", f"--grep=docs({plan}): plan summary"
+    ).split()[0]
     return sorted(git(root, "show", "--format=", "--name-only", sha).split())
 
 
 def own_files(plan: str) -> list[str]:
-    return sorted([f"{FOLDER}/{plan}-RESULT.txt", f"{FOLDER}/{plan}-SUMMARY.md",
-                   f".planning/logs/{plan}.jsonl"])  # fmt: skip
+    return sorted(
+        [
+            f"{FOLDER}/{plan}-RESULT.txt",
+            f"{FOLDER}/{plan}-SUMMARY.md",
+            f".planning/logs/{plan}.jsonl",
+        ]
+    )
 
 
 def test_each_plan_commits_its_own_log_and_the_run_its_phase_log(phase, gsd) -> None:
@@ -55,8 +61,11 @@ def wave(phase):
     what merging plan branches does to the logs alone."""
     root = phase.root
     plan = root / FOLDER / "01-02-PLAN.md"
-    plan.write_text(plan.read_text().replace('depends_on: ["01-01"]', "depends_on: []")
-                    .replace("wave: 2", "wave: 1"))  # fmt: skip
+    plan.write_text(
+        plan.read_text()
+        .replace('depends_on: ["01-01"]', "depends_on: []")
+        .replace("wave: 2", "wave: 1")
+    )
     git(root, "rm", "-q", ".planning/STATE.md")
     git(root, "commit", "-q", "-am", "two independent plans")
     return phase
@@ -80,9 +89,14 @@ def test_plan_branches_of_a_wave_merge_in_any_order_without_a_log_conflict(
             git(root, "merge", "-q", "--no-ff", "-m", f"merge {branch}", branch)
         assert git(root, "status", "--porcelain") == ""
     # gsd errors and gsd report read every per-plan log, and the old shared logs too
-    legacy_error = errorlog.ErrorRecord(timestamp="2020-01-01T00:00:00Z", phase="01",
-                                        plan="01", task="1", specialist="old",
-                                        error_type="timeout")  # fmt: skip
+    legacy_error = errorlog.ErrorRecord(
+        timestamp="2020-01-01T00:00:00Z",
+        phase="01",
+        plan="01",
+        task="1",
+        specialist="old",
+        error_type="timeout",
+    )
     (root / ".planning/specialist-errors.jsonl").write_text(errorlog.to_line(legacy_error) + "\n")
     old_event = execlog.event("spawn", ts="2020-01-01T00:00:00.000Z", plan="00-01", task=1)
     (root / ".planning/execution-log.jsonl").write_text(execlog.to_line(old_event) + "\n")
@@ -110,20 +124,25 @@ def test_a_resumed_plans_summary_tells_its_whole_history(phase, gsd, tmp_path, i
     assert resumed.code == 0, resumed.err
     text = (root / FOLDER / "01-01-SUMMARY.md").read_text()
     assert "**2 of 2 tasks done in 2 commits, 2 files changed" in text
-    shas = {n: git(root, "log", "--all", "--format=%h", "--fixed-strings",
-                   f"--grep=Gsd-Task: 01-01-{n}").split()[0] for n in (1, 2)}  # fmt: skip
+    shas = {
+        n: git(
+            root, "log", "--all", "--format=%h", "--fixed-strings", f"--grep=Gsd-Task: 01-01-{n}"
+        ).split()[0]
+        for n in (1, 2)
+    }
     assert f"1. **Task 1: Task 1** - `{shas[1]}` (worker)" in text
     assert f"2. **Task 2: Task 2** - `{shas[2]}`" in text
     front = summaryread.parse(text)
-    assert front["key-files"] == {"created": ["src/t01-01_1.py", "src/t01-01_2.py"],
-                                  "modified": []}  # fmt: skip
+    assert front["key-files"] == {"created": ["src/t01-01_1.py", "src/t01-01_2.py"], "modified": []}
     assert "Task 2 attempt 1 (worker):** nonzero-exit" in text  # the first run's failure
     tokens = text.split("## Tokens and Cost")[1]
     attempts = [r for r in tokens.splitlines() if r.startswith("| **Total** |")]
     assert attempts and int(attempts[0].split("|")[2]) >= 3  # both runs' attempts
     if not in_place:  # the first run's RESULT file is on the user's branch: it stays there
-        assert docs_commit(root, "01-01") == [".planning/logs/01-01.jsonl",
-                                              f"{FOLDER}/01-01-SUMMARY.md"]  # fmt: skip
+        assert docs_commit(root, "01-01") == [
+            ".planning/logs/01-01.jsonl",
+            f"{FOLDER}/01-01-SUMMARY.md",
+        ]
 
 
 def test_a_run_killed_between_its_log_append_and_its_docs_commit_loses_no_line(
@@ -165,8 +184,9 @@ def test_a_run_killed_between_its_log_append_and_its_docs_commit_loses_no_line(
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
-    process = subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 240
     while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

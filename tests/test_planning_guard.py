@@ -64,10 +64,15 @@ def rewrite(scene: Scene, plan_id: str, *, verify: str = "true", tasks: str = ""
     wave, depends = (1, "[]") if plan_id == "01-01" else (2, '["01-01"]')
     body = tasks or task_xml(plan_id, 1, verify=verify)
     (scene.root / PHASE / f"{plan_id}-PLAN.md").write_text(
-        plan_text(plan=number, wave=wave, depends_on=depends, tasks=body,
-                  files_modified=f"[src/t{plan_id}_1.py]",
-                  autonomous="false" if "checkpoint" in body else "true")
-    )  # fmt: skip
+        plan_text(
+            plan=number,
+            wave=wave,
+            depends_on=depends,
+            tasks=body,
+            files_modified=f"[src/t{plan_id}_1.py]",
+            autonomous="false" if "checkpoint" in body else "true",
+        )
+    )
 
 
 def checked(scene: Scene) -> bool:
@@ -353,8 +358,14 @@ def test_protected_paths_made_as_fifos_or_sockets_are_violations(scene, mode: st
 def test_what_a_task_may_write_in_planning() -> None:
     from gsd.core.planguard import forbidden
 
-    own = [f"src/a.py, {PHASE}/02-01-PLAN.md", ".planning/ROADMAP.md", f"{PHASE}/01-02-SUMMARY.md",
-           ".planning/research/", ".planning/notes/*.md", ".planning/STATE.md"]  # fmt: skip
+    own = [
+        f"src/a.py, {PHASE}/02-01-PLAN.md",
+        ".planning/ROADMAP.md",
+        f"{PHASE}/01-02-SUMMARY.md",
+        ".planning/research/",
+        ".planning/notes/*.md",
+        ".planning/STATE.md",
+    ]
     changed = [
         "src/a.py",
         f"{PHASE}/02-01-PLAN.md",  # named: its to write

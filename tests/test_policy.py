@@ -29,12 +29,27 @@ def agent(tier: str, runner: str) -> Agent:
 
 def test_the_baseline_denies_what_the_issue_names() -> None:
     shell = {rule.words for rule in BASELINE.shell}
-    named = ["git push", "git reset --hard", "git clean", "git rebase", "git filter-branch",
-             "git commit --amend", "rm -rf /", "rm -rf ~", "rm -rf ..", "rm -fr /"]  # fmt: skip
+    named = [
+        "git push",
+        "git reset --hard",
+        "git clean",
+        "git rebase",
+        "git filter-branch",
+        "git commit --amend",
+        "rm -rf /",
+        "rm -rf ~",
+        "rm -rf ..",
+        "rm -fr /",
+    ]
     for words in named:
         assert words in shell, words
-    assert {rule.glob for rule in BASELINE.write} == {".env*", "*.pem", "*.key", ".git/",
-                                                       ".planning/config.json"}  # fmt: skip
+    assert {rule.glob for rule in BASELINE.write} == {
+        ".env*",
+        "*.pem",
+        "*.key",
+        ".git/",
+        ".planning/config.json",
+    }
     assert all(rule.why for rule in (*BASELINE.shell, *BASELINE.write))
 
 
@@ -58,10 +73,24 @@ def test_extra_rules(text: str, rule: ShellRule | WriteRule) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["npm publish", "shell:", "shell:-rf", "shell:a,b", "shell:x(y)", 'shell:say "hi"',
-     "shell:a * b", "shell:a\\b", "shell:a\nb", "write:", "write:/etc/passwd", "write:../x",
-     "write:a b", "exec:ls", "Bash(git push:*)"],
-)  # fmt: skip
+    [
+        "npm publish",
+        "shell:",
+        "shell:-rf",
+        "shell:a,b",
+        "shell:x(y)",
+        'shell:say "hi"',
+        "shell:a * b",
+        "shell:a\\b",
+        "shell:a\nb",
+        "write:",
+        "write:/etc/passwd",
+        "write:../x",
+        "write:a b",
+        "exec:ls",
+        "Bash(git push:*)",
+    ],
+)
 def test_extra_rules_every_cli_could_not_read_are_refused(text: str) -> None:
     with pytest.raises(ValueError):
         parse_rule(text)
@@ -79,21 +108,35 @@ def test_extra_rules_come_after_the_baseline() -> None:
 
 @pytest.mark.parametrize(
     ("tier", "shell", "write"),
-    [("read-only", False, False), ("read+shell", True, False), ("read+write", False, True),
-     ("full", True, True)],
-)  # fmt: skip
+    [
+        ("read-only", False, False),
+        ("read+shell", True, False),
+        ("read+write", False, True),
+        ("full", True, True),
+    ],
+)
 def test_claude_deny_list_per_tier(tier: str, shell: bool, write: bool) -> None:
     """A tier without the shell or without write tools has them denied whole already."""
     policy = with_extra(EXTRA)
     for root in (False, True):
         argv = build_argv(agent(tier, "claude"), None, as_root=root, policy=policy)
         deny = argv[argv.index("--disallowedTools") + 1].split(",")
-        for rule in ("Bash(git push:*)", "Bash(rm -rf /*)", "Bash(git commit --amend:*)",
-                     "Bash(npm publish:*)"):  # fmt: skip
+        for rule in (
+            "Bash(git push:*)",
+            "Bash(rm -rf /*)",
+            "Bash(git commit --amend:*)",
+            "Bash(npm publish:*)",
+        ):
             assert (rule in deny) is shell, rule
-        for rule in ("Edit(**/.env*)", "Edit(**/*.pem)", "Edit(**/*.key)", "Edit(**/.git)",
-                     "Edit(**/.git/**)", "Edit(.planning/config.json)",
-                     "Edit(secrets/**)"):  # fmt: skip
+        for rule in (
+            "Edit(**/.env*)",
+            "Edit(**/*.pem)",
+            "Edit(**/*.key)",
+            "Edit(**/.git)",
+            "Edit(**/.git/**)",
+            "Edit(.planning/config.json)",
+            "Edit(secrets/**)",
+        ):
             assert (rule in deny) is write, rule
         assert not any(rule.startswith("Write(") for rule in deny)  # claude ignores them
         assert len(deny) == len(set(deny))
@@ -102,8 +145,9 @@ def test_claude_deny_list_per_tier(tier: str, shell: bool, write: bool) -> None:
 def test_claude_rule_forms() -> None:
     """`Bash(words:*)` for words, `Bash(words*)` when the last word goes on; a name at any
     depth (`**/`), a path relative to the working folder, a folder and all under it."""
-    policy = with_extra(["shell:npm publish", "shell:curl http*", "write:*.p12",
-                         "write:build/out/"])  # fmt: skip
+    policy = with_extra(
+        ["shell:npm publish", "shell:curl http*", "write:*.p12", "write:build/out/"]
+    )
     rules = claude.policy_rules(policy, "full")
     assert "Bash(npm publish:*)" in rules and "Bash(curl http*)" in rules
     assert rules[-3:] == ["Edit(**/*.p12)", "Edit(build/out)", "Edit(build/out/**)"]
@@ -132,17 +176,26 @@ def test_gemini_policy_file_holds_the_baseline_and_the_extra_rules() -> None:
 @pytest.mark.parametrize(
     ("path", "denied"),
     [
-        ("src/app.py", False), ("/w/.git/gsd/worktrees/01-01/src/app.py", False),
-        (".env", True), ("config/.env.local", True), ("/anywhere/.env", True),
-        ("certs/server.pem", True), ("id.key", True), ("/w/.git/gsd/worktrees/01-01/.env", True),
-        (".git/config", True), (".git", True), ("/w/.git/gsd/worktrees/01-01/.git/HEAD", True),
-        ("src/.gitignore", False), ("secrets/token", True), ("/w/.git/gsd/worktrees/01-01/"
-                                                             "secrets/a/b", True),
-        ("notsecrets/x", False), (".planning/config.json", True),
+        ("src/app.py", False),
+        ("/w/.git/gsd/worktrees/01-01/src/app.py", False),
+        (".env", True),
+        ("config/.env.local", True),
+        ("/anywhere/.env", True),
+        ("certs/server.pem", True),
+        ("id.key", True),
+        ("/w/.git/gsd/worktrees/01-01/.env", True),
+        (".git/config", True),
+        (".git", True),
+        ("/w/.git/gsd/worktrees/01-01/.git/HEAD", True),
+        ("src/.gitignore", False),
+        ("secrets/token", True),
+        ("/w/.git/gsd/worktrees/01-01/secrets/a/b", True),
+        ("notsecrets/x", False),
+        (".planning/config.json", True),
         ("/w/.git/gsd/worktrees/01-01/.planning/config.json", True),
         (".planning/STATE.md", False),
     ],
-)  # fmt: skip
+)
 def test_gemini_path_patterns(path: str, denied: bool) -> None:
     """The patterns as gemini applies them (`\\x00"file_path":...\\x00` in its stable
     JSON); Python's re reads these the way JavaScript does. The real engine decides the
@@ -208,9 +261,11 @@ def test_the_dry_run_shows_the_policy_of_every_task(project, gsd) -> None:
 
 
 def test_a_bad_extra_rule_is_one_line(project, gsd) -> None:
-    project.write(".planning/config.json",
-                  '{\n  "policy": {\n    "extra_deny": [\n      "shell:npm publish",\n'
-                  '      "rm -rf"\n    ]\n  }\n}\n')  # fmt: skip
+    project.write(
+        ".planning/config.json",
+        '{\n  "policy": {\n    "extra_deny": [\n      "shell:npm publish",\n'
+        '      "rm -rf"\n    ]\n  }\n}\n',
+    )
     result = gsd("execute-phase", "1", "--dry-run")
     assert result.code != 0
     lines = result.err.strip().splitlines()

@@ -42,9 +42,13 @@ class Framework:
 
     def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=self.env(),
-            capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
-        )  # fmt: skip
+            [sys.executable, "-m", "pre_commit", *args],
+            cwd=cwd,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+        )
         if "Installing environment" in done.stdout and "An unexpected error" in done.stdout:
             _skip_if_pypi_unreachable(done.stdout + done.stderr)
         return done
@@ -100,18 +104,26 @@ def test_installed_as_git_hook_it_blocks_a_bad_commit(target, framework: Framewo
     target.write("notes.txt", "no plan here\n")
     git(target.root, "add", "notes.txt")
     skipped = subprocess.run(
-        ["git", "commit", "-m", "notes"], cwd=target.root, env=framework.env(),
-        capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
-    )  # fmt: skip
+        ["git", "commit", "-m", "notes"],
+        cwd=target.root,
+        env=framework.env(),
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert "(no files to check)Skipped" in skipped.stdout + skipped.stderr
 
     target.write(PLAN, BROKEN)
     git(target.root, "add", PLAN)
     blocked = subprocess.run(
-        ["git", "commit", "-m", "plan"], cwd=target.root, env=framework.env(),
-        capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
-    )  # fmt: skip
+        ["git", "commit", "-m", "plan"],
+        cwd=target.root,
+        env=framework.env(),
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
     assert blocked.returncode == 1
     assert "GSD003" in blocked.stdout + blocked.stderr
 
@@ -125,9 +137,13 @@ def test_the_installed_package_scaffolds_from_its_package_data(
     where = tmp_path / "fresh"
     where.mkdir()
     done = subprocess.run(
-        [str(gsd), "init"], cwd=where, env=framework.env(), capture_output=True, text=True,
+        [str(gsd), "init"],
+        cwd=where,
+        env=framework.env(),
+        capture_output=True,
+        text=True,
         timeout=120,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("created ") == 5
     template = REPO / ".planning-template"

@@ -183,8 +183,7 @@ def test_a_dead_runs_agent_and_grandchild_end_with_it(agent, tmp_path: Path) -> 
     deadline = time.monotonic() + 120
     # the runner's own command line holds the token too: wait for the shell and its
     # background subshell, not counting the runner
-    while (len(set(alive_with(token)) - {gsd.pid}) < 2
-           or not list(registry.glob("*.json"))):  # fmt: skip
+    while len(set(alive_with(token)) - {gsd.pid}) < 2 or not list(registry.glob("*.json")):
         assert time.monotonic() < deadline, "the supervised agent never started"
         time.sleep(0.05)
     assert len(list(registry.glob("*.json"))) == 1

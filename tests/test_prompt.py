@@ -324,13 +324,21 @@ def test_first_task_without_dependencies_says_so(templates: Templates) -> None:
     [
         pytest.param(READ, "read-only", "read_file, glob, search_file_content", id="read-only"),
         pytest.param([], "read-only", "none", id="no-tools"),
-        pytest.param([*READ, "run_shell_command"], "read + shell",
-                     "read_file, glob, search_file_content, run_shell_command", id="read-shell"),
-        pytest.param(["read_file", "write_file", "replace"], "read + write",
-                     "read_file, write_file, replace", id="read-write"),
+        pytest.param(
+            [*READ, "run_shell_command"],
+            "read + shell",
+            "read_file, glob, search_file_content, run_shell_command",
+            id="read-shell",
+        ),
+        pytest.param(
+            ["read_file", "write_file", "replace"],
+            "read + write",
+            "read_file, write_file, replace",
+            id="read-write",
+        ),
         pytest.param(FULL, "full access", ", ".join(FULL), id="full"),
     ],
-)  # fmt: skip
+)
 def test_tool_block_follows_the_agents_tools(
     templates: Templates, tools: list[str], tier: str, listed: str
 ) -> None:
@@ -421,11 +429,15 @@ def test_dollar_signs_in_plan_text_survive(templates: Templates) -> None:
 @pytest.mark.parametrize(
     ("task_files", "files_modified", "expected"),
     [
-        pytest.param("src/a.py, src/b.py", "[src/b.py, src/c.py]", "src/a.py, src/b.py, src/c.py",
-                     id="task-then-plan-deduplicated"),
+        pytest.param(
+            "src/a.py, src/b.py",
+            "[src/b.py, src/c.py]",
+            "src/a.py, src/b.py, src/c.py",
+            id="task-then-plan-deduplicated",
+        ),
         pytest.param("", "[]", NO_FILES, id="none"),
     ],
-)  # fmt: skip
+)
 def test_prohibitions_name_the_allowed_files(
     templates: Templates, task_files: str, files_modified: str, expected: str
 ) -> None:

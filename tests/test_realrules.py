@@ -69,8 +69,9 @@ def test_wave_0_without_dependencies_is_fine(project: Project, gsd) -> None:
 
 def test_wave_0_with_a_dependency_is_still_gsd042(project: Project, gsd) -> None:
     project.plan("01-01", plan_text())
-    project.plan("01-02", plan_text(plan="02", wave=0, depends_on="[01-01]",
-                                    files_modified="[src/y.py]"))  # fmt: skip
+    project.plan(
+        "01-02", plan_text(plan="02", wave=0, depends_on="[01-01]", files_modified="[src/y.py]")
+    )
     assert {d["code"] for d in diagnostics(gsd)} == {"GSD042"}
 
 

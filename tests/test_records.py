@@ -41,9 +41,11 @@ def killed_checkpoint(root: Path, plan: str = "01-02", task: int = 1) -> str:
         "print(cp.tag, flush=True)\nos._exit(9)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(root)], capture_output=True, text=True,
+        [sys.executable, "-c", code, str(root)],
+        capture_output=True,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+    )
     assert done.returncode == 9, done.stderr
     return done.stdout.strip()
 
@@ -157,15 +159,23 @@ def test_a_forged_record_is_ignored_reported_once_and_nothing_is_reset(repo: Pro
     git(root, "tag", "users-tag")
     repo.write("users-untracked.txt", "mine\n")
     tag = f"{CHECKPOINT_PREFIX}01-02/1-20260101T000000Z-abcdef"
-    data = {"tag": tag, "head": first, "branch": "main", "snapshot": None, "untracked": [],
-            "refs": {"HEAD": "ref: refs/heads/main"}}  # fmt: skip
+    data = {
+        "tag": tag,
+        "head": first,
+        "branch": "main",
+        "snapshot": None,
+        "untracked": [],
+        "refs": {"HEAD": "ref: refs/heads/main"},
+    }
     path = forge(repo, tag, data)
     head = git(root, "rev-parse", "HEAD")
     recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == [] and recovery.dropped == []
     (warning,) = recovery.warnings
-    assert warning == f"ignored {path}: not signed by gsd (or damaged) (gsd acts only on " \
-        "records it wrote)"  # fmt: skip
+    assert (
+        warning == f"ignored {path}: not signed by gsd (or damaged) (gsd acts only on "
+        "records it wrote)"
+    )
     assert git(root, "rev-parse", "HEAD") == head
     assert "users-branch" in git(root, "branch") and git(root, "tag", "-l", "users-tag")
     assert (root / "users-untracked.txt").read_text() == "mine\n"
@@ -194,8 +204,10 @@ def test_a_symlinked_record_or_folder_is_never_followed(repo: Project, tmp_path:
     path.symlink_to(kept)
     recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == []
-    assert recovery.warnings == [f"ignored {path}: a symlink, not a regular file, or too big "
-                                 "(gsd acts only on records it wrote)"]  # fmt: skip
+    assert recovery.warnings == [
+        f"ignored {path}: a symlink, not a regular file, or too big "
+        "(gsd acts only on records it wrote)"
+    ]
     folder = root / ".git/gsd/checkpoints"
     os.rename(folder, tmp_path / "folder")
     folder.symlink_to(tmp_path / "folder")
@@ -267,8 +279,9 @@ def test_an_old_record_copied_back_never_rewinds_later_tasks(repo: Project) -> N
     record_of(root, tag).write_bytes(saved)  # an agent replays it
     recovery = OpenCheckpoints(Git(root)).recover(owned=True)
     assert recovery.rolled_back == []
-    assert recovery.warnings == [f"did not roll back {tag.removeprefix('refs/tags/')}: tasks "
-                                 "were committed after it"]  # fmt: skip
+    assert recovery.warnings == [
+        f"did not roll back {tag.removeprefix('refs/tags/')}: tasks were committed after it"
+    ]
     assert git(root, "rev-parse", "HEAD").strip() == sha
 
 

@@ -29,15 +29,17 @@ ROSTER = {"python-pro", "voltagent-lang:python-pro", "postgres-pro", "ghost-pro"
         pytest.param(" python-pro ", "gsd-executor", "malformed", id="padded"),
         pytest.param("  ", "gsd-executor", None, id="blank"),
         pytest.param(" null ", "gsd-executor", None, id="padded-null"),
-        pytest.param("rust-pro", "gsd-executor", "not in .planning/available_agents.md",
-                     id="not-in-roster"),
+        pytest.param(
+            "rust-pro", "gsd-executor", "not in .planning/available_agents.md", id="not-in-roster"
+        ),
         pytest.param("ghost-pro", "gsd-executor", "no agent file", id="roster-but-no-file"),
         pytest.param("postgres-pro", "gsd-executor", "GSD_DISABLED_AGENTS", id="disabled"),
         pytest.param("python-pro", "python-pro", None, id="resolves"),
-        pytest.param("voltagent-lang:python-pro", "voltagent-lang:python-pro", None,
-                     id="namespaced"),
+        pytest.param(
+            "voltagent-lang:python-pro", "voltagent-lang:python-pro", None, id="namespaced"
+        ),
     ],
-)  # fmt: skip
+)
 def test_steps(requested: str | None, agent: str, reason: str | None) -> None:
     result = resolve_specialist(requested, roster=ROSTER, agents=AGENTS, disabled={"postgres-pro"})
     assert result.agent == agent
@@ -57,8 +59,9 @@ def test_no_roster_falls_back_with_the_fix() -> None:
 def test_use_specialists_false_sends_everything_to_the_executor() -> None:
     result = resolve_specialist("python-pro", roster=ROSTER, agents=AGENTS, use_specialists=False)
     assert (result.agent, result.fallback_reason) == (
-        "gsd-executor", "workflow.use_specialists is false",
-    )  # fmt: skip
+        "gsd-executor",
+        "workflow.use_specialists is false",
+    )
 
 
 def test_disabled_agents_from_the_environment() -> None:
@@ -82,9 +85,11 @@ def test_debug_prints_every_step(monkeypatch: pytest.MonkeyPatch, capsys) -> Non
 
 def test_a_roster_name_whose_file_was_skipped_says_why() -> None:
     resolution = resolve_specialist(
-        "ghost-pro", roster=ROSTER, agents=AGENTS,
+        "ghost-pro",
+        roster=ROSTER,
+        agents=AGENTS,
         skipped={"ghost-pro": "agents/ghost-pro.md: runner: Input should be 'claude'"},
-    )  # fmt: skip
+    )
     assert resolution.agent == "gsd-executor"
     assert resolution.fallback_reason == (
         "its agent file was skipped: agents/ghost-pro.md: runner: Input should be 'claude' "

@@ -10,33 +10,58 @@ from gsd.core.retry import Rung, next_rung
 
 def failed(error_type: str, *, attempt: int = 1, rate_limited: bool = False) -> TaskOutcome:
     return TaskOutcome(
-        plan="01-01", task=1, agent="python-pro", success=False, soft_success=False,
-        error_type=error_type, details="", commit=None, changed=[], deviations=[],
-        exit_code=1, duration_s=0.0, input_tokens=None, output_tokens=None, cost_usd=None,
-        attempt=attempt, checkpoint=None, report=None, rate_limited=rate_limited,
-    )  # fmt: skip
+        plan="01-01",
+        task=1,
+        agent="python-pro",
+        success=False,
+        soft_success=False,
+        error_type=error_type,
+        details="",
+        commit=None,
+        changed=[],
+        deviations=[],
+        exit_code=1,
+        duration_s=0.0,
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        attempt=attempt,
+        checkpoint=None,
+        report=None,
+        rate_limited=rate_limited,
+    )
 
 
 @pytest.mark.parametrize(
     ("outcome", "retries", "fallback_on_error", "on_fallback", "rung"),
     [
         pytest.param(failed("timeout"), 2, True, False, "retry", id="timeout-retried"),
-        pytest.param(failed("timeout-kill", attempt=2), 2, True, False, "retry",
-                     id="timeout-kill-retried"),
-        pytest.param(failed("timeout", attempt=3), 2, True, False, "fallback",
-                     id="retries-spent-fallback"),
-        pytest.param(failed("timeout", attempt=3), 2, False, False, "stop",
-                     id="retries-spent-no-fallback"),
-        pytest.param(failed("nonzero-exit", rate_limited=True), 1, False, False, "retry",
-                     id="rate-limit-retried"),
+        pytest.param(
+            failed("timeout-kill", attempt=2), 2, True, False, "retry", id="timeout-kill-retried"
+        ),
+        pytest.param(
+            failed("timeout", attempt=3), 2, True, False, "fallback", id="retries-spent-fallback"
+        ),
+        pytest.param(
+            failed("timeout", attempt=3), 2, False, False, "stop", id="retries-spent-no-fallback"
+        ),
+        pytest.param(
+            failed("nonzero-exit", rate_limited=True),
+            1,
+            False,
+            False,
+            "retry",
+            id="rate-limit-retried",
+        ),
         pytest.param(failed("nonzero-exit"), 2, True, False, "fallback", id="not-transient"),
         pytest.param(failed("nonzero-exit"), 2, True, True, "stop", id="on-fallback-already"),
         pytest.param(failed("validation-failed"), 2, True, False, "stop", id="validation-final"),
         pytest.param(failed("policy-violation"), 2, True, False, "stop", id="policy-final"),
-        pytest.param(failed("timeout", attempt=2), 1, True, True, "stop",
-                     id="fallback-gets-one-attempt"),
+        pytest.param(
+            failed("timeout", attempt=2), 1, True, True, "stop", id="fallback-gets-one-attempt"
+        ),
     ],
-)  # fmt: skip
+)
 def test_next_rung(
     outcome: TaskOutcome, retries: int, fallback_on_error: bool, on_fallback: bool, rung: Rung
 ) -> None:

@@ -1017,9 +1017,11 @@ def test_two_findings_on_one_line_come_out_in_one_order(project: Project) -> Non
     for seed in ("1", "2", "3", "4", "5"):
         done = subprocess.run(
             [sys.executable, "-m", "gsd", "validate", "--format", "json"],
-            cwd=project.root, capture_output=True, text=True,
+            cwd=project.root,
+            capture_output=True,
+            text=True,
             env={**os.environ, "PYTHONHASHSEED": seed},
-        )  # fmt: skip
+        )
         assert done.returncode == 1, done.stderr
         outputs.add(done.stdout)
     assert len(outputs) == 1

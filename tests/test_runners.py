@@ -80,18 +80,42 @@ SUBAGENTS = "Agent,Workflow"  # claude-code 2.1.330's sub-agent tools (`Task` is
 @pytest.mark.parametrize(
     ("tier", "web", "mode", "tools", "denied"),
     [
-        pytest.param("read-only", False, "plan", "Read,Glob,Grep",
-                     f"Bash,{DENY_WRITE},WebSearch,WebFetch", id="read-only"),
-        pytest.param("read-only", True, "plan", "Read,Glob,Grep,WebSearch,WebFetch",
-                     f"Bash,{DENY_WRITE}", id="read-only-web"),
-        pytest.param("read+shell", False, "dontAsk", "Read,Glob,Grep,Bash",
-                     f"{DENY_WRITE},WebSearch,WebFetch", id="read+shell"),
-        pytest.param("read+write", False, "acceptEdits", "Read,Glob,Grep,Write,Edit,NotebookEdit",
-                     "Bash,WebSearch,WebFetch", id="read+write"),
+        pytest.param(
+            "read-only",
+            False,
+            "plan",
+            "Read,Glob,Grep",
+            f"Bash,{DENY_WRITE},WebSearch,WebFetch",
+            id="read-only",
+        ),
+        pytest.param(
+            "read-only",
+            True,
+            "plan",
+            "Read,Glob,Grep,WebSearch,WebFetch",
+            f"Bash,{DENY_WRITE}",
+            id="read-only-web",
+        ),
+        pytest.param(
+            "read+shell",
+            False,
+            "dontAsk",
+            "Read,Glob,Grep,Bash",
+            f"{DENY_WRITE},WebSearch,WebFetch",
+            id="read+shell",
+        ),
+        pytest.param(
+            "read+write",
+            False,
+            "acceptEdits",
+            "Read,Glob,Grep,Write,Edit,NotebookEdit",
+            "Bash,WebSearch,WebFetch",
+            id="read+write",
+        ),
         pytest.param("full", False, "bypassPermissions", None, None, id="full"),
         pytest.param("full", True, "bypassPermissions", None, None, id="full-web"),
     ],
-)  # fmt: skip
+)
 def test_claude_argv(
     tier: str, web: bool, mode: str, tools: str | None, denied: str | None
 ) -> None:
@@ -128,12 +152,18 @@ def test_claude_full_tier_as_root_pre_approves_every_builtin_tool() -> None:
         pytest.param("read+write", ["--approval-mode", "auto_edit"], id="read+write"),
         pytest.param("full", ["--approval-mode", "yolo"], id="full"),
     ],
-)  # fmt: skip
+)
 def test_gemini_argv(tier: str, tail: list[str]) -> None:
     argv = build_argv(agent(tier, "gemini"), None)
     assert argv == [
-        "gemini", "-p", INSTRUCTION, "--output-format", "stream-json", "--skip-trust", *tail
-    ]  # fmt: skip
+        "gemini",
+        "-p",
+        INSTRUCTION,
+        "--output-format",
+        "stream-json",
+        "--skip-trust",
+        *tail,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -192,18 +222,39 @@ def test_every_runner_gets_the_gsd_environment(runner: str) -> None:
 @pytest.mark.parametrize(
     ("runner", "model", "agent_fields", "expected"),
     [
-        pytest.param("claude", "opus", {"max_turns": 12}, ["--model", "opus", "--max-turns", "12"],
-                     id="claude-args"),
-        pytest.param("claude", "sonnet", {"model": "sonnet", "max_turns": 25},
-                     ["--model", "sonnet", "--max-turns", "25"], id="claude-agent-defaults"),
-        pytest.param("claude", "claude-opus-4-1", {"model": "sonnet"},
-                     ["--model", "claude-opus-4-1"], id="claude-argument-wins"),
-        pytest.param("gemini", "gemini-2.5-flash", {"max_turns": 5}, ["-m", "gemini-2.5-flash"],
-                     id="gemini-no-turn-flag"),
-        pytest.param("codex", "gpt-5-codex", {"max_turns": 5}, ["-m", "gpt-5-codex"],
-                     id="codex-no-turn-flag"),
+        pytest.param(
+            "claude",
+            "opus",
+            {"max_turns": 12},
+            ["--model", "opus", "--max-turns", "12"],
+            id="claude-args",
+        ),
+        pytest.param(
+            "claude",
+            "sonnet",
+            {"model": "sonnet", "max_turns": 25},
+            ["--model", "sonnet", "--max-turns", "25"],
+            id="claude-agent-defaults",
+        ),
+        pytest.param(
+            "claude",
+            "claude-opus-4-1",
+            {"model": "sonnet"},
+            ["--model", "claude-opus-4-1"],
+            id="claude-argument-wins",
+        ),
+        pytest.param(
+            "gemini",
+            "gemini-2.5-flash",
+            {"max_turns": 5},
+            ["-m", "gemini-2.5-flash"],
+            id="gemini-no-turn-flag",
+        ),
+        pytest.param(
+            "codex", "gpt-5-codex", {"max_turns": 5}, ["-m", "gpt-5-codex"], id="codex-no-turn-flag"
+        ),
     ],
-)  # fmt: skip
+)
 def test_model_and_max_turns_flags(
     runner: str, model: str, agent_fields: dict[str, Any], expected: list[str]
 ) -> None:
@@ -225,9 +276,11 @@ def dispatched(a: Agent, environ: dict[str, str]) -> TaskDispatch:
     plan = parse(plan_text(tasks=auto_task(attrs=f' specialist="{a.name}"')), "01-01-PLAN.md")
     executor = Agent(name=EXECUTOR, tools=TOOLS["full"])
     dispatcher = Dispatcher(
-        {EXECUTOR: executor, a.name: a}, {a.name: ""}, Settings(),
+        {EXECUTOR: executor, a.name: a},
+        {a.name: ""},
+        Settings(),
         environ=environ,
-    )  # fmt: skip
+    )
     return dispatcher.task(1, plan, plan.tasks[0])
 
 
@@ -299,30 +352,88 @@ REPORT_TAIL = "## TASK COMPLETE"
 @pytest.mark.parametrize(
     ("runner", "stdout_file", "result_file", "expected", "text"),
     [
-        pytest.param("claude", "claude_success.json", None, (False, 24200, 950, 0.1834, True), None,
-                     id="claude-success"),
-        pytest.param("claude", "claude_error_max_turns.json", None, (True, 2300, 300, 0.0421, True),
-                     "", id="claude-error-max-turns"),
-        pytest.param("claude", "claude_log_noise.txt", None, (False, 10, 5, 0.02, True),
-                     "Done.\n\n## TASK COMPLETE", id="claude-log-noise"),
-        pytest.param("gemini", "gemini_success.json", None, (False, 26439, 1234, None, True), None,
-                     id="gemini-two-models"),  # output: candidates + thoughts
-        pytest.param("gemini", "gemini_error.json", None, (True, None, None, None, True),
-                     "Please set an Auth method in your settings.json", id="gemini-error"),
-        pytest.param("codex", "codex_success.jsonl", None, (False, 54763, 1022, None, True), None,
-                     id="codex-two-turns"),
-        pytest.param("codex", "codex_turn_failed.jsonl", None, (True, None, None, None, True),
-                     "stream disconnected before completion: rate limit reached",
-                     id="codex-turn-failed"),
-        pytest.param("codex", "codex_reconnect.txt", None, (False, 12632, 81, None, True), "OK",
-                     id="codex-reconnect-recovered"),
-        pytest.param("command", "command_stdout.txt", "command_result.json",
-                     (False, 5000, 700, 0.05, True), None, id="command-result-file"),
-        pytest.param("command", "command_stdout.txt", None, (False, None, None, None, False),
-                     "my-agent: starting\nmy-agent: wrote src/parser.py\n",
-                     id="command-no-result-file"),
+        pytest.param(
+            "claude",
+            "claude_success.json",
+            None,
+            (False, 24200, 950, 0.1834, True),
+            None,
+            id="claude-success",
+        ),
+        pytest.param(
+            "claude",
+            "claude_error_max_turns.json",
+            None,
+            (True, 2300, 300, 0.0421, True),
+            "",
+            id="claude-error-max-turns",
+        ),
+        pytest.param(
+            "claude",
+            "claude_log_noise.txt",
+            None,
+            (False, 10, 5, 0.02, True),
+            "Done.\n\n## TASK COMPLETE",
+            id="claude-log-noise",
+        ),
+        pytest.param(
+            "gemini",
+            "gemini_success.json",
+            None,
+            (False, 26439, 1234, None, True),
+            None,
+            id="gemini-two-models",
+        ),  # output: candidates + thoughts
+        pytest.param(
+            "gemini",
+            "gemini_error.json",
+            None,
+            (True, None, None, None, True),
+            "Please set an Auth method in your settings.json",
+            id="gemini-error",
+        ),
+        pytest.param(
+            "codex",
+            "codex_success.jsonl",
+            None,
+            (False, 54763, 1022, None, True),
+            None,
+            id="codex-two-turns",
+        ),
+        pytest.param(
+            "codex",
+            "codex_turn_failed.jsonl",
+            None,
+            (True, None, None, None, True),
+            "stream disconnected before completion: rate limit reached",
+            id="codex-turn-failed",
+        ),
+        pytest.param(
+            "codex",
+            "codex_reconnect.txt",
+            None,
+            (False, 12632, 81, None, True),
+            "OK",
+            id="codex-reconnect-recovered",
+        ),
+        pytest.param(
+            "command",
+            "command_stdout.txt",
+            "command_result.json",
+            (False, 5000, 700, 0.05, True),
+            None,
+            id="command-result-file",
+        ),
+        pytest.param(
+            "command",
+            "command_stdout.txt",
+            None,
+            (False, None, None, None, False),
+            "my-agent: starting\nmy-agent: wrote src/parser.py\n",
+            id="command-no-result-file",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_output_fixtures(
     runner: str,
     stdout_file: str,
@@ -354,8 +465,14 @@ def test_success_fixtures_carry_a_complete_report(
     assert report is not None and report.complete and report.status == "success"
     assert report.files_created == ["src/parser.py", "tests/test_parser.py"]
     assert markers(out.text) == ["## TASK COMPLETE"]
-    verdict = judge(exit_code=0, timed_out=False, output=out, report=report,
-                    markers=markers(out.text), changed_files=True)  # fmt: skip
+    verdict = judge(
+        exit_code=0,
+        timed_out=False,
+        output=out,
+        report=report,
+        markers=markers(out.text),
+        changed_files=True,
+    )
     assert verdict.success and not verdict.soft_success
 
 
@@ -366,11 +483,12 @@ def test_success_fixtures_carry_a_complete_report(
         pytest.param(fixture("garbage.txt"), id="garbage"),
         pytest.param("", id="empty"),
         pytest.param("[" * 100_000, id="deep-nesting"),
-        pytest.param('{"type": "result", "usage": 5, "result": 7, "subtype": null}',
-                     id="odd-types"),
+        pytest.param(
+            '{"type": "result", "usage": 5, "result": 7, "subtype": null}', id="odd-types"
+        ),
         pytest.param('{"item": "x"}\n{"type": 3}\n[1, 2]\n', id="json-not-events"),
     ],
-)  # fmt: skip
+)
 def test_unparsable_output_is_raw_text(runner: str, stdout: str) -> None:
     out = parse_output(runner, stdout, "not json {" if runner == "command" else None)
     if out.structured:  # only odd-types, for claude: a result object with junk fields
@@ -511,8 +629,14 @@ def test_end_to_end_with_fake_programs(
     report = parse_task_report(out.text)
     assert report is not None and report.complete
     assert report.files_created == ["src/fake.py"]
-    verdict = judge(exit_code=done.returncode, timed_out=False, output=out, report=report,
-                    markers=markers(out.text), changed_files=False)  # fmt: skip
+    verdict = judge(
+        exit_code=done.returncode,
+        timed_out=False,
+        output=out,
+        report=report,
+        markers=markers(out.text),
+        changed_files=False,
+    )
     assert verdict == Verdict(
         success=True, soft_success=False, error_type=None, reason="Task Report: success"
     )
@@ -548,8 +672,9 @@ def test_gemini_error_json_on_stderr_is_read() -> None:
 def test_gemini_quota_error_on_stderr_is_a_rate_limit() -> None:
     out = parse_output("gemini", "", None, fixture("gemini-0.61.0_quota.stderr"))
     assert out.is_error and out.rate_limited and "daily quota" in out.text
-    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, markers=[],
-                    changed_files=False)  # fmt: skip
+    verdict = judge(
+        exit_code=1, timed_out=False, output=out, report=None, markers=[], changed_files=False
+    )
     assert rate_limited(verdict, out)
 
 
@@ -562,8 +687,9 @@ def test_codex_offline_stream_as_the_real_cli_prints_it() -> None:
 
 def test_rate_limit_words_on_stderr_count() -> None:
     out = raw_output("")
-    verdict = judge(exit_code=1, timed_out=False, output=out, report=None, markers=[],
-                    changed_files=False)  # fmt: skip
+    verdict = judge(
+        exit_code=1, timed_out=False, output=out, report=None, markers=[], changed_files=False
+    )
     assert not rate_limited(verdict, out)
     assert rate_limited(verdict, out, "ERROR: You've hit your usage limit. Try again later.")
 
@@ -695,8 +821,9 @@ def test_claude_passes_on_the_agent_files_own_deny_rules() -> None:
         deny = argv[argv.index("--disallowedTools") + 1]
         # gsd's policy first, then the agent's own rules it did not already hold
         assert deny == ",".join([*claude.policy_rules(BASELINE, "full"), "WebFetch", SUBAGENTS])
-    narrowed = parse_agent(text.replace("Edit, Write", "Edit, Write\npermissionMode: plan"),
-                           "shipper.md")  # fmt: skip
+    narrowed = parse_agent(
+        text.replace("Edit, Write", "Edit, Write\npermissionMode: plan"), "shipper.md"
+    )
     argv = build_argv(narrowed, None)
     deny = argv[argv.index("--disallowedTools") + 1].split(",")
     assert {"Bash", "Write", "Edit", "Bash(git push:*)", "WebFetch"} <= set(deny)

@@ -71,10 +71,16 @@ class Layout:
 
     def confinement(self, tier: str, **changes: object) -> Confinement:
         options: dict[str, object] = {
-            "tier": tier, "runner": "claude", "worktree": self.worktree, "tmpdir": self.tmpdir,
-            "home": self.home, "extra": (), "root": self.root, "enabled": True,
+            "tier": tier,
+            "runner": "claude",
+            "worktree": self.worktree,
+            "tmpdir": self.tmpdir,
+            "home": self.home,
+            "extra": (),
+            "root": self.root,
+            "enabled": True,
             "environ": {},
-        }  # fmt: skip
+        }
         options.update(changes)
         return confine(**options)  # type: ignore[arg-type]
 
@@ -134,8 +140,12 @@ def test_every_tier_is_denied_git_main_checkout_and_home(
 ) -> None:
     forbidden = layout.forbidden()
     before = {path: path.read_bytes() for path in forbidden if path.exists()}
-    mine = [layout.worktree / "new.txt", layout.tmpdir / "scratch", layout.home / ".claude" / "s",
-            layout.home / ".claude.json"]  # fmt: skip
+    mine = [
+        layout.worktree / "new.txt",
+        layout.tmpdir / "scratch",
+        layout.home / ".claude" / "s",
+        layout.home / ".claude.json",
+    ]
     seen = layout.probe_writes(layout.confinement(tier), [*forbidden, *mine], via_shell=via_shell)
     assert {path: seen[str(path)] for path in forbidden} == dict.fromkeys(forbidden, "EACCES")
     assert {path: path.read_bytes() for path in forbidden if path.exists()} == before
@@ -204,9 +214,10 @@ def test_config_extras_are_writable(layout: Layout) -> None:
     outside.mkdir()
     confinement = layout.confinement("read-only", extra=["~/.cache", str(outside)])
     seen = layout.probe_writes(
-        confinement, [layout.home / ".cache" / "x", outside / "x", layout.home / "y"],
+        confinement,
+        [layout.home / ".cache" / "x", outside / "x", layout.home / "y"],
         via_shell=False,
-    )  # fmt: skip
+    )
     assert list(seen.values()) == ["ok", "ok", "EACCES"]
 
 
@@ -247,8 +258,11 @@ def test_a_sandbox_that_cannot_apply_never_runs_the_program(layout: Layout) -> N
     layout.out.mkdir()
     nested = subprocess.run(
         [*_nest(16, layout.root.parent), sys.executable, "-c", runner],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert nested.returncode == 0, nested.stderr
     code, error, pid = json.loads(nested.stdout)
     assert (code, pid) == (126, None), error
@@ -260,8 +274,17 @@ def test_a_sandbox_that_cannot_apply_never_runs_the_program(layout: Layout) -> N
 def _nest(layers: int, writable: Path) -> list[str]:
     """`layers` launchers in a row, each adding one Landlock domain that allows `writable`
     (and /dev/null, which subprocess opens read-write for a child's stdin)."""
-    one = [sys.executable, "-I", "-S", sandbox.LAUNCHER, "--landlock", "--write", str(writable),
-           "--write", "/dev/null"]  # fmt: skip
+    one = [
+        sys.executable,
+        "-I",
+        "-S",
+        sandbox.LAUNCHER,
+        "--landlock",
+        "--write",
+        str(writable),
+        "--write",
+        "/dev/null",
+    ]
     return [*one, "--"] * layers
 
 
@@ -353,9 +376,13 @@ def test_an_unexecutable_program_is_a_result_with_the_reason(tmp_path: Path) -> 
     program.write_text("#!/bin/sh\necho hi\n")
     program.chmod(0o644)
     done = proc.supervise(
-        [str(program)], cwd=tmp_path, stdout_path=tmp_path / "o", stderr_path=tmp_path / "e",
-        timeout_s=60, grace_s=1,
-    )  # fmt: skip
+        [str(program)],
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+        timeout_s=60,
+        grace_s=1,
+    )
     assert (done.exit_code, done.pid) == (126, None)
     assert done.error == f"cannot start {program}: Permission denied"
 
@@ -367,14 +394,23 @@ def test_the_program_is_found_on_the_childs_path(tmp_path: Path) -> None:
     (bin_dir / "gsd-test-only-here").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     done = proc.supervise(
-        ["gsd-test-only-here"], cwd=tmp_path, env=env, stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e", timeout_s=60, grace_s=1,
-    )  # fmt: skip
+        ["gsd-test-only-here"],
+        cwd=tmp_path,
+        env=env,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+        timeout_s=60,
+        grace_s=1,
+    )
     assert (done.exit_code, (tmp_path / "o").read_text()) == (0, "found\n")
     missing = proc.supervise(
-        ["gsd-test-only-here"], cwd=tmp_path, stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e", timeout_s=60, grace_s=1,
-    )  # fmt: skip
+        ["gsd-test-only-here"],
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+        timeout_s=60,
+        grace_s=1,
+    )
     assert (missing.exit_code, missing.error) == (127, "gsd-test-only-here: not found on PATH")
 
 
@@ -415,7 +451,9 @@ def test_runner_state_dirs() -> None:
     home = Path("/home/u")
     assert sandbox.runner_state("gemini", home, {}) == [home / ".gemini"]
     assert sandbox.runner_state("codex", home, {"CODEX_HOME": "/srv/codex"}) == [
-        home / ".codex", Path("/srv/codex")]  # fmt: skip
+        home / ".codex",
+        Path("/srv/codex"),
+    ]
     assert sandbox.runner_state("command", home, {}) == []
 
 

@@ -24,53 +24,90 @@ def _problem(text: str) -> str:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param('{"mode": 3}', 'c.json:1: `mode` must be a string such as "interactive" '
-                     'or "yolo", not 3', id="mode"),
-        pytest.param('{\n "workflow": {\n  "use_worktrees": "yes"\n }\n}',
-                     'c.json:3: `workflow.use_worktrees` must be true or false, not "yes"',
-                     id="flag-string"),
-        pytest.param('{"sandbox": {"enabled": 1}}',
-                     "c.json:1: `sandbox.enabled` must be true or false, not 1", id="flag-number"),
-        pytest.param('{"specialists": {\n"allow_subagents": "no"}}',
-                     'c.json:2: `specialists.allow_subagents` must be true or false, not "no"',
-                     id="allow-subagents"),
-        pytest.param('{"specialists": {\n"timeout_seconds": null}}',
-                     "c.json:2: `specialists.timeout_seconds` must be a number >= 0, not null",
-                     id="seconds-null"),
-        pytest.param('{"specialists": {"kill_grace_seconds": -1}}',
-                     "c.json:1: `specialists.kill_grace_seconds` must be a number >= 0, not -1",
-                     id="seconds-negative"),
-        pytest.param('{"specialists": {"timeout_seconds": true}}',
-                     "c.json:1: `specialists.timeout_seconds` must be a number >= 0, not true",
-                     id="seconds-bool"),
-        pytest.param('{"specialists": {"max_retries": 2.5}}',
-                     "c.json:1: `specialists.max_retries` must be a whole number >= 0, not 2.5",
-                     id="retries-fraction"),
-        pytest.param('{"specialists": {"scope": "strict"}}',
-                     'c.json:1: `specialists.scope` must be "warn" or "fail", not "strict"',
-                     id="scope"),
-        pytest.param('{"parallelization": {"max_concurrent_agents": 0}}',
-                     "c.json:1: `parallelization.max_concurrent_agents` must be a whole number "
-                     "of 1 or more, not 0", id="agents-zero"),
-        pytest.param('{"parallelization": "yes"}',
-                     'c.json:1: `parallelization` must be an object or true or false, not "yes"',
-                     id="parallelization-string"),
-        pytest.param('{\n\n"git": true}', "c.json:3: `git` must be an object, not true",
-                     id="section-not-object"),
-        pytest.param('{"sandbox": {"writable": ".cache"}}',
-                     'c.json:1: `sandbox.writable` must be a list of paths, e.g. ["~/.cache"], '
-                     'not ".cache"', id="writable-string"),
-        pytest.param('{"specialists": {"agent_paths": [\n  "ok",\n  7\n]}}',
-                     'c.json:3: `specialists.agent_paths` must be a list of paths, e.g. '
-                     '["~/.cache"], not ["ok", 7]', id="agent-paths-item-line"),
-        pytest.param('{"git": {"commit_docs": "no"}, "git": {"commit_docs": 0}}',
-                     "c.json:1: `git.commit_docs` must be true or false, not 0",
-                     id="duplicate-key-last-wins"),
-        pytest.param('{"specialists": {"scope": "caf\u00e9"}}',
-                     'c.json:1: `specialists.scope` must be "warn" or "fail", not "caf\u00e9"',
-                     id="unicode-shown-as-written"),
+        pytest.param(
+            '{"mode": 3}',
+            'c.json:1: `mode` must be a string such as "interactive" or "yolo", not 3',
+            id="mode",
+        ),
+        pytest.param(
+            '{\n "workflow": {\n  "use_worktrees": "yes"\n }\n}',
+            'c.json:3: `workflow.use_worktrees` must be true or false, not "yes"',
+            id="flag-string",
+        ),
+        pytest.param(
+            '{"sandbox": {"enabled": 1}}',
+            "c.json:1: `sandbox.enabled` must be true or false, not 1",
+            id="flag-number",
+        ),
+        pytest.param(
+            '{"specialists": {\n"allow_subagents": "no"}}',
+            'c.json:2: `specialists.allow_subagents` must be true or false, not "no"',
+            id="allow-subagents",
+        ),
+        pytest.param(
+            '{"specialists": {\n"timeout_seconds": null}}',
+            "c.json:2: `specialists.timeout_seconds` must be a number >= 0, not null",
+            id="seconds-null",
+        ),
+        pytest.param(
+            '{"specialists": {"kill_grace_seconds": -1}}',
+            "c.json:1: `specialists.kill_grace_seconds` must be a number >= 0, not -1",
+            id="seconds-negative",
+        ),
+        pytest.param(
+            '{"specialists": {"timeout_seconds": true}}',
+            "c.json:1: `specialists.timeout_seconds` must be a number >= 0, not true",
+            id="seconds-bool",
+        ),
+        pytest.param(
+            '{"specialists": {"max_retries": 2.5}}',
+            "c.json:1: `specialists.max_retries` must be a whole number >= 0, not 2.5",
+            id="retries-fraction",
+        ),
+        pytest.param(
+            '{"specialists": {"scope": "strict"}}',
+            'c.json:1: `specialists.scope` must be "warn" or "fail", not "strict"',
+            id="scope",
+        ),
+        pytest.param(
+            '{"parallelization": {"max_concurrent_agents": 0}}',
+            "c.json:1: `parallelization.max_concurrent_agents` must be a whole number "
+            "of 1 or more, not 0",
+            id="agents-zero",
+        ),
+        pytest.param(
+            '{"parallelization": "yes"}',
+            'c.json:1: `parallelization` must be an object or true or false, not "yes"',
+            id="parallelization-string",
+        ),
+        pytest.param(
+            '{\n\n"git": true}',
+            "c.json:3: `git` must be an object, not true",
+            id="section-not-object",
+        ),
+        pytest.param(
+            '{"sandbox": {"writable": ".cache"}}',
+            'c.json:1: `sandbox.writable` must be a list of paths, e.g. ["~/.cache"], not ".cache"',
+            id="writable-string",
+        ),
+        pytest.param(
+            '{"specialists": {"agent_paths": [\n  "ok",\n  7\n]}}',
+            "c.json:3: `specialists.agent_paths` must be a list of paths, e.g. "
+            '["~/.cache"], not ["ok", 7]',
+            id="agent-paths-item-line",
+        ),
+        pytest.param(
+            '{"git": {"commit_docs": "no"}, "git": {"commit_docs": 0}}',
+            "c.json:1: `git.commit_docs` must be true or false, not 0",
+            id="duplicate-key-last-wins",
+        ),
+        pytest.param(
+            '{"specialists": {"scope": "caf\u00e9"}}',
+            'c.json:1: `specialists.scope` must be "warn" or "fail", not "caf\u00e9"',
+            id="unicode-shown-as-written",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_setting_is_one_line_naming_file_line_and_key(text: str, message: str) -> None:
     assert _problem(text) == message
 
@@ -89,11 +126,14 @@ def test_every_problem_is_kept_for_doctor_the_first_is_the_message() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param("{\n  \"mode\": \n}\n", "c.json:3:1: invalid JSON: Expecting value "
-                     "(fix config.json)", id="invalid-json"),
+        pytest.param(
+            '{\n  "mode": \n}\n',
+            "c.json:3:1: invalid JSON: Expecting value (fix config.json)",
+            id="invalid-json",
+        ),
         pytest.param("[1]", "c.json: must hold a JSON object", id="not-an-object"),
     ],
-)  # fmt: skip
+)
 def test_text_that_is_no_settings_object(text: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
         parse(text, "c.json")
@@ -141,13 +181,16 @@ def test_an_unreadable_config_json_is_one_line(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         pytest.param("{}", {}, id="empty"),
-        pytest.param('{"a": {"b": [1,\n{"c": 2}]}}',
-                     {("a",): 1, ("a", "b"): 1, ("a", "b", 0): 1, ("a", "b", 1): 2,
-                      ("a", "b", 1, "c"): 2}, id="nested"),
-        pytest.param('{"a\\"}": "{[", \n "b" : []}', {('a"}',): 1, ("b",): 2},
-                     id="brackets-in-strings"),
+        pytest.param(
+            '{"a": {"b": [1,\n{"c": 2}]}}',
+            {("a",): 1, ("a", "b"): 1, ("a", "b", 0): 1, ("a", "b", 1): 2, ("a", "b", 1, "c"): 2},
+            id="nested",
+        ),
+        pytest.param(
+            '{"a\\"}": "{[", \n "b" : []}', {('a"}',): 1, ("b",): 2}, id="brackets-in-strings"
+        ),
     ],
-)  # fmt: skip
+)
 def test_key_lines(text: str, expected: dict[tuple[str | int, ...], int]) -> None:
     assert key_lines(text) == expected
 
@@ -162,9 +205,7 @@ def test_the_corpus_holds_config_files() -> None:
 
 
 @requires_corpus
-@pytest.mark.parametrize(
-    "path", corpus_configs(), ids=lambda p: p.relative_to(CORPUS).parts[0]
-)  # fmt: skip
+@pytest.mark.parametrize("path", corpus_configs(), ids=lambda p: p.relative_to(CORPUS).parts[0])
 def test_every_corpus_config_json_loads(path: Path) -> None:
     """GSD's own config.json holds many keys gsd does not read; every real one loads."""
     loaded = settings.load(path.parent)

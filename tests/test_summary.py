@@ -207,9 +207,18 @@ def test_a_writing_task_that_made_no_change_is_said_in_commits_and_deviations() 
 
 
 def test_files_created_and_modified() -> None:
-    report = TaskReport(status="success", files_created=["src/new.py"], files_modified=[],
-                        files_deleted=[], validation="pass", errors=None, key_interfaces="",
-                        patterns="", warnings="", complete=True)  # fmt: skip
+    report = TaskReport(
+        status="success",
+        files_created=["src/new.py"],
+        files_modified=[],
+        files_deleted=[],
+        validation="pass",
+        errors=None,
+        key_interfaces="",
+        patterns="",
+        warnings="",
+        complete=True,
+    )
     outcomes = [
         outcome(1, changed=["src/new.py", "src/old.py"], report=report),
         outcome(2, changed=["src/old.py", "docs/x.md"]),
@@ -228,8 +237,9 @@ def test_files_created_and_modified() -> None:
     assert summaryread.parse(render(outcomes))["key-files"]["created"] == ["src/new.py"]
     # with it, git decides: a file the report calls created but git saw modified is modified
     assert summaryread.parse(render(outcomes, created=["docs/x.md"]))["key-files"] == {
-        "created": ["docs/x.md"], "modified": ["src/new.py", "src/old.py"],
-    }  # fmt: skip
+        "created": ["docs/x.md"],
+        "modified": ["src/new.py", "src/old.py"],
+    }
 
 
 def test_deviations_are_listed_per_task() -> None:

@@ -113,8 +113,10 @@ def books(repo: Path) -> Path:
 
 def completed_days(root: Path) -> set[str]:
     folder = root / ".planning/phases/01-alpha"
-    return {re.search(r"^completed: (\S+)$", p.read_text(), re.M).group(1)  # type: ignore[union-attr]
-            for p in folder.glob("*-SUMMARY.md")}  # fmt: skip
+    return {
+        re.search(r"^completed: (\S+)$", p.read_text(), re.M).group(1)  # type: ignore[union-attr]
+        for p in folder.glob("*-SUMMARY.md")
+    }
 
 
 def test_a_local_run_derives_counters_bar_rows_and_ticks(books: Path, gsd) -> None:
@@ -162,17 +164,24 @@ def test_sync_check_reports_stale_lines_and_sync_is_idempotent(books: Path, gsd)
     assert gsd("execute-phase", "1").code == 0
     path = books / ".planning/STATE.md"
     fresh = path.read_bytes()
-    path.write_text(path.read_text().replace("Plan: 3 of 3", "Plan: 21 of 30").replace(
-        "- Total plans completed: 3", "- Total plans completed: 0"))  # fmt: skip
+    path.write_text(
+        path.read_text()
+        .replace("Plan: 3 of 3", "Plan: 21 of 30")
+        .replace("- Total plans completed: 3", "- Total plans completed: 0")
+    )
     road = books / ".planning/ROADMAP.md"
     road.write_text(road.read_text().replace("- [x] 01-02-PLAN.md", "- [ ] 01-02-PLAN.md"))
     stale = path.read_bytes()
     check = gsd("sync", "--check")
     assert check.code == 1
-    assert ".planning/STATE.md: line 6: 'Plan: 21 of 30 in current phase' -> " \
-        "'Plan: 3 of 3 in current phase'" in check.out.splitlines()  # fmt: skip
-    assert any(line.startswith(".planning/ROADMAP.md: line ") and "01-02-PLAN.md" in line
-               for line in check.out.splitlines())  # fmt: skip
+    assert (
+        ".planning/STATE.md: line 6: 'Plan: 21 of 30 in current phase' -> "
+        "'Plan: 3 of 3 in current phase'" in check.out.splitlines()
+    )
+    assert any(
+        line.startswith(".planning/ROADMAP.md: line ") and "01-02-PLAN.md" in line
+        for line in check.out.splitlines()
+    )
     assert len(check.out.splitlines()) == 3 and "2 files stale" in check.err
     assert path.read_bytes() == stale  # --check writes nothing
     as_json = json.loads(gsd("sync", "--check", "--format", "json").out)
@@ -189,8 +198,10 @@ def test_sync_of_one_phase_and_of_a_fresh_project(books: Path, gsd) -> None:
     # nothing ran yet: the position is phase 1's, nothing else of the user's moves
     assert gsd("sync", "1").code == 0
     text = (books / ".planning/STATE.md").read_text()
-    assert "Phase: 1 of 2 (Alpha)\nPlan: 0 of 3 in current phase\nStatus: Ready to execute\n" \
-        "Last activity: 2026-01-01 - Project initialized\n" in text  # fmt: skip
+    assert (
+        "Phase: 1 of 2 (Alpha)\nPlan: 0 of 3 in current phase\nStatus: Ready to execute\n"
+        "Last activity: 2026-01-01 - Project initialized\n" in text
+    )
     assert "Last session: 2026-01-01\nStopped at: Project initialized\n" in text
     assert "| - | - | - | - |" in text  # no plan done: no rows
     assert gsd("sync", "--check").code == 0
@@ -204,8 +215,10 @@ def test_a_failure_and_a_pause_are_blockers_until_resolved(books: Path, control,
     text = (books / ".planning/STATE.md").read_text()
     assert "\n- [01-02] nonzero-exit: " in text and "- Waiting on the design review" in text
     assert "Status: Blocked\n" in text
-    assert "Stopped at: 01-02 nonzero-exit\nResume file: .planning/phases/01-alpha/01-02-PLAN.md" \
-        in text  # fmt: skip
+    assert (
+        "Stopped at: 01-02 nonzero-exit\nResume file: .planning/phases/01-alpha/01-02-PLAN.md"
+        in text
+    )
     assert "Plan: 1 of 3 in current phase" in text
     assert gsd("sync", "--check").code == 0  # the run wrote what sync derives
     (control / "need-01-02-1").unlink()
@@ -218,13 +231,18 @@ def test_a_paused_plan_is_a_blocker_until_approved(books: Path, gsd) -> None:
     from tests.test_execute import CHECKPOINT
 
     path = books / ".planning/phases/01-alpha/01-01-PLAN.md"
-    path.write_text(path.read_text().replace("autonomous: true", "autonomous: false").replace(
-        "</task>\n", f"</task>\n{CHECKPOINT}\n", 1))  # fmt: skip
+    path.write_text(
+        path.read_text()
+        .replace("autonomous: true", "autonomous: false")
+        .replace("</task>\n", f"</task>\n{CHECKPOINT}\n", 1)
+    )
     commit_all(books, "a human check")
     assert gsd("execute-phase", "1", "--max-parallel", "1").code == 4
     text = (books / ".planning/STATE.md").read_text()
-    assert "- [01-01] checkpoint-paused: task 2 (checkpoint:human-verify) waits for a person: " \
-        "Open the page and look (then `gsd approve 01-01`)" in text  # fmt: skip
+    assert (
+        "- [01-01] checkpoint-paused: task 2 (checkpoint:human-verify) waits for a person: "
+        "Open the page and look (then `gsd approve 01-01`)" in text
+    )
     assert "Status: Paused at a human checkpoint" in text
     assert gsd("approve", "01-01").code == 0
     stale = gsd("sync", "--check")  # approved: no longer a blocker
@@ -241,8 +259,10 @@ def test_ctrl_c_writes_session_continuity(books: Path, control) -> None:
     assert process.wait(timeout=120) == 130
     (day,) = completed_days(books)
     text = (books / ".planning/STATE.md").read_text()
-    assert (f"Last session: {day}\nStopped at: Completed 01-01-PLAN.md; 01-02 in progress\n"
-            "Resume file: .planning/phases/01-alpha/01-02-PLAN.md\n") in text  # fmt: skip
+    assert (
+        f"Last session: {day}\nStopped at: Completed 01-01-PLAN.md; 01-02 in progress\n"
+        "Resume file: .planning/phases/01-alpha/01-02-PLAN.md\n"
+    ) in text
     assert "Plan: 1 of 3 in current phase" in text and "Status: In progress" in text
     assert git(books, "status", "--porcelain") == ""  # committed with the run's docs
 
@@ -317,10 +337,8 @@ def test_derived_rows_do_not_depend_on_the_order_plans_completed_in() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| Phase 01 P")]
     assert rows == [f"| Phase 01 P0{n} | 1min | 1 task | 1 file |" for n in (1, 2, 3)]
     for phase in ("02", "01", "02.1"):
-        text = metrics.record_phase_metric(text, phase=phase, plans=1, total="1min",
-                                         average="1min")  # fmt: skip
-    phases = [line.split("|")[1].strip() for line in text.splitlines()
-              if re.match(r"\| 0\d", line)]  # fmt: skip
+        text = metrics.record_phase_metric(text, phase=phase, plans=1, total="1min", average="1min")
+    phases = [line.split("|")[1].strip() for line in text.splitlines() if re.match(r"\| 0\d", line)]
     assert phases == ["01", "02", "02.1"]
 
 

@@ -27,11 +27,15 @@ def planned(git_project, runners_on_path: Path):
     """python-pro (claude, model sonnet); task 1 runs it on gemini with a gemini model."""
     git_project.write("agents/python-pro.md", PYTHON_PRO)
     git_project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
-    tasks = "\n".join([
-        auto_task("Task 1: on gemini",
-                  attrs=' specialist="python-pro" runner="gemini" model="gemini-2.5-pro"'),
-        auto_task("Task 2: as the agent says", attrs=' specialist="python-pro"'),
-    ])  # fmt: skip
+    tasks = "\n".join(
+        [
+            auto_task(
+                "Task 1: on gemini",
+                attrs=' specialist="python-pro" runner="gemini" model="gemini-2.5-pro"',
+            ),
+            auto_task("Task 2: as the agent says", attrs=' specialist="python-pro"'),
+        ]
+    )
     git_project.plan("01-01", tasks=tasks)
     return git_project
 
@@ -60,14 +64,14 @@ def test_the_runner_list_is_the_agent_schemas() -> None:
             ' runner="gpt"',
             ["task 1 has runner='gpt'; allowed: claude, gemini, codex, command"],
             id="unknown",
-        ),  # fmt: skip
+        ),
         pytest.param(' runner="Gemini"', ["runner='Gemini'"], id="case-matters"),
         pytest.param(' runner=""', ["runner=''"], id="empty-runner"),
         pytest.param(
             ' model="--dangerously-skip-permissions"',
             ["starts with '-'"],
             id="model-like-an-option",
-        ),  # fmt: skip
+        ),
         pytest.param(' model="a b"', ["unusable model name 'a b'"], id="model-with-space"),
         pytest.param(' model=""', ["unusable model name ''"], id="empty-model"),
     ],
@@ -111,15 +115,20 @@ def test_show_gives_the_runner_and_model_as_written(planned, gsd) -> None:
 def test_the_dry_run_builds_the_argv_for_the_plans_runner(planned, gsd) -> None:
     first, second = dry_run(gsd)
     assert (first["agent"], first["tier"], first["runner"], first["model"]) == (
-        "python-pro", "full", "gemini", "gemini-2.5-pro",
-    )  # fmt: skip
+        "python-pro",
+        "full",
+        "gemini",
+        "gemini-2.5-pro",
+    )
     assert (first["runner_source"], first["model_source"]) == ("plan", "plan")
     assert first["argv"][0] == "gemini"
     assert first["argv"][first["argv"].index("-m") + 1] == "gemini-2.5-pro"
     assert first["argv"][first["argv"].index("--approval-mode") + 1] == "yolo"  # full tier
     assert (second["runner"], second["model"], second["model_source"]) == (
-        "claude", "sonnet", "agent",
-    )  # fmt: skip
+        "claude",
+        "sonnet",
+        "agent",
+    )
     assert second["argv"][:2] == ["claude", "-p"] and "--max-turns" in second["argv"]
     out = gsd("execute-phase", "1", "--dry-run").out
     assert (
@@ -138,7 +147,7 @@ def test_the_dry_run_builds_the_argv_for_the_plans_runner(planned, gsd) -> None:
         pytest.param(' runner="codex"', "", (None, ""), id="agent-model-not-for-other-runner"),
         pytest.param(
             ' runner="codex"', "o3", ("o3", "GSD_DEFAULT_MODEL"), id="env-on-other-runner"
-        ),  # fmt: skip
+        ),
         pytest.param(' runner="claude"', "", ("sonnet", "agent"), id="own-runner-named"),
     ],
 )
@@ -162,15 +171,23 @@ def test_runner_command_needs_a_command_agent(planned, gsd) -> None:
     (line,) = refused.err.splitlines()
     assert line.startswith("gsd: error: .planning/phases/01-alpha/01-01-PLAN.md:")
     assert 'task 1 has runner="command" but agent python-pro runs on claude' in line
-    planned.write("agents/python-pro.md", PYTHON_PRO.replace(
-        "model: sonnet\n", 'runner: command\ncommand: ["python3", "agent.py"]\n'))  # fmt: skip
+    planned.write(
+        "agents/python-pro.md",
+        PYTHON_PRO.replace(
+            "model: sonnet\n", 'runner: command\ncommand: ["python3", "agent.py"]\n'
+        ),
+    )
     (task,) = dry_run(gsd)
     assert (task["runner"], task["argv"]) == ("command", ["python3", "agent.py"])
 
 
 def test_a_command_agent_can_run_on_a_cli_runner(planned, gsd) -> None:
-    planned.write("agents/python-pro.md", PYTHON_PRO.replace(
-        "model: sonnet\n", 'runner: command\ncommand: ["python3", "agent.py"]\n'))  # fmt: skip
+    planned.write(
+        "agents/python-pro.md",
+        PYTHON_PRO.replace(
+            "model: sonnet\n", 'runner: command\ncommand: ["python3", "agent.py"]\n'
+        ),
+    )
     first, _ = dry_run(gsd)
     assert first["argv"][0] == "gemini" and "agent.py" not in first["argv"]
 
@@ -196,9 +213,13 @@ def test_the_live_run_refuses_when_the_plans_runner_is_missing(
 def test_every_missing_program_is_named_on_one_line(
     planned, gsd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    planned.plan("01-02", tasks=auto_task(attrs=' specialist="python-pro"') + "\n"
-                 + auto_task("Task 2", attrs=' specialist="python-pro"'),
-                 files_modified="[src/y.py]")  # fmt: skip
+    planned.plan(
+        "01-02",
+        tasks=auto_task(attrs=' specialist="python-pro"')
+        + "\n"
+        + auto_task("Task 2", attrs=' specialist="python-pro"'),
+        files_modified="[src/y.py]",
+    )
     git(planned.root, "add", "-A")  # committed: the dry run warns about nothing else
     git(planned.root, "commit", "-q", "-m", "plans")
     only_git = tmp_path / "only-git"  # the dry run reads the repository: git is there
@@ -235,17 +256,23 @@ print(json.dumps({{"response": report, "stats": {{"models": {{"gemini-2.5-pro": 
 def test_a_live_run_calls_the_plans_runner_with_its_model(
     planned, gsd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    planned.plan("01-01", tasks=auto_task(
-        "Task 1: on gemini", attrs=' specialist="python-pro" runner="gemini" '
-        'model="gemini-2.5-pro"'))  # fmt: skip
+    planned.plan(
+        "01-01",
+        tasks=auto_task(
+            "Task 1: on gemini",
+            attrs=' specialist="python-pro" runner="gemini" model="gemini-2.5-pro"',
+        ),
+    )
     bin_dir = tmp_path / "gemini-bin"
     bin_dir.mkdir()
     gemini = bin_dir / "gemini"
     gemini.write_text(FAKE_GEMINI.format(python=sys.executable))
     gemini.chmod(gemini.stat().st_mode | stat.S_IEXEC)
     # no claude anywhere: the run must not need it
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}"
-                               f"{os.pathsep}/usr/bin{os.pathsep}/bin")  # fmt: skip
+    monkeypatch.setenv(
+        "PATH",
+        f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}/usr/bin{os.pathsep}/bin",
+    )
     git(planned.root, "add", "-A")
     git(planned.root, "commit", "-q", "-m", "plans")
     result = gsd("execute-phase", "1", "--format", "json")
@@ -276,22 +303,34 @@ def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_proj
         "gsd-executor": parse_agent("---\nname: gsd-executor\n---\nX\n", "executor.md"),
         "local": parse_agent(
             '---\nname: local\nrunner: command\ncommand: ["python3", "a.py"]\n---\nX\n', "local.md"
-        ),  # fmt: skip
+        ),
     }
-    plan = parse(git_project.plan("01-01", tasks="\n".join([
-        auto_task("Task 1", attrs=' specialist="local" runner="gemini"'),
-        auto_task("Task 2", attrs=' specialist="local" runner="command"'),
-    ])).read_text(), "01-01-PLAN.md")  # fmt: skip
+    plan = parse(
+        git_project.plan(
+            "01-01",
+            tasks="\n".join(
+                [
+                    auto_task("Task 1", attrs=' specialist="local" runner="gemini"'),
+                    auto_task("Task 2", attrs=' specialist="local" runner="command"'),
+                ]
+            ),
+        ).read_text(),
+        "01-01-PLAN.md",
+    )
     dispatcher = Dispatcher(agents, {"local": ""}, Settings(), environ={})
     on_gemini, on_command = plan.tasks
     assert dispatcher.task(1, plan, on_gemini).argv[0] == "gemini"
     assert dispatcher.task(1, plan, on_command).argv == ["python3", "a.py"]
     taken_over = dispatcher.task(1, plan, on_gemini, fallback="local failed: timeout")
     assert (taken_over.agent, taken_over.runner, taken_over.runner_source) == (
-        "gsd-executor", "gemini", "plan",
-    )  # fmt: skip
+        "gsd-executor",
+        "gemini",
+        "plan",
+    )
     assert dispatcher.agent_for(taken_over).runner == "gemini"
     taken_over = dispatcher.task(1, plan, on_command, fallback="local failed: timeout")
     assert (taken_over.agent, taken_over.runner, taken_over.runner_source) == (
-        "gsd-executor", "claude", "agent",
-    )  # fmt: skip
+        "gsd-executor",
+        "claude",
+        "agent",
+    )

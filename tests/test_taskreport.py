@@ -98,16 +98,34 @@ TEMPLATE = """\
         pytest.param(
             "### Task Report\nStatus:   partial\nFiles Created: none\n"
             "Validation: fail (2 tests)\nErrors: test_x fails: AssertionError\n",
-            TaskReport(status="partial", files_created=[], files_modified=[], files_deleted=[],
-                       validation="fail", errors="test_x fails: AssertionError",
-                       key_interfaces="", patterns="", warnings="", complete=False),
+            TaskReport(
+                status="partial",
+                files_created=[],
+                files_modified=[],
+                files_deleted=[],
+                validation="fail",
+                errors="test_x fails: AssertionError",
+                key_interfaces="",
+                patterns="",
+                warnings="",
+                complete=False,
+            ),
             id="missing-fields-not-complete",
         ),
         pytest.param(
             "### Task Report\n- Status: done-ish\n- Validation: not run\n",
-            TaskReport(status="done-ish", files_created=[], files_modified=[], files_deleted=[],
-                       validation="not run", errors=None, key_interfaces="", patterns="",
-                       warnings="", complete=False),
+            TaskReport(
+                status="done-ish",
+                files_created=[],
+                files_modified=[],
+                files_deleted=[],
+                validation="not run",
+                errors=None,
+                key_interfaces="",
+                patterns="",
+                warnings="",
+                complete=False,
+            ),
             id="raw-values",
         ),
         pytest.param("All done, no report.\n## TASK COMPLETE\n", None, id="no-report"),
@@ -115,7 +133,7 @@ TEMPLATE = """\
         pytest.param("### Task Report\n\nI could not finish.\n", None, id="heading-only"),
         pytest.param("", None, id="empty"),
     ],
-)  # fmt: skip
+)
 def test_parse_task_report(text: str, expected: TaskReport | None) -> None:
     assert parse_task_report(text) == expected
 
@@ -178,20 +196,28 @@ def test_downstream_context_is_kept_raw(tail: str, downstream: str) -> None:
     [
         pytest.param("work\n## TASK COMPLETE\n", ["## TASK COMPLETE"], id="task-complete"),
         pytest.param("## PLAN COMPLETE", ["## PLAN COMPLETE"], id="plan-complete-no-newline"),
-        pytest.param("  ##   CHECKPOINT REACHED  \nverify X\n", ["## CHECKPOINT REACHED"],
-                     id="checkpoint-spaces"),
-        pytest.param("## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"],
-                     id="failed-reason"),
+        pytest.param(
+            "  ##   CHECKPOINT REACHED  \nverify X\n",
+            ["## CHECKPOINT REACHED"],
+            id="checkpoint-spaces",
+        ),
+        pytest.param(
+            "## FAILED: tests do not pass\n", ["## FAILED: tests do not pass"], id="failed-reason"
+        ),
         pytest.param("## FAILED\n", ["## FAILED"], id="failed-bare"),
         pytest.param("## FAILED:   \n", ["## FAILED"], id="failed-empty-reason"),
-        pytest.param("## FAILED: a\r\n## TASK COMPLETE\r\n", ["## FAILED: a", "## TASK COMPLETE"],
-                     id="order-and-crlf"),
+        pytest.param(
+            "## FAILED: a\r\n## TASK COMPLETE\r\n",
+            ["## FAILED: a", "## TASK COMPLETE"],
+            id="order-and-crlf",
+        ),
         pytest.param("print `## TASK COMPLETE` after a success report\n", [], id="inline"),
-        pytest.param("### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [],
-                     id="not-markers"),
+        pytest.param(
+            "### TASK COMPLETE\n## Task Complete\n## TASK COMPLETED\n", [], id="not-markers"
+        ),
         pytest.param("## FAILED tests\n", [], id="failed-without-colon"),
         pytest.param("", [], id="empty"),
     ],
-)  # fmt: skip
+)
 def test_markers(text: str, expected: list[str]) -> None:
     assert markers(text) == expected

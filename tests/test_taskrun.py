@@ -73,25 +73,46 @@ def agent_program(tmp_path: Path, body: str, tools: list[str] = FULL) -> tuple[A
     token = f"gsd-agent-{uuid.uuid4().hex}"
     script = tmp_path / f"{token}.py"
     script.write_text("import os, subprocess, sys, time\n" + textwrap.dedent(body))
-    agent = Agent(name="python-pro", tools=tools, runner="command",
-                  command=[sys.executable, str(script), token])  # fmt: skip
+    agent = Agent(
+        name="python-pro",
+        tools=tools,
+        runner="command",
+        command=[sys.executable, str(script), token],
+    )
     return agent, token
 
 
 def dispatch(agent: Agent, timeout: float = 30.0) -> TaskDispatch:
     return TaskDispatch(
-        wave=1, plan="01-01", task=1, name="Task 1: do it", type="auto",
-        specialist=agent.name, specialist_form="attribute", agent=agent.name,
-        fallback_reason=None, tier=agent.tier, runner=agent.runner, model=None,
-        argv=build_argv(agent, None), timeout_s=timeout, timeout_source="test", grace_s=1.0,
-    )  # fmt: skip
+        wave=1,
+        plan="01-01",
+        task=1,
+        name="Task 1: do it",
+        type="auto",
+        specialist=agent.name,
+        specialist_form="attribute",
+        agent=agent.name,
+        fallback_reason=None,
+        tier=agent.tier,
+        runner=agent.runner,
+        model=None,
+        argv=build_argv(agent, None),
+        timeout_s=timeout,
+        timeout_source="test",
+        grace_s=1.0,
+    )
 
 
 def run(repo, agent: Agent, token: str, plan=None, timeout: float = 30.0, **kwargs):
     outcome = run_task(
-        git=Git(repo.root), plan=plan or make_plan(), task=(plan or make_plan()).tasks[0],
-        agent=agent, dispatch=dispatch(agent, timeout), prompt="the prompt", **kwargs,
-    )  # fmt: skip
+        git=Git(repo.root),
+        plan=plan or make_plan(),
+        task=(plan or make_plan()).tasks[0],
+        agent=agent,
+        dispatch=dispatch(agent, timeout),
+        prompt="the prompt",
+        **kwargs,
+    )
     assert alive_with(token) == [], "an agent process outlived its task"
     return outcome
 
@@ -172,8 +193,11 @@ def test_agent_that_commits_and_moves_tags_is_rolled_back(repo, tmp_path: Path) 
     assert (repo.root / "new.log").exists()  # ignored files are never touched
     (record,) = logged(repo)
     assert (record["error_type"], record["phase"], record["plan"], record["task"]) == (
-        "policy-violation", "01", "01", "1",
-    )  # fmt: skip
+        "policy-violation",
+        "01",
+        "01",
+        "1",
+    )
     assert record["specialist"] == "python-pro" and record["runner"] == "command"
     assert record["git_state"].startswith("checkpoint/01-01/1-")  # SPEC 6's form
 
@@ -185,8 +209,14 @@ def test_a_failed_rollback_is_logged_and_keeps_its_tag(repo, tmp_path: Path) -> 
     )
     plan = make_plan()
     with pytest.raises(GsdError, match="rollback to refs/tags/checkpoint/01-01/1-.* failed"):
-        run_task(git=Git(repo.root), plan=plan, task=plan.tasks[0], agent=agent,
-                 dispatch=dispatch(agent), prompt="the prompt")  # fmt: skip
+        run_task(
+            git=Git(repo.root),
+            plan=plan,
+            task=plan.tasks[0],
+            agent=agent,
+            dispatch=dispatch(agent),
+            prompt="the prompt",
+        )
     assert alive_with(token) == []
     (record,) = logged(repo)
     assert (record["error_type"], record["exit_code"]) == ("nonzero-exit", 3)
@@ -254,8 +284,9 @@ def test_soft_success_report_then_hang(repo, tmp_path: Path, capfd) -> None:
 
 
 def test_missing_runner_is_spawn_failed(repo, tmp_path: Path) -> None:
-    agent = Agent(name="python-pro", tools=FULL, runner="command",
-                  command=["gsd-no-such-agent-program"])  # fmt: skip
+    agent = Agent(
+        name="python-pro", tools=FULL, runner="command", command=["gsd-no-such-agent-program"]
+    )
     before = state(repo)
     outcome = run(repo, agent, "unused-token")
     assert (outcome.error_type, outcome.exit_code) == ("spawn-failed", 127)
@@ -269,7 +300,9 @@ def test_missing_runner_is_spawn_failed(repo, tmp_path: Path) -> None:
 def test_a_failing_agents_own_stderr_reaches_details(repo, tmp_path: Path) -> None:
     """The last lines of the agent's stderr (bounded, backtrace frames left out) end the
     error log record's details; its stdout file is kept for the RESULT file."""
-    agent, token = agent_program(tmp_path, """
+    agent, token = agent_program(
+        tmp_path,
+        """
         print("working on it")
         for n in range(50):
             print(f"noise line {n}", file=sys.stderr)
@@ -277,7 +310,8 @@ def test_a_failing_agents_own_stderr_reaches_details(repo, tmp_path: Path) -> No
         print("    at file:///x/bundle.js:1:2", file=sys.stderr)
         print("  12: <unknown>", file=sys.stderr)
         sys.exit(3)
-    """)  # fmt: skip
+    """,
+    )
     outcome = run(repo, agent, token)
     assert outcome.error_type == "nonzero-exit"
     details = logged(repo)[0]["details"]

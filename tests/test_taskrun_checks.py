@@ -92,5 +92,10 @@ def test_an_agents_own_commits_and_git_mv_become_one_task_commit(repo, tmp_path:
     shown = git(root, "show", "--name-status", "--no-renames", "--format=%B", "HEAD")
     assert "Gsd-Task: 01-01-1" in shown and "agent: move" not in shown
     assert shown.split("\n\n")[-1].split() == [
-        "D", "src/gone.py", "A", "src/new.py", "D", "src/old.py",
-    ]  # fmt: skip
+        "D",
+        "src/gone.py",
+        "A",
+        "src/new.py",
+        "D",
+        "src/old.py",
+    ]

@@ -93,22 +93,35 @@ def hostile(git_project, tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(AGENT.format(hostile=HOSTILE))
     for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script))  # fmt: skip
+        git_project.write(
+            f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable, script=script)
+        )
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
-    git_project.write(".planning/config.json", json.dumps(
-        {"specialists": {"kill_grace_seconds": 1, "max_retries": 0},
-         "voltagent": {"fallback_on_error": False}}))  # fmt: skip
-    git_project.write(".planning/STATE.md", textwrap.dedent("""\
+    git_project.write(
+        ".planning/config.json",
+        json.dumps(
+            {
+                "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+                "voltagent": {"fallback_on_error": False},
+            }
+        ),
+    )
+    git_project.write(
+        ".planning/STATE.md",
+        textwrap.dedent("""\
         # Project State
 
         ## Current Position
 
         Phase: 1 of 1 (Alpha)
         Status: Ready to execute
-        """))  # fmt: skip
-    git_project.plan("01-01", tasks=TASK.format(n=1) + "\n" + TASK.format(n=2),
-                     files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
+        """),
+    )
+    git_project.plan(
+        "01-01",
+        tasks=TASK.format(n=1) + "\n" + TASK.format(n=2),
+        files_modified="[src/t01-01_1.py, src/t01-01_2.py]",
+    )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "plans")
     return git_project
@@ -120,8 +133,14 @@ def on_pty(cwd: Path, *args: str, timeout: float = 180) -> tuple[int, bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "COLUMNS": "200"}
     env.pop("CI", None)  # live lines on, as for a person at a terminal
     main, child = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "gsd", *args], cwd=cwd, env=env,
-                               stdin=child, stdout=child, stderr=child)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gsd", *args],
+        cwd=cwd,
+        env=env,
+        stdin=child,
+        stdout=child,
+        stderr=child,
+    )
     os.close(child)
     got = bytearray()
     deadline = time.monotonic() + timeout
@@ -163,8 +182,13 @@ def test_execute_phase_errors_status_and_report_show_agent_text_visibly(hostile)
     assert b"M-^[31m" in shown  # the C1 CSI, as `cat -v` shows its byte
     # the records a person cats: STATE.md's blocker, the SUMMARY.md of a rerun's plan
     assert_harmless((root / ".planning/STATE.md").read_bytes())
-    for args in (["errors"], ["errors", "--format", "markdown"], ["status"],
-                 ["report"], ["report", "--format", "markdown"]):  # fmt: skip
+    for args in (
+        ["errors"],
+        ["errors", "--format", "markdown"],
+        ["status"],
+        ["report"],
+        ["report", "--format", "markdown"],
+    ):
         code, shown = on_pty(root, *args)
         assert code == 0, shown
         assert_harmless(shown, visible_form=args[0] == "errors")
@@ -213,9 +237,11 @@ def test_a_summary_carries_an_agents_text_visibly() -> None:
     escapes come out as `cat -v` shows them (the agent's file names too)."""
     from tests.test_summary import outcome, render
 
-    text = render([
-        outcome(1, success=False, error_type="report-failure", details=HOSTILE, commit=None),
-        outcome(1, attempt=2, deviations=[HOSTILE], changed=["src/\x1b]0;x\x07.py"]),
-    ])  # fmt: skip
+    text = render(
+        [
+            outcome(1, success=False, error_type="report-failure", details=HOSTILE, commit=None),
+            outcome(1, attempt=2, deviations=[HOSTILE], changed=["src/\x1b]0;x\x07.py"]),
+        ]
+    )
     assert_harmless(text.encode())
     assert "^[]0;x^G" in text

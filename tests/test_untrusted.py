@@ -56,8 +56,11 @@ def both_plans_hanging(scene: Scene) -> hostile.Started:
 
 def outcomes(scene: Scene, task_id: str, what: str) -> list[str]:
     """How the agent's attempts at `what` ended: `done`, an errno name, `exit N`."""
-    return [line.rsplit(": ", 1)[1] for line in scene.log(task_id).splitlines()
-            if what in line.rsplit(": ", 1)[0]]  # fmt: skip
+    return [
+        line.rsplit(": ", 1)[1]
+        for line in scene.log(task_id).splitlines()
+        if what in line.rsplit(": ", 1)[0]
+    ]
 
 
 def contained(
@@ -98,8 +101,9 @@ def contained(
     rerun = scene.run("execute-phase", "1")
     assert_user_work_intact(scene.root, before, scene.token)
     assert rerun.returncode == 0, rerun.stderr
-    assert_nothing_lost(scene.root, before, tasks=tasks, token=scene.token,
-                        foreign_records=foreign_records)  # fmt: skip
+    assert_nothing_lost(
+        scene.root, before, tasks=tasks, token=scene.token, foreign_records=foreign_records
+    )
     if sandboxed is None:
         sandboxed = "done" not in tried
     if sandboxed:
@@ -116,8 +120,12 @@ def contained(
         # rolled back.
         assert first.returncode == 1, first.stderr
         wave = {task_id, "01-01-1", "01-02-1"}
-        blamed = [t for t in sorted(wave) if "policy-violation" in
-                  scene.error_types(t.rsplit("-", 1)[0], int(t.rsplit("-", 1)[1]))]  # fmt: skip
+        blamed = [
+            t
+            for t in sorted(wave)
+            if "policy-violation"
+            in scene.error_types(t.rsplit("-", 1)[0], int(t.rsplit("-", 1)[1]))
+        ]
         assert blamed, first.stderr
         assert task_id not in blamed or rolled_back, f"{task_id} was committed"
 
@@ -212,8 +220,9 @@ def test_a_planted_checkpoint_record_and_tag_are_never_acted_on(scene: Scene, sa
     sandboxed = scene.sandbox(sandbox == "on")
     before = scene.user_work()
     scene.steer("01-01-1", "plant-checkpoint")
-    contained(scene, before, "01-01-1", "refs/tags/checkpoint/", sandboxed,
-              foreign_records=(PLANTED,))  # fmt: skip
+    contained(
+        scene, before, "01-01-1", "refs/tags/checkpoint/", sandboxed, foreign_records=(PLANTED,)
+    )
     if sandboxed:  # the folder could not be made (EACCES), so nothing was written in it
         writes = set(outcomes(scene, "01-01-1", "write"))
         assert "EACCES" in set(outcomes(scene, "01-01-1", "mkdir")) | writes
@@ -233,8 +242,7 @@ def test_an_agent_deleting_another_plans_branch_loses_none_of_its_commits(
     def still_reachable() -> None:
         assert committed_anywhere(root)["01-02-1"] == 1, git(root, "branch", "-a")
 
-    contained(scene, before, "01-01-2", "refs/heads/gsd/01-02", sandboxed,
-              between=still_reachable)  # fmt: skip
+    contained(scene, before, "01-01-2", "refs/heads/gsd/01-02", sandboxed, between=still_reachable)
 
 
 @pytest.mark.parametrize("sandbox", ["on", "off"])
@@ -275,8 +283,7 @@ def test_a_symlink_in_gsds_journal_never_brings_an_outside_file_in(
             if ".git" not in path.relative_to(root).parts and path.is_file():
                 assert leaked.encode() not in path.read_bytes(), path
 
-    contained(scene, before, "01-01-1", "symlink", sandboxed, violation=False,
-              between=not_leaked)  # fmt: skip
+    contained(scene, before, "01-01-1", "symlink", sandboxed, violation=False, between=not_leaked)
     not_leaked()  # nor by the next run, which flushes what the journal holds
 
 
@@ -303,8 +310,15 @@ def test_a_read_only_agent_cannot_hide_a_config_edit_with_skip_worktree(
         assert git(root, "ls-files", "-v", ".planning/config.json").startswith("H ")
 
     # a read-only task that changed nothing is done without a commit
-    contained(scene, before, "01-01-1", "write .planning/config.json", sandboxed,
-              between=config_as_committed, tasks=ALL_TASKS[1:])  # fmt: skip
+    contained(
+        scene,
+        before,
+        "01-01-1",
+        "write .planning/config.json",
+        sandboxed,
+        between=config_as_committed,
+        tasks=ALL_TASKS[1:],
+    )
     config_as_committed()
 
 
@@ -334,8 +348,15 @@ def test_an_agent_in_a_worktree_cannot_change_the_main_checkout(scene: Scene, sa
         assert not (root / "src/injected.py").exists()
         assert not (root / ".planning/injected.md").exists()
 
-    contained(scene, before, "01-01-1", f"write {root}", sandboxed, violation=False,
-              between=main_checkout_as_left)  # fmt: skip
+    contained(
+        scene,
+        before,
+        "01-01-1",
+        f"write {root}",
+        sandboxed,
+        violation=False,
+        between=main_checkout_as_left,
+    )
 
 
 @pytest.mark.parametrize("mode", ["in-place", "worktrees"])
@@ -397,8 +418,9 @@ def test_a_verify_command_that_edits_a_tracked_file_is_part_of_its_task(scene: S
     root = scene.root
     verify = scene.tmp / "verify.py"
     verify.write_text('open("src/shared.py", "a").write("# checked\\n")\n')
-    task_one = task_xml("01-01", 1, files="src/t01-01_1.py, src/shared.py",
-                        verify=f"{sys.executable} {verify}")  # fmt: skip
+    task_one = task_xml(
+        "01-01", 1, files="src/t01-01_1.py, src/shared.py", verify=f"{sys.executable} {verify}"
+    )
     hostile.rewrite_plan(
         scene,
         "01-01",

@@ -77,20 +77,46 @@ APP = "from util import helper\n\ndef greet():\n    return helper()\n\ndef main(
         pytest.param(Artifact("a.py"), None, "fail", "file not found", id="missing"),
         pytest.param(Artifact("a.py"), "", "pass", "exists", id="empty-exists"),
         # upstream counts "a\nb\n".split("\n"): 3 lines
-        pytest.param(Artifact("a.py", min_lines=3), "a\nb\n", "pass", "exists, 3 lines >= 3",
-                     id="min-lines-as-upstream"),
-        pytest.param(Artifact("a.py", min_lines=4), "a\nb\n", "fail",
-                     "only 3 lines, need 4", id="too-short"),
-        pytest.param(Artifact("a.py", contains=("x.y(",)), "call x.y(1)", "pass",
-                     "exists, contains 'x.y('", id="contains-is-a-substring"),
-        pytest.param(Artifact("a.py", contains=("zz",)), "abc", "fail",
-                     "does not contain 'zz'", id="contains-missing"),
-        pytest.param(Artifact("a.py", not_contains=("TODO",)), "x TODO", "fail",
-                     "contains 'TODO', which it must not", id="not-contains"),
-        pytest.param(Artifact("a.py", exports=("f", "g")), "def f(): ...", "fail",
-                     "no export 'g'", id="export-missing"),
+        pytest.param(
+            Artifact("a.py", min_lines=3),
+            "a\nb\n",
+            "pass",
+            "exists, 3 lines >= 3",
+            id="min-lines-as-upstream",
+        ),
+        pytest.param(
+            Artifact("a.py", min_lines=4), "a\nb\n", "fail", "only 3 lines, need 4", id="too-short"
+        ),
+        pytest.param(
+            Artifact("a.py", contains=("x.y(",)),
+            "call x.y(1)",
+            "pass",
+            "exists, contains 'x.y('",
+            id="contains-is-a-substring",
+        ),
+        pytest.param(
+            Artifact("a.py", contains=("zz",)),
+            "abc",
+            "fail",
+            "does not contain 'zz'",
+            id="contains-missing",
+        ),
+        pytest.param(
+            Artifact("a.py", not_contains=("TODO",)),
+            "x TODO",
+            "fail",
+            "contains 'TODO', which it must not",
+            id="not-contains",
+        ),
+        pytest.param(
+            Artifact("a.py", exports=("f", "g")),
+            "def f(): ...",
+            "fail",
+            "no export 'g'",
+            id="export-missing",
+        ),
     ],
-)  # fmt: skip
+)
 def test_check_artifact(artifact, text, status, detail) -> None:
     check = check_artifact(artifact, text)
     assert (check.status, check.detail) == (status, detail)
@@ -99,19 +125,49 @@ def test_check_artifact(artifact, text, status, detail) -> None:
 @pytest.mark.parametrize(
     ("link", "source", "target", "status", "detail"),
     [
-        pytest.param(KeyLink("a", "b", r"use\(b\)"), "use(b)", None, "pass",
-                     r"pattern 'use\(b\)' found in a", id="in-source"),
-        pytest.param(KeyLink("a", "b", "export B"), "x", "export B", "pass",
-                     "pattern 'export B' found in b", id="in-target"),
-        pytest.param(KeyLink("a", "b", "nope"), "x", "y", "fail",
-                     "pattern 'nope' found in neither file", id="in-neither"),
+        pytest.param(
+            KeyLink("a", "b", r"use\(b\)"),
+            "use(b)",
+            None,
+            "pass",
+            r"pattern 'use\(b\)' found in a",
+            id="in-source",
+        ),
+        pytest.param(
+            KeyLink("a", "b", "export B"),
+            "x",
+            "export B",
+            "pass",
+            "pattern 'export B' found in b",
+            id="in-target",
+        ),
+        pytest.param(
+            KeyLink("a", "b", "nope"),
+            "x",
+            "y",
+            "fail",
+            "pattern 'nope' found in neither file",
+            id="in-neither",
+        ),
         pytest.param(KeyLink("a", "b", "x"), None, "x", "fail", "a not found", id="no-source"),
-        pytest.param(KeyLink("a", "src/b.ts"), "import './src/b.ts'", None, "pass",
-                     "a names src/b.ts", id="no-pattern-names-target"),
-        pytest.param(KeyLink("a", "src/b.ts"), "nothing", None, "fail",
-                     "a does not name src/b.ts", id="no-pattern-unnamed"),
+        pytest.param(
+            KeyLink("a", "src/b.ts"),
+            "import './src/b.ts'",
+            None,
+            "pass",
+            "a names src/b.ts",
+            id="no-pattern-names-target",
+        ),
+        pytest.param(
+            KeyLink("a", "src/b.ts"),
+            "nothing",
+            None,
+            "fail",
+            "a does not name src/b.ts",
+            id="no-pattern-unnamed",
+        ),
     ],
-)  # fmt: skip
+)
 def test_check_key_link(link, source, target, status, detail) -> None:
     check = check_key_link(link, source, target)
     assert (check.status, check.detail) == (status, detail)
@@ -213,8 +269,12 @@ def test_artifacts_outside_the_project_are_not_read(project, gsd, tmp_path) -> N
     project.plan("01-01", text)
     result = gsd("verify", "01-01", "--format", "json")
     checks = json.loads(result.out)["plans"][0]["checks"]
-    assert {"kind": "artifact", "subject": "../secret.txt", "status": "fail",
-            "detail": "outside the project: gsd reads no file there"} in checks  # fmt: skip
+    assert {
+        "kind": "artifact",
+        "subject": "../secret.txt",
+        "status": "fail",
+        "detail": "outside the project: gsd reads no file there",
+    } in checks
 
 
 def test_outside_references_are_skipped_with_a_note_by_default(verified, gsd, tmp_path) -> None:

@@ -76,8 +76,10 @@ def repo(git_project, tmp_path: Path, control: Path):
     script = tmp_path / "agent.py"
     script.write_text(AGENT.format(report=REPORT))
     for name in ("worker", "gsd-executor"):
-        git_project.write(f"agents/{name}.md", AGENT_FILE.format(
-            name=name, python=sys.executable, script=script, control=control))  # fmt: skip
+        git_project.write(
+            f"agents/{name}.md",
+            AGENT_FILE.format(name=name, python=sys.executable, script=script, control=control),
+        )
     git_project.write(".planning/available_agents.md", "- **worker**: test\n")
     git_project.write(
         ".planning/config.json",
@@ -90,11 +92,19 @@ def repo(git_project, tmp_path: Path, control: Path):
         ),
     )  # agents note what they started there
     git_project.write(".planning/STATE.md", STATE)
-    git_project.plan("01-01", tasks=task("01-01", 1) + "\n" + task("01-01", 2),
-                     files_modified="[src/t01-01_1.py, src/t01-01_2.py]")  # fmt: skip
+    git_project.plan(
+        "01-01",
+        tasks=task("01-01", 1) + "\n" + task("01-01", 2),
+        files_modified="[src/t01-01_1.py, src/t01-01_2.py]",
+    )
     git_project.plan("01-02", tasks=task("01-02", 1), files_modified="[src/t01-02_1.py]")
-    git_project.plan("01-03", tasks=task("01-03", 1), depends_on='["01-01", "01-02"]', wave=2,
-                     files_modified="[src/t01-03_1.py]")  # fmt: skip
+    git_project.plan(
+        "01-03",
+        tasks=task("01-03", 1),
+        depends_on='["01-01", "01-02"]',
+        wave=2,
+        files_modified="[src/t01-03_1.py]",
+    )
     commit_all(git_project.root, "plans")
     return git_project.root
 
@@ -131,17 +141,23 @@ def leftovers(root: Path) -> dict[str, str]:
 
 def run_gsd(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "gsd", *args], cwd=root, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300,
-    )  # fmt: skip
+        [sys.executable, "-m", "gsd", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=300,
+    )
 
 
 def start_gsd(root: Path, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "gsd", *args], cwd=root,
+        [sys.executable, "-m", "gsd", *args],
+        cwd=root,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def wait_for(path: Path, process: subprocess.Popen[bytes] | None = None) -> None:
@@ -233,8 +249,12 @@ def test_a_merge_conflict_fails_that_plan_keeps_its_branch_and_stops(repo, contr
     error = errorlog.read_all(repo / ".planning")[0][-1]
     assert (error.error_type, error.plan, error.git_state) == ("merge-conflict", "02", "gsd/01-02")
     # a person merges the branch by hand; the next run tidies up and carries on
-    subprocess.run(["git", "merge", "-q", "-X", "ours", "--no-edit", "gsd/01-02"], cwd=repo,
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "merge", "-q", "-X", "ours", "--no-edit", "gsd/01-02"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
     resumed = gsd("execute-phase", "1")
     assert resumed.code == 0, resumed.err
     assert "removed gsd/01-02" in resumed.err
@@ -329,8 +349,7 @@ def test_a_plan_paused_in_its_worktree_continues_there_after_approval(repo, gsd)
     assert result.code == 4 and "Open the page and look" in result.err
     assert merges(repo) == ["Merge branch 'gsd/01-01': plan 01-01 complete"]
     assert leftovers(repo) == {"branches": "gsd/01-02"}  # task 1 waits on its branch
-    assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)",
-                            "gsd/01-02")  # fmt: skip
+    assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)", "gsd/01-02")
     status = json.loads(gsd("status", "--format", "json").out)
     plans = {p["plan"]: p for p in status["phases"][0]["plans"]}
     assert (plans["01-02"]["status"], plans["01-02"]["committed_tasks"]) == ("paused", [1])
@@ -361,10 +380,12 @@ def test_ctrl_c_during_a_parallel_wave_ends_every_agent_and_rolls_back(
     steer(control, "hang", "01-01-1")
     steer(control, "hang", "01-02-1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "gsd", "execute-phase", "1"], cwd=repo,
+        [sys.executable, "-m", "gsd", "execute-phase", "1"],
+        cwd=repo,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     wait_for(control / "started-01-01-1", process)
     wait_for(control / "started-01-02-1", process)
     process.send_signal(signal.SIGINT)
@@ -404,8 +425,9 @@ def test_with_commit_docs_false_bookkeeping_stays_uncommitted_and_survives(
 
 def test_a_merge_commit_refused_by_a_hook_fails_the_plan_and_loses_no_log_line(repo, gsd) -> None:
     hook = repo / ".git/hooks/pre-commit"
-    hook.write_text("#!/bin/sh\ngit rev-parse -q --verify MERGE_HEAD >/dev/null && exit 1\n"
-                    "exit 0\n")  # fmt: skip
+    hook.write_text(
+        "#!/bin/sh\ngit rev-parse -q --verify MERGE_HEAD >/dev/null && exit 1\nexit 0\n"
+    )
     hook.chmod(0o755)
     result = gsd("execute-phase", "1")
     assert result.code == 1 and "merge failed" in result.err
@@ -415,8 +437,11 @@ def test_a_merge_commit_refused_by_a_hook_fails_the_plan_and_loses_no_log_line(r
     # each plan's own lines are committed on its branch, with its work, waiting there
     for plan in ("01-01", "01-02"):
         log = git(repo, "show", f"gsd/{plan}:.planning/logs/{plan}.jsonl")
-        spawned = {json.loads(line)["plan"] for line in log.splitlines()
-                   if json.loads(line).get("event") == "spawn"}  # fmt: skip
+        spawned = {
+            json.loads(line)["plan"]
+            for line in log.splitlines()
+            if json.loads(line).get("event") == "spawn"
+        }
         assert spawned == {plan}
 
 
@@ -436,8 +461,7 @@ def test_a_merge_over_the_users_uncommitted_files_waits_on_its_branch(repo, cont
     assert "README.md" in line and "commit or stash them" in line
     assert (repo / "README.md").read_text() == "the user's edit, not committed\n"
     assert merges(repo) == ["Merge branch 'gsd/01-01': plan 01-01 complete"]
-    assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)",
-                            "gsd/01-02")  # fmt: skip
+    assert "01-02-1" in git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)", "gsd/01-02")
     assert not (repo / ".git/MERGE_HEAD").exists()
     git(repo, "stash", "-q")
     resumed = gsd("execute-phase", "1")
@@ -510,8 +534,9 @@ def test_a_merge_the_user_began_by_hand_is_left_to_the_user(repo, control, gsd) 
     steer(control, "write", "01-01-2", "src/shared.txt=from 01-01")
     steer(control, "write", "01-02-1", "src/shared.txt=from 01-02")
     assert gsd("execute-phase", "1").code == 1  # 01-02 conflicts, its branch is kept
-    done = subprocess.run(["git", "merge", "--no-ff", "gsd/01-02"], cwd=repo,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "merge", "--no-ff", "gsd/01-02"], cwd=repo, capture_output=True, text=True
+    )
     assert done.returncode != 0  # the same conflict, now the user's to resolve
     (repo / "src/shared.txt").write_text("resolved by the user\n")
     git(repo, "add", "src/shared.txt")
