@@ -8,7 +8,7 @@ from gsd.core import layout
 from gsd.core.ids import parse_phase_name, phase_key, same_plan
 from gsd.formats import state
 from gsd.io import summaries
-from gsd.io.gitread import committed_tasks
+from gsd.io.commits import committed_tasks
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 

@@ -70,7 +70,7 @@ def _split_ignored(git: Git, claims: list[str]) -> tuple[list[str], list[str]]:
     if not on_disk:
         return claims, []
     asked = "\0".join(on_disk.values()) + "\0"
-    found = git.run("check-ignore", "-z", "--stdin", input=asked, ok=(0, 1)).out
+    found = git.out("check-ignore", "-z", "--stdin", input=asked, ok=(0, 1))
     ignored = set(found.split("\0"))
     apart = [c for c in claims if on_disk.get(c) in ignored]
     return [c for c in claims if c not in apart], apart
