@@ -7,9 +7,8 @@ from typing import NamedTuple
 
 from gsd.core import done
 from gsd.core.errors import GsdError
+from gsd.core.models import RunnerOutput, TaskReport
 from gsd.core.words import plural
-from gsd.formats.runneroutput import RunnerOutput
-from gsd.formats.taskreport import TaskReport
 from gsd.io.git import Git
 from gsd.io.project import Project
 from gsd.io.validate import validate
