@@ -61,15 +61,17 @@ def current_umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename.
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Write `data` (text as UTF-8) to `path` through a temporary file in the same folder
+    and a rename; the file and then the folder are synced, so a crash leaves the old file
+    or the new one, whole. gsd's one atomic writer (gsd.io.records' too).
 
     The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
     already has, else the one the umask gives a new file; it is set before the rename,
     so the file never appears with the temporary file's 0600. A refused write (read-only
     folder, full disk) is a GsdError naming `path`, and no temporary file is left. No
-    symbolic link is followed on the way or at `path` (`gsd.formats.nofollow`): a link
-    there is refused.
+    symbolic link is followed on the way (`gsd.formats.nofollow`); a link at `path` is
+    refused, or with `mode` given replaced itself, never its target.
     """
     folder: int | None = None
     temp: str | None = None
@@ -79,13 +81,15 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
         made = f".{name}.{os.urandom(4).hex()}.tmp"
         handle = os.open(made, _NEW, 0o600, dir_fd=folder)
         temp = made
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fchmod(out.fileno(), chosen)
             os.fsync(out.fileno())
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
         temp = None
+        with contextlib.suppress(OSError):  # the rename on disk too (not every file system can)
+            os.fsync(folder)
     except BaseException as error:
         if temp is not None and folder is not None:
             with contextlib.suppress(OSError):
