@@ -1,5 +1,5 @@
-"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data;
-and paths shown as a person reads them."""
+"""Files read and written safely: atomic writes, text loaded and saved, locked appends,
+JSONL lines, bundled data; and paths shown as a person reads them."""
 
 from __future__ import annotations
 
@@ -115,6 +115,50 @@ def _mode_for(folder: int, name: str, path: Path) -> int:
     if stat.S_ISLNK(info.st_mode):
         raise nofollow.LinkInPath(path, path)
     return info.st_mode & 0o7777
+
+
+def load_text(path: Path, *, missing_ok: bool = False) -> str:
+    """The file's text, line endings untouched; "" for a missing file when `missing_ok`.
+    Read without following a link on the way or at `path` (gsd carries the text forward):
+    STATE.md, ROADMAP.md, any Markdown file gsd edits in place with `save_text`."""
+    from gsd.core.errors import InputError
+
+    try:
+        text = nofollow.read_text(path)
+    except nofollow.LinkInPath as exc:
+        raise InputError(
+            f"cannot read {path}: {exc}",
+            hint="remove the link (an agent may have planted it), restore the file from git, "
+            "then run again",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    if text is not None:
+        return text
+    if missing_ok:
+        return ""
+    raise InputError(f"{path}: not found")
+
+
+def save_text(path: Path, text: str, *, old: str | None = None) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written.
+
+    `old` is the text the caller loaded from `path`: compared instead of reading the
+    file again (every edit returns its input when nothing changes).
+    """
+    from gsd.core.errors import InputError
+
+    if old is not None:
+        if old == text:
+            return False
+    else:
+        try:
+            if load_text(path) == text:
+                return False
+        except InputError:
+            pass  # missing or unreadable: write it
+    write_atomic(path, text)  # an unwritable file is cannot_write's one line
+    return True
 
 
 def append_line(path: Path, line: bytes) -> None:
