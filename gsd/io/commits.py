@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gsd.core.errors import GsdError
 from gsd.core.outcomes import TaskCommit
 from gsd.core.words import one_line
-from gsd.io import gitexec, indexflags
+from gsd.io import gitexec
 from gsd.io.gitexec import literal, split
 
 if TYPE_CHECKING:  # a Commits is handed its Git: `gsd status` reads trailers without one
@@ -66,6 +66,8 @@ class Commits:
         """`commit_task` for an index that held nothing staged before the task (no
         --allow-dirty snapshot): stage the paths, commit the index: two processes (three
         when a path is gone from disk: `add` refuses one `git rm` took out of the index)."""
+        from gsd.io import indexflags  # not on `gsd status`'s path (committed_tasks)
+
         index = indexflags.index_stamp(self.git.index)
         present = [p for p in paths if os.path.lexists(self.git.root / p)]
         gone = [p for p in paths if p not in present]

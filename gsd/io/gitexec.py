@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError, UsageError
-from gsd.io import gitguard, hookjail
+from gsd.io import hookjail
 
 # The program: GIT_PYTHON_GIT_EXECUTABLE (GitPython's variable, still honoured for those
 # who set it), or `git` found on PATH.
@@ -274,6 +274,8 @@ class GitExec:
 
     def start(self, command: str, *args: str, input: str | None = None) -> subprocess.Popen[bytes]:
         """Start a git command (its result is `finish`'s): two can run side by side."""
+        from gsd.io import gitguard  # hashlib: not on `gsd status`'s path, which needs no Git
+
         guard = gitguard.active_guard(self._common_dir)
         if guard is not None:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
