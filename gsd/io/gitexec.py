@@ -113,7 +113,7 @@ def git_timeout() -> float:
     return seconds
 
 
-def start(
+def _start(
     args: Sequence[str],
     *,
     cwd: Path,
@@ -121,7 +121,7 @@ def start(
     stdin: bool = False,
     index_file: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `git ARGS` in `cwd` (finish it with `finish`): two can run side by side.
+    """Start `git ARGS` in `cwd` (finish it with `_finish`): two can run side by side.
     An OSError (no git, no `cwd`) goes to the caller."""
     git_timeout()  # a bad GSD_GIT_TIMEOUT is refused before git runs, not after
     return subprocess.Popen(
@@ -138,7 +138,7 @@ def start(
     )
 
 
-def finish(
+def _finish(
     process: subprocess.Popen[bytes],
     args: Sequence[str],
     *,
@@ -171,17 +171,17 @@ def call(
     index_file: Path | None = None,
     timeout_s: float | None = None,
 ) -> GitResult:
-    """`git ARGS` in `cwd`, to the end (see `start` and `finish`), whatever its status:
+    """`git ARGS` in `cwd`, to the end (see `_start` and `_finish`), whatever its status:
     the caller reads it. A git that cannot be started is a result with status 127 and
     the reason as stderr, not an exception."""
     try:
-        process = start(
+        process = _start(
             args, cwd=cwd, read_only=read_only, stdin=input is not None, index_file=index_file
         )
     except OSError as exc:
         said = f"{GIT}: {exc.strerror or exc}"
         return GitResult(tuple(args), EXIT_NOT_FOUND, b"", said.encode())
-    return finish(process, args, cwd=cwd, input=input, timeout_s=timeout_s)
+    return _finish(process, args, cwd=cwd, input=input, timeout_s=timeout_s)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -256,7 +256,7 @@ LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.
 
 
 class GitExec:
-    """The git commands of one worktree: each started as `start` above starts any, its
+    """The git commands of one worktree: each started as `_start` starts any, its
     status checked, run again while another git holds the index.lock."""
 
     def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
@@ -280,7 +280,7 @@ class GitExec:
         if guard is not None:
             guard.check()  # a hook or config an agent planted meanwhile goes before git runs
         try:
-            return start(
+            return _start(
                 (command, *args),
                 cwd=self._root,
                 stdin=input is not None,
@@ -298,9 +298,9 @@ class GitExec:
     ) -> GitResult:
         """The result of a command `start` began; run again while another git holds a
         lock it needs (up to LOCK_WAIT_S), a GsdError when its status is not in `ok`.
-        Past `git_timeout()` (a hung hook) git and its hooks are ended (`finish` above)."""
+        Past `git_timeout()` (a hung hook) git and its hooks are ended (`_finish`)."""
         data = input.encode() if input is not None else None
-        result = finish(process, argv, cwd=self._root, input=data)
+        result = _finish(process, argv, cwd=self._root, input=data)
         waited, delay = 0.0, 0.05
         while result.status != 0 and _LOCKED.search(result.stderr):
             if waited >= LOCK_WAIT_S:
@@ -308,7 +308,7 @@ class GitExec:
             time.sleep(delay)
             waited += delay
             delay = min(delay * 2, max(LOCK_WAIT_S - waited, 0.01))
-            result = finish(self.start(*argv, input=input), argv, cwd=self._root, input=data)
+            result = _finish(self.start(*argv, input=input), argv, cwd=self._root, input=data)
         if result.status not in ok:
             raise self._error(argv, result)
         return result
