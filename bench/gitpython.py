@@ -1,4 +1,4 @@
-"""GitPython against gsd's own git runner (gsd.io.gitread): the figures behind its removal.
+"""GitPython against gsd's own git runner (gsd.io.gitexec): the figures behind its removal.
 
 GitPython is no longer installed with gsd: `.venv/bin/pip install GitPython` first. Then
 `.venv/bin/python bench/gitpython.py REPO` prints, for 200 reads of HEAD, the refs, a
@@ -18,7 +18,7 @@ from typing import Any
 
 import git  # GitPython
 
-from gsd.io import gitread
+from gsd.io import gitexec
 from gsd.io.git import Git
 
 RUNS = 200
@@ -53,24 +53,26 @@ def main(root: Path) -> None:
     trailers = ["log", "-1", "--format=%(trailers:key=Gsd-Task,valueonly)", head]
     timed("HEAD: Repo.head.commit.hexsha", lambda: repo.head.commit.hexsha)
     timed("HEAD: gsd's Git.head_from_files (reads .git/HEAD)", ours.head_from_files)
-    timed("HEAD: gitread.run(rev-parse HEAD)", lambda: gitread.run(["rev-parse", "HEAD"], cwd=root))
+    timed(
+        "HEAD: gitexec.call(rev-parse HEAD)", lambda: gitexec.call(["rev-parse", "HEAD"], cwd=root)
+    )
     timed(
         "refs: (r.path, r.commit.hexsha) for Repo.refs",
         lambda: [(r.path, r.commit.hexsha) for r in repo.refs],
     )
-    timed("refs: gitread.run(for-each-ref)", lambda: gitread.run(refs, cwd=root))
+    timed("refs: gitexec.call(for-each-ref)", lambda: gitexec.call(refs, cwd=root))
     timed(
         "config: Repo.config_reader().get_value",
         lambda: repo.config_reader().get_value("user", "name"),
     )
     timed(
-        "config: gitread.run(config user.name)",
-        lambda: gitread.run(["config", "user.name"], cwd=root),
+        "config: gitexec.call(config user.name)",
+        lambda: gitexec.call(["config", "user.name"], cwd=root),
     )
     timed("trailers: Repo.commit(sha).trailers_dict", lambda: repo.commit(head).trailers_dict)
     timed(
-        "trailers: gitread.run(log -1 --format=%(trailers))",
-        lambda: gitread.run(trailers, cwd=root),
+        "trailers: gitexec.call(log -1 --format=%(trailers))",
+        lambda: gitexec.call(trailers, cwd=root),
     )
     timed(
         "trailers: a new Repo each time (a new Git object)",

@@ -18,8 +18,8 @@ order rotated each round, after warm-up tasks:
          (a built-in), `git tag`, `git add -A`, `git commit -q -m ...`, `git tag -d`.
 
 gsd's own cost per task is run_task minus the agent alone (median minus median, and
-minimum minus minimum); the ratio is that over the floor. While gsd runs, `Git.run`
-(the one place gsd starts git) and `proc.supervise` are wrapped with perf_counter to
+minimum minus minimum); the ratio is that over the floor. While gsd runs, `GitExec.checked`
+(where `Git.git` and `Git.out` start git) and `proc.supervise` are wrapped with perf_counter to
 count and time git processes per task, by subcommand and by the Git method run_task
 called (the wrappers cost about a microsecond a call). After the timed tasks, the
 floor's commands are timed one by one, with gsd's `commit --only -- PATH` beside the
@@ -212,16 +212,15 @@ class Calls:
         self.active = False
         self.git: list[tuple[str, str, float]] = []  # (Git method run_task called, subcommand, s)
         self.supervise: list[float] = []
-        self.started = 0  # every git process, those run beside another (GitRunner.start) too
+        self.started = 0  # every git process, those run beside another (GitExec.start) too
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
         from gsd.io import proc
-        from gsd.io.git import Git
-        from gsd.io.gitrun import GitRunner
+        from gsd.io.gitexec import GitExec
 
-        run_original, supervise_original = Git.run, proc.supervise
-        start_original = GitRunner.start
+        run_original, supervise_original = GitExec.checked, proc.supervise
+        start_original = GitExec.start
 
         def _start(git_self: Any, *args: Any, **kwargs: Any) -> Any:
             if self.active:
@@ -245,12 +244,12 @@ class Calls:
                 if self.active:
                     self.supervise.append(time.perf_counter() - start)
 
-        setattr(Git, "run", _run)  # noqa: B010 (a wrapper, put back by uninstall)
-        setattr(GitRunner, "start", _start)  # noqa: B010
+        setattr(GitExec, "checked", _run)  # noqa: B010 (a wrapper, put back by uninstall)
+        setattr(GitExec, "start", _start)  # noqa: B010
         setattr(proc, "supervise", supervise)  # noqa: B010
         self._undo = [
-            lambda: setattr(Git, "run", run_original),
-            lambda: setattr(GitRunner, "start", start_original),
+            lambda: setattr(GitExec, "checked", run_original),
+            lambda: setattr(GitExec, "start", start_original),
             lambda: setattr(proc, "supervise", supervise_original),
         ]
 
@@ -395,13 +394,13 @@ def measure_size(
 
 
 def per_call_cost(gsd_git: Any, root: Path, runs: int = 15) -> tuple[float, float]:
-    """One cheap git command (`rev-parse --git-dir`) via gsd's Git.run and
+    """One cheap git command (`rev-parse --git-dir`) via gsd's Git.git and
     via a bare subprocess.run: the fixed cost of one git process, and gsd's share."""
     via_gsd, via_subprocess = [], []
     argv = ["git", "rev-parse", "--git-dir"]
     for _ in range(runs):
         start = time.perf_counter()
-        gsd_git.run("rev-parse", "--git-dir")
+        gsd_git.git("rev-parse", "--git-dir")
         via_gsd.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run(argv, cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
@@ -456,7 +455,7 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     rows = [
         [
             f"git processes ({result['started'] / tasks:.0f} per task; "
-            f"{len(git_calls) / tasks:.0f} timed via Git.run, the rest run beside them)",
+            f"{len(git_calls) / tasks:.0f} timed via GitExec.checked, the rest run beside them)",
             ms(git_total / tasks),
             f"{git_total / gsd_total:.0%}",
         ],
@@ -503,7 +502,7 @@ def report_size(result: dict[str, Any], say: Say, table: Table) -> None:
     table(["command", "ms"], [[k, ms(v)] for k, v in result["floor_commands"].items()])
     via_gsd, via_subprocess = result["per_call"]
     say(
-        f"one `git rev-parse --git-dir` (median of 15): {ms(via_gsd)} ms via gsd's Git.run "
+        f"one `git rev-parse --git-dir` (median of 15): {ms(via_gsd)} ms via gsd's Git.git "
         f", {ms(via_subprocess)} ms via a bare subprocess.run"
     )
     say("")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import gsd.io.checkpoint
-import gsd.io.gitread
+import gsd.io.gitexec
 from gsd.core.errors import GsdError, InputError
 from gsd.io.checkpoint import Checkpoints
 from gsd.io.checkpointrecord import CHECKPOINT_PREFIX, CheckpointRecords
@@ -89,7 +89,7 @@ def test_not_a_repository_is_one_clear_line(tmp_path: Path) -> None:
 def test_a_missing_git_program_is_one_clear_line(
     repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.io.gitread, "GIT", str(tmp_path / "no-such-git"))
+    monkeypatch.setattr(gsd.io.gitexec, "GIT", str(tmp_path / "no-such-git"))
     with pytest.raises(GsdError) as caught:
         Git(repo.root)
     assert one_line_error(caught.value) == "git is not installed or not on PATH (install git)"

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 import gsd.io.git
-import gsd.io.gitread
-import gsd.io.gitrun
+import gsd.io.gitexec
 from gsd.core import enforce
 from gsd.core.errors import GsdError
 from gsd.io.branches import Branches
@@ -539,7 +538,7 @@ def test_a_lock_held_too_long_is_one_clear_error_never_a_merge_conflict(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo.root
-    monkeypatch.setattr(gsd.io.gitrun, "LOCK_WAIT_S", 0.3)
+    monkeypatch.setattr(gsd.io.gitexec, "LOCK_WAIT_S", 0.3)
     git(root, "checkout", "-q", "-b", "side")
     repo.write("side.txt", "side\n")
     commit_all(root, "side")
@@ -606,8 +605,8 @@ def test_a_parent_gits_environment_does_not_redirect_gsd(
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     g = Git(repo.root)
     assert g.root == repo.root.resolve() and g.head() is not None
-    assert gsd.io.gitread.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
-    env = gsd.io.gitread.git_env()
+    assert gsd.io.gitexec.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
+    env = gsd.io.gitexec.git_env()
     assert "GIT_DIR" not in env and "GIT_OPTIONAL_LOCKS" not in env
     assert env["GIT_AUTHOR_NAME"] == "Test Author" and env["GIT_CONFIG_NOSYSTEM"] == "1"
 

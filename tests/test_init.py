@@ -11,6 +11,7 @@ import pytest
 
 from gsd.commands.scaffold import template_dir
 from gsd.formats import roadmap, settings, state
+from gsd.formats.files import load_text
 from tests.conftest import REPO, git, snapshot_checkout
 from tests.test_roadmap import plan_checked, progress_row
 from tests.test_state import position, progress_percent
@@ -82,7 +83,7 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
     planning = empty / ".planning"
     assert settings.load(planning) == settings.Settings()
 
-    text = state.load(planning / "STATE.md")
+    text = load_text(planning / "STATE.md")
     assert position(text)["status"] == "Ready to plan"
     assert progress_percent(text) == 0
     assert state.blockers(text) == []
@@ -100,7 +101,7 @@ def test_the_created_files_load_and_edit_cleanly(empty: Path, gsd) -> None:
     assert progress_percent(edited) == 33
     assert state.blockers(edited) == ["- [01-02] timeout: no output"]
 
-    plans = roadmap.load(planning / "ROADMAP.md")
+    plans = load_text(planning / "ROADMAP.md")
     assert plan_checked(plans, "01-01") is False
     ticked = roadmap.set_progress(
         roadmap.check_plan(plans, "01-01"), "1", 1, 2, "In progress", None

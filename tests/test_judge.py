@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gsd.core.judge import Verdict, judge, rate_limited
-from gsd.formats.runneroutput import RunnerOutput
-from gsd.formats.taskreport import TaskReport, markers
+from gsd.core.models import RunnerOutput, TaskReport
+from gsd.formats.taskreport import markers
 from tests.test_taskreport import FULL
 
 # --- judge ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from gsd.core.phaserules import expected_plan_name
 from gsd.formats import state
+from gsd.formats.files import load_text
 from tests.conftest import Project, plan_text
 
 
@@ -123,4 +124,4 @@ def test_corpus_blockers(project_dir: str, expected: list[str]) -> None:
     path = CORPUS / project_dir / ".planning" / "STATE.md"
     if not path.exists():
         pytest.skip(f"{path} is not here (the shared corpus)")
-    assert state.blockers(state.load(path)) == expected
+    assert state.blockers(load_text(path)) == expected

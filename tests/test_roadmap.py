@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gsd.formats import roadmap
+from gsd.formats.files import load_text, save_text
 from gsd.formats.lines import Lines, row_cells
 from tests.conftest import CORPUS, REPO, requires_corpus
 from tests.test_state import changes
@@ -86,7 +87,7 @@ def progress_row(text: str, phase: str) -> dict[str, str] | None:
 
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_values_already_there_change_nothing(path: Path) -> None:
-    text = roadmap.load(path)
+    text = load_text(path)
     ids = plan_ids(text)
     for plan_id in ids:
         done = plan_checked(text, plan_id)
@@ -111,9 +112,9 @@ def test_values_already_there_change_nothing(path: Path) -> None:
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_load_save_is_byte_exact(path: Path, tmp_path: Path) -> None:
     target = tmp_path / "planning" / "ROADMAP.md"
-    assert roadmap.save(target, roadmap.load(path)) is True
+    assert save_text(target, load_text(path)) is True
     assert target.read_bytes() == path.read_bytes()
-    assert roadmap.save(target, roadmap.load(target)) is False
+    assert save_text(target, load_text(target)) is False
 
 
 # ---------------------------------------------------------- 2. owned lines only
@@ -121,7 +122,7 @@ def test_load_save_is_byte_exact(path: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_check_plan_touches_only_its_checkbox(path: Path) -> None:
-    text = roadmap.load(path)
+    text = load_text(path)
     for plan_id in plan_ids(text):
         done = plan_checked(text, plan_id)
         new = roadmap.check_plan(text, plan_id, not done)
@@ -134,7 +135,7 @@ def test_check_plan_touches_only_its_checkbox(path: Path) -> None:
 
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_set_progress_touches_only_its_row(path: Path) -> None:
-    text = roadmap.load(path)
+    text = load_text(path)
     for phase in phases(text):
         new = roadmap.set_progress(text, phase, 7, 9, "In Progress", "2030-01-02")
         removed, added = changes(text, new)
@@ -154,14 +155,14 @@ def test_set_progress_touches_only_its_row(path: Path) -> None:
 @pytest.mark.parametrize("path", ALL_FILES)
 @pytest.mark.parametrize("edit", EDITS)
 def test_edits_are_idempotent(path: Path, edit: Edit) -> None:
-    once = edit(roadmap.load(path))
+    once = edit(load_text(path))
     assert edit(once) == once
 
 
 @pytest.mark.parametrize("path", ALL_FILES)
 @pytest.mark.parametrize("edit", EDITS)
 def test_line_endings_and_final_newline_are_kept(path: Path, edit: Edit) -> None:
-    text = roadmap.load(path).replace("\r\n", "\n")
+    text = load_text(path).replace("\r\n", "\n")
     expected = edit(text)
     assert edit(text.replace("\n", "\r\n")) == expected.replace("\n", "\r\n")
     assert edit(text.rstrip("\n")) == expected.rstrip("\n")
@@ -341,7 +342,7 @@ def test_the_last_table_listing_a_phase_wins() -> None:
 
 
 def test_demo_after_a_plan() -> None:
-    text = roadmap.load(DEMO)
+    text = load_text(DEMO)
     new = roadmap.set_progress(roadmap.check_plan(text, "01-01"), "1", 1, 3, "In Progress", None)
     assert changes(text, new) == (
         [
@@ -361,7 +362,7 @@ def test_demo_after_a_plan() -> None:
 
 
 def test_template_reads_back() -> None:
-    text = roadmap.load(TEMPLATE)
+    text = load_text(TEMPLATE)
     assert plan_checked(text, "01-02") is False
     assert plan_checked(text, "01-03") is None
     assert progress_row(text, "1") == {

@@ -14,13 +14,14 @@ import pytest
 
 from gsd.core.errors import UsageError
 from gsd.core.judge import Verdict, judge, rate_limited
+from gsd.core.models import RunnerOutput
 from gsd.core.policy import BASELINE
 from gsd.core.specialists import EXECUTOR
 from gsd.formats import claude, gemini
 from gsd.formats.agents import Agent
 from gsd.formats.gemini import INSTRUCTION
 from gsd.formats.plan import parse
-from gsd.formats.runneroutput import RunnerOutput, raw_output
+from gsd.formats.runneroutput import raw_output
 from gsd.formats.runners import RunnerFiles, build_argv, parse_output, run_env, runner_files
 from gsd.formats.settings import Settings
 from gsd.formats.taskreport import markers, parse_task_report

@@ -12,6 +12,7 @@ import pytest
 
 from gsd.core.errors import ERROR_TYPES, InputError
 from gsd.formats import metrics, state
+from gsd.formats.files import load_text, save_text
 from gsd.formats.lines import Lines
 from tests.conftest import CORPUS, REPO, requires_corpus
 
@@ -120,7 +121,7 @@ def changes(old: str, new: str) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("path", ALL_FILES)
 def test_values_already_there_change_nothing(path: Path) -> None:
-    text = state.load(path)
+    text = load_text(path)
     values = position(text)
     percent = progress_percent(text)
     fields = {k: v for k, v in values.items() if k != "progress"}
@@ -149,15 +150,15 @@ def test_load_save_is_byte_exact(path: Path, tmp_path: Path) -> None:
     data = path.read_bytes()
     copy = tmp_path / "STATE.md"
     copy.write_bytes(data)
-    assert state.save(copy, state.load(copy)) is False
+    assert save_text(copy, load_text(copy)) is False
     target = tmp_path / "new" / "STATE.md"
-    assert state.save(target, state.load(path)) is True
+    assert save_text(target, load_text(path)) is True
     assert target.read_bytes() == data
 
 
 @requires_corpus
 def test_the_corpus_has_the_shapes_we_support() -> None:
-    texts = {path.relative_to(CORPUS).parts[0]: state.load(path) for path in CORPUS_FILES}
+    texts = {path.relative_to(CORPUS).parts[0]: load_text(path) for path in CORPUS_FILES}
     assert len(texts) >= 8
     assert any("\r\n" in text for text in texts.values())
     assert any(progress_percent(text) is None for text in texts.values())
@@ -187,7 +188,7 @@ OWNED: dict[str, Callable[[str], bool]] = {
 @pytest.mark.parametrize("path", ALL_FILES)
 @pytest.mark.parametrize("name", list(OWNED))
 def test_new_values_touch_only_owned_lines(path: Path, name: str) -> None:
-    text = state.load(path).replace("\r\n", "\n")  # CRLF is covered by its own test
+    text = load_text(path).replace("\r\n", "\n")  # CRLF is covered by its own test
     edit = {
         "set_position": set_all_position,
         "set_session": set_all_session,
@@ -214,14 +215,14 @@ def test_new_values_touch_only_owned_lines(path: Path, name: str) -> None:
 @pytest.mark.parametrize("path", ALL_FILES)
 @pytest.mark.parametrize("edit", EDITS)
 def test_edits_are_idempotent(path: Path, edit: Edit) -> None:
-    once = edit(state.load(path))
+    once = edit(load_text(path))
     assert edit(once) == once
 
 
 @pytest.mark.parametrize("path", ALL_FILES)
 @pytest.mark.parametrize("edit", EDITS)
 def test_line_endings_and_final_newline_are_kept(path: Path, edit: Edit) -> None:
-    text = state.load(path).replace("\r\n", "\n")
+    text = load_text(path).replace("\r\n", "\n")
     expected = edit(text)
     assert edit(text.replace("\n", "\r\n")) == expected.replace("\n", "\r\n")
     bare = text.rstrip("\n")
@@ -624,7 +625,7 @@ def test_set_session_partial() -> None:
 
 
 def test_demo_after_a_plan() -> None:
-    text = state.load(DEMO)
+    text = load_text(DEMO)
     new = state.set_position(
         text,
         plan="1 of 3 in current phase",
@@ -658,7 +659,7 @@ def test_demo_after_a_plan() -> None:
 
 
 def test_template_reads_back() -> None:
-    text = state.load(TEMPLATE)
+    text = load_text(TEMPLATE)
     assert position(text) == {
         "phase": "1 of [N] ([Phase name])",
         "plan": "0 of [M] in current phase",
@@ -676,28 +677,28 @@ def test_load_keeps_crlf_and_reports_problems(tmp_path: Path) -> None:
     path = tmp_path / "project" / "STATE.md"
     path.parent.mkdir()
     path.write_bytes(b"## Blockers\r\n\r\nNone\r\n")
-    text = state.load(path)
+    text = load_text(path)
     assert text == "## Blockers\r\n\r\nNone\r\n"
-    assert state.save(path, state.add_blocker(text, "- [01-01] timeout: x")) is True
+    assert save_text(path, state.add_blocker(text, "- [01-01] timeout: x")) is True
     assert path.read_bytes() == b"## Blockers\r\n\r\n- [01-01] timeout: x\r\n"
     assert list(path.parent.iterdir()) == [path]  # no temporary file left behind
     with pytest.raises(InputError, match="not found"):
-        state.load(tmp_path / "missing.md")
-    assert state.load(tmp_path / "missing.md", missing_ok=True) == ""
+        load_text(tmp_path / "missing.md")
+    assert load_text(tmp_path / "missing.md", missing_ok=True) == ""
     (tmp_path / "bad.md").write_bytes(b"\xff\xfe")
     with pytest.raises(InputError, match="cannot read"):
-        state.load(tmp_path / "bad.md")
+        load_text(tmp_path / "bad.md")
 
 
 def test_save_compares_with_the_text_the_caller_loaded(tmp_path: Path) -> None:
     path = tmp_path / "STATE.md"
     path.write_text("## Blockers\n\n- [01-01] timeout: x\n")
-    text = state.load(path)
-    assert state.save(path, state.remove_blockers(text, "01-02"), old=text) is False
+    text = load_text(path)
+    assert save_text(path, state.remove_blockers(text, "01-02"), old=text) is False
     edited = state.remove_blockers(text, "01-01")
-    assert state.save(path, edited, old=text) is True and state.load(path) == edited
+    assert save_text(path, edited, old=text) is True and load_text(path) == edited
     # `old` stands in for the file: it is not read again
-    assert state.save(tmp_path / "unread.md", "same", old="same") is False
+    assert save_text(tmp_path / "unread.md", "same", old="same") is False
     assert not (tmp_path / "unread.md").exists()
 
 

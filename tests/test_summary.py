@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from gsd.core.models import TaskReport
 from gsd.core.outcomes import TaskOutcome
 from gsd.formats import summary, summaryread
-from gsd.formats.taskreport import TaskReport
 
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)
 FINISHED = STARTED + timedelta(minutes=3, seconds=5)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.formats.taskreport import TaskReport, markers, parse_task_report
+from gsd.core.models import TaskReport
+from gsd.formats.taskreport import markers, parse_task_report
 
 # --- Task Report ------------------------------------------------------------------
 

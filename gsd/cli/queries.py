@@ -241,7 +241,7 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
     from gsd.core.errors import InputError
     from gsd.formats import prompt
     from gsd.io import approvals
-    from gsd.io.gitread import committed_tasks
+    from gsd.io.commits import committed_tasks
     from gsd.run.tasks import dependency_summaries
 
     project = here()

@@ -184,9 +184,9 @@ def uninstall(cwd: Path) -> Report:
 
 def _repo(cwd: Path) -> _Repo:
     """The hooks folder git runs hooks from (core.hooksPath, worktrees) and the top level."""
-    from gsd.io import gitread
+    from gsd.io import gitexec
 
-    done = gitread.run(
+    done = gitexec.call(
         ["rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd, read_only=True
     )
     if done.status != 0:
@@ -194,7 +194,7 @@ def _repo(cwd: Path) -> _Repo:
         raise UsageError(
             f"gsd hooks needs a git work tree: {reason}",
             hint="run it inside a git repository",
-            details=gitread.details(done.args, done),
+            details=gitexec.details(done.args, done),
         )
     top, hooks = done.stdout.rstrip("\n").split("\n")[:2]
     # `--git-path` answers relative to cwd unless the path is absolute

@@ -7,8 +7,9 @@ from typing import Any
 from gsd.core import layout
 from gsd.core.ids import parse_phase_name, phase_key, same_plan
 from gsd.formats import state
+from gsd.formats.files import load_text
 from gsd.io import summaries
-from gsd.io.gitread import committed_tasks
+from gsd.io.commits import committed_tasks
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 
@@ -19,7 +20,7 @@ def project_status(project: Project) -> dict[str, Any]:
     STATE.md; and STATE.md's current position beside what gsd computes."""
     committed = committed_tasks(project.root, plan_branches=True)  # {} without git
     state_path = project.planning / layout.STATE_FILE
-    text = state.load(state_path) if state_path.exists() else ""
+    text = load_text(state_path) if state_path.exists() else ""
     failures = state.blocker_plans(text)  # gsd's own bullets, not people's notes
     phases = []
     for phase in project.phases() + project.archived_phases():

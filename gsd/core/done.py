@@ -14,10 +14,8 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # read only as annotations: handed what formats parsed
-    from gsd.formats.taskreport import TaskReport
+from gsd.core.models import TaskReport
 
 # the tiers whose agents are there to change files (core.models' tiers)
 WRITING_TIERS = frozenset({"read+write", "full"})

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from gsd.core.exits import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
-
-if TYPE_CHECKING:  # read only as annotations: the judge is handed what formats parsed
-    from gsd.formats.runneroutput import RunnerOutput
-    from gsd.formats.taskreport import TaskReport
+from gsd.core.models import RunnerOutput, TaskReport
 
 
 class Verdict(NamedTuple):

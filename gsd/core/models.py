@@ -1,4 +1,4 @@
-"""Plain data for plans, tasks and diagnostics (no I/O).
+"""Plain data for plans, tasks and diagnostics, and what an agent's run said (no I/O).
 
 These are NamedTuples and slotted classes, not pydantic models or dataclasses,
 on purpose: they sit on the `gsd validate` git-hook path, where importing
@@ -243,3 +243,41 @@ class Plan:
         if isinstance(value, str):
             return {"true": True, "false": False}.get(value.strip().lower())
         return None
+
+
+# What an agent's run said: read by gsd.formats (runners, taskreport), judged by gsd.core
+
+
+class RunnerOutput(NamedTuple):
+    """What a runner said, read from its structured output when there is one."""
+
+    text: str  # the agent's final text (the raw stdout when nothing structured)
+    is_error: bool
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    structured: bool  # the runner's JSON (or the command's result file) was found
+    # the runner's own structured error said rate or usage limit (HTTP 429 or 529)
+    rate_limited: bool = False
+    # what the runner refused the agent: (tool, its file or command) per denial
+    denied: tuple[tuple[str, str], ...] = ()
+    # figures refused (a negative count, a cost that is not a finite amount), one a line
+    notes: tuple[str, ...] = ()
+
+
+class TaskReport(NamedTuple):
+    """The Task Report and Downstream Context an agent prints last (workflows/task-report.md)."""
+
+    status: str  # success | partial | failure, or the raw value; "" when missing
+    files_created: list[str]
+    files_modified: list[str]
+    files_deleted: list[str]
+    validation: str  # pass | fail | skipped, or the raw value
+    errors: str | None  # None for `none`
+    key_interfaces: str
+    patterns: str
+    warnings: str
+    complete: bool  # all six Task Report fields were present
+    # the Downstream Context block as the agent wrote it, for the tasks after it; ""
+    # when the report has none
+    downstream: str = ""

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from gsd.formats.taskreport import TaskReport
+from gsd.core.models import TaskReport
 
 
 class TaskOutcome(NamedTuple):

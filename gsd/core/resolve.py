@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from gsd.core.flags import env_flag
 from gsd.core.specialists import EXECUTOR, classify
 from gsd.core.words import suggested
-
-if TYPE_CHECKING:  # an Agent is only looked up by name here; its module needs pydantic
-    from gsd.formats.agents import Agent
 
 
 class Resolution(NamedTuple):
@@ -34,7 +31,7 @@ def resolve_specialist(
     requested: str | None,
     *,
     roster: Collection[str] | None,
-    agents: Mapping[str, Agent],
+    agents: Mapping[str, object],  # name -> agent (gsd.formats.agents): looked up by name only
     use_specialists: bool = True,
     disabled: Collection[str] = frozenset(),
     skipped: Mapping[str, str] | None = None,

@@ -1,5 +1,6 @@
-"""Words for output: counted nouns (`1 task`, `2 tasks`, `3 processes`), and the one
-"did you mean" for a name that is close to one gsd knows."""
+"""Words for output: counted nouns (`1 task`, `2 tasks`, `3 processes`), the one
+"did you mean" for a name that is close to one gsd knows, text on one line and the
+first few of many paths."""
 
 from __future__ import annotations
 
@@ -56,3 +57,15 @@ def suggested(given: str, known: Iterable[str], prefix: str = "") -> str:
     """` (did you mean NAME?)` to end a line with, or "" when no name is close."""
     words = did_you_mean(given, known, prefix)
     return f" ({words})" if words else ""
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace, newlines included, as one space."""
+    return " ".join(text.split())
+
+
+def some(paths: Iterable[str], limit: int = 3) -> str:
+    """The first `limit` paths, comma separated, and how many more."""
+    items = list(paths)
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

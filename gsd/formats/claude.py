@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gsd.core.models import RunnerOutput
 from gsd.core.policy import BASELINE, Policy, ShellRule, applies, spelled_out
 from gsd.formats.runneroutput import (
-    RunnerOutput,
     float_or_none,
     int_or_none,
     json_lines,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from gsd.core.models import RunnerOutput
 from gsd.core.policy import GIT_PATHS, WRAPPERS, spelled_out
-from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, total
+from gsd.formats.runneroutput import int_or_none, json_lines, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
     from gsd.core.policy import Policy

@@ -1,5 +1,5 @@
-"""Files read and written safely: atomic writes, locked appends, JSONL lines, bundled data;
-and paths shown as a person reads them."""
+"""Files read and written safely: atomic writes, text loaded and saved, locked appends,
+JSONL lines, bundled data; and paths shown as a person reads them."""
 
 from __future__ import annotations
 
@@ -61,15 +61,17 @@ def current_umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename.
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Write `data` (text as UTF-8) to `path` through a temporary file in the same folder
+    and a rename; the file and then the folder are synced, so a crash leaves the old file
+    or the new one, whole. gsd's one atomic writer (gsd.io.records' too).
 
     The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
     already has, else the one the umask gives a new file; it is set before the rename,
     so the file never appears with the temporary file's 0600. A refused write (read-only
     folder, full disk) is a GsdError naming `path`, and no temporary file is left. No
-    symbolic link is followed on the way or at `path` (`gsd.formats.nofollow`): a link
-    there is refused.
+    symbolic link is followed on the way (`gsd.formats.nofollow`); a link at `path` is
+    refused, or with `mode` given replaced itself, never its target.
     """
     folder: int | None = None
     temp: str | None = None
@@ -79,13 +81,15 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
         made = f".{name}.{os.urandom(4).hex()}.tmp"
         handle = os.open(made, _NEW, 0o600, dir_fd=folder)
         temp = made
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fchmod(out.fileno(), chosen)
             os.fsync(out.fileno())
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
         temp = None
+        with contextlib.suppress(OSError):  # the rename on disk too (not every file system can)
+            os.fsync(folder)
     except BaseException as error:
         if temp is not None and folder is not None:
             with contextlib.suppress(OSError):
@@ -111,6 +115,50 @@ def _mode_for(folder: int, name: str, path: Path) -> int:
     if stat.S_ISLNK(info.st_mode):
         raise nofollow.LinkInPath(path, path)
     return info.st_mode & 0o7777
+
+
+def load_text(path: Path, *, missing_ok: bool = False) -> str:
+    """The file's text, line endings untouched; "" for a missing file when `missing_ok`.
+    Read without following a link on the way or at `path` (gsd carries the text forward):
+    STATE.md, ROADMAP.md, any Markdown file gsd edits in place with `save_text`."""
+    from gsd.core.errors import InputError
+
+    try:
+        text = nofollow.read_text(path)
+    except nofollow.LinkInPath as exc:
+        raise InputError(
+            f"cannot read {path}: {exc}",
+            hint="remove the link (an agent may have planted it), restore the file from git, "
+            "then run again",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    if text is not None:
+        return text
+    if missing_ok:
+        return ""
+    raise InputError(f"{path}: not found")
+
+
+def save_text(path: Path, text: str, *, old: str | None = None) -> bool:
+    """Write `text` atomically unless the file already holds it; True when written.
+
+    `old` is the text the caller loaded from `path`: compared instead of reading the
+    file again (every edit returns its input when nothing changes).
+    """
+    from gsd.core.errors import InputError
+
+    if old is not None:
+        if old == text:
+            return False
+    else:
+        try:
+            if load_text(path) == text:
+                return False
+        except InputError:
+            pass  # missing or unreadable: write it
+    write_atomic(path, text)  # an unwritable file is cannot_write's one line
+    return True
 
 
 def append_line(path: Path, line: bytes) -> None:

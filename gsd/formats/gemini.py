@@ -7,9 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from gsd.core.models import RunnerOutput
 from gsd.core.policy import BASELINE, Policy, ShellRule, WriteRule, applies, spelled_out
 from gsd.formats.claude import GSD_MCP_TOOLS
-from gsd.formats.runneroutput import RunnerOutput, int_or_none, json_lines, loads, total
+from gsd.formats.runneroutput import int_or_none, json_lines, loads, total
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
     from gsd.formats.agents import Agent

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from gsd.formats.runneroutput import (
-    RunnerOutput,
-    float_or_none,
-    int_or_none,
-    loads,
-    permission_denials,
-)
+from gsd.core.models import RunnerOutput
+from gsd.formats.runneroutput import float_or_none, int_or_none, loads, permission_denials
 
 
 def parse_output(stdout: str, result_file_text: str | None) -> RunnerOutput | None:

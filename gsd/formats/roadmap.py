@@ -21,14 +21,11 @@ from gsd.formats.lines import (
     is_table_row,
     split_row,
 )
-from gsd.formats.state import load, save
 
 __all__ = [
     "check_phase",
     "check_plan",
-    "load",
     "phase_title",
-    "save",
     "set_progress",
 ]
 

@@ -1,28 +1,14 @@
-"""What a runner said (RunnerOutput), and the lenient JSON readers every runner's parser shares."""
+"""The lenient JSON readers every runner's parser shares, and a runner's raw output as a
+RunnerOutput (gsd.core.models)."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
-
-class RunnerOutput(NamedTuple):
-    """What a runner said, read from its structured output when there is one."""
-
-    text: str  # the agent's final text (the raw stdout when nothing structured)
-    is_error: bool
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    structured: bool  # the runner's JSON (or the command's result file) was found
-    # the runner's own structured error said rate or usage limit (HTTP 429 or 529)
-    rate_limited: bool = False
-    # what the runner refused the agent: (tool, its file or command) per denial
-    denied: tuple[tuple[str, str], ...] = ()
-    # figures refused (a negative count, a cost that is not a finite amount), one a line
-    notes: tuple[str, ...] = ()
+from gsd.core.models import RunnerOutput
 
 
 def permission_denials(value: Any) -> tuple[tuple[str, str], ...]:

@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from gsd.core.models import RunnerOutput
 from gsd.core.policy import BASELINE, Policy, applies
 from gsd.formats import claude, codex, gemini, resultfile
-from gsd.formats.runneroutput import RunnerOutput, raw_output
+from gsd.formats.runneroutput import raw_output
 
 if TYPE_CHECKING:  # gsd.formats.agents imports pydantic; keep `import gsd.formats.runners` light
     from gsd.formats.agents import Agent

@@ -15,13 +15,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from pathlib import Path
 
-from gsd.core.errors import ERROR_TYPES, InputError
+from gsd.core.errors import ERROR_TYPES
 from gsd.core.ids import same_plan
 from gsd.core.visible import visible
-from gsd.formats import nofollow
-from gsd.formats.files import write_atomic
 from gsd.formats.lines import Lines, one_line
 
 BAR_WIDTH = 10
@@ -352,45 +349,3 @@ def blocker_plans(text: str) -> list[tuple[str, str]]:
     found = _blockers(lines)
     owned = (_own(lines.body(i)) for i in found[1]) if found else ()
     return [pair for pair in owned if pair]
-
-
-# ------------------------------------------------------------------------- the disk
-
-
-def load(path: Path, *, missing_ok: bool = False) -> str:
-    """The file's text, line endings untouched; "" for a missing file when `missing_ok`.
-    Read without following a link on the way or at `path` (gsd carries the text forward)."""
-    try:
-        text = nofollow.read_text(path)
-    except nofollow.LinkInPath as exc:
-        raise InputError(
-            f"cannot read {path}: {exc}",
-            hint="remove the link (an agent may have planted it), restore the file from git, "
-            "then run again",
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from None
-    if text is not None:
-        return text
-    if missing_ok:
-        return ""
-    raise InputError(f"{path}: not found")
-
-
-def save(path: Path, text: str, *, old: str | None = None) -> bool:
-    """Write `text` atomically unless the file already holds it; True when written.
-
-    `old` is the text the caller loaded from `path`: compared instead of reading the
-    file again (every edit returns its input when nothing changes).
-    """
-    if old is not None:
-        if old == text:
-            return False
-    else:
-        try:
-            if load(path) == text:
-                return False
-        except InputError:
-            pass  # missing or unreadable: write it
-    write_atomic(path, text)  # an unwritable file is files.cannot_write's one line
-    return True

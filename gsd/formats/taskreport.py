@@ -3,29 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
+from gsd.core.models import TaskReport
 from gsd.formats.lines import fence_of, fenced_ranges
 
 # --- Task Report ------------------------------------------------------------------
-
-
-class TaskReport(NamedTuple):
-    """The Task Report and Downstream Context an agent prints last (workflows/task-report.md)."""
-
-    status: str  # success | partial | failure, or the raw value; "" when missing
-    files_created: list[str]
-    files_modified: list[str]
-    files_deleted: list[str]
-    validation: str  # pass | fail | skipped, or the raw value
-    errors: str | None  # None for `none`
-    key_interfaces: str
-    patterns: str
-    warnings: str
-    complete: bool  # all six Task Report fields were present
-    # the Downstream Context block as the agent wrote it, for the tasks after it; ""
-    # when the report has none
-    downstream: str = ""
 
 
 _FIELD_NAME = (

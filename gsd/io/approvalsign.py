@@ -25,7 +25,7 @@ from typing import Any
 from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.formats.files import read_lines_file
-from gsd.io import gitread, records
+from gsd.io import gitexec, records
 
 PURPOSE = "approval"
 FIELD = "mac"
@@ -65,7 +65,7 @@ def trusted(root: Path, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def new_lines_signed(root: Path) -> bool:
     """Whether every line of the file that HEAD's file lacks is signed here."""
     text = read_lines_file(root / layout.APPROVALS, "approvals") or ""
-    shown = gitread.run(["show", f"HEAD:{layout.APPROVALS}"], cwd=root, read_only=True)
+    shown = gitexec.call(["show", f"HEAD:{layout.APPROVALS}"], cwd=root, read_only=True)
     before = set(shown.stdout.splitlines()) if shown.status == 0 else set()
     for line in text.splitlines():
         if line.strip() and line not in before:
@@ -81,7 +81,7 @@ def new_lines_signed(root: Path) -> bool:
 def people_committed(root: Path) -> set[str]:
     """The lines of HEAD's approvals.jsonl (canonical JSON) that came in a commit that is
     not a task commit; none when the file is not committed (or git is not there)."""
-    blamed = gitread.run(
+    blamed = gitexec.call(
         ["blame", "--line-porcelain", "HEAD", "--", layout.APPROVALS], cwd=root, read_only=True
     )
     if blamed.status != 0:
@@ -111,7 +111,7 @@ def _task_commits(root: Path, shas: Iterable[str]) -> set[str]:
     wanted = sorted(sha for sha in shas if sha.strip("0"))  # not the all-zero "not committed"
     if not wanted:
         return set()
-    out = gitread.run(
+    out = gitexec.call(
         ["log", "--no-walk=unsorted", "--format=%H%x00%(trailers:key=Gsd-Task,valueonly)%x1e"]
         + wanted,
         cwd=root,

@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 from gsd.core.errors import GsdError
-from gsd.io import gitrun, records
+from gsd.core.words import some
+from gsd.io import gitexec, records
 from gsd.io.git import SHA_RE, Git
-from gsd.io.gitread import details, first_reason
-from gsd.io.gitrun import literal, some, split
+from gsd.io.gitexec import details, first_reason, literal, split
 
 PLAN_BRANCH_PREFIX = "refs/heads/gsd/"
 
@@ -31,10 +31,10 @@ class Branches:
 
     def branch_tip(self, branch: str) -> str | None:
         """The commit a local branch points at, or None when there is no such branch."""
-        done = self.git.run(
+        done = self.git.out(
             "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}", ok=(0, 1)
         )
-        return done.out.strip() or None
+        return done.strip() or None
 
     def plan_branches(self) -> dict[str, str]:
         """gsd's plan branches (`gsd/{plan}`), short name -> the commit each points at."""
@@ -47,18 +47,18 @@ class Branches:
     def added_by(self, branch: str) -> list[str]:
         """Files `branch` adds since its merge base with HEAD (one a user's checkout has
         untracked or ignored would be overwritten by merging it)."""
-        out = self.git.run(
+        out = self.git.out(
             "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", f"HEAD...{branch}"
-        ).out
+        )
         return split(out)
 
     def changed_since_fork(self, tip: str, paths: list[str]) -> set[str]:
         """Those of `paths` HEAD changed since it and `tip` parted (a branch at `tip` that
         changes one too would conflict with HEAD when merged)."""
-        base = self.git.run("merge-base", "HEAD", tip, ok=(0, 1)).out.strip()
+        base = self.git.out("merge-base", "HEAD", tip, ok=(0, 1)).strip()
         if not base or not paths:
             return set(paths) if not base else set()
-        out = self.git.run(
+        out = self.git.out(
             "diff",
             "--name-only",
             "-z",
@@ -67,14 +67,14 @@ class Branches:
             "HEAD",
             "--",
             *(literal(p) for p in paths),
-        ).out
+        )
         return set(split(out))
 
     def worktrees(self) -> dict[Path, str | None]:
         """Linked and main worktrees of this repository: path -> branch (None: detached)."""
         found: dict[Path, str | None] = {}
         path: Path | None = None
-        for line in self.git.run("worktree", "list", "--porcelain").out.splitlines():
+        for line in self.git.out("worktree", "list", "--porcelain").splitlines():
             if line.startswith("worktree "):
                 path = Path(line[len("worktree ") :]).resolve()
                 found[path] = None
@@ -88,17 +88,17 @@ class Branches:
         if self.branch_tip(branch) is None:
             if SHA_RE.fullmatch(start):
                 self.git.ledger.wrote(f"refs/heads/{branch}", start)
-            self.git.run("worktree", "add", "-q", "-b", branch, str(path), start)
+            self.git.git("worktree", "add", "-q", "-b", branch, str(path), start)
         else:
-            self.git.run("worktree", "add", "-q", str(path), branch)
+            self.git.git("worktree", "add", "-q", str(path), branch)
 
     def remove_worktree(self, path: Path) -> None:
         """Remove a linked worktree and its folder (a missing one is not an error)."""
-        self.git.run("worktree", "remove", "--force", str(path), ok=(0, 128))
+        self.git.git("worktree", "remove", "--force", str(path), ok=(0, 128))
 
     def prune_worktrees(self) -> None:
         """Forget linked worktrees whose folder is gone."""
-        self.git.run("worktree", "prune")
+        self.git.git("worktree", "prune")
 
     def reset_owned_worktree(self, branch: str | None = None) -> None:
         """Put a gsd-owned worktree exactly at its branch's tip (on `branch` if given):
@@ -106,16 +106,16 @@ class Branches:
         ignored) files removed. Never for the user's own checkout."""
         self.git.quit_operations()
         if branch is not None:
-            self.git.run("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+            self.git.git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
         flagged = self.git.index_flags()
         if flagged:
             self.git.unflag(flagged)
-        self.git.run("reset", "--hard", "-q", "HEAD")
-        self.git.run("clean", "-ffdq")
+        self.git.git("reset", "--hard", "-q", "HEAD")
+        self.git.git("clean", "-ffdq")
 
     def delete_branch(self, branch: str) -> None:
         self.git.ledger.wrote(f"refs/heads/{branch}", "")
-        self.git.run("update-ref", "-m", "gsd: plan merged", "-d", f"refs/heads/{branch}")
+        self.git.git("update-ref", "-m", "gsd: plan merged", "-d", f"refs/heads/{branch}")
 
     def merge_head(self) -> str | None:
         """The commit being merged when a merge stopped half way, else None."""
@@ -129,46 +129,46 @@ class Branches:
         Another git's index.lock is waited for, then a GsdError: never a conflict."""
         self.git.check_branch()  # only into the branch the run started on
         argv = ("merge", "--no-ff", "--no-commit", "-q", "-m", message, branch)
-        deadline = time.monotonic() + gitrun.LOCK_WAIT_S
+        deadline = time.monotonic() + gitexec.LOCK_WAIT_S
         while True:
             self.git.wait_for_index_lock(deadline, argv)
-            done = self.git.run(*argv, ok=(0, 1, 2))
+            done = self.git.git(*argv, ok=(0, 1, 2))
             if done.status == 0:
                 return []
-            refused = _overwritten(done.err)
+            refused = _overwritten(done.stderr)
             if done.status == 2 and refused:  # git refused before changing anything
                 raise MergeRefused(branch, refused)
             if done.status == 2:
                 raise GsdError(
                     f"git merge {branch} failed in {self.git.root}: "
-                    f"{first_reason(done.err) or 'exit status 2'}",
+                    f"{first_reason(done.stderr) or 'exit status 2'}",
                     details=details(argv, done),
                 )
-            if "Unable to write index" not in done.err:
+            if "Unable to write index" not in done.stderr:
                 break
             # Another git took index.lock under the merge, which then stopped half set
             # up (and says "fix conflicts"): undo it, and merge again once the lock goes.
             self.abort_merge()
-        conflicted = split(self.git.run("diff", "--name-only", "-z", "--diff-filter=U").out)
+        conflicted = split(self.git.out("diff", "--name-only", "-z", "--diff-filter=U"))
         self.abort_merge()
-        return conflicted or [first_reason(done.err) or "merge failed"]
+        return conflicted or [first_reason(done.stderr) or "merge failed"]
 
     def finish_merge(self, message: str, paths: list[str]) -> str:
         """Commit the merge `start_merge` prepared, with `paths` (gsd's bookkeeping) added."""
         if paths:
-            self.git.run("add", "-A", "--", *(literal(p) for p in paths))
-        self.git.run("commit", "-q", "--cleanup=verbatim", "-m", message)
+            self.git.git("add", "-A", "--", *(literal(p) for p in paths))
+        self.git.git("commit", "-q", "--cleanup=verbatim", "-m", message)
         sha = self.git.noted_head()
         assert sha is not None
         return sha
 
     def abort_merge(self) -> None:
-        self.git.run("merge", "--abort", ok=(0, 128))
+        self.git.git("merge", "--abort", ok=(0, 128))
 
     def fast_forward(self, branch: str) -> bool:
         """Move the checked-out branch up to `branch` (`git merge --ff-only`): False, with
         nothing changed, when that is not a fast-forward or would overwrite a file."""
-        done = self.git.run("merge", "--ff-only", "-q", f"refs/heads/{branch}", ok=(0, 1, 2, 128))
+        done = self.git.git("merge", "--ff-only", "-q", f"refs/heads/{branch}", ok=(0, 1, 2, 128))
         if done.status != 0:
             return False
         self.git.noted_head()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.ids import is_plan_id
+from gsd.core.words import one_line, some
 from gsd.formats import nofollow
 from gsd.io import gitguard, indexflags, records, specialfiles
 from gsd.io.checkpointrecord import (
@@ -21,8 +22,7 @@ from gsd.io.checkpointrecord import (
     Kept,
 )
 from gsd.io.git import REFS, Git, Status
-from gsd.io.gitread import first_reason
-from gsd.io.gitrun import one_line, some, split
+from gsd.io.gitexec import first_reason, split
 from gsd.io.observe import Observer
 from gsd.io.restore import PROTECTED_SCAN, STASH_LOG, ProtectedFiles, RefRestorer
 
@@ -115,7 +115,7 @@ class Checkpoints:
         if not status.changed:
             return head, None
         message = f"gsd checkpoint {what}"
-        return head, self.git.run("stash", "create", message).out.strip() or None
+        return head, self.git.out("stash", "create", message).strip() or None
 
     def _refuse_dirt(self, status: Status, allow_dirty: bool) -> None:
         operation = self.git.operation_in_progress()
@@ -148,14 +148,14 @@ class Checkpoints:
             self.git.quit_operations()
             if cp.branch:
                 own = f"refs/heads/{cp.branch}"
-                self.git.run("update-ref", "-m", f"gsd rollback to {cp.tag}", own, cp.head)
+                self.git.git("update-ref", "-m", f"gsd rollback to {cp.tag}", own, cp.head)
                 self.git.ledger.wrote(own, cp.head)
-                self.git.run("symbolic-ref", "-m", f"gsd rollback to {cp.tag}", "HEAD", own)
+                self.git.git("symbolic-ref", "-m", f"gsd rollback to {cp.tag}", "HEAD", own)
             else:
-                self.git.run("update-ref", "--no-deref", "HEAD", cp.head)
+                self.git.git("update-ref", "--no-deref", "HEAD", cp.head)
             RefRestorer(self.git).restore(cp, recovery=recovery)
             saved = self._save_untracked_in_index(cp)
-            self.git.run("reset", "--hard", "-q", cp.head)
+            self.git.git("reset", "--hard", "-q", cp.head)
             self.git.remove_new_untracked(cp.untracked)
             for rel, kept in saved.items():
                 _write_back(self.git.root / rel, kept)
@@ -165,7 +165,7 @@ class Checkpoints:
                     self.git.root, specialfiles.new_since(self.git.root, cp.kept.special)
                 )
             if cp.snapshot:
-                self.git.run("stash", "apply", "--index", "-q", cp.snapshot)
+                self.git.git("stash", "apply", "--index", "-q", cp.snapshot)
         except (GsdError, OSError) as exc:
             raise GsdError(
                 f"rollback to {cp.tag} failed: {one_line(str(exc))}",
@@ -178,7 +178,7 @@ class Checkpoints:
     def delete(self, cp: Checkpoint) -> None:
         """Remove the checkpoint tag and its record (a missing tag is not an error)."""
         self.git.ledger.wrote(cp.tag, "")  # first: no other task's watch blames an agent
-        self.git.run("update-ref", "-d", cp.tag)
+        self.git.git("update-ref", "-d", cp.tag)
         self.records.remove(cp.tag)
         gitguard.guard(self.git.common_dir).leave(cp.tag)
 
@@ -186,7 +186,7 @@ class Checkpoints:
         """Forget a checkpoint a killed run left open: its tag and record go, nothing
         is rolled back (its .git internals were never entered in this process)."""
         self.git.ledger.wrote(cp.tag, "")
-        self.git.run("update-ref", "-d", cp.tag)
+        self.git.git("update-ref", "-d", cp.tag)
         self.records.remove(cp.tag)
 
     def squash_agent_commits(self, cp: Checkpoint) -> bool:
@@ -197,7 +197,7 @@ class Checkpoints:
         head = self.git.current_head()  # no process in the common case
         if head is None or head == cp.head or not self.git.descends(head, cp.head):
             return False
-        self.git.run("reset", "--soft", "-q", cp.head)
+        self.git.git("reset", "--soft", "-q", cp.head)
         self.git.ledger.wrote(f"refs/heads/{cp.branch}", cp.head)
         return True
 
@@ -228,14 +228,14 @@ class Checkpoints:
             cutoff = datetime.now(timezone.utc) - older_than
             doomed = [cp.tag for cp in self.tags() if cp.created < cutoff]
         for ref in doomed:
-            self.git.run("update-ref", "-d", ref)
+            self.git.git("update-ref", "-d", ref)
             self.git.ledger.wrote(ref, "")
         return doomed
 
     def _check_tag_name(self, plan_id: str, task: int) -> None:
         probe = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-x"
         ordinary = is_plan_id(plan_id)  # 01-02, 02.1-01, 12A-03
-        if not ordinary and self.git.run("check-ref-format", probe, ok=(0, 1)).status != 0:
+        if not ordinary and self.git.git("check-ref-format", probe, ok=(0, 1)).status != 0:
             raise GsdError(
                 f"plan id {plan_id!r} cannot be part of a git tag name",
                 hint="use plan ids like 01-02",
@@ -246,7 +246,7 @@ class Checkpoints:
         for _ in range(20):
             stamp = datetime.now(timezone.utc).strftime(STAMP)
             tag = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-{stamp}-{secrets.token_hex(3)}"
-            if self.git.run("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
+            if self.git.git("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
                 return tag
         raise GsdError(f"cannot find a free checkpoint tag name for {plan_id} task {task}")
 
@@ -254,22 +254,22 @@ class Checkpoints:
         # In the ledger first: no other task's watch ever sees it as an agent's tag.
         self.git.ledger.wrote(tag, target)
         # An empty old value makes update-ref fail if the tag exists: no race.
-        done = self.git.run("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
+        done = self.git.git("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
         if done.status != 0:
             self.git.ledger.forget(tag)
             raise GsdError(
-                f"cannot create checkpoint tag {tag}: {first_reason(done.err)}",
+                f"cannot create checkpoint tag {tag}: {first_reason(done.stderr)}",
                 hint="check that the repository is writable",
-                details=done.err,
+                details=done.stderr,
             )
 
     def _checkpoint_refs(self) -> list[tuple[str, str]]:
-        out = self.git.run(
+        out = self.git.out(
             "for-each-ref", "--format=%(refname)%00%(objectname)", "refs/tags/checkpoint/"
         )
         return [
             (name, sha)
-            for name, _, sha in (line.partition("\0") for line in out.out.splitlines())
+            for name, _, sha in (line.partition("\0") for line in out.splitlines())
             if name
         ]
 
@@ -302,7 +302,7 @@ class Checkpoints:
 
     def _save_untracked_in_index(self, cp: Checkpoint) -> dict[str, gitguard.Saved]:
         """Pre-existing untracked files the agent staged; `reset --hard` would delete them."""
-        indexed = set(split(self.git.run("ls-files", "-z", "--cached").out))
+        indexed = set(split(self.git.out("ls-files", "-z", "--cached")))
         return {
             rel: saved
             for rel in cp.untracked

@@ -1,15 +1,23 @@
-"""Commits gsd makes and reads: one per task with its trailers, its own bookkeeping."""
+"""Commits gsd makes and reads: one per task with its trailers, its own bookkeeping; and
+the `Gsd-Task` trailers read back (`committed_tasks`, light enough for `gsd status`)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gsd.core.errors import GsdError
 from gsd.core.outcomes import TaskCommit
-from gsd.io import indexflags
-from gsd.io.git import Git
-from gsd.io.gitread import parse_task_log, task_log_args
-from gsd.io.gitrun import literal, one_line, split
+from gsd.core.words import one_line
+from gsd.io import gitexec
+from gsd.io.gitexec import literal, split
+
+if TYPE_CHECKING:  # a Commits is handed its Git: `gsd status` reads trailers without one
+    from gsd.io.git import Git
+
+# One record per commit: its sha, NUL, its `Gsd-Task` trailer values, one a line.
+_TASK_LOG = "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e"
 
 
 class Commits:
@@ -32,23 +40,23 @@ class Commits:
                 hint="make an initial commit first",
             )
         specs = [literal(p) for p in paths]
-        listed = self.git.run("ls-files", "-z", "--cached", "--", *specs).out if specs else ""
+        listed = self.git.out("ls-files", "-z", "--cached", "--", *specs) if specs else ""
         indexed = set(split(listed))
         present = [p for p in paths if p in indexed or os.path.lexists(self.git.root / p)]
         if present:
-            self.git.run("add", "-A", "--", *(literal(p) for p in present))
+            self.git.git("add", "-A", "--", *(literal(p) for p in present))
         staged = []
         if paths:
-            diff = self.git.run(
+            diff = self.git.out(
                 "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--", *specs
             )
-            staged = split(diff.out)
+            staged = split(diff)
         if not staged:
             return None
         # --only commits just these paths; whatever else was staged stays staged.
         only = ["--only", "--", *(literal(p) for p in staged)]
         message = _task_message(plan_id, task, name, agent)
-        self.git.run("commit", "-q", "--cleanup=verbatim", "-m", message, *only)
+        self.git.git("commit", "-q", "--cleanup=verbatim", "-m", message, *only)
         sha = self.git.head()
         assert sha is not None
         self.git.note_head(sha)
@@ -58,16 +66,18 @@ class Commits:
         """`commit_task` for an index that held nothing staged before the task (no
         --allow-dirty snapshot): stage the paths, commit the index: two processes (three
         when a path is gone from disk: `add` refuses one `git rm` took out of the index)."""
+        from gsd.io import indexflags  # not on `gsd status`'s path (committed_tasks)
+
         index = indexflags.index_stamp(self.git.index)
         present = [p for p in paths if os.path.lexists(self.git.root / p)]
         gone = [p for p in paths if p not in present]
         if gone:
-            self.git.run(
+            self.git.git(
                 "rm", "--cached", "-q", "--ignore-unmatch", "--", *(literal(p) for p in gone)
             )
         if present:
-            self.git.run("add", "-A", "--", *(literal(p) for p in present))
-        self.git.run(
+            self.git.git("add", "-A", "--", *(literal(p) for p in present))
+        self.git.git(
             "commit", "-q", "--cleanup=verbatim", "-m", _task_message(plan_id, task, name, agent)
         )
         sha = self.git.noted_head()
@@ -82,10 +92,10 @@ class Commits:
         if not specs:
             return None
         self.git.check_branch()
-        self.git.run("add", "-A", "--", *specs)
-        if self.git.run("diff", "--cached", "--quiet", "--", *specs, ok=(0, 1)).status == 0:
+        self.git.git("add", "-A", "--", *specs)
+        if self.git.git("diff", "--cached", "--quiet", "--", *specs, ok=(0, 1)).status == 0:
             return None
-        self.git.run("commit", "-q", "--cleanup=verbatim", "-m", message, "--", *specs)
+        self.git.git("commit", "-q", "--cleanup=verbatim", "-m", message, "--", *specs)
         return self.git.noted_head()
 
     def committed_tasks(
@@ -95,7 +105,7 @@ class Commits:
         (and, with `plan_branches`, from the `gsd/*` branches of plans not merged yet)."""
         if self.git.head() is None:
             return {}
-        out = self.git.run("log", *task_log_args(since, plan_branches=plan_branches)).out
+        out = self.git.out("log", *task_log_args(since, plan_branches=plan_branches))
         return parse_task_log(out)
 
     def plan_task_commits(self, plan_id: str) -> dict[int, TaskCommit]:
@@ -103,14 +113,14 @@ class Commits:
         `Gsd-Task` trailer), each with its agent and the files it added and changed."""
         if self.git.head() is None:
             return {}
-        out = self.git.run(
+        out = self.git.out(
             "log",
             "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
             "%x00%(trailers:key=Gsd-Specialist,valueonly,unfold)%x1e",
             "--fixed-strings",
             f"--grep=Gsd-Task: {plan_id}-",
             "HEAD",
-        ).out
+        )
         found: dict[int, TaskCommit] = {}
         for record in out.split("\x1e"):
             sha, _, rest = record.strip().partition("\0")
@@ -124,7 +134,7 @@ class Commits:
         return dict(sorted(found.items()))
 
     def _task_commit(self, task: int, sha: str, agent: str) -> TaskCommit:
-        out = self.git.run(
+        out = self.git.out(
             "diff-tree",
             "-r",
             "--no-commit-id",
@@ -133,7 +143,7 @@ class Commits:
             "--no-renames",
             "--root",
             sha,
-        ).out
+        )
         fields = [f for f in out.split("\0") if f]
         pairs = list(zip(fields[0::2], fields[1::2], strict=False))
         return TaskCommit(
@@ -150,3 +160,35 @@ def _task_message(plan_id: str, task: int, name: str, agent: str) -> str:
         f"feat({one_line(plan_id)}): {one_line(name)}\n\n"
         f"Gsd-Task: {one_line(plan_id)}-{task}\nGsd-Specialist: {one_line(agent)}\n"
     )
+
+
+def task_log_args(since: str | None = None, *, plan_branches: bool = False) -> list[str]:
+    """`git log`'s arguments for the task commits reachable from HEAD (since `since`),
+    and with `plan_branches` from the `gsd/*` branches too."""
+    revs = [f"{since}..HEAD" if since else "HEAD"]
+    if plan_branches:
+        revs.append("--branches=gsd/*")
+    return [_TASK_LOG, *revs]
+
+
+def parse_task_log(out: str) -> dict[str, str]:
+    """`Gsd-Task` trailer value -> the newest commit carrying it, from `task_log_args`'s log."""
+    tasks: dict[str, str] = {}
+    for record in out.split("\x1e"):
+        sha, _, values = record.strip().partition("\0")
+        for value in values.splitlines():
+            if value.strip():
+                tasks.setdefault(value.strip(), sha)
+    return tasks
+
+
+def committed_tasks(root: Path, *, plan_branches: bool = False) -> dict[str, str]:
+    """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD (and the
+    `gsd/*` branches); empty when `root` is in no repository, before the first commit, or
+    when git cannot run. For commands that only look (`gsd status`): no Git object."""
+    done = gitexec.call(
+        ["log", *task_log_args(plan_branches=plan_branches)], cwd=root, read_only=True
+    )
+    if done.status != 0:
+        return {}
+    return parse_task_log(done.stdout)

@@ -10,11 +10,10 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.formats import nofollow
-from gsd.io import gitread, indexflags, records, refledger
-from gsd.io.gitread import first_reason
-from gsd.io.gitrun import GitRunner, Result, Side, literal, lock_held, split
+from gsd.io import gitexec, indexflags, records, refledger
+from gsd.io.gitexec import GitExec, GitResult, Side, first_reason, literal, lock_held, split
 
-# Every command is started by gsd.io.gitread, which drops the GIT_* variables a parent git
+# Every command is started by gsd.io.gitexec, which drops the GIT_* variables a parent git
 # exports and ends a command that outlives its timeout; a git that cannot start is one
 # line (`Git()` says so). GitPython was measured and removed (docs/PERFORMANCE.md).
 
@@ -52,8 +51,8 @@ class Git:
             "--git-common-dir",
             "--show-toplevel",
         ]
-        done = gitread.run(asked, cwd=where, read_only=True)
-        if done.status == gitread.EXIT_NOT_FOUND and not done.out:
+        done = gitexec.call(asked, cwd=where, read_only=True)
+        if done.status == gitexec.EXIT_NOT_FOUND and not done.out:
             if where.is_dir():
                 raise GsdError("git is not installed or not on PATH", hint="install git")
             raise InputError(f"not a git repository: {where}", hint="run git init")
@@ -74,7 +73,7 @@ class Git:
         # commit keep it so (`carry_no_flags`), and the next checkpoint need not read it.
         self._no_flags_at: tuple[int, int, int, int] | None = None
         self._ledger = refledger.ledger(self._common_dir)
-        self._runner = GitRunner(self._root, self._git_dir, self._common_dir)
+        self._exec = GitExec(self._root, self._git_dir, self._common_dir)
         self._pinned: str | None = None  # the branch a run merges into (`pin_branch`)
 
     @property
@@ -99,21 +98,28 @@ class Git:
 
     # -- running git -------------------------------------------------------------------
 
-    def run(
+    def git(
         self, command: str, *args: str, ok: tuple[int, ...] = (0,), input: str | None = None
-    ) -> Result:
-        """Run `git COMMAND ARGS` in the worktree; a status outside `ok` is a GsdError
-        whose `details` hold git's whole stderr. Another git's index.lock is waited for."""
-        return self._runner.run(command, *args, ok=ok, input=input)
+    ) -> GitResult:
+        """`git COMMAND ARGS` in the worktree, its status, stdout and stderr; a status
+        outside `ok` is a GsdError whose `details` hold git's whole stderr. Another git's
+        index.lock is waited for."""
+        return self._exec.checked(command, *args, ok=ok, input=input)
+
+    def out(
+        self, command: str, *args: str, ok: tuple[int, ...] = (0,), input: str | None = None
+    ) -> str:
+        """`git COMMAND ARGS`'s stdout as text, checked as `git` checks it."""
+        return self._exec.checked(command, *args, ok=ok, input=input).stdout
 
     def side(self, *commands: tuple[str, ...]) -> Side:
         """Git commands started beside the current one (`with`), their outputs from
         `results()`: two processes at once where gsd needs both answers."""
-        return self._runner.side(*commands)
+        return self._exec.side(*commands)
 
     def wait_for_index_lock(self, deadline: float, argv: tuple[str, ...]) -> None:
         """Wait (with backoff) until no other git holds this worktree's index.lock."""
-        self._runner.wait_for_index_lock(deadline, argv)
+        self._exec.wait_for_index_lock(deadline, argv)
 
     # -- state -------------------------------------------------------------------------
 
@@ -147,17 +153,16 @@ class Git:
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None before the first commit."""
-        done = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
-        return done.out.strip() or None
+        return self.out("rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1)).strip() or None
 
     def current_branch(self) -> str | None:
         """The branch HEAD is on (short name), None when detached."""
-        ref = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
+        ref = self.out("symbolic-ref", "-q", "HEAD", ok=(0, 1)).strip()
         return ref.removeprefix("refs/heads/") or None
 
     def status(self) -> Status:
         """HEAD, branch, tracked changes and untracked files in one pass over the tree."""
-        status = parse_status(self.run(*STATUS).out)
+        status = parse_status(self.out(*STATUS))
         if status.head is not None:
             self._hash_size = len(status.head) // 2  # SHA-1 or SHA-256: the index reader needs it
         return status
@@ -168,7 +173,7 @@ class Git:
 
     def untracked(self) -> list[str]:
         """Untracked, non-ignored files, in git's order."""
-        return split(self.run("ls-files", "-z", "--others", "--exclude-standard").out)
+        return split(self.out("ls-files", "-z", "--others", "--exclude-standard"))
 
     def remove_new_untracked(self, keep: Iterable[str]) -> list[str]:
         """Delete every untracked, non-ignored file not in `keep` (the untracked files
@@ -199,35 +204,35 @@ class Git:
         specs = [literal(p) for p in paths]
         if not specs:
             return set()
-        out = self.run(
+        out = self.out(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *specs
-        ).out
+        )
         return {entry[3:] for entry in out.split("\0") if len(entry) > 3}
 
     def staged_paths(self) -> list[str]:
         """Paths whose staged content differs from HEAD (a merge refuses to start then)."""
-        return split(self.run("diff", "--cached", "--name-only", "-z", "--no-renames").out)
+        return split(self.out("diff", "--cached", "--name-only", "-z", "--no-renames"))
 
     def tracked_among(self, paths: list[str]) -> set[str]:
         """Those of `paths` that git tracks (in the index)."""
-        out = self.run("ls-files", "-z", "--", *(literal(p) for p in paths)).out
+        out = self.out("ls-files", "-z", "--", *(literal(p) for p in paths))
         return set(split(out))
 
     def unstaged_paths(self) -> set[str]:
         """Tracked paths whose working-tree file differs from the index."""
-        return set(split(self.run("diff", "--name-only", "-z", "--no-renames").out))
+        return set(split(self.out("diff", "--name-only", "-z", "--no-renames")))
 
     def snapshot_refs(self) -> dict[str, str]:
         """Every ref and its sha, plus "HEAD" ("ref: refs/heads/x" or a sha)."""
         refs = self.ref_table()
-        symbolic = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).out.strip()
+        symbolic = self.out("symbolic-ref", "-q", "HEAD", ok=(0, 1)).strip()
         refs["HEAD"] = f"ref: {symbolic}" if symbolic else (self.head() or "")
         return refs
 
     def ref_table(self, out: str | None = None) -> dict[str, str]:
         """Every ref under refs/ and its sha (from `for-each-ref`, or its output `out`)."""
         if out is None:
-            out = self.run(*REFS).out
+            out = self.out(*REFS)
         refs: dict[str, str] = {}
         for line in out.splitlines():
             name, _, sha = line.partition("\0")
@@ -252,15 +257,15 @@ class Git:
         """Forget a rebase or cherry-pick the agent left half done (reset clears merges)."""
         git_dir = self.git_dir
         if (git_dir / "rebase-apply" / "applying").exists():
-            self.run("am", "--quit", ok=(0, 1, 128))
+            self.git("am", "--quit", ok=(0, 1, 128))
         if (git_dir / "rebase-merge").exists() or (git_dir / "rebase-apply").exists():
-            self.run("rebase", "--quit", ok=(0, 1, 128))
+            self.git("rebase", "--quit", ok=(0, 1, 128))
         if (git_dir / "sequencer").exists():
-            self.run("cherry-pick", "--quit", ok=(0, 1, 128))
+            self.git("cherry-pick", "--quit", ok=(0, 1, 128))
 
     def descends(self, sha: str, ancestor: str) -> bool:
         """Whether `sha` is `ancestor` or one of its descendants."""
-        return self.run("merge-base", "--is-ancestor", ancestor, sha, ok=(0, 1)).status == 0
+        return self.git("merge-base", "--is-ancestor", ancestor, sha, ok=(0, 1)).status == 0
 
     def head_from_files(self) -> str | None:
         """HEAD's sha read from .git/HEAD and the loose ref a commit just wrote (no
@@ -309,7 +314,7 @@ class Git:
             return {}
         found = indexflags.index_flags(self.index, self._hash_size)
         if found is None:
-            found = indexflags.parse_ls_files_v(self.run("ls-files", "-v", "-z").out)
+            found = indexflags.parse_ls_files_v(self.out("ls-files", "-v", "-z"))
         self._no_flags_at = None if found else stamp
         return found
 
@@ -323,37 +328,37 @@ class Git:
         for kind in (indexflags.ASSUME_UNCHANGED, indexflags.SKIP_WORKTREE):
             paths = [path for path, kinds in flagged.items() if kind in kinds.split(",")]
             if paths:  # one option per run: update-index applies only the first it is given
-                self.run("update-index", f"--no-{kind}", "--", *paths)
+                self.git("update-index", f"--no-{kind}", "--", *paths)
 
     def stash_create(self) -> str:
         """`git stash create`: a commit of the uncommitted tracked changes (its second
         parent holds the index) that no ref points at; "" when there are none. (Right
         after files were replaced behind its back git can answer 1 without a word; asked
         again, on the index that first call refreshed, it answers.)"""
-        done = self.run("stash", "create", ok=(0, 1))
-        if done.status == 1 and not done.err.strip():  # once more, on a refreshed index
-            done = self.run("stash", "create", ok=(0, 1))
-        if done.status == 1 and done.err.strip():
+        done = self.git("stash", "create", ok=(0, 1))
+        if done.status == 1 and not done.stderr.strip():  # once more, on a refreshed index
+            done = self.git("stash", "create", ok=(0, 1))
+        if done.status == 1 and done.stderr.strip():
             raise GsdError(
-                f"git stash create failed in {self._root}: {first_reason(done.err)}",
-                details=done.err,
+                f"git stash create failed in {self._root}: {first_reason(done.stderr)}",
+                details=done.stderr,
             )
-        return done.out.strip()
+        return done.stdout.strip()
 
     def paths_differing(self, commit: str) -> list[str]:
         """Tracked paths whose working-tree file differs from `commit`'s tree."""
-        return split(self.run("diff", "--name-only", "-z", "--no-renames", commit).out)
+        return split(self.out("diff", "--name-only", "-z", "--no-renames", commit))
 
     def staged_differing(self, commit: str) -> list[str]:
         """Paths whose staged content differs from `commit`'s tree."""
-        out = self.run("diff", "--cached", "--name-only", "-z", "--no-renames", commit).out
+        out = self.out("diff", "--cached", "--name-only", "-z", "--no-renames", commit)
         return split(out)
 
     def restore_paths(self, source: str, paths: list[str], *, staged: bool) -> None:
         """`paths` of the working tree (or, `staged`, of the index) as `source` has them;
         a path `source` does not hold is removed."""
         where = "--staged" if staged else "--worktree"
-        self.run("restore", f"--source={source}", where, "--", *(literal(p) for p in paths))
+        self.git("restore", f"--source={source}", where, "--", *(literal(p) for p in paths))
 
 
 def parse_status(out: str) -> Status:

@@ -15,18 +15,18 @@ from gsd.core import layout
 from gsd.core.errors import GsdError, InputError
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import cannot_write
-from gsd.io import gitread, procgroups
+from gsd.io import gitexec, procgroups
 
 
 def common_git_dir(root: Path) -> Path:
     """The git directory shared by all worktrees of the repository `root` is in."""
-    done = gitread.run(["rev-parse", "--git-common-dir"], cwd=root, read_only=True)
+    done = gitexec.call(["rev-parse", "--git-common-dir"], cwd=root, read_only=True)
     if done.status != 0:
         detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
         raise InputError(
             f"not a git repository: {root} ({detail})",
             hint="run git init",
-            details=gitread.details(done.args, done),
+            details=gitexec.details(done.args, done),
         )
     return (root / done.stdout.strip()).resolve()  # git may answer relative to `root`
 

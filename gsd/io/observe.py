@@ -7,7 +7,7 @@ from typing import NamedTuple
 from gsd.io import gitguard, indexflags
 from gsd.io.checkpointrecord import CHECKPOINT_PREFIX, Checkpoint, gsds_tag
 from gsd.io.git import REFS, Git
-from gsd.io.gitrun import split
+from gsd.io.gitexec import split
 from gsd.io.restore import PROTECTED_SCAN, ProtectedFiles, stash_entries_lost
 
 _NOT_DESCENDANT = "moved to a commit that does not descend from the checkpoint"
@@ -79,14 +79,14 @@ class Observer:
         base = cp.snapshot or cp.head
         index_base = f"{cp.snapshot}^2" if cp.snapshot else cp.head
         names = ("--name-only", "-z", "--no-renames")
-        paths = set(split(self.git.run("diff", *names, base).out))
-        paths.update(split(self.git.run("diff", "--cached", *names, index_base).out))
+        paths = set(split(self.git.out("diff", *names, base)))
+        paths.update(split(self.git.out("diff", "--cached", *names, index_base)))
         paths.update(set(self.git.untracked()) - set(cp.untracked))
         revs = self._agent_revs(cp)
         if revs:
             # -m --first-parent: a merge the agent made counts with what it brought in.
-            log = self.git.run("log", *names, "--format=", "-m", "--first-parent", *revs)
-            paths.update(split(log.out))
+            log = self.git.out("log", *names, "--format=", "-m", "--first-parent", *revs)
+            paths.update(split(log))
         return sorted(path for path in paths if path)
 
     def changed_refs(self, before: dict[str, str], cp: Checkpoint) -> list[str]:
@@ -167,7 +167,7 @@ class Observer:
         tips = ["HEAD"] if self.git.head() else []
         if cp.branch:
             own = f"refs/heads/{cp.branch}"
-            if self.git.run("rev-parse", "--verify", "-q", own, ok=(0, 1)).status == 0:
+            if self.git.git("rev-parse", "--verify", "-q", own, ok=(0, 1)).status == 0:
                 tips.append(own)
         if not tips:
             return []

@@ -13,6 +13,7 @@ from typing import Any
 
 from gsd.core import layout
 from gsd.core.errors import GsdError
+from gsd.formats.files import write_atomic
 from gsd.io import statedir
 
 RECORD_LIMIT = 64 * 1024 * 1024  # a record lists every ref: a few KiB, MiBs with 10,000s of tags
@@ -189,19 +190,9 @@ def private_dir(path: Path, *, under: Path) -> Path:
 
 
 def write_private(path: Path, data: bytes, *, mode: int = 0o600) -> None:
-    """Write `path` atomically (temporary file, then rename) without following a symlink at
-    `path` or at the temporary name; the folder must be a real one (`private_dir`)."""
+    """Write `path` with `mode` atomically (`files.write_atomic`: a temporary file, synced,
+    then a rename that replaces a planted symlink itself, never its target); the folder
+    must be a real one (`private_dir`)."""
     if not safe_dir(path.parent):
         raise GsdError(f"{path.parent} is a symlink or not a folder; gsd does not follow it")
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)  # replaces a planted symlink itself, never its target
-    except OSError as exc:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise GsdError(f"cannot write {path}: {exc.strerror}") from exc
+    write_atomic(path, data, mode=mode)

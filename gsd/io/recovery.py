@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError
+from gsd.core.words import some
 from gsd.io import gitguard
 from gsd.io.checkpoint import Checkpoints
 from gsd.io.checkpointrecord import CHECKPOINT_NAME, Checkpoint, CheckpointRecords
 from gsd.io.commits import Commits
 from gsd.io.git import Git
-from gsd.io.gitrun import some
 from gsd.io.observe import Observer
 from gsd.io.restore import ProtectedFiles
 
@@ -79,10 +79,10 @@ class OpenCheckpoints:
 
     def _mismatch(self, cp: Checkpoint) -> str:
         """Why a signed record does not fit the repository ("" when it does)."""
-        tip = self.git.run("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).out.strip()
+        tip = self.git.out("rev-parse", "--verify", "-q", cp.tag, ok=(0, 1)).strip()
         if tip and tip not in (cp.head, cp.snapshot):
             return f"its tag {cp.name} points elsewhere"
-        known = self.git.run("cat-file", "-e", f"{cp.head}^{{commit}}", ok=(0, 1, 128))
+        known = self.git.git("cat-file", "-e", f"{cp.head}^{{commit}}", ok=(0, 1, 128))
         if known.status != 0:
             return f"its commit {cp.head} is not in the repository"
         return ""

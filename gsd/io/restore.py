@@ -6,7 +6,7 @@ from gsd.core.enforce import PROTECTED_PATTERNS
 from gsd.io import gitguard, refledger
 from gsd.io.checkpointrecord import CHECKPOINT_PREFIX, Checkpoint, gsds_tag
 from gsd.io.git import Git
-from gsd.io.gitrun import split
+from gsd.io.gitexec import split
 
 PROTECTED_SCAN = (
     "ls-files",
@@ -62,7 +62,7 @@ class RefRestorer:
         path = self.git.common_dir / STASH_LOG
         newest = merged.splitlines()[-1].split(b" ")[1].decode() if merged.strip() else ""
         if newest:  # first: moving the ref appends a line of its own to the reflog
-            self.git.run("update-ref", "--no-deref", "refs/stash", newest)
+            self.git.git("update-ref", "--no-deref", "refs/stash", newest)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(merged)
 
@@ -92,7 +92,7 @@ class RefRestorer:
                 lines.append(f"update {ref} {old} {new}")
             self.git.ledger.wrote(ref, old or "")
         if lines:
-            self.git.run(
+            self.git.git(
                 "update-ref",
                 "-m",
                 f"gsd rollback to {cp.tag}",
@@ -102,7 +102,7 @@ class RefRestorer:
 
     def _moved_on(self, new: str, old: str) -> bool:
         """Whether `new` descends from `old` (commits; anything else: no)."""
-        done = self.git.run("merge-base", "--is-ancestor", old, new, ok=(0, 1, 128))
+        done = self.git.git("merge-base", "--is-ancestor", old, new, ok=(0, 1, 128))
         return done.status == 0
 
 
@@ -115,7 +115,7 @@ class ProtectedFiles:
 
     def scan(self) -> list[str]:
         """The ignored protected files there are now."""
-        return split(self.git.run(*PROTECTED_SCAN).out)
+        return split(self.git.out(*PROTECTED_SCAN))
 
     def save(self, paths: list[str]) -> dict[str, gitguard.Saved]:
         """Ignored protected files, kept byte for byte (bigger ones: their stamp)."""

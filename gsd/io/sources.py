@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from gsd.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from gsd.io.gitread import GitRun
+    from gsd.io.gitexec import GitResult
 
 PLAN_SUFFIX = "-PLAN.md"
 
@@ -142,17 +142,17 @@ class GitBlobs:
         wanted = [p for p in paths if p in self._entries and p not in self._blobs]
         if not wanted:
             return
-        from gsd.io import gitread
+        from gsd.io import gitexec
 
         shas = [self._entries[p][1] for p in wanted]
-        done = gitread.run(
+        done = gitexec.call(
             ["cat-file", "--batch"],
             cwd=self.root,
             read_only=True,
             input="".join(s + "\n" for s in shas).encode(),
         )
         if done.status != 0:
-            raise gitread.failure(done, self.root, error=InputError)
+            raise gitexec.failure(done, self.root, error=InputError)
         out = done.out
         pos = 0
         for path in wanted:
@@ -191,17 +191,17 @@ class GitIndex(GitBlobs):
     missing_hint = " (stage it with git add)"
 
     def __init__(self, root: Path, paths: Sequence[str] | None = None) -> None:
-        from gsd.io import gitread  # subprocess is not needed when reading the working tree
+        from gsd.io import gitexec  # subprocess is not needed when reading the working tree
 
         args = ["ls-files", "--stage", "-z"]
         specs = None if paths is None else _pathspecs(paths)
         if specs is not None:
             args += ["--", *specs]
         # in a pre-commit hook: the index this commit is built from (`git commit -a`)
-        index = gitread.hook_index(root)
-        done = gitread.run(args, cwd=root, read_only=True, index_file=index)
+        index = hook_index(root)
+        done = gitexec.call(args, cwd=root, read_only=True, index_file=index)
         if done.status != 0:
-            raise gitread.failure(
+            raise gitexec.failure(
                 done, root, what="--staged needs a git repository", error=UsageError
             )
         # `MODE SHA STAGE\tPATH`
@@ -217,12 +217,12 @@ class GitTree(GitBlobs):
     """
 
     def __init__(self, root: Path, commit: str, under: str) -> None:
-        from gsd.io import gitread
+        from gsd.io import gitexec
 
         self.where = f"commit {commit[:12]}"
-        done = gitread.run(["ls-tree", "-r", "-z", commit, "--", under], cwd=root, read_only=True)
+        done = gitexec.call(["ls-tree", "-r", "-z", commit, "--", under], cwd=root, read_only=True)
         if done.status != 0:
-            raise gitread.failure(
+            raise gitexec.failure(
                 done, root, what=f"git ls-tree {commit[:12]} failed", error=InputError
             )
         # `MODE TYPE SHA\tPATH`; submodules (type commit) are not files
@@ -299,11 +299,31 @@ def _require_repository(root: Path) -> None:
         raise UsageError(f"not a git repository: {root}", hint="run gsd diff inside a git clone")
 
 
-def _git(root: Path, *args: str) -> GitRun:
+def _git(root: Path, *args: str) -> GitResult:
     """A git command that only reads, in `root`, through the one git runner."""
-    from gsd.io import gitread
+    from gsd.io import gitexec
 
-    return gitread.run(args, cwd=root, read_only=True)
+    return gitexec.call(args, cwd=root, read_only=True)
+
+
+def hook_index(root: Path) -> Path | None:
+    """The index a git hook was handed (GIT_INDEX_FILE: `git commit -a` and `git commit
+    PATH` build a temporary one) when it is the index of the repository at `root`; None
+    otherwise, and outside hooks: a hook of another repository names that one's index."""
+    given = os.environ.get("GIT_INDEX_FILE")
+    if not given:
+        return None
+    index = Path(os.path.abspath(given))  # relative to the hook's directory, the top level
+    if index.parent == Path(os.path.abspath(root / ".git")) and index.is_file():
+        return index  # the common case, without asking git: `root` is the top level
+    from gsd.io import gitexec
+
+    asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir"]
+    done = gitexec.call(asked, cwd=root, read_only=True)
+    dirs = {Path(os.path.abspath(root / line)) for line in done.stdout.splitlines()}
+    if done.status == 0 and index.parent in dirs and index.is_file():
+        return index
+    return None
 
 
 def _walk_into(name: str) -> bool:

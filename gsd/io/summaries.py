@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from gsd.formats import summaryread
-from gsd.io import gitread
+from gsd.io import gitexec
 
 _lock = threading.Lock()
 # a phase folder -> (its SUMMARY files' stamps, the forged ones: name -> task commit)
@@ -89,7 +89,7 @@ def _stamps(folder: Path) -> tuple[tuple[str, int, int, int, int], ...]:
 def _task_brought(folder: Path) -> dict[str, str]:
     """One `git log` of the folder's SUMMARY files, newest first: the first commit that
     names a file decides. Not a repository (a corpus folder), no git: none forged."""
-    done = gitread.run(
+    done = gitexec.call(
         [
             "log",
             "-z",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from gsd.core import layout
 from gsd.core.ids import split_plan_id
-from gsd.formats import errorlog, execlog, state
-from gsd.formats.files import append_line, write_atomic
+from gsd.formats import errorlog, execlog
+from gsd.formats.files import append_line, save_text, write_atomic
 from gsd.io.appends import Appends
 from gsd.io.approvalsign import new_lines_signed
 from gsd.io.commits import Commits
@@ -330,7 +330,7 @@ class Books:
         facts = derive.gather(self.project)
         if not state_path.exists() and any(p.blocker for ph in facts.phases for p in ph.plans):
             if self._editable(self._rel(state_path)):  # where a person looks first
-                state.save(state_path, "# Project State\n")
+                save_text(state_path, "# Project State\n")
                 self.written.add(self._rel(state_path))
         present = [planning / name for name in OWNED if (planning / name).is_file()]
         names = tuple(path.name for path in present if self._editable(self._rel(path)))

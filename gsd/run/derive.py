@@ -21,8 +21,9 @@ from typing import Any
 from gsd.core import layout
 from gsd.core.ids import phase_key
 from gsd.core.models import Plan
-from gsd.formats import errorlog, roadmap, state, summaryread
+from gsd.formats import errorlog, roadmap, summaryread
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
+from gsd.formats.files import load_text, save_text
 from gsd.io import approvals, summaries
 from gsd.io.phases import Phase
 from gsd.io.project import Project
@@ -107,7 +108,7 @@ def gather(project: Project) -> Facts:
     """Every phase's plans as the files in the checkout say they stand."""
     events, errors, warnings = errorlog.read_logs(project.planning)
     road = project.planning / layout.ROADMAP_FILE
-    road_text = roadmap.load(road) if road.is_file() else ""
+    road_text = load_text(road) if road.is_file() else ""
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
     phases = []
     for phase in project.phases():
@@ -243,13 +244,13 @@ def sync(
         path = project.planning / name
         if not path.is_file():
             continue
-        before = state.load(path)
+        before = load_text(path)
         derive = state_text if name == layout.STATE_FILE else roadmap_text
         after = derive(before, facts, only)
         if after != before:
             changes.append(Change(path, tuple(_differences(before, after))))
             if write:
-                state.save(path, after, old=before)
+                save_text(path, after, old=before)
     return changes
 
 

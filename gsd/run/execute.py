@@ -82,7 +82,7 @@ def confined_hooks(
         settings = project.sandbox()
     except GsdError:
         settings = sandbox.Settings(True, (), project.root, False)
-    configured = git.run("config", "--get", "core.hooksPath", ok=(0, 1)).out
+    configured = git.out("config", "--get", "core.hooksPath", ok=(0, 1))
     home = Path(environ.get("HOME") or Path.home())
     hooks_path = hookjail.user_hooks_path(configured, git.common_dir, home)
     return hookjail.confined(settings, hooks_path, environ)

@@ -64,10 +64,10 @@ def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
     branch (or before the first commit)."""
     if status.head is None or status.branch is not None:
         return None
-    listed = git.run(
+    listed = git.out(
         "for-each-ref", "--format=%(refname:short)", "--points-at", "HEAD", "refs/heads"
     )
-    at_head = listed.out.split()
+    at_head = listed.split()
     switch = f"git switch {at_head[0]}" if at_head else "git switch -c <new-branch>"
     return (
         f"HEAD is detached at {status.head[:7]} in {git.root}: gsd merges each plan's work "
@@ -108,10 +108,10 @@ def uncommitted(git: Git, files: tuple[list[Path], set[Path]]) -> list[tuple[str
     if not rel:
         return []
     status = git.status()
-    listed = git.run(
+    listed = git.out(
         "ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rel.values()
     )
-    in_head = set(filter(None, listed.out.split("\0")))
+    in_head = set(filter(None, listed.split("\0")))
     found = []
     for path, name in rel.items():
         if name in status.untracked or (name not in in_head and name in status.changed):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from gsd.core import done, enforce, judge
 from gsd.core.budget import Budget, BudgetStatus, budget_status
 from gsd.core.flags import env_flag
-from gsd.core.models import Task
+from gsd.core.models import RunnerOutput, Task, TaskReport
 from gsd.core.words import plural
 from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
@@ -41,8 +41,8 @@ class Assessed(NamedTuple):
 
     spawned: proc.Spawned
     verdict: judge.Verdict
-    output: runneroutput.RunnerOutput
-    report: taskreport.TaskReport | None
+    output: RunnerOutput
+    report: TaskReport | None
     error_type: str | None
     details: str
     changed: list[str]
@@ -127,7 +127,7 @@ def _enforce(
 def against_budget(
     dispatch: TaskDispatch,
     spawned: proc.Spawned,
-    output: runneroutput.RunnerOutput,
+    output: RunnerOutput,
     streamed: int | None,
     estimated: bool = False,
 ) -> tuple[int | None, BudgetStatus | None, str]:
@@ -163,7 +163,7 @@ def against_budget(
     )
 
 
-def _warn(label: str, output: runneroutput.RunnerOutput, verdict: judge.Verdict) -> None:
+def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict) -> None:
     """Warnings on the terminal: figures of the output refused, a soft success."""
     for note in output.notes:  # figures refused: neither counted nor shown
         sys.stderr.write(f"gsd: warning: {label}: {note}\n")
@@ -201,7 +201,7 @@ def _large(job: Job, changed: list[str], limit_mb: float) -> list[str]:
 
 def _read_output(
     agent: Agent, spawned: proc.Spawned, result_text: str | None
-) -> tuple[runneroutput.RunnerOutput, taskreport.TaskReport | None]:
+) -> tuple[RunnerOutput, TaskReport | None]:
     """The runner's output and the agent's Task Report, from the end of what it printed."""
     stdout = tail(spawned.stdout_path)
     stderr = tail(spawned.stderr_path, STDERR_TAIL) if agent.runner == "gemini" else ""
@@ -216,8 +216,8 @@ def _judge(
     git: Git,
     checkpoint: Checkpoint,
     spawned: proc.Spawned,
-    output: runneroutput.RunnerOutput,
-    report: taskreport.TaskReport | None,
+    output: RunnerOutput,
+    report: TaskReport | None,
 ) -> tuple[judge.Verdict, Observation | None]:
     """SPEC 5's verdict. Only its last tier (evidence: a non-empty diff) needs to know
     what changed: git is asked then alone, and the observation returned (else None)."""

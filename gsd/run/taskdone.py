@@ -7,9 +7,8 @@ from typing import NamedTuple
 
 from gsd.core import done
 from gsd.core.errors import GsdError
+from gsd.core.models import RunnerOutput, TaskReport
 from gsd.core.words import plural
-from gsd.formats.runneroutput import RunnerOutput
-from gsd.formats.taskreport import TaskReport
 from gsd.io.git import Git
 from gsd.io.project import Project
 from gsd.io.validate import validate
@@ -70,7 +69,7 @@ def _split_ignored(git: Git, claims: list[str]) -> tuple[list[str], list[str]]:
     if not on_disk:
         return claims, []
     asked = "\0".join(on_disk.values()) + "\0"
-    found = git.run("check-ignore", "-z", "--stdin", input=asked, ok=(0, 1)).out
+    found = git.out("check-ignore", "-z", "--stdin", input=asked, ok=(0, 1))
     ignored = set(found.split("\0"))
     apart = [c for c in claims if on_disk.get(c) in ignored]
     return [c for c in claims if c not in apart], apart

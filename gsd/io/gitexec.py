@@ -1,4 +1,6 @@
-"""How gsd runs every git command: its program, a scrubbed environment, a timeout, whole errors.
+"""How gsd runs every git command: its program, a scrubbed environment, a timeout, whole
+errors; and one worktree's commands, checked, waiting out another git's index.lock, two
+side by side (`GitExec`, which `gsd.io.git.Git` drives).
 
 (`gsd doctor` asks `git --version` as it asks any program's, through `gsd.io.proc`.)
 """
@@ -7,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -54,12 +58,10 @@ NEVER = ("-c", "core.fsmonitor=false")
 TIMEOUT_VAR = "GSD_GIT_TIMEOUT"
 DEFAULT_TIMEOUT_S = 600.0
 _GRACE_S = 5.0  # after SIGTERM (git removes its lock files), before SIGKILL
-# One record per commit: its sha, NUL, its `Gsd-Task` trailer values, one a line.
-_TASK_LOG = "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e"
 EXIT_NOT_FOUND = 127  # the status of a git that could not be started
 
 
-class GitRun(NamedTuple):
+class GitResult(NamedTuple):
     """One finished git command: its arguments (after `git`), status and output."""
 
     args: tuple[str, ...]
@@ -111,7 +113,7 @@ def git_timeout() -> float:
     return seconds
 
 
-def start(
+def _start(
     args: Sequence[str],
     *,
     cwd: Path,
@@ -119,7 +121,7 @@ def start(
     stdin: bool = False,
     index_file: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `git ARGS` in `cwd` (finish it with `finish`): two can run side by side.
+    """Start `git ARGS` in `cwd` (finish it with `_finish`): two can run side by side.
     An OSError (no git, no `cwd`) goes to the caller."""
     git_timeout()  # a bad GSD_GIT_TIMEOUT is refused before git runs, not after
     return subprocess.Popen(
@@ -136,14 +138,14 @@ def start(
     )
 
 
-def finish(
+def _finish(
     process: subprocess.Popen[bytes],
     args: Sequence[str],
     *,
     cwd: Path,
     input: bytes | None = None,
     timeout_s: float | None = None,
-) -> GitRun:
+) -> GitResult:
     """Wait for a started git command, never longer than `timeout_s` (default
     `git_timeout()`): past it git and its hooks are ended and a one-line GsdError names
     the command."""
@@ -157,10 +159,10 @@ def finish(
             hint=f"a hook waiting or hung? check the repository's hooks, or set {TIMEOUT_VAR} "
             "to more seconds",
         ) from None
-    return GitRun(tuple(args), process.returncode, out, err)
+    return GitResult(tuple(args), process.returncode, out, err)
 
 
-def run(
+def call(
     args: Sequence[str],
     *,
     cwd: Path,
@@ -168,17 +170,18 @@ def run(
     read_only: bool = False,
     index_file: Path | None = None,
     timeout_s: float | None = None,
-) -> GitRun:
-    """`git ARGS` in `cwd`, to the end (see `start` and `finish`). A git that cannot be
-    started is a result with status 127 and the reason as stderr, not an exception."""
+) -> GitResult:
+    """`git ARGS` in `cwd`, to the end (see `_start` and `_finish`), whatever its status:
+    the caller reads it. A git that cannot be started is a result with status 127 and
+    the reason as stderr, not an exception."""
     try:
-        process = start(
+        process = _start(
             args, cwd=cwd, read_only=read_only, stdin=input is not None, index_file=index_file
         )
     except OSError as exc:
         said = f"{GIT}: {exc.strerror or exc}"
-        return GitRun(tuple(args), EXIT_NOT_FOUND, b"", said.encode())
-    return finish(process, args, cwd=cwd, input=input, timeout_s=timeout_s)
+        return GitResult(tuple(args), EXIT_NOT_FOUND, b"", said.encode())
+    return _finish(process, args, cwd=cwd, input=input, timeout_s=timeout_s)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -199,7 +202,7 @@ def _end(process: subprocess.Popen[bytes]) -> None:
 
 
 def failure(
-    done: GitRun,
+    done: GitResult,
     where: Path,
     *,
     what: str | None = None,
@@ -230,10 +233,10 @@ def first_reason(stderr: str) -> str:
     return ""
 
 
-def details(args: Sequence[str], done: GitRun | tuple[int, str, str]) -> str:
+def details(args: Sequence[str], done: GitResult) -> str:
     """A failed command and everything it said (GsdError.details): `git ARGS (exit N)`,
     then git's whole stderr."""
-    status, err = (done.status, done.stderr) if isinstance(done, GitRun) else (done[0], done[2])
+    status, err = done.status, done.stderr
     shown = " ".join(" ".join((a if len(a) < 200 else a[:200] + "...").split()) for a in args)
     return f"git {shown} (exit {status})\n{err.strip()}"
 
@@ -243,48 +246,153 @@ def text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def hook_index(root: Path) -> Path | None:
-    """The index a git hook was handed (GIT_INDEX_FILE: `git commit -a` and `git commit
-    PATH` build a temporary one) when it is the index of the repository at `root`; None
-    otherwise, and outside hooks: a hook of another repository names that one's index."""
-    given = os.environ.get("GIT_INDEX_FILE")
-    if not given:
-        return None
-    index = Path(os.path.abspath(given))  # relative to the hook's directory, the top level
-    if index.parent == Path(os.path.abspath(root / ".git")) and index.is_file():
-        return index  # the common case, without asking git: `root` is the top level
-    done = run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root, read_only=True)
-    dirs = {Path(os.path.abspath(root / line)) for line in done.stdout.splitlines()}
-    if done.status == 0 and index.parent in dirs and index.is_file():
-        return index
-    return None
+# Commands that only read: with GIT_OPTIONAL_LOCKS=0 their index refresh takes no
+# index.lock, so gsd's own `git status` never makes another git (or gsd) fail.
+_READ_ONLY = frozenset(
+    "status diff diff-tree ls-files for-each-ref rev-parse log merge-base cat-file rev-list".split()
+)
+_LOCKED = re.compile(r"Unable to create '(?P<path>[^']*\.lock)': File exists")
+LOCK_WAIT_S = 10.0  # how long a command waits, in all, for another git's index.lock
 
 
-def task_log_args(since: str | None = None, *, plan_branches: bool = False) -> list[str]:
-    """`git log`'s arguments for the task commits reachable from HEAD (since `since`),
-    and with `plan_branches` from the `gsd/*` branches too."""
-    revs = [f"{since}..HEAD" if since else "HEAD"]
-    if plan_branches:
-        revs.append("--branches=gsd/*")
-    return [_TASK_LOG, *revs]
+class GitExec:
+    """The git commands of one worktree: each started as `_start` starts any, its
+    status checked, run again while another git holds the index.lock."""
+
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self._root = root
+        self._git_dir = git_dir
+        self._common_dir = common_dir
+
+    def checked(
+        self, command: str, *args: str, ok: tuple[int, ...] = (0,), input: str | None = None
+    ) -> GitResult:
+        """`git COMMAND ARGS` in the worktree, to the end; a status outside `ok` is a
+        GsdError whose `details` hold git's whole stderr. Another git's index.lock is
+        waited for."""
+        return self.finish(self.start(command, *args, input=input), (command, *args), ok, input)
+
+    def start(self, command: str, *args: str, input: str | None = None) -> subprocess.Popen[bytes]:
+        """Start a git command (its result is `finish`'s): two can run side by side."""
+        from gsd.io import gitguard  # hashlib: not on `gsd status`'s path, which needs no Git
+
+        guard = gitguard.active_guard(self._common_dir)
+        if guard is not None:
+            guard.check()  # a hook or config an agent planted meanwhile goes before git runs
+        try:
+            return _start(
+                (command, *args),
+                cwd=self._root,
+                stdin=input is not None,
+                read_only=command in _READ_ONLY,
+            )
+        except OSError as exc:
+            raise GsdError("git is not installed or not on PATH", hint="install git") from exc
+
+    def finish(
+        self,
+        process: subprocess.Popen[bytes],
+        argv: tuple[str, ...],
+        ok: tuple[int, ...] = (0,),
+        input: str | None = None,
+    ) -> GitResult:
+        """The result of a command `start` began; run again while another git holds a
+        lock it needs (up to LOCK_WAIT_S), a GsdError when its status is not in `ok`.
+        Past `git_timeout()` (a hung hook) git and its hooks are ended (`_finish`)."""
+        data = input.encode() if input is not None else None
+        result = _finish(process, argv, cwd=self._root, input=data)
+        waited, delay = 0.0, 0.05
+        while result.status != 0 and _LOCKED.search(result.stderr):
+            if waited >= LOCK_WAIT_S:
+                raise self._lock_error(argv, result)
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, max(LOCK_WAIT_S - waited, 0.01))
+            result = _finish(self.start(*argv, input=input), argv, cwd=self._root, input=data)
+        if result.status not in ok:
+            raise self._error(argv, result)
+        return result
+
+    def side(self, *commands: tuple[str, ...]) -> Side:
+        """These commands started beside the current one (`with`)."""
+        return Side(self, *commands)
+
+    def _error(self, argv: tuple[str, ...], result: GitResult) -> GsdError:
+        err = result.stderr
+        why = first_reason(err) or f"exit status {result.status}"
+        hint = "the log has git's whole message"
+        if "identity unknown" in err or "tell me who you are" in err:
+            hint = "set git config user.name and user.email"
+        return GsdError(
+            f"git {describe(argv)} failed in {self._root}: {why}",
+            hint=hint,
+            details=details(argv, result),
+        )
+
+    def wait_for_index_lock(self, deadline: float, argv: tuple[str, ...]) -> None:
+        """Wait (with backoff) until no other git holds this worktree's index.lock."""
+        delay = 0.05
+        lock = self._git_dir / "index.lock"
+        while lock_held(self._git_dir) is not None:
+            if time.monotonic() >= deadline:
+                held = f"{lock} still there after {LOCK_WAIT_S:g} s"
+                raise self._lock_error(argv, GitResult(argv, 128, b"", held.encode()))
+            time.sleep(min(delay, max(deadline - time.monotonic(), 0.01)))
+            delay *= 2
+
+    def _lock_error(self, argv: tuple[str, ...], result: GitResult) -> GsdError:
+        match = _LOCKED.search(result.stderr)
+        lock = match["path"] if match else str(self._git_dir / "index.lock")
+        return GsdError(
+            f"another git process holds {lock}; gsd waited {LOCK_WAIT_S:g} s for it",
+            hint="let it finish (an editor's git status?), or delete the file if no git is "
+            "running, then run gsd again",
+            details=details(argv, result),
+        )
 
 
-def parse_task_log(out: str) -> dict[str, str]:
-    """`Gsd-Task` trailer value -> the newest commit carrying it, from `task_log_args`'s log."""
-    tasks: dict[str, str] = {}
-    for record in out.split("\x1e"):
-        sha, _, values = record.strip().partition("\0")
-        for value in values.splitlines():
-            if value.strip():
-                tasks.setdefault(value.strip(), sha)
-    return tasks
+def lock_held(git_dir: Path) -> Path | None:
+    """The worktree's index.lock (`git_dir`/index.lock) when it exists, else None."""
+    lock = git_dir / "index.lock"
+    return lock if os.path.lexists(lock) else None
 
 
-def committed_tasks(root: Path, *, plan_branches: bool = False) -> dict[str, str]:
-    """`Gsd-Task` trailer value -> newest commit carrying it, reachable from HEAD (and the
-    `gsd/*` branches); empty when `root` is in no repository, before the first commit, or
-    when git cannot run. For commands that only look (`gsd status`): no Git object."""
-    done = run(["log", *task_log_args(plan_branches=plan_branches)], cwd=root, read_only=True)
-    if done.status != 0:
-        return {}
-    return parse_task_log(done.stdout)
+class Side:
+    """Git commands run beside the current one (`with`): their outputs, in order, from
+    `results()`; on an error they are ended and waited for, never left behind."""
+
+    def __init__(self, runner: GitExec, *commands: tuple[str, ...]) -> None:
+        self._runner = runner
+        self._commands = commands
+        self._started: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Side:
+        self._started = [self._runner.start(*argv) for argv in self._commands]
+        return self
+
+    def results(self) -> list[str]:
+        done = [
+            self._runner.finish(p, argv).stdout
+            for p, argv in zip(self._started, self._commands, strict=True)
+        ]
+        self._started = []
+        return done
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self._started:
+            if process.returncode is None:
+                process.kill()
+            try:
+                process.communicate()
+            except (OSError, ValueError):  # already read to the end
+                pass
+
+
+def split(out: str) -> list[str]:
+    """NUL-separated git output (`-z`) as a list, without empty entries."""
+    return [item.strip("\n") for item in out.split("\0") if item.strip("\n")]
+
+
+def literal(path: str) -> str:
+    """A pathspec that matches `path` exactly (no glob, no magic)."""
+    return f":(literal){path}"
