@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.errors import Interrupted
 from gsd.core.graph import PhaseGraph
+from gsd.core.ids import task_key
 from gsd.core.models import Plan
 from gsd.core.outcomes import TaskOutcome
 from gsd.formats import prompt
@@ -121,7 +122,7 @@ class PhaseRun:
                 found += [
                     self.dispatcher.task(number, plan, task)
                     for task in plan.tasks
-                    if f"{plan_id}-{task.index}" not in committed
+                    if task_key(plan_id, task.index) not in committed
                 ]
         return found
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.retry import next_rung
@@ -40,7 +41,7 @@ def run_tasks(
         label = f"phase {phase.number} wave {wave}/{run.waves} plan {plan.id} task {task.index}"
         if run.cancel.is_set():  # a signal: no new attempt starts
             return _interrupted(plan, label, attempts, started)
-        if f"{plan.id}-{task.index}" in committed:
+        if task_key(plan.id, task.index) in committed:
             run.say(f"{label}: already committed, skipped")
             earlier.append((task.index, None))
             resumed.add(task.index)

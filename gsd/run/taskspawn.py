@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, logged
+from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
@@ -216,7 +217,7 @@ def _private_home(
     """The runner's private home, when it needs one (gsd.io.clihome): codex's holds gsd's
     policy as exec-policy rules; gemini's, for an agent with a turn limit or a project
     with gsd's hooks, its user settings with those added. None for the others."""
-    name = f"{job.plan.id}-{job.task.index}-{os.getpid()}"
+    name = f"{task_key(job.plan.id, job.task.index)}-{os.getpid()}"
     if job.agent.runner == "codex":
         rules = codex.exec_rules(with_extra(list(job.dispatch.policy_extra)))
         return clihome.codex_home(env, name, rules)
