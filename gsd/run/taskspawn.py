@@ -93,25 +93,13 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
 
 def failed_before_spawn(job: Job, *, error_type: str, details: str) -> TaskOutcome:
     """An attempt that failed before the agent ran: nothing changed, nothing to report."""
-    return TaskOutcome(
-        plan=job.plan.id,
-        task=job.task.index,
-        agent=job.agent.name,
-        success=False,
-        soft_success=False,
+    return TaskOutcome.failed_early(
+        job.plan.id,
+        job.task.index,
+        job.agent.name,
+        job.attempt,
         error_type=error_type,
         details=details,
-        commit=None,
-        changed=[],
-        deviations=[],
-        exit_code=None,
-        duration_s=0.0,
-        input_tokens=None,
-        output_tokens=None,
-        cost_usd=None,
-        attempt=job.attempt,
-        checkpoint=None,
-        report=None,
     )
 
 
