@@ -25,18 +25,17 @@ def merge_plan(run: PhaseRun, end: PlanEnd) -> PlanEnd:
 
 
 def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
+    books, journal, git = run.effects.books, run.effects.journal, run.repo.git
     plan = end.plan
     branch = run.repo.worktrees.branch(plan.id)
     message = f"Merge branch '{branch}': plan {plan.id} complete\n"
     # one look at the files the bookkeeping may write; the user's other uncommitted
     # files git itself keeps: a merge that would overwrite one never starts
-    run.effects.books.seen(run.repo.git.dirty_among(run.effects.books.candidates()))
+    books.seen(git.dirty_among(books.candidates()))
     present = [
-        p
-        for p in Branches(run.repo.git).added_by(branch)
-        if os.path.lexists(run.read.project.root / p)
+        p for p in Branches(git).added_by(branch) if os.path.lexists(run.read.project.root / p)
     ]
-    ignored = sorted(set(present) - run.repo.git.tracked_among(present)) if present else []
+    ignored = sorted(set(present) - git.tracked_among(present)) if present else []
     if ignored:  # git would overwrite them (and an undone merge delete them)
         return _unmerged(
             run,
@@ -48,7 +47,7 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
             ),
         )
     try:
-        conflicts = Branches(run.repo.git).start_merge(branch, message)
+        conflicts = Branches(git).start_merge(branch, message)
     except MergeRefused as refused:
         return _unmerged(run, end, branch, _refusal(run, refused.paths))
     if conflicts:
@@ -60,8 +59,8 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     try:
         sha = _commit_merge(run, end, branch, message)
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-        run.effects.journal.event("merge", plan=plan.id, branch=branch, status="failed")
-        run.effects.journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
+        journal.event("merge", plan=plan.id, branch=branch, status="failed")
+        journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
         return end._replace(
             status="failed",
             error_type="unknown",
@@ -78,27 +77,28 @@ def _commit_merge(run: PhaseRun, end: PlanEnd, branch: str, message: str) -> str
     Whatever fails on the way (a hook, an unwritable .planning/, a full disk, a signal
     that is not gsd's to handle), the merge is undone first: the user's checkout is
     never left half merged, and the plan's branch still holds its work."""
+    books, journal, git = run.effects.books, run.effects.journal, run.repo.git
     plan = end.plan
     unmerged = run.read.phase.path / f"{plan.id}-SUMMARY.md"
     try:
-        run.effects.journal.event("merge", plan=plan.id, branch=branch, status="merged")
+        journal.event("merge", plan=plan.id, branch=branch, status="merged")
         # what changed is known: no `git status` over the tree for it
-        run.effects.books.pending()  # the log lines, flushed once (`unflush` takes them back)
+        books.pending()  # the log lines, flushed once (`unflush` takes them back)
         if not run.policy.commit_docs:  # the SUMMARY.md no commit on the branch carried
             summary.write(unmerged, end.summary)
-        run.effects.books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
-        pending = sorted(run.effects.books.written)
+        books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
+        pending = sorted(books.written)
         paths = pending if run.policy.commit_docs else []
-        sha = Branches(run.repo.git).finish_merge(message, paths)
+        sha = Branches(git).finish_merge(message, paths)
     except BaseException:
         if not run.policy.commit_docs:
             unmerged.unlink(missing_ok=True)  # not merged: the plan is not done here
-        Branches(run.repo.git).abort_merge()  # which also undoes the log lines flushed for it
-        run.effects.journal.unflush()
-        run.effects.books.undo(run.repo.git)
+        Branches(git).abort_merge()  # which also undoes the log lines flushed for it
+        journal.unflush()
+        books.undo(git)
         raise
     if paths:
-        run.effects.books.committed()
+        books.committed()
     return sha
 
 

@@ -22,19 +22,20 @@ from gsd.run.tasks import run_tasks
 def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
     """A plan run in the user's checkout itself (`workflow.use_worktrees: false`, the
     opt-in), its bookkeeping committed when it ends."""
-    end = run_tasks(run, plan, wave, run.repo.git, run.repo.committed)
+    git, books, phase = run.repo.git, run.effects.books, run.read.phase
+    end = run_tasks(run, plan, wave, git, run.repo.committed)
     if end.status == "complete":
-        end, checked = check_complete_plan(run, end, run.repo.git)
+        end, checked = check_complete_plan(run, end, git)
     if end.status == "complete":
         # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
         # when its SUMMARY is there), all in one docs commit
-        text = plan_summary(run, end, run.repo.git) + "\n" + checked
-        summary.write(run.read.phase.path / f"{plan.id}-SUMMARY.md", text)
-        written = run.read.phase.path / f"{plan.id}-SUMMARY.md"
-        run.effects.books.written.add(written.relative_to(run.read.project.root).as_posix())
+        text = plan_summary(run, end, git) + "\n" + checked
+        summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
+        written = phase.path / f"{plan.id}-SUMMARY.md"
+        books.written.add(written.relative_to(run.read.project.root).as_posix())
         run.effects.journal.plan_event(plan.id, "plan-complete")
-        run.effects.books.derive()
-        run.effects.books.commit(f"docs({plan.id}): complete plan")
+        books.derive()
+        books.commit(f"docs({plan.id}): complete plan")
         run.effects.say(f"plan {plan.id}: complete")
     return end
 
@@ -42,10 +43,11 @@ def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
 def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd:
     """A plan run in its own worktree; when complete, its SUMMARY.md is committed on
     its branch, and STATE.md and ROADMAP.md wait for the merge (`merge_plan`)."""
+    worktrees, journal = run.repo.worktrees, run.effects.journal
     try:
-        place, recovered = run.repo.worktrees.open(plan.id, start)
+        place, recovered = worktrees.open(plan.id, start)
     except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
-        run.effects.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
+        journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
         return PlanEnd(
             plan=plan,
             status="failed",
@@ -63,12 +65,12 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
         if run.policy.commit_docs:  # else it is written after the merge (`merge_plan`)
             _commit_plan_docs(run, end, place)
     else:  # its lines are the run's to commit: its branch carries none of them
-        run.effects.journal.hand_over(plan.id)
+        journal.hand_over(plan.id)
     # the branch keeps the work; the folder goes now, while other plans still run
-    run.repo.worktrees.close(plan.id)
-    if end.status != "complete" and run.repo.worktrees.tip(plan.id) == start:
-        run.repo.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
-    elif end.status != "complete" and run.repo.worktrees.on_checkout(plan.id):
+    worktrees.close(plan.id)
+    if end.status != "complete" and worktrees.tip(plan.id) == start:
+        worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
+    elif end.status != "complete" and worktrees.on_checkout(plan.id):
         _keep_on_checkout(run, plan)
     return end
 
