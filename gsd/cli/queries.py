@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gsd.core import layout
-from gsd.core.ids import is_plan_id
+from gsd.core.ids import is_plan_id, task_key
 
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
@@ -256,7 +256,7 @@ def context_chain(plan_id: str, task_number: int) -> dict[str, Any]:
     resumed: set[int] = set()
     for task in plan.tasks[: numbers.index(task_number)]:
         text, state = None, "not run"
-        if f"{plan.id}-{task.index}" in committed:
+        if task_key(plan.id, task.index) in committed:
             state = "committed"
             resumed.add(task.index)
         elif task.is_checkpoint:

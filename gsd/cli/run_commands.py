@@ -85,7 +85,7 @@ def execute_phase(
     project = Project(find_root(Path.cwd()))
     found_phase = project.phase(phase)
     if not dry_run:
-        from gsd.run.execute import RunOptions
+        from gsd.run.context import RunOptions
         from gsd.run.execute import execute_phase as run_phase
 
         options = RunOptions(
@@ -148,7 +148,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     """
     from gsd.io.project import Project, find_root
     from gsd.output import views
-    from gsd.run.execute import RunOptions
+    from gsd.run.context import RunOptions
     from gsd.run.execute import execute_phase as run_phase
 
     if not is_plan_id(plan_id):

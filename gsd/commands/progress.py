@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsd.core import layout
-from gsd.core.ids import parse_phase_name, phase_key, same_plan
+from gsd.core.ids import parse_phase_name, phase_key, same_plan, task_key
 from gsd.formats import state
 from gsd.formats.files import load_text
 from gsd.io import summaries
@@ -48,7 +48,7 @@ def _plans(
     graph = project.phase_graph(phase)
     plans = []
     for plan_id, plan in graph.plans.items():
-        done_tasks = [t.index for t in plan.tasks if f"{plan_id}-{t.index}" in committed]
+        done_tasks = [t.index for t in plan.tasks if task_key(plan_id, t.index) in committed]
         mine = [kind for tag, kind in failures if same_plan(tag, plan_id)]
         if summaries.exists(phase.path, plan_id):
             status = "done"

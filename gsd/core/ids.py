@@ -132,3 +132,17 @@ def normalize_plan_ref(ref: str) -> str:
     """`"01-01"`, `01-01-PLAN.md` and `01-foundation/01-01` all name plan `01-01`."""
     ref = ref.strip().strip("\"'")
     return plan_id_from_filename(ref) or ref
+
+
+def task_key(plan_id: str, index: int) -> str:
+    """`01-02` task 3 -> `01-02-3`: a task's name across the run, the value of its
+    commit's `Gsd-Task` trailer, and the name of its run folder."""
+    return f"{plan_id}-{index}"
+
+
+def split_task_key(key: str) -> tuple[str, int] | None:
+    """`01-02-3` -> (`01-02`, 3), as `task_key` made it; None when it ends in no number."""
+    plan_id, dash, number = key.strip().rpartition("-")
+    if not dash or not number.isdigit():
+        return None
+    return plan_id, int(number)

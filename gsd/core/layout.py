@@ -19,6 +19,8 @@ import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
+from gsd.core.ids import task_key
+
 # -- .planning/ --------------------------------------------------------------------------
 
 PLANNING = ".planning"
@@ -85,7 +87,7 @@ def journal_dir(git_dir: Path) -> Path:
 
 def run_dir(git_dir: Path, plan_id: str, task: int) -> Path:
     """One task's prompt, output and RESULT, kept for `gsd errors` and a post-mortem."""
-    return git_dir / GSD / "runs" / f"{plan_id}-{task}"
+    return git_dir / GSD / "runs" / task_key(plan_id, task)
 
 
 def displaced_dir(git_dir: Path) -> Path:

@@ -37,6 +37,49 @@ class TaskOutcome(NamedTuple):
     # a writing tier's success that changed no file and claimed none (shown, not failed)
     no_change: bool = False
 
+    @classmethod
+    def blank(cls, plan: str, task: int, agent: str, attempt: int = 1) -> TaskOutcome:
+        """An attempt with nothing on record yet: not a success, nothing changed, run,
+        measured or committed. The one place every field is given: each builder fills
+        in what it knows with `_replace` (the run's settle step, the logs' attempts,
+        `failed_early`, `from_commit`)."""
+        return cls(
+            plan=plan,
+            task=task,
+            agent=agent,
+            success=False,
+            soft_success=False,
+            error_type=None,
+            details="",
+            commit=None,
+            changed=[],
+            deviations=[],
+            exit_code=None,
+            duration_s=0.0,
+            input_tokens=None,
+            output_tokens=None,
+            cost_usd=None,
+            attempt=attempt,
+            checkpoint=None,
+            report=None,
+        )
+
+    @classmethod
+    def failed_early(
+        cls, plan: str, task: int, agent: str, attempt: int, *, error_type: str, details: str
+    ) -> TaskOutcome:
+        """An attempt that failed before its agent ran: nothing changed, nothing to report."""
+        return cls.blank(plan, task, agent, attempt)._replace(
+            error_type=error_type, details=details
+        )
+
+    @classmethod
+    def from_commit(cls, plan: str, commit: TaskCommit) -> TaskOutcome:
+        """A task committed with no attempt on record (its log lost): what the commit says."""
+        return cls.blank(plan, commit.task, commit.agent or "?")._replace(
+            success=True, commit=commit.sha, changed=list(commit.changed)
+        )
+
 
 class TaskCommit(NamedTuple):
     """A task's commit on a plan's branch (its `Gsd-Task` trailer), and what it changed."""

@@ -37,25 +37,16 @@ def _attempt(
     task, attempt = _int(event.get("task")), _int(event.get("attempt")) or 1
     agent, error_type = str(event.get("agent") or "?"), event.get("error_type")
     record = failures.get((str(task), attempt, agent, str(error_type)))
-    return TaskOutcome(
-        plan=plan_id,
-        task=task,
-        agent=agent,
+    return TaskOutcome.blank(plan_id, task, agent, attempt)._replace(
         success=bool(event.get("success")),
         soft_success=bool(event.get("soft_success")),
         error_type=str(error_type) if error_type else None,
         details=record.details if record else "",
-        commit=None,
-        changed=[],
-        deviations=[],
         exit_code=record.exit_code if record else None,
         duration_s=float(event.get("duration_s") or 0),
         input_tokens=_count(event, "input_tokens"),
         output_tokens=_count(event, "output_tokens"),
         cost_usd=_cost(event),
-        attempt=attempt,
-        checkpoint=None,
-        report=None,
         no_change=event.get("no_change") is True,
     )
 
@@ -90,28 +81,7 @@ def with_commits(
             (i for i, o in enumerate(result) if o.task == number and o.success), default=None
         )
         if last is None:
-            result.append(
-                TaskOutcome(
-                    plan=plan_id,
-                    task=number,
-                    agent=commit.agent or "?",
-                    success=True,
-                    soft_success=False,
-                    error_type=None,
-                    details="",
-                    commit=commit.sha,
-                    changed=list(commit.changed),
-                    deviations=[],
-                    exit_code=None,
-                    duration_s=0.0,
-                    input_tokens=None,
-                    output_tokens=None,
-                    cost_usd=None,
-                    attempt=1,
-                    checkpoint=None,
-                    report=None,
-                )
-            )
+            result.append(TaskOutcome.from_commit(plan_id, commit))
         else:
             result[last] = result[last]._replace(commit=commit.sha, changed=list(commit.changed))
     created = sorted({path for commit in commits.values() for path in commit.added})

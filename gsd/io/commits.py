@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gsd.core.errors import GsdError
+from gsd.core.ids import split_task_key, task_key
 from gsd.core.outcomes import TaskCommit
 from gsd.core.words import one_line
 from gsd.io import gitexec
@@ -118,7 +119,7 @@ class Commits:
             "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
             "%x00%(trailers:key=Gsd-Specialist,valueonly,unfold)%x1e",
             "--fixed-strings",
-            f"--grep=Gsd-Task: {plan_id}-",
+            f"--grep=Gsd-Task: {plan_id}-",  # every task_key of the plan
             "HEAD",
         )
         found: dict[int, TaskCommit] = {}
@@ -126,11 +127,11 @@ class Commits:
             sha, _, rest = record.strip().partition("\0")
             values, _, agent = rest.partition("\0")
             for value in values.splitlines():
-                head, dash, number = value.strip().rpartition("-")
-                if head != plan_id or not dash or not number.isdigit():
+                key = split_task_key(value)
+                if key is None or key[0] != plan_id:
                     continue
-                if int(number) not in found:
-                    found[int(number)] = self._task_commit(int(number), sha, agent.strip())
+                if key[1] not in found:
+                    found[key[1]] = self._task_commit(key[1], sha, agent.strip())
         return dict(sorted(found.items()))
 
     def _task_commit(self, task: int, sha: str, agent: str) -> TaskCommit:
@@ -158,7 +159,7 @@ class Commits:
 def _task_message(plan_id: str, task: int, name: str, agent: str) -> str:
     return (
         f"feat({one_line(plan_id)}): {one_line(name)}\n\n"
-        f"Gsd-Task: {one_line(plan_id)}-{task}\nGsd-Specialist: {one_line(agent)}\n"
+        f"Gsd-Task: {task_key(one_line(plan_id), task)}\nGsd-Specialist: {one_line(agent)}\n"
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,15 @@ from gsd.formats.files import load_text, save_text
 from gsd.io import approvals, summaries
 from gsd.io.phases import Phase
 from gsd.io.project import Project
-from gsd.run.statetext import PAUSED, roadmap_text, state_text
+from gsd.run.statetext import (
+    PAUSED,
+    Blocker,
+    Facts,
+    PhaseFacts,
+    PlanFacts,
+    roadmap_text,
+    state_text,
+)
 
 # events that show a plan moved on after a failure: a new attempt, a commit, a pause
 _PROGRESS = frozenset({"spawn", "commit", "retry", "fallback", PAUSED, "plan-complete"})
@@ -36,60 +44,6 @@ _DURATION_RE = re.compile(
     r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s\w*)?$",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class Blocker:
-    """Why a plan stands still: a failure's error type, or `checkpoint-paused`."""
-
-    kind: str
-    details: str
-    day: str | None  # the date it was recorded, YYYY-MM-DD
-
-
-@dataclass(frozen=True)
-class PlanFacts:
-    id: str
-    path: str  # the PLAN.md, relative to the project root
-    tasks: int
-    done: bool
-    day: str | None = None  # SUMMARY's `completed` date
-    minutes: int | None = None  # SUMMARY's `duration`, whole minutes (at least 1)
-    files: int = 0  # SUMMARY's key-files
-    blocker: Blocker | None = None
-    active: bool = False  # the logs hold records of it
-
-
-@dataclass(frozen=True)
-class PhaseFacts:
-    phase: Phase
-    title: str
-    plans: tuple[PlanFacts, ...]
-
-    @property
-    def done(self) -> int:
-        return sum(p.done for p in self.plans)
-
-    @property
-    def complete(self) -> bool:
-        return bool(self.plans) and self.done == len(self.plans)
-
-    @property
-    def active(self) -> bool:
-        return any(p.done or p.active or p.blocker for p in self.plans)
-
-    @property
-    def day(self) -> str | None:
-        """The day its last plan completed, once all have."""
-        return max((p.day for p in self.plans if p.day), default=None) if self.complete else None
-
-
-@dataclass(frozen=True)
-class Facts:
-    phases: tuple[PhaseFacts, ...]
-    last_day: str | None  # the latest date any of the files records
-    warnings: tuple[str, ...] = field(default=())
-    phase_count: int = 0  # phases there are: folders, and the roadmap's not planned yet
 
 
 @dataclass(frozen=True)

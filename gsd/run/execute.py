@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import EXIT_OK
 from gsd.core.outcomes import TaskOutcome
+from gsd.formats import prompt
 from gsd.io import summaries
 from gsd.io.git import Git
 from gsd.io.live import Console
@@ -23,19 +24,11 @@ from gsd.io.lock import RunLock
 from gsd.io.phases import Phase
 from gsd.io.project import Project
 from gsd.io.signals import Interruption
+from gsd.run.context import RunInputs, RunOptions, RunRepo
 from gsd.run.phaserun import PhaseRun
 from gsd.run.start import check_before_spawning, recover, validated_graph
 from gsd.run.taskspawn import running_registry
 from gsd.run.waves import run_wave
-
-
-class RunOptions(NamedTuple):
-    timeout: float | None = None
-    allow_dirty: bool = False
-    auto: bool = False
-    only_plan: str | None = None  # `gsd execute-plan ID`: this plan alone
-    max_parallel: int | None = None  # `--max-parallel K`; 1 runs everything in place
-    only_wave: int | None = None  # `--wave W`: this wave alone
 
 
 class RunResult(NamedTuple):
@@ -63,7 +56,11 @@ def execute_phase(
             RunLock(git.common_dir, running_registry(git)),
             confined_hooks(project, git, environ),
         ):
-            return _execute(project, git, phase, options, environ, console, stop)
+            folder = project.worktrees_folder(git.root, git.common_dir, environ)
+            worktrees = recover(git, folder, console.say)
+            read = _read(project, phase, options, environ, console)
+            repo = RunRepo.open(git, worktrees)
+            return _execute(PhaseRun.start(options, read, repo, console, stop))
     finally:
         console.close()
 
@@ -88,27 +85,39 @@ def confined_hooks(
     return hookjail.confined(settings, hooks_path, environ)
 
 
-def _execute(
+def _read(
     project: Project,
-    git: Git,
     phase: Phase,
     options: RunOptions,
     environ: Mapping[str, str],
     console: Console,
-    stop: Interruption,
-) -> RunResult:
-    """SPEC 7's run once the lock is held: recover, validate, check, the waves, the books."""
-    folder = project.worktrees_folder(git.root, git.common_dir, environ)
-    worktrees = recover(git, folder, console.say)
-    # 2. config, roster, plans; refuse to run on validation errors
+) -> RunInputs:
+    """2. config, roster, plans (a run refuses to start on validation errors), then the
+    agents each task is dispatched to (the roster's warnings said), the templates."""
     graph = validated_graph(project, phase, options, console)
-    run = PhaseRun(project, git, phase, graph, options, environ, console, worktrees, stop)
-    check_before_spawning(run, environ)
-    stop.check("before the run started")
-    run.journal.event("run-start", phase=phase.name)
-    for number, wave in enumerate(graph.waves, 1):
+    dispatcher, warnings = project.dispatcher(cli_timeout=options.timeout, environ=environ)
+    for warning in warnings:
+        console.say(f"warning: {warning}")
+    return RunInputs(
+        project=project,
+        phase=phase,
+        graph=graph,
+        dispatcher=dispatcher,
+        templates=prompt.Templates.load(project.root),
+        sandbox=project.sandbox(),
+        environ=environ,
+    )
+
+
+def _execute(run: PhaseRun) -> RunResult:
+    """SPEC 7's run once the lock is held and the run has read what it needs: the
+    checks, the waves, the books."""
+    check_before_spawning(run)
+    run.effects.stop.check("before the run started")
+    run.effects.journal.event("run-start", phase=run.read.phase.name)
+    for number, wave in enumerate(run.read.graph.waves, 1):
         # 4. waves in order
-        if options.only_wave not in (None, number):
+        if run.options.only_wave not in (None, number):
             continue
         stopped = _run_wave(run, number, wave)
         if stopped is not None:
@@ -119,7 +128,7 @@ def _execute(
 def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
     """One wave's plans not done yet (3. a SUMMARY.md says done); the run's result when
     the wave stopped it (a failure or a pause), else None."""
-    say, phase, graph = run.console.say, run.phase, run.graph
+    say, phase, graph = run.effects.console.say, run.read.phase, run.read.graph
     pending = []
     for plan_id in run.pending(wave):
         if summaries.exists(phase.path, plan_id):  # 3. what is already done
@@ -128,14 +137,14 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
             continue
         pending.append(graph.plans[plan_id])
     stopped = run_wave(run, number, pending) if pending else None
-    if run.stop.requested:
+    if run.effects.stop.requested:
         run.interrupted(f"in wave {number}")
     if stopped is None:
         return None
     code, message, end = stopped
-    run.journal.event("run-end", status="stopped")
-    run.books.derive()  # the failure or pause is in the logs now: a blocker
-    run.books.commit(f"docs({end.plan.id}): run stopped")
+    run.effects.journal.event("run-end", status="stopped")
+    run.effects.books.derive()  # the failure or pause is in the logs now: a blocker
+    run.effects.books.commit(f"docs({end.plan.id}): run stopped")
     return RunResult(
         exit_code=code, outcomes=run.sorted_outcomes(), message=message, plans=run.ended
     )
@@ -144,21 +153,21 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
 def _finish(run: PhaseRun) -> RunResult:
     """The run's end once every wave is through: the books derived and committed, or,
     when nothing happened at all, the journal discarded."""
-    options, phase = run.options, run.phase
+    options, phase = run.options, run.read.phase
     # `execute-plan` ran one plan: what it says and records is about that plan
     what = f"plan {options.only_plan}" if options.only_plan else f"phase {phase.name}"
     if not run.outcomes and set(run.ended.values()) <= {"done before"}:  # nothing happened
-        run.journal.discard()
+        run.effects.journal.discard()
         return RunResult(
             exit_code=EXIT_OK,
             outcomes=run.outcomes,
             message=f"{what}: already complete",
             plans=run.ended,
         )
-    run.journal.event("run-end", status="complete")
-    run.books.derive()
+    run.effects.journal.event("run-end", status="complete")
+    run.effects.books.derive()
     scope = options.only_plan or phase.number
-    run.books.commit(f"docs({scope}): {what.split()[0]} run complete")
+    run.effects.books.commit(f"docs({scope}): {what.split()[0]} run complete")
     return RunResult(
         exit_code=EXIT_OK,
         outcomes=run.sorted_outcomes(),

@@ -21,20 +21,21 @@ def merge_plan(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     try:
         return _merge(run, end)
     finally:
-        run.books.seen(None)  # the look the merge took is for the merge alone
+        run.effects.books.seen(None)  # the look the merge took is for the merge alone
 
 
 def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
+    books, journal, git = run.effects.books, run.effects.journal, run.repo.git
     plan = end.plan
-    branch = run.worktrees.branch(plan.id)
+    branch = run.repo.worktrees.branch(plan.id)
     message = f"Merge branch '{branch}': plan {plan.id} complete\n"
     # one look at the files the bookkeeping may write; the user's other uncommitted
     # files git itself keeps: a merge that would overwrite one never starts
-    run.books.seen(run.git.dirty_among(run.books.candidates()))
+    books.seen(git.dirty_among(books.candidates()))
     present = [
-        p for p in Branches(run.git).added_by(branch) if os.path.lexists(run.project.root / p)
+        p for p in Branches(git).added_by(branch) if os.path.lexists(run.read.project.root / p)
     ]
-    ignored = sorted(set(present) - run.git.tracked_among(present)) if present else []
+    ignored = sorted(set(present) - git.tracked_among(present)) if present else []
     if ignored:  # git would overwrite them (and an undone merge delete them)
         return _unmerged(
             run,
@@ -46,7 +47,7 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
             ),
         )
     try:
-        conflicts = Branches(run.git).start_merge(branch, message)
+        conflicts = Branches(git).start_merge(branch, message)
     except MergeRefused as refused:
         return _unmerged(run, end, branch, _refusal(run, refused.paths))
     if conflicts:
@@ -58,16 +59,16 @@ def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     try:
         sha = _commit_merge(run, end, branch, message)
     except GsdError as exc:  # a failing pre-commit hook, no identity, ...
-        run.journal.event("merge", plan=plan.id, branch=branch, status="failed")
-        run.journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
+        journal.event("merge", plan=plan.id, branch=branch, status="failed")
+        journal.error(plan.phase, plan.id, "unknown", logged(exc), branch)
         return end._replace(
             status="failed",
             error_type="unknown",
             details=logged(exc),
             message=f"plan {plan.id}: merge failed: {exc}",
         )
-    run.worktrees.delete_branch(plan.id)  # merged: nothing left on it
-    run.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
+    run.repo.worktrees.delete_branch(plan.id)  # merged: nothing left on it
+    run.effects.say(f"plan {plan.id}: complete, merged {branch} ({sha[:7]})")
     return end
 
 
@@ -76,34 +77,35 @@ def _commit_merge(run: PhaseRun, end: PlanEnd, branch: str, message: str) -> str
     Whatever fails on the way (a hook, an unwritable .planning/, a full disk, a signal
     that is not gsd's to handle), the merge is undone first: the user's checkout is
     never left half merged, and the plan's branch still holds its work."""
+    books, journal, git = run.effects.books, run.effects.journal, run.repo.git
     plan = end.plan
-    unmerged = run.phase.path / f"{plan.id}-SUMMARY.md"
+    unmerged = run.read.phase.path / f"{plan.id}-SUMMARY.md"
     try:
-        run.journal.event("merge", plan=plan.id, branch=branch, status="merged")
+        journal.event("merge", plan=plan.id, branch=branch, status="merged")
         # what changed is known: no `git status` over the tree for it
-        run.books.pending()  # the log lines, flushed once (`unflush` takes them back)
-        if not run.commit_docs:  # the SUMMARY.md no commit on the branch carried
+        books.pending()  # the log lines, flushed once (`unflush` takes them back)
+        if not run.policy.commit_docs:  # the SUMMARY.md no commit on the branch carried
             summary.write(unmerged, end.summary)
-        run.books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
-        pending = sorted(run.books.written)
-        paths = pending if run.commit_docs else []
-        sha = Branches(run.git).finish_merge(message, paths)
+        books.derive(flush=False)  # from the merged tree: its SUMMARY.md counts
+        pending = sorted(books.written)
+        paths = pending if run.policy.commit_docs else []
+        sha = Branches(git).finish_merge(message, paths)
     except BaseException:
-        if not run.commit_docs:
+        if not run.policy.commit_docs:
             unmerged.unlink(missing_ok=True)  # not merged: the plan is not done here
-        Branches(run.git).abort_merge()  # which also undoes the log lines flushed for it
-        run.journal.unflush()
-        run.books.undo(run.git)
+        Branches(git).abort_merge()  # which also undoes the log lines flushed for it
+        journal.unflush()
+        books.undo(git)
         raise
     if paths:
-        run.books.committed()
+        books.committed()
     return sha
 
 
 def _refusal(run: PhaseRun, paths: list[str]) -> str:
     """Why git would not merge: the user's staged changes (a merge commit would take
     them in), or uncommitted or untracked files where the plan's branch writes."""
-    staged = [p for p in run.git.staged_paths() if p in paths]
+    staged = [p for p in run.repo.git.staged_paths() if p in paths]
     if staged:
         return (
             f"you have staged changes ({', '.join(staged[:5])}) that its merge "
@@ -127,18 +129,18 @@ def _unmerged(
         if conflicts
         else (
             f"plan {plan.id} is complete on branch {branch} but not merged: {why}, then run "
-            f"`gsd execute-phase {run.phase.number}` again (or `git merge --no-ff {branch}`)"
+            f"`gsd execute-phase {run.read.phase.number}` again (or `git merge --no-ff {branch}`)"
         )
     )
-    run.journal.event(
+    run.effects.journal.event(
         "merge",
         plan=plan.id,
         branch=branch,
         status="conflict" if conflicts else "blocked",
         files=conflicts or [],
     )
-    run.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
-    run.say(f"plan {plan.id}: merge-conflict: {details}")
+    run.effects.journal.error(plan.phase, plan.id, "merge-conflict", details, branch)
+    run.effects.say(f"plan {plan.id}: merge-conflict: {details}")
     return end._replace(
         status="failed",
         error_type="merge-conflict",

@@ -25,18 +25,18 @@ def check_complete_plan(run: PhaseRun, end: PlanEnd, place: Git) -> tuple[PlanEn
     """The plan's end (failed when its must_haves fail and that is set to fail) and the
     `## Must-haves` section for its SUMMARY.md; `place` is where its work is checked out."""
     plan = end.plan
-    tree = Tree(place.root, Path.home() if run.outside_references == "check" else None)
+    tree = Tree(place.root, Path.home() if run.policy.outside_references == "check" else None)
     checked = check_plan(tree, plan, plan_text(place.root, plan))
-    text = verification.section(checked.checks, run.must_haves)
+    text = verification.section(checked.checks, run.policy.must_haves)
     if not checked.failed:
         return end, text
     said = _failures(checked)
-    if run.must_haves != "fail":
-        run.say(f"warning: plan {plan.id}: must_haves: {said} (see SUMMARY.md)")
+    if run.policy.must_haves != "fail":
+        run.effects.say(f"warning: plan {plan.id}: must_haves: {said} (see SUMMARY.md)")
         return end, text
     message = f"plan {plan.id}: must_haves not met: {said}"
     hint = "fix the work, or set verification.must_haves to warn in .planning/config.json"
-    run.journal.error(plan.phase, plan.id, ERROR_TYPE, f"{message}; {hint}", "verify")
+    run.effects.journal.error(plan.phase, plan.id, ERROR_TYPE, f"{message}; {hint}", "verify")
     failed = end._replace(status="failed", message=message, error_type=ERROR_TYPE, details=text)
     return failed, text
 

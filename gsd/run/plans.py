@@ -22,30 +22,32 @@ from gsd.run.tasks import run_tasks
 def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
     """A plan run in the user's checkout itself (`workflow.use_worktrees: false`, the
     opt-in), its bookkeeping committed when it ends."""
-    end = run_tasks(run, plan, wave, run.git, run.committed)
+    git, books, phase = run.repo.git, run.effects.books, run.read.phase
+    end = run_tasks(run, plan, wave, git, run.repo.committed)
     if end.status == "complete":
-        end, checked = check_complete_plan(run, end, run.git)
+        end, checked = check_complete_plan(run, end, git)
     if end.status == "complete":
         # 7. SUMMARY.md, then STATE.md and ROADMAP.md derived from it (a plan is done
         # when its SUMMARY is there), all in one docs commit
-        text = plan_summary(run, end, run.git) + "\n" + checked
-        summary.write(run.phase.path / f"{plan.id}-SUMMARY.md", text)
-        written = run.phase.path / f"{plan.id}-SUMMARY.md"
-        run.books.written.add(written.relative_to(run.project.root).as_posix())
-        run.journal.plan_event(plan.id, "plan-complete")
-        run.books.derive()
-        run.books.commit(f"docs({plan.id}): complete plan")
-        run.say(f"plan {plan.id}: complete")
+        text = plan_summary(run, end, git) + "\n" + checked
+        summary.write(phase.path / f"{plan.id}-SUMMARY.md", text)
+        written = phase.path / f"{plan.id}-SUMMARY.md"
+        books.written.add(written.relative_to(run.read.project.root).as_posix())
+        run.effects.journal.plan_event(plan.id, "plan-complete")
+        books.derive()
+        books.commit(f"docs({plan.id}): complete plan")
+        run.effects.say(f"plan {plan.id}: complete")
     return end
 
 
 def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd:
     """A plan run in its own worktree; when complete, its SUMMARY.md is committed on
     its branch, and STATE.md and ROADMAP.md wait for the merge (`merge_plan`)."""
+    worktrees, journal = run.repo.worktrees, run.effects.journal
     try:
-        place, recovered = run.worktrees.open(plan.id, start)
+        place, recovered = worktrees.open(plan.id, start)
     except GsdError as exc:  # logged: STATE.md's blocker is derived from the log
-        run.journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
+        journal.error(plan.phase, plan.id, "unknown", str(exc), "worktree")
         return PlanEnd(
             plan=plan,
             status="failed",
@@ -54,21 +56,21 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
             details=str(exc),
         )
     for tag in recovered:
-        run.say(f"rolled back {tag}, left open by an interrupted run")
+        run.effects.say(f"rolled back {tag}, left open by an interrupted run")
     end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
     if end.status == "complete":
         end, checked = check_complete_plan(run, end, place)
     if end.status == "complete":
         end = end._replace(summary=plan_summary(run, end, place) + "\n" + checked)
-        if run.commit_docs:  # else it is written after the merge (`merge_plan`)
+        if run.policy.commit_docs:  # else it is written after the merge (`merge_plan`)
             _commit_plan_docs(run, end, place)
     else:  # its lines are the run's to commit: its branch carries none of them
-        run.journal.hand_over(plan.id)
+        journal.hand_over(plan.id)
     # the branch keeps the work; the folder goes now, while other plans still run
-    run.worktrees.close(plan.id)
-    if end.status != "complete" and run.worktrees.tip(plan.id) == start:
-        run.worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
-    elif end.status != "complete" and run.worktrees.on_checkout(plan.id):
+    worktrees.close(plan.id)
+    if end.status != "complete" and worktrees.tip(plan.id) == start:
+        worktrees.delete_branch(plan.id)  # nothing on it yet: leave nothing
+    elif end.status != "complete" and worktrees.on_checkout(plan.id):
         _keep_on_checkout(run, plan)
     return end
 
@@ -77,13 +79,13 @@ def _keep_on_checkout(run: PhaseRun, plan: Plan) -> None:
     """A plan paused or failed in a checkout of its own branch gsd/{plan} (a CI job):
     its committed tasks go onto that branch (a fast-forward), which the job pushes and
     the next run there continues. gsd/{plan}-run keeps them when that cannot be."""
-    run_branch = run.worktrees.branch(plan.id)
-    if Branches(run.git).fast_forward(run_branch):
-        run.worktrees.delete_branch(plan.id)
+    run_branch = run.repo.worktrees.branch(plan.id)
+    if Branches(run.repo.git).fast_forward(run_branch):
+        run.repo.worktrees.delete_branch(plan.id)
     else:
-        run.say(
+        run.effects.say(
             f"warning: plan {plan.id}: its committed tasks stay on {run_branch}: "
-            f"{run.worktrees.here} could not be fast-forwarded to it"
+            f"{run.repo.worktrees.here} could not be fast-forwarded to it"
         )
 
 
@@ -91,9 +93,9 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     """The SUMMARY.md of a complete plan, from its whole history: the attempts of
     earlier runs in the logs, this run's, and its task commits on `place`'s branch."""
     plan = end.plan
-    planning_rel = run.project.planning.relative_to(run.project.root)
+    planning_rel = run.read.project.planning.relative_to(run.read.project.root)
     earlier = attempts.logged_attempts(
-        plan.id, dict.fromkeys([run.project.planning, place.root / planning_rel])
+        plan.id, dict.fromkeys([run.read.project.planning, place.root / planning_rel])
     )
     outcomes, created = attempts.with_commits(
         plan.id, [*earlier, *end.attempts], Commits(place).plan_task_commits(plan.id)
@@ -102,7 +104,7 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     started, finished = end.started or now, end.finished or now
     before = sum(o.duration_s for o in earlier)  # agent time of earlier runs
     return summary.render(
-        phase_dir=run.phase.name,
+        phase_dir=run.read.phase.name,
         plan_id=plan.id,
         plan_frontmatter=plan.frontmatter,
         outcomes=outcomes,
@@ -119,16 +121,20 @@ def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
     own log lines, nothing else (a file the user's branch changed since the plan's
     branch left it stays for the merge: both changing it would conflict)."""
     plan = end.plan
-    run.journal.plan_event(plan.id, "plan-complete")
+    run.effects.journal.plan_event(plan.id, "plan-complete")
     tip = place.head() or "HEAD"
-    changed = Branches(run.git).changed_since_fork(
+    changed = Branches(run.repo.git).changed_since_fork(
         tip,
         [
-            run.journal.plan_log(plan.id),
-            *(t for t in run.journal.kept_targets() if t.endswith(f"/{plan.id}-RESULT.txt")),
+            run.effects.journal.plan_log(plan.id),
+            *(
+                t
+                for t in run.effects.journal.kept_targets()
+                if t.endswith(f"/{plan.id}-RESULT.txt")
+            ),
         ],
     )
-    paths = run.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
+    paths = run.effects.journal.flush_plan(plan.id, place.root, lambda t: t not in changed)
     written = _summary_folder(run, place.root) / f"{plan.id}-SUMMARY.md"
     summary.write(written, end.summary)
     Commits(place).commit_docs(
@@ -138,4 +144,4 @@ def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
 
 def _summary_folder(run: PhaseRun, root: Path) -> Path:
     """The phase folder in a checkout at `root` (the repository or a worktree)."""
-    return root / run.phase.path.relative_to(run.project.root)
+    return root / run.read.phase.path.relative_to(run.read.project.root)

@@ -6,9 +6,8 @@ found ready, and what must hold before an agent starts checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gsd.core.errors import GsdError, InputError
 from gsd.core.graph import PhaseGraph
@@ -23,10 +22,8 @@ from gsd.io.recovery import OpenCheckpoints
 from gsd.io.validate import validate
 from gsd.io.worktree import Worktrees
 from gsd.run import preflight
+from gsd.run.context import RunOptions
 from gsd.run.phaserun import PhaseRun
-
-if TYPE_CHECKING:
-    from gsd.run.execute import RunOptions
 
 
 def recover(git: Git, folder: Path, say: Callable[[str], None]) -> Worktrees:
@@ -72,20 +69,20 @@ def validated_graph(
     return graph
 
 
-def check_before_spawning(run: PhaseRun, environ: Mapping[str, str]) -> None:
+def check_before_spawning(run: PhaseRun) -> None:
     """What must hold before the first spawn: one line and exit 2, no agent started;
     a run without a sandbox is warned about."""
-    git, options, say = run.git, run.options, run.console.say
-    preflight.check_tree(git, in_place=run.in_place, allow_dirty=options.allow_dirty)
+    git, options, say = run.repo.git, run.options, run.effects.console.say
+    preflight.check_tree(git, in_place=run.policy.in_place, allow_dirty=options.allow_dirty)
     preflight.check_index_lock(git)
     spawned = run.to_spawn()
-    fallbacks = run.dispatcher.fallbacks(run.graph, spawned)
-    if not run.in_place:  # in place, agents read the checkout as it is
-        plans = [run.graph.plans[p].path for p in dict.fromkeys(d.plan for d in spawned)]
-        read = preflight.files_read(run.project.root, git.root, plans, [*spawned, *fallbacks])
+    fallbacks = run.read.dispatcher.fallbacks(run.read.graph, spawned)
+    if not run.policy.in_place:  # in place, agents read the checkout as it is
+        plans = [run.read.graph.plans[p].path for p in dict.fromkeys(d.plan for d in spawned)]
+        read = preflight.files_read(run.read.project.root, git.root, plans, [*spawned, *fallbacks])
         preflight.check_committed(git, read)
-    preflight.check_runners(spawned, run.project.root, environ, fallbacks)
-    if not run.sandbox.enabled:
+    preflight.check_runners(spawned, run.read.project.root, run.read.environ, fallbacks)
+    if not run.read.sandbox.enabled:
         say("warning: sandbox disabled in config.json: agents are held by gsd's git checks only")
     elif sandbox.landlock_abi() == 0:
         say(

@@ -1,18 +1,70 @@
-"""STATE.md and ROADMAP.md as `gsd.run.derive`'s facts say (pure): the lines gsd owns in
-each, the rest of the user's text kept."""
+"""STATE.md and ROADMAP.md as the facts say (pure): the facts `gsd.run.derive` gathers
+from the committed files, and the lines gsd owns in each file made from them, the rest
+of the user's text kept."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from gsd.core.ids import short_phase_number
 from gsd.formats import metrics, roadmap, state
 from gsd.io.phases import Phase
 
-if TYPE_CHECKING:  # the facts are derive's; only read here
-    from gsd.run.derive import Facts, PhaseFacts, PlanFacts
-
 PAUSED = "checkpoint-paused"  # a blocker that waits for a person, not a failure
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a plan stands still: a failure's error type, or `checkpoint-paused`."""
+
+    kind: str
+    details: str
+    day: str | None  # the date it was recorded, YYYY-MM-DD
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    id: str
+    path: str  # the PLAN.md, relative to the project root
+    tasks: int
+    done: bool
+    day: str | None = None  # SUMMARY's `completed` date
+    minutes: int | None = None  # SUMMARY's `duration`, whole minutes (at least 1)
+    files: int = 0  # SUMMARY's key-files
+    blocker: Blocker | None = None
+    active: bool = False  # the logs hold records of it
+
+
+@dataclass(frozen=True)
+class PhaseFacts:
+    phase: Phase
+    title: str
+    plans: tuple[PlanFacts, ...]
+
+    @property
+    def done(self) -> int:
+        return sum(p.done for p in self.plans)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.plans) and self.done == len(self.plans)
+
+    @property
+    def active(self) -> bool:
+        return any(p.done or p.active or p.blocker for p in self.plans)
+
+    @property
+    def day(self) -> str | None:
+        """The day its last plan completed, once all have."""
+        return max((p.day for p in self.plans if p.day), default=None) if self.complete else None
+
+
+@dataclass(frozen=True)
+class Facts:
+    phases: tuple[PhaseFacts, ...]
+    last_day: str | None  # the latest date any of the files records
+    warnings: tuple[str, ...] = field(default=())
+    phase_count: int = 0  # phases there are: folders, and the roadmap's not planned yet
 
 
 def _current(facts: Facts) -> PhaseFacts | None:

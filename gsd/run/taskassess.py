@@ -10,15 +10,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core import done, enforce, judge
 from gsd.core.budget import Budget, BudgetStatus, budget_status
 from gsd.core.flags import env_flag
-from gsd.core.models import RunnerOutput, Task, TaskReport
+from gsd.core.models import RunnerOutput, TaskReport
 from gsd.core.words import plural
 from gsd.formats import runneroutput, runners, taskreport
 from gsd.formats.agents import Agent
@@ -28,7 +26,7 @@ from gsd.io.checkpointrecord import Checkpoint
 from gsd.io.dispatch import TaskDispatch, run_files
 from gsd.io.git import Git
 from gsd.io.observe import Observation, Observer
-from gsd.io.sandbox import Confinement, Settings
+from gsd.io.sandbox import Confinement
 from gsd.run import taskdone
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 
@@ -76,9 +74,7 @@ def assess(
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details = _verify(
-                git, task, job.dispatch, job.environ, job.cancel, job.sandbox
-            )
+            error_type, details = _verify(job)
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
@@ -240,18 +236,12 @@ def _judge(
     return verdict(bool(seen.changed)), seen
 
 
-def _verify(
-    git: Git,
-    task: Task,
-    dispatch: TaskDispatch,
-    environ: Mapping[str, str],
-    cancel: threading.Event | None = None,
-    sandbox: Settings | None = None,
-) -> tuple[str | None, str]:
+def _verify(job: Job) -> tuple[str | None, str]:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
 
     They are the plan author's commands, but they run what the agent just wrote: in the
     sandbox they may write the worktree and a private temporary folder, nothing else."""
+    git, task, sandbox = job.git, job.task, job.sandbox
     commands = automated_commands(task)
     if not commands:
         return None, "no automated verification"
@@ -264,7 +254,7 @@ def _verify(
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
     with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
-        env = {**environ, **private_tmp(Path(tmp))}
+        env = {**job.environ, **private_tmp(Path(tmp))}
         confinement = None
         if sandbox is not None:
             confinement = sandbox.confine(
@@ -275,22 +265,21 @@ def _verify(
                 environ=env,
             )
         try:
-            return _checks(git, task, commands, run_dir, dispatch, env, cancel, confinement)
+            return _checks(job, commands, run_dir, env, confinement)
         finally:
             git.remove_new_untracked(before)  # caches, reports, ...
 
 
 def _checks(
-    git: Git,
-    task: Task,
+    job: Job,
     commands: list[str],
     run_dir: Path,
-    dispatch: TaskDispatch,
     env: dict[str, str],
-    cancel: threading.Event | None,
     confinement: Confinement | None,
 ) -> tuple[str | None, str]:
-    """The `<automated>` commands one by one; the first that fails fails the task."""
+    """The `<automated>` commands one by one (in `run_dir`, with `env`, confined); the
+    first that fails fails the task."""
+    git, task, dispatch = job.git, job.task, job.dispatch
     for number, command in enumerate(commands, 1):
         # `<automated>` is by definition a shell command line the plan author wrote
         # (SPEC 2), run like a Makefile recipe; no other plan text reaches a shell.
@@ -303,7 +292,7 @@ def _checks(
             timeout_s=dispatch.timeout_s,
             grace_s=dispatch.grace_s,
             registry=running_registry(git),
-            cancel=cancel,
+            cancel=job.cancel,
             confinement=confinement,
         )
         warn_survivors(done, f"task {task.index} check `{command}`")

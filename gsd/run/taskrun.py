@@ -131,10 +131,8 @@ def _settle(
             rollback_failed = exc
             details = f"{details}; {logged(exc)}"  # the kept tag, how to restore by hand
     failed = error_type is not None
-    outcome = TaskOutcome(
-        plan=job.plan.id,
-        task=job.task.index,
-        agent=job.agent.name,
+    outcome = TaskOutcome.blank(job.plan.id, job.task.index, job.agent.name, job.attempt)
+    outcome = outcome._replace(
         success=not failed,
         soft_success=done.verdict.soft_success and not failed,
         error_type=error_type,
@@ -147,7 +145,6 @@ def _settle(
         input_tokens=done.output.input_tokens,
         output_tokens=done.output.output_tokens,
         cost_usd=done.output.cost_usd,
-        attempt=job.attempt,
         checkpoint=checkpoint.tag,
         report=done.report,
         rate_limited=failed

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
+from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.retry import next_rung
@@ -24,12 +26,24 @@ from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskrun import run_task
 
 
+class TaskAt(NamedTuple):
+    """One task being run: its plan and wave, the checkout it runs in (the repository
+    or the plan's worktree), how its progress lines start, what its prompt is built from."""
+
+    plan: Plan
+    task: Task
+    wave: int
+    place: Git
+    label: str  # `phase 1 wave 1/2 plan 01-02 task 3`
+    context: prompt.PromptContext
+
+
 def run_tasks(
     run: PhaseRun, plan: Plan, wave: int, place: Git, committed: Mapping[str, str]
 ) -> PlanEnd:
     """Tasks of one plan in order (SPEC 7 step 5), in `place` (the repository or the
     plan's worktree); stops at the first failure or unanswered human checkpoint."""
-    project, phase = run.project, run.phase
+    project, phase = run.read.project, run.read.phase
     started = datetime.now(timezone.utc)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
     summaries = dependency_summaries(project, plan)
@@ -37,20 +51,9 @@ def run_tasks(
     resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
     attempts: list[TaskOutcome] = []
     for task in plan.tasks:
-        label = f"phase {phase.number} wave {wave}/{run.waves} plan {plan.id} task {task.index}"
-        if run.cancel.is_set():  # a signal: no new attempt starts
-            return _interrupted(plan, label, attempts, started)
-        if f"{plan.id}-{task.index}" in committed:
-            run.say(f"{label}: already committed, skipped")
-            earlier.append((task.index, None))
-            resumed.add(task.index)
-            continue
-        if task.is_checkpoint:
-            answer = _human_checkpoint(run, plan, task, label)
-            if answer is None:
-                return _paused(run, plan, task, label, attempts, started)
-            earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
-            continue
+        label = (
+            f"phase {phase.number} wave {wave}/{run.read.waves} plan {plan.id} task {task.index}"
+        )
         context = prompt.PromptContext(
             earlier=list(earlier),
             summaries=summaries,
@@ -58,21 +61,26 @@ def run_tasks(
             plan_text=plan_text,
             resumed=frozenset(resumed),
         )
-        outcome = _climb(run, wave, plan, task, context, label, attempts, place)
+        at = TaskAt(plan=plan, task=task, wave=wave, place=place, label=label, context=context)
+        if run.effects.cancel.is_set():  # a signal: no new attempt starts
+            return _interrupted(plan, label, attempts, started)
+        if task_key(plan.id, task.index) in committed:
+            run.effects.say(f"{label}: already committed, skipped")
+            earlier.append((task.index, None))
+            resumed.add(task.index)
+            continue
+        if task.is_checkpoint:
+            answer = _human_checkpoint(run, at)
+            if answer is None:
+                return _paused(run, at, attempts, started)
+            earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
+            continue
+        outcome = _climb(run, at, attempts)
         run.outcomes.append(outcome)
-        if not outcome.success and run.cancel.is_set():  # rolled back; nobody's failure
+        if not outcome.success and run.effects.cancel.is_set():  # rolled back; nobody's failure
             return _interrupted(plan, label, attempts, started)
         if not outcome.success:
-            message = f"{label}: {failure_line(outcome, attempts)}"
-            return PlanEnd(
-                plan=plan,
-                status="failed",
-                message=message,
-                error_type=outcome.error_type or "unknown",
-                details=outcome.details,
-                attempts=tuple(attempts),
-                started=started,
-            )
+            return _failed(at, outcome, attempts, started)
         report = outcome.report
         earlier.append((task.index, report.downstream if report else None))
     return PlanEnd(
@@ -85,29 +93,24 @@ def run_tasks(
     )
 
 
-def _human_checkpoint(run: PhaseRun, plan: Plan, task: Task, label: str) -> str | None:
+def _human_checkpoint(run: PhaseRun, at: TaskAt) -> str | None:
     """6. A human checkpoint's answer (`gsd approve`), said; None while nobody has."""
-    answer = approvals.answer(run.project, plan.id, task, auto=run.auto)
+    plan, task, label = at.plan, at.task, at.label
+    answer = approvals.answer(run.read.project, plan.id, task, auto=run.policy.auto)
     if answer is not None:
-        run.say(f"{label}: {task.type} approved ({answer})")
+        run.effects.say(f"{label}: {task.type} approved ({answer})")
     return answer
 
 
-def _paused(
-    run: PhaseRun,
-    plan: Plan,
-    task: Task,
-    label: str,
-    attempts: list[TaskOutcome],
-    started: datetime,
-) -> PlanEnd:
+def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: datetime) -> PlanEnd:
     """The plan paused at an unanswered human checkpoint: the run waits for a person."""
+    plan, task, label = at.plan, at.task, at.label
     message = (
         f"{label}: {task.type} waits for a person: {approvals.what_to_check(task)} "
         f"(then `gsd approve {plan.id}`)"
     )
-    run.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
-    run.say(message)
+    run.effects.journal.plan_event(plan.id, "checkpoint-paused", task=task.index)
+    run.effects.say(message)
     return PlanEnd(
         plan=plan,
         status="paused",
@@ -119,100 +122,88 @@ def _paused(
     )
 
 
-def _climb(
-    run: PhaseRun,
-    wave: int,
-    plan: Plan,
-    task: Task,
-    context: prompt.PromptContext,
-    label: str,
-    tried: list[TaskOutcome],
-    place: Git,
-) -> TaskOutcome:
+def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
     """The retry ladder (`gsd.core.retry` decides each rung): transient failures retried
     up to `specialists.max_retries`, then one fallback to gsd-executor when
     `voltagent.fallback_on_error`; validation failures and policy violations are final."""
-    dispatch = run.dispatcher.task(wave, plan, task)
+    plan, task, label = at.plan, at.task, at.label
+    say, journal = run.effects.say, run.effects.journal
+    dispatch = run.read.dispatcher.task(at.wave, plan, task)
     if dispatch.fallback_reason:  # SPEC 3: every fallback to gsd-executor is a warning
-        run.say(
+        say(
             f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
             f"{dispatch.fallback_reason}"
         )
-    retries = run.retries
+    retries = run.policy.retries
     attempt = 0
     while True:
         attempt += 1
-        agent, outcome = _attempt(run, plan, task, context, label, dispatch, attempt, place)
+        agent, outcome = _attempt(run, at, dispatch, attempt)
         tried.append(outcome)
-        _report(run, plan, task, label, agent.name, outcome)
-        if outcome.success or run.cancel.is_set():
+        _report(run, at, agent.name, outcome)
+        if outcome.success or run.effects.cancel.is_set():
             return outcome
         rung = next_rung(
             outcome,
             retries=retries,
-            fallback_on_error=run.fallback,
+            fallback_on_error=run.policy.fallback,
             on_fallback=agent.name == EXECUTOR,
         )
         if rung == "retry":
-            run.journal.plan_event(plan.id, "retry", task=task.index)
+            journal.plan_event(plan.id, "retry", task=task.index)
             continue
         if rung == "fallback":  # gsd-executor is always installed
-            run.journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
-            dispatch = run.dispatcher.task(
-                wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
+            journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
+            dispatch = run.read.dispatcher.task(
+                at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
             )
-            run.say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
+            say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
             retries = attempt  # the fallback gets exactly one attempt
             continue
         return outcome
 
 
 def _attempt(
-    run: PhaseRun,
-    plan: Plan,
-    task: Task,
-    context: prompt.PromptContext,
-    label: str,
-    dispatch: TaskDispatch,
-    attempt: int,
-    place: Git,
+    run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, attempt: int
 ) -> tuple[Agent, TaskOutcome]:
     """One rung of the ladder: the prompt built for the agent `dispatch` names, the
-    spawn journalled, the task run in `place`; the agent and what became of it."""
-    agent = run.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
-    text = prompt.build_prompt(agent, plan, task, context, run.templates)
-    run.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
-    run.journal.plan_event(plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt)
-    with run.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
+    spawn journalled, the task run in its place; the agent and what became of it."""
+    plan, task, label = at.plan, at.task, at.label
+    agent = run.read.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
+    text = prompt.build_prompt(agent, plan, task, at.context, run.read.templates)
+    run.effects.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+    run.effects.journal.plan_event(
+        plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt
+    )
+    with run.effects.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
-            git=place,
+            git=at.place,
             plan=plan,
             task=task,
             agent=agent,
             dispatch=dispatch,
             prompt=text,
             attempt=attempt,
-            allow_dirty=run.allow_dirty,
-            scope=run.scope,
-            environ=run.environ,
-            error_log=run.journal.plan_errors(plan.id),
-            cancel=run.cancel,
-            sandbox=run.sandbox,
-            large_file_mb=run.project.config.specialists.large_file_mb,
+            allow_dirty=run.policy.allow_dirty,
+            scope=run.policy.scope,
+            environ=run.read.environ,
+            error_log=run.effects.journal.plan_errors(plan.id),
+            cancel=run.effects.cancel,
+            sandbox=run.read.sandbox,
+            large_file_mb=run.policy.large_file_mb,
         )
     return agent, outcome
 
 
-def _report(
-    run: PhaseRun, plan: Plan, task: Task, label: str, agent: str, outcome: TaskOutcome
-) -> None:
+def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None:
     """An attempt's output kept (SPEC 1's RESULT file), its result journalled and
     said: the commit of a success, the error and the rollback of a failure."""
-    journal, say = run.journal, run.say
+    plan, task, label = at.plan, at.task, at.label
+    journal, say = run.effects.journal, run.effects.say
     if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
-        result_file = run.phase.path / f"{plan.id}-RESULT.txt"
+        result_file = run.read.phase.path / f"{plan.id}-RESULT.txt"
         journal.keep_output(
-            result_file.relative_to(run.project.root).as_posix(), Path(outcome.output)
+            result_file.relative_to(run.read.project.root).as_posix(), Path(outcome.output)
         )
     journal.plan_event(
         plan.id,
@@ -237,7 +228,7 @@ def _report(
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
         say(f"{label}: {_success_line(outcome)}")
         return
-    if run.cancel.is_set():
+    if run.effects.cancel.is_set():
         say(f"{label}: interrupted; the attempt is rolled back")
     else:
         say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
@@ -256,6 +247,21 @@ def _success_line(outcome: TaskOutcome) -> str:
             "none (nothing committed)"
         )
     return "done, nothing to commit"
+
+
+def _failed(
+    at: TaskAt, outcome: TaskOutcome, attempts: list[TaskOutcome], started: datetime
+) -> PlanEnd:
+    """A plan stopped by its task's failure (the retry ladder's last rung)."""
+    return PlanEnd(
+        plan=at.plan,
+        status="failed",
+        message=f"{at.label}: {failure_line(outcome, attempts)}",
+        error_type=outcome.error_type or "unknown",
+        details=outcome.details,
+        attempts=tuple(attempts),
+        started=started,
+    )
 
 
 def _interrupted(plan: Plan, label: str, attempts: list[TaskOutcome], started: datetime) -> PlanEnd:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, logged
+from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.outcomes import TaskOutcome
 from gsd.core.policy import with_extra
@@ -92,25 +93,13 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
 
 def failed_before_spawn(job: Job, *, error_type: str, details: str) -> TaskOutcome:
     """An attempt that failed before the agent ran: nothing changed, nothing to report."""
-    return TaskOutcome(
-        plan=job.plan.id,
-        task=job.task.index,
-        agent=job.agent.name,
-        success=False,
-        soft_success=False,
+    return TaskOutcome.failed_early(
+        job.plan.id,
+        job.task.index,
+        job.agent.name,
+        job.attempt,
         error_type=error_type,
         details=details,
-        commit=None,
-        changed=[],
-        deviations=[],
-        exit_code=None,
-        duration_s=0.0,
-        input_tokens=None,
-        output_tokens=None,
-        cost_usd=None,
-        attempt=job.attempt,
-        checkpoint=None,
-        report=None,
     )
 
 
@@ -216,7 +205,7 @@ def _private_home(
     """The runner's private home, when it needs one (gsd.io.clihome): codex's holds gsd's
     policy as exec-policy rules; gemini's, for an agent with a turn limit or a project
     with gsd's hooks, its user settings with those added. None for the others."""
-    name = f"{job.plan.id}-{job.task.index}-{os.getpid()}"
+    name = f"{task_key(job.plan.id, job.task.index)}-{os.getpid()}"
     if job.agent.runner == "codex":
         rules = codex.exec_rules(with_extra(list(job.dispatch.policy_extra)))
         return clihome.codex_home(env, name, rules)

@@ -21,30 +21,32 @@ from gsd.run.plans import run_in_place, run_in_worktree
 
 def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
     """Run one wave's pending plans; (exit code, message, plan) when the run stops."""
-    where = f"phase {run.phase.number} wave {number}/{run.waves}"
-    side_by_side = not run.in_place and run.parallel > 1 and len(plans) > 1
-    at_once = min(run.parallel, len(plans)) if side_by_side else 1
-    run.journal.event("wave-start", wave=number, plans=[p.id for p in plans], parallel=at_once)
+    where = f"phase {run.read.phase.number} wave {number}/{run.read.waves}"
+    side_by_side = not run.policy.in_place and run.policy.parallel > 1 and len(plans) > 1
+    at_once = min(run.policy.parallel, len(plans)) if side_by_side else 1
+    run.effects.journal.event(
+        "wave-start", wave=number, plans=[p.id for p in plans], parallel=at_once
+    )
     if side_by_side:
-        groups = run.graph.sequential_groups([p.id for p in plans])
+        groups = run.read.graph.sequential_groups([p.id for p in plans])
         groups_said = plural(len(groups), "group")
-        run.say(
+        run.effects.say(
             f"{where}: {len(plans)} plans in parallel worktrees ({groups_said}, at "
-            f"most {run.parallel} at once)"
+            f"most {run.policy.parallel} at once)"
         )
         ends = _side_by_side(run, number, groups)
     else:
         if len(plans) > 1:
-            how = "in place" if run.in_place else "each in its worktree"
-            run.say(f"{where}: {len(plans)} plans one after another, {how}")
+            how = "in place" if run.policy.in_place else "each in its worktree"
+            run.effects.say(f"{where}: {len(plans)} plans one after another, {how}")
         ends = []
         for plan in plans:
-            if run.cancel.is_set():
+            if run.effects.cancel.is_set():
                 break
-            if run.in_place:
+            if run.policy.in_place:
                 end = run_in_place(run, plan, number)
             else:
-                end = run_in_worktree(run, plan, number, run.git.head() or "HEAD")
+                end = run_in_worktree(run, plan, number, run.repo.git.head() or "HEAD")
                 end = merge_plan(run, end) if end.status == "complete" else end
             ends.append(end)
             if end.status != "complete":
@@ -54,7 +56,7 @@ def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, P
             f": {end.error_type}" if end.status == "failed" else ""
         )
     done = [e.plan.id for e in ends if e.status == "complete"]
-    run.journal.event("wave-end", wave=number, complete=done)
+    run.effects.journal.event("wave-end", wave=number, complete=done)
     return _how_it_stopped(ends)
 
 
@@ -63,25 +65,25 @@ def _side_by_side(run: PhaseRun, number: int, groups: list[list[str]]) -> list[P
     which share files, one after another); then every complete plan is merged back
     in plan order. A plan built on one that could not be merged is not merged; after
     an interruption nothing is merged (the branches keep the work for the next run)."""
-    start = run.git.head() or "HEAD"
+    start = run.repo.git.head() or "HEAD"
     pool = ThreadPoolExecutor(
-        max_workers=min(run.parallel, len(groups)), thread_name_prefix="gsd-plan"
+        max_workers=min(run.policy.parallel, len(groups)), thread_name_prefix="gsd-plan"
     )
     try:
         futures = [pool.submit(_group, run, group, number, start) for group in groups]
         results = [future.result() for future in futures]
     except BaseException:
-        run.cancel.set()  # agents are ended, their attempts rolled back
+        run.effects.cancel.set()  # agents are ended, their attempts rolled back
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-    order = {pid: i for i, pid in enumerate(run.graph.plans)}
+    order = {pid: i for i, pid in enumerate(run.read.graph.plans)}
     group_of = {pid: i for i, group in enumerate(groups) for pid in group}
     ends: list[PlanEnd] = []
     blocked: set[int] = set()  # groups whose earlier plan could not be merged
     for end in sorted((e for r in results for e in r), key=lambda e: order[e.plan.id]):
         group = group_of[end.plan.id]
-        if run.cancel.is_set():
+        if run.effects.cancel.is_set():
             pass  # complete plans wait on their branches; the run stops after this
         elif end.status == "complete" and group in blocked:
             end = end._replace(
@@ -103,13 +105,13 @@ def _group(run: PhaseRun, plan_ids: list[str], number: int, start: str) -> list[
     """Plans that share files, one after another, each on the one before (a thread)."""
     ends = []
     for plan_id in plan_ids:
-        if run.cancel.is_set():
+        if run.effects.cancel.is_set():
             break
-        end = run_in_worktree(run, run.graph.plans[plan_id], number, start)
+        end = run_in_worktree(run, run.read.graph.plans[plan_id], number, start)
         ends.append(end)
         if end.status != "complete":
             break
-        start = run.worktrees.tip(plan_id) or start
+        start = run.repo.worktrees.tip(plan_id) or start
     return ends
 
 

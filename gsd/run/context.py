@@ -1,0 +1,142 @@
+"""A phase run's context, one record per concern, each built once at the start.
+
+What the command line asked (`RunOptions`), what the run read (`RunInputs`), what the
+settings and the options decide (`RunPolicy`), the repository it works in (`RunRepo`)
+and what it does besides running agents (`RunEffects`). `gsd.run.phaserun.PhaseRun`
+composes them, with what the run gathers as it goes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from gsd.core.graph import PhaseGraph
+from gsd.formats import prompt
+from gsd.formats.settings import Settings
+from gsd.io.commits import Commits
+from gsd.io.dispatch import Dispatcher
+from gsd.io.git import Git
+from gsd.io.live import Console
+from gsd.io.phases import Phase
+from gsd.io.project import Project
+from gsd.io.sandbox import Settings as SandboxSettings
+from gsd.io.signals import Interruption
+from gsd.io.worktree import Worktrees
+from gsd.run import bookkeeping
+
+
+class RunOptions(NamedTuple):
+    """What the command line asked of the run (`execute-phase`, `execute-plan`)."""
+
+    timeout: float | None = None
+    allow_dirty: bool = False
+    auto: bool = False
+    only_plan: str | None = None  # `gsd execute-plan ID`: this plan alone
+    max_parallel: int | None = None  # `--max-parallel K`; 1 runs everything in place
+    only_wave: int | None = None  # `--wave W`: this wave alone
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What the run read once, at the start: the project (and its settings), the phase
+    and its plans in waves, the agents and how each task is dispatched to one, the
+    prompt templates, the sandbox settings and the environment agents start from."""
+
+    project: Project
+    phase: Phase
+    graph: PhaseGraph
+    dispatcher: Dispatcher
+    templates: prompt.Templates
+    sandbox: SandboxSettings
+    environ: Mapping[str, str]
+
+    @property
+    def waves(self) -> int:
+        """How many waves the phase has (`wave 2/3`)."""
+        return len(self.graph.waves)
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """What config.json's settings and the command line decide for the whole run."""
+
+    auto: bool  # human checkpoints approved: `--auto`, or mode yolo (SPEC 7 step 6)
+    # with `git.commit_docs` false, gsd's own edits stay uncommitted in .planning/:
+    # checkpoints snapshot them (as --allow-dirty does) so a rollback keeps them
+    commit_docs: bool
+    allow_dirty: bool
+    in_place: bool  # plans run in the user's checkout (`workflow.use_worktrees: false`)
+    parallel: int  # how many plans of a wave run at once, each in its worktree
+    scope: str  # `specialists.scope`: warn or fail on files outside a task's list
+    retries: int  # `specialists.max_retries`
+    fallback: bool  # `voltagent.fallback_on_error`: gsd-executor takes over a failure
+    large_file_mb: float
+    must_haves: str  # warn or fail
+    outside_references: str  # skip or check
+
+    @classmethod
+    def decide(cls, settings: Settings, options: RunOptions) -> RunPolicy:
+        commit_docs = settings.git.commit_docs
+        return cls(
+            auto=options.auto or settings.mode == "yolo",
+            commit_docs=commit_docs,
+            allow_dirty=options.allow_dirty or not commit_docs,
+            in_place=not settings.workflow.use_worktrees,
+            parallel=_max_parallel(settings, options),
+            scope=settings.specialists.scope,
+            retries=settings.specialists.max_retries,
+            fallback=settings.voltagent.fallback_on_error,
+            large_file_mb=settings.specialists.large_file_mb,
+            must_haves=settings.verification.must_haves,
+            outside_references=settings.verification.outside_references,
+        )
+
+
+def _max_parallel(settings: Settings, options: RunOptions) -> int:
+    """How many plans of a wave may run at once, each in its worktree (SPEC 7 step 4)."""
+    parallelization = settings.parallelization
+    if not parallelization.enabled:
+        return 1
+    if options.max_parallel is not None:
+        return max(1, options.max_parallel)
+    return parallelization.max_concurrent_agents
+
+
+@dataclass(frozen=True)
+class RunRepo:
+    """The repository the run works in: its git handle (pinned to the branch HEAD is
+    on: merges and docs commits go there, or the run stops), the plans' worktrees, and
+    the tasks its checkout had committed when the run started."""
+
+    git: Git
+    worktrees: Worktrees
+    committed: Mapping[str, str]  # `Gsd-Task` trailer -> commit
+
+    @classmethod
+    def open(cls, git: Git, worktrees: Worktrees) -> RunRepo:
+        git.pin_branch()
+        return cls(git=git, worktrees=worktrees, committed=Commits(git).committed_tasks())
+
+
+@dataclass(frozen=True)
+class RunEffects:
+    """What the run does besides running agents: its live output, its log lines (the
+    journal), gsd's own files and the commits that carry them (the books), and the
+    signals that stop it."""
+
+    console: Console
+    journal: bookkeeping.Journal
+    books: bookkeeping.Books
+    stop: Interruption
+
+    def say(self, line: str) -> None:
+        """One progress line."""
+        self.console.say(line)
+
+    @property
+    def cancel(self) -> threading.Event:
+        """Set on SIGINT, SIGTERM, SIGHUP: every agent is ended."""
+        return self.stop.event
