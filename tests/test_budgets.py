@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.budget import DEFAULTS, Budget, budget_status, resolve_budget
-from gsd.core.retry import next_rung
+from gsd.core.outcomes import next_rung
 from gsd.formats.agents import Agent
 from gsd.formats.runners import parse_output
 from gsd.formats.usage import UsageMeter

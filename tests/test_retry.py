@@ -1,11 +1,10 @@
-"""The retry ladder's decision after a failed attempt (gsd.core.retry)."""
+"""The retry ladder's decision after a failed attempt (gsd.core.outcomes)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gsd.core.outcomes import TaskOutcome
-from gsd.core.retry import Rung, next_rung
+from gsd.core.outcomes import Rung, TaskOutcome, next_rung
 
 
 def failed(error_type: str, *, attempt: int = 1, rate_limited: bool = False) -> TaskOutcome:

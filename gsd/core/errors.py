@@ -1,4 +1,5 @@
-"""The one error hierarchy; each error carries the exit code the CLI returns."""
+"""The one error hierarchy; each error carries the exit code the CLI returns. Exit
+statuses: gsd's own, and those of a program gsd runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+# What became of a program gsd runs, as shells report it: a program that cannot be found
+# or executed (gsd's launcher and `gsd.io.proc` report one that never ran the same way).
+EXIT_NOT_FOUND = 127
+EXIT_NOT_EXECUTABLE = 126
+# A supervised program gsd ended after its timeout.
+EXIT_TIMEOUT = 124  # ended by SIGTERM after the timeout (GNU timeout's status)
+EXIT_KILLED = 137  # needed SIGKILL after the grace period (128 + 9)
 
 # What Ctrl-C prints, whichever path (git-hook fast path or Click) was running.
 INTERRUPTED = "gsd: interrupted (a run resumes where it stopped when started again)"

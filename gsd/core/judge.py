@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gsd.core.exits import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
+from gsd.core.errors import EXIT_KILLED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_TIMEOUT
 from gsd.core.models import RunnerOutput, TaskReport
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 # A program ended because gsd itself was interrupted gets the status gsd exits with then.
-from gsd.core.errors import EXIT_INTERRUPTED
-from gsd.core.exits import EXIT_KILLED, EXIT_NOT_FOUND, EXIT_TIMEOUT
+from gsd.core.errors import EXIT_INTERRUPTED, EXIT_KILLED, EXIT_NOT_FOUND, EXIT_TIMEOUT
 from gsd.io import cgroups, procgroups, spawn
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ the checks go into the summary; with `verification.must_haves: fail` a failed ch
 fails the plan.
 
 The error type is `validation-failed`: the tasks ran and a check of their result failed,
-as when a task's `<verify>` command fails; it is final (gsd.core.retry.FINAL), which is
+as when a task's `<verify>` command fails; it is final (gsd.core.outcomes.FINAL), which is
 right because running the same plan again would meet the same missing file. A new type
 would have to be taught to the error log's readers (`gsd errors --type`, SPEC 6) for no
 difference in what gsd does next.
