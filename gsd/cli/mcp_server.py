@@ -18,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from gsd import __version__
-from gsd.cli import queries
 from gsd.core.errors import GsdError
 from gsd.core.visible import visible
 
@@ -71,20 +70,22 @@ def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], 
 
 
 def show_data(target: str) -> tuple[dict[str, Any], str]:
+    from gsd.commands.show import plan_views
     from gsd.output import views
 
-    plans, warnings = queries.plan_views(target)
+    plans, warnings = plan_views(target)
     return as_json(views.render_plans(plans, "json")), capped(
         views.render_plans(plans, "text"), warnings
     )
 
 
 def waves_data(phase: str) -> tuple[dict[str, Any], str]:
+    from gsd.commands.show import here, waves_view
     from gsd.output import views
 
-    project = queries.here()
+    project = here()
     found = project.phase(phase)
-    view = views.waves_view(found.name, project.phase_graph(found), found.milestone)
+    view = waves_view(found.name, project.phase_graph(found), found.milestone)
     return as_json(views.render_waves(view, "json")), capped(views.render_waves(view, "text"))
 
 
@@ -98,16 +99,18 @@ def status_data() -> tuple[dict[str, Any], str]:
 
 
 def errors_data(**filters: Any) -> tuple[dict[str, Any], str]:
+    from gsd.commands.failures import error_records
     from gsd.output.views import render_errors
 
-    records, warnings = queries.error_records(**filters)
+    records, warnings = error_records(**filters)
     return as_json(render_errors(records, "json")), capped(render_errors(records, "text"), warnings)
 
 
 def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
+    from gsd.commands.report import run_report
     from gsd.output import reportview
 
-    built, warnings = queries.run_report(every_run)
+    built, warnings = run_report(every_run)
     return as_json(reportview.render(built, "json")), capped(
         reportview.render(built, "text"), warnings
     )
@@ -116,14 +119,14 @@ def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
 def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
 ) -> tuple[dict[str, Any], str]:
+    from gsd.commands.dryrun import dry_run_tasks, phase_validation
+    from gsd.commands.show import here
     from gsd.output import views
 
-    project = queries.here()
+    project = here()
     found = project.phase(phase)
-    listed, warnings = queries.phase_validation(project, found)
-    tasks = queries.dry_run_tasks(
-        project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout
-    )
+    listed, warnings = phase_validation(project, found)
+    tasks = dry_run_tasks(project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout)
     text = views.render_dispatch(found.name, tasks, "text")
     return as_json(views.render_dispatch(found.name, tasks, "json")), capped(
         listed + text, warnings
@@ -131,11 +134,13 @@ def dry_run_data(
 
 
 def context_chain_data(plan: str, task: int) -> tuple[dict[str, Any], str]:
-    data = queries.context_chain(plan, task)
-    waiting = [str(t["task"]) for t in data["earlier_tasks"] if t["state"] == "not run"]
+    from gsd.commands.show import context_chain
+
+    chain = context_chain(plan, task)
+    waiting = [str(t.task) for t in chain.earlier_tasks if t.state == "not run"]
     which = f"task {waiting[0]} has" if len(waiting) == 1 else f"tasks {', '.join(waiting)} have"
     note = f"({which} not run yet: a run would carry what they report)\n\n" if waiting else ""
-    return data, note + data["context_chain"]
+    return chain.to_json(), note + chain.context_chain
 
 
 def build_server() -> MCPServer:
