@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -32,7 +31,7 @@ INSTRUCTIONS = (
 )
 
 
-def answer(produce: Callable[[], tuple[dict[str, Any], str]]) -> CallToolResult:
+def answer(produce: Callable[[], tuple[dict[str, object], str]]) -> CallToolResult:
     """A tool's result: `produce`'s data as structured content and its text; a GsdError
     (bad input) as an error result carrying gsd's one line."""
     try:
@@ -52,13 +51,13 @@ def capped(text: str, warnings: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def as_json(rendered: str) -> dict[str, Any]:
+def as_json(rendered: str) -> dict[str, object]:
     """A command's `--format json` output as data (the same renderer, so the same JSON)."""
-    data: dict[str, Any] = json.loads(rendered)
+    data: dict[str, object] = json.loads(rendered)
     return data
 
 
-def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], str]:
+def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, object], str]:
     from gsd.cli import lint
     from gsd.output import render
 
@@ -69,7 +68,7 @@ def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], 
     return as_json(render.as_json(report)), capped(render.text(report) + render.summary(report))
 
 
-def show_data(target: str) -> tuple[dict[str, Any], str]:
+def show_data(target: str) -> tuple[dict[str, object], str]:
     from gsd.commands.show import plan_views
     from gsd.output import views
 
@@ -79,7 +78,7 @@ def show_data(target: str) -> tuple[dict[str, Any], str]:
     )
 
 
-def waves_data(phase: str) -> tuple[dict[str, Any], str]:
+def waves_data(phase: str) -> tuple[dict[str, object], str]:
     from gsd.commands.show import here, waves_view
     from gsd.output import views
 
@@ -89,7 +88,7 @@ def waves_data(phase: str) -> tuple[dict[str, Any], str]:
     return as_json(views.render_waves(view, "json")), capped(views.render_waves(view, "text"))
 
 
-def status_data() -> tuple[dict[str, Any], str]:
+def status_data() -> tuple[dict[str, object], str]:
     from gsd.cli.shared import planned_project
     from gsd.commands import progress
     from gsd.output import statusview
@@ -98,7 +97,7 @@ def status_data() -> tuple[dict[str, Any], str]:
     return as_json(statusview.render(status, "json")), capped(statusview.render(status, "text"))
 
 
-def errors_data(**filters: Any) -> tuple[dict[str, Any], str]:
+def errors_data(**filters: str | None) -> tuple[dict[str, object], str]:
     from gsd.commands.failures import error_records
     from gsd.output.views import render_errors
 
@@ -106,7 +105,7 @@ def errors_data(**filters: Any) -> tuple[dict[str, Any], str]:
     return as_json(render_errors(records, "json")), capped(render_errors(records, "text"), warnings)
 
 
-def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
+def report_data(every_run: bool) -> tuple[dict[str, object], str]:
     from gsd.commands.report import run_report
     from gsd.output import reportview
 
@@ -118,7 +117,7 @@ def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
 
 def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, object], str]:
     from gsd.commands.dryrun import dry_run_tasks, phase_validation
     from gsd.commands.show import here
     from gsd.output import views
@@ -133,7 +132,7 @@ def dry_run_data(
     )
 
 
-def context_chain_data(plan: str, task: int) -> tuple[dict[str, Any], str]:
+def context_chain_data(plan: str, task: int) -> tuple[dict[str, object], str]:
     from gsd.commands.show import context_chain
 
     chain = context_chain(plan, task)

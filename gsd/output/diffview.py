@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from collections.abc import Callable
 
 from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
@@ -29,7 +29,7 @@ def render(changes: PlanChanges, fmt: str) -> str:
 # --- JSON -----------------------------------------------------------------------------------
 
 
-def as_dict(changes: PlanChanges) -> dict[str, Any]:
+def as_dict(changes: PlanChanges) -> dict[str, object]:
     """The JSON of `gsd diff --format json` (keys documented in the README)."""
     return {
         "base": _side(changes.base),
@@ -63,11 +63,11 @@ def as_dict(changes: PlanChanges) -> dict[str, Any]:
     }
 
 
-def _side(side: Side) -> dict[str, Any]:
+def _side(side: Side) -> dict[str, object]:
     return {"label": side.label, "commit": side.commit, "planning": side.has_planning}
 
 
-def _change(change: Change) -> dict[str, Any]:
+def _change(change: Change) -> dict[str, object]:
     return {"field": change.field, "before": change.before, "after": change.after}
 
 
@@ -117,16 +117,21 @@ def _diff_lines(before: str | None, after: str | None) -> list[str]:
     return [line for line in lines if not line.startswith(("---", "+++"))]
 
 
+def _texts(change: Change) -> tuple[str | None, str | None] | None:
+    """The two sides of a change to a long or multi-line text (None: that side has
+    none); None when the change is not one."""
+    before, after = change.before, change.after
+    if not isinstance(before, str | None) or not isinstance(after, str | None):
+        return None
+    values = [v for v in (before, after) if v is not None]
+    return (before, after) if any("\n" in v or len(v) > 60 for v in values) else None
+
+
 def _is_text(change: Change) -> bool:
-    values = [v for v in (change.before, change.after) if v is not None]
-    return (
-        bool(values)
-        and all(isinstance(v, str) for v in values)
-        and any("\n" in v or len(v) > 60 for v in values)
-    )
+    return _texts(change) is not None
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, bool):
@@ -138,7 +143,7 @@ def _describe(change: Change, markdown: bool = False, table: bool = False) -> st
     """One change in words: `wave 1 -> 2`, `files added a.py; removed b.py`."""
     field, before, after = change
 
-    def code(value: Any) -> str:
+    def code(value: object) -> str:
         return _code(str(value), table=table) if markdown else str(value)
 
     arrow = "→" if markdown else "->"
@@ -154,8 +159,8 @@ def _describe(change: Change, markdown: bool = False, table: bool = False) -> st
         if removed := [v for v in old if v not in new]:
             parts.append("removed " + ", ".join(code(v) for v in removed))
         return f"{label} " + "; ".join(parts or ["changed"])
-    if _is_text(change):
-        plus, minus = _line_counts(before, after)
+    if (texts := _texts(change)) is not None:
+        plus, minus = _line_counts(*texts)
         return f"{label} text changed (+{plus} -{minus} lines)"
     if isinstance(before, dict) or isinstance(after, dict):
         return f"{label} changed"
@@ -213,7 +218,7 @@ def _kind(task: TaskDiff) -> str:
     return task.type + (f", specialist {task.specialist}" if task.specialist else "")
 
 
-def _missing_planning(changes: PlanChanges, code: Any) -> list[str]:
+def _missing_planning(changes: PlanChanges, code: Callable[[str], str]) -> list[str]:
     return [
         f"{code(_side_name(side))} has no {code('.planning/')}."
         for side in (changes.base, changes.head)
@@ -312,7 +317,7 @@ def _task_change(task: TaskDiff) -> str:
 
 def _text_details(title: str, change: Change) -> list[str]:
     """A folded unified diff of one changed text; `title` is HTML."""
-    lines = _diff_lines(change.before, change.after)
+    lines = _diff_lines(*(_texts(change) or (None, None)))
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     body = "\n".join(lines)

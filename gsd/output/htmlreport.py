@@ -11,7 +11,7 @@ parser reads the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -97,7 +97,9 @@ def _svg(width: int, height: int, label: str) -> etree._Element:
     return svg
 
 
-def _add(parent: etree._Element, tag: str, text: str | None = None, **attrs: object) -> Any:
+def _add(
+    parent: etree._Element, tag: str, text: str | None = None, **attrs: object
+) -> etree._Element:
     element = etree.SubElement(
         parent,
         f"{{{SVG}}}{tag}",
