@@ -10,6 +10,7 @@ from collections.abc import Callable
 from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
 from gsd.formats.diagnostics import diagnostic_line
+from gsd.formats.lines import markdown_table
 from gsd.output.mermaid import markdown_block
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
@@ -253,13 +254,11 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
         out.append(markdown_block(graph, f"Phase {phase}").rstrip("\n"))
     if changes.new_diagnostics:
         out.extend(["", f"### New validation problems at {_code(_label(head))}", ""])
-        out.append("| file | severity | code | message |")
-        out.append("|---|---|---|---|")
-        out.extend(
-            f"| {_code(f'{d.path}:{d.line}', table=True)} | {d.severity} | {d.code} | "
-            f"{_plain(d.message)} |"
+        rows = [
+            (_code(f"{d.path}:{d.line}", table=True), d.severity, d.code, _plain(d.message))
             for d in changes.new_diagnostics
-        )
+        ]
+        out.extend(markdown_table(("file", "severity", "code", "message"), rows))
     return "\n".join(out) + "\n"
 
 
@@ -268,21 +267,21 @@ def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
     if plan.status == "removed":
         return [*out, f"{plural(len(plan.tasks), 'task')} removed."]
     if plan.status == "added":
-        out += ["| # | task | type | specialist |", "|---|---|---|---|"]
-        out += [
-            f"| {t.head_index} | {_code(t.name, table=True)} | {_code(t.type, table=True)} | "
-            f"{_code(t.specialist, table=True) if t.specialist else '-'} |"
+        rows = [
+            (
+                str(t.head_index),
+                _code(t.name, table=True),
+                _code(t.type, table=True),
+                _code(t.specialist, table=True) if t.specialist else "-",
+            )
             for t in plan.tasks
         ]
-        return out
+        return [*out, *markdown_table(("#", "task", "type", "specialist"), rows)]
     out.extend(f"- {_field_line(c, markdown=True)}" for c in plan.changes)
     if plan.tasks:
-        out += (
-            ["", "| task | change |", "|---|---|"]
-            if plan.changes
-            else ["| task | change |", "|---|---|"]
-        )
-        out += [f"| {_task_cell(t)} | {_task_change(t)} |" for t in plan.tasks]
+        out += [""] if plan.changes else []
+        changed = [(_task_cell(t), _task_change(t)) for t in plan.tasks]
+        out += markdown_table(("task", "change"), changed)
     if details:
         for change in plan.changes:
             if _is_text(change):
