@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.commands.progress import compare_position
+from gsd.commands.progress import PhaseStatus, PlanStatus, compare_position
 from gsd.formats import state
 from gsd.io.phases import list_archived_phases, list_phases, resolve_phase
 from tests.conftest import CORPUS
@@ -128,12 +128,13 @@ def test_corpus_status_shows_state_position_and_agrees(ag_cli: Path, gsd) -> Non
     ],
 )
 def test_compare_position(recorded: dict[str, str], expected: list[str]) -> None:
+    plan = PlanStatus("", None, "pending", 0, [], False)
     phases = [
-        {"phase": "01-setup", "done": 0, "plans": [{}] * 0},
-        {"phase": "02-api", "done": 1, "plans": [{}, {}]},
-        {"phase": "03-ui", "done": 0, "plans": [{}, {}]},
+        PhaseStatus("01-setup", None, 0, [plan] * 0),
+        PhaseStatus("02-api", None, 1, [plan, plan]),
+        PhaseStatus("03-ui", None, 0, [plan, plan]),
     ]
-    assert compare_position(recorded, phases)["disagreements"] == expected
+    assert compare_position(recorded, phases).disagreements == expected
 
 
 def test_status_markdown_flags_a_disagreement(project, gsd) -> None:

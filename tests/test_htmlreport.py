@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lxml import html as lxml_html
 
-from gsd.commands.report import build, timeline
+from gsd.commands.report import WaveSpan, build, timeline
 from gsd.output.htmlreport import colour, render
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -85,10 +85,10 @@ def test_one_bar_per_attempt_in_its_plans_lane_coloured_by_outcome() -> None:
 
 def test_bars_span_their_seconds_and_waves_are_marked() -> None:
     bars = timeline(EVENTS)
-    assert [(a["start"], a["end"]) for a in bars["attempts"]][:2] == [(0.2, 2.0), (0.1, 8.0)]
-    assert bars["waves"] == [
-        {"wave": 1, "start": 0.1, "end": 9.1},
-        {"wave": 2, "start": 9.2, "end": 10.1},
+    assert [(a.start, a.end) for a in bars.attempts][:2] == [(0.2, 2.0), (0.1, 8.0)]
+    assert bars.waves == [
+        WaveSpan(wave=1, start=0.1, end=9.1),
+        WaveSpan(wave=2, start=9.2, end=10.1),
     ]
     assert "wave 2" in page()
 

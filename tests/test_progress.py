@@ -26,7 +26,7 @@ def test_status_reads_gsds_own_blocker_bullets_not_peoples_notes(project: Projec
     project.write(".planning/STATE.md", STATE)
     project.write(".planning/phases/01-alpha/01-05-SUMMARY.md", "# done\n")
     status = progress.project_status(GsdProject(project.root))
-    plans = {p["plan"]: p["status"] for p in status["phases"][0]["plans"]}
+    plans = {p.plan: p.status for p in status.phases[0].plans}
     assert plans == {
         "01-01": "pending",
         "01-02": "pending",  # a person's note about the plan: not a failure
@@ -34,7 +34,7 @@ def test_status_reads_gsds_own_blocker_bullets_not_peoples_notes(project: Projec
         "01-04": "paused",
         "01-05": "done",
     }
-    assert len(status["blockers"]) == 3  # every line is still listed
+    assert len(status.blockers) == 3  # every line is still listed
 
 
 def test_a_plan_done_upstream_is_done_without_zero_committed(git_project: Project, gsd) -> None:

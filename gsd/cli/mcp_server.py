@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from gsd import __version__
-from gsd.cli import queries
 from gsd.core.errors import GsdError
 from gsd.core.visible import visible
 
@@ -33,7 +31,7 @@ INSTRUCTIONS = (
 )
 
 
-def answer(produce: Callable[[], tuple[dict[str, Any], str]]) -> CallToolResult:
+def answer(produce: Callable[[], tuple[dict[str, object], str]]) -> CallToolResult:
     """A tool's result: `produce`'s data as structured content and its text; a GsdError
     (bad input) as an error result carrying gsd's one line."""
     try:
@@ -53,13 +51,13 @@ def capped(text: str, warnings: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def as_json(rendered: str) -> dict[str, Any]:
+def as_json(rendered: str) -> dict[str, object]:
     """A command's `--format json` output as data (the same renderer, so the same JSON)."""
-    data: dict[str, Any] = json.loads(rendered)
+    data: dict[str, object] = json.loads(rendered)
     return data
 
 
-def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], str]:
+def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, object], str]:
     from gsd.cli import lint
     from gsd.output import render
 
@@ -70,25 +68,27 @@ def validate_data(path: str | None, phase: str | None) -> tuple[dict[str, Any], 
     return as_json(render.as_json(report)), capped(render.text(report) + render.summary(report))
 
 
-def show_data(target: str) -> tuple[dict[str, Any], str]:
+def show_data(target: str) -> tuple[dict[str, object], str]:
+    from gsd.commands.show import plan_views
     from gsd.output import views
 
-    plans, warnings = queries.plan_views(target)
+    plans, warnings = plan_views(target)
     return as_json(views.render_plans(plans, "json")), capped(
         views.render_plans(plans, "text"), warnings
     )
 
 
-def waves_data(phase: str) -> tuple[dict[str, Any], str]:
+def waves_data(phase: str) -> tuple[dict[str, object], str]:
+    from gsd.commands.show import here, waves_view
     from gsd.output import views
 
-    project = queries.here()
+    project = here()
     found = project.phase(phase)
-    view = views.waves_view(found.name, project.phase_graph(found), found.milestone)
+    view = waves_view(found.name, project.phase_graph(found), found.milestone)
     return as_json(views.render_waves(view, "json")), capped(views.render_waves(view, "text"))
 
 
-def status_data() -> tuple[dict[str, Any], str]:
+def status_data() -> tuple[dict[str, object], str]:
     from gsd.cli.shared import planned_project
     from gsd.commands import progress
     from gsd.output import statusview
@@ -97,17 +97,19 @@ def status_data() -> tuple[dict[str, Any], str]:
     return as_json(statusview.render(status, "json")), capped(statusview.render(status, "text"))
 
 
-def errors_data(**filters: Any) -> tuple[dict[str, Any], str]:
+def errors_data(**filters: str | None) -> tuple[dict[str, object], str]:
+    from gsd.commands.failures import error_records
     from gsd.output.views import render_errors
 
-    records, warnings = queries.error_records(**filters)
+    records, warnings = error_records(**filters)
     return as_json(render_errors(records, "json")), capped(render_errors(records, "text"), warnings)
 
 
-def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
+def report_data(every_run: bool) -> tuple[dict[str, object], str]:
+    from gsd.commands.report import run_report
     from gsd.output import reportview
 
-    built, warnings = queries.run_report(every_run)
+    built, warnings = run_report(every_run)
     return as_json(reportview.render(built, "json")), capped(
         reportview.render(built, "text"), warnings
     )
@@ -115,27 +117,29 @@ def report_data(every_run: bool) -> tuple[dict[str, Any], str]:
 
 def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, object], str]:
+    from gsd.commands.dryrun import dry_run_tasks, phase_validation
+    from gsd.commands.show import here
     from gsd.output import views
 
-    project = queries.here()
+    project = here()
     found = project.phase(phase)
-    listed, warnings = queries.phase_validation(project, found)
-    tasks = queries.dry_run_tasks(
-        project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout
-    )
+    listed, warnings = phase_validation(project, found)
+    tasks = dry_run_tasks(project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout)
     text = views.render_dispatch(found.name, tasks, "text")
     return as_json(views.render_dispatch(found.name, tasks, "json")), capped(
         listed + text, warnings
     )
 
 
-def context_chain_data(plan: str, task: int) -> tuple[dict[str, Any], str]:
-    data = queries.context_chain(plan, task)
-    waiting = [str(t["task"]) for t in data["earlier_tasks"] if t["state"] == "not run"]
+def context_chain_data(plan: str, task: int) -> tuple[dict[str, object], str]:
+    from gsd.commands.show import context_chain
+
+    chain = context_chain(plan, task)
+    waiting = [str(t.task) for t in chain.earlier_tasks if t.state == "not run"]
     which = f"task {waiting[0]} has" if len(waiting) == 1 else f"tasks {', '.join(waiting)} have"
     note = f"({which} not run yet: a run would carry what they report)\n\n" if waiting else ""
-    return data, note + data["context_chain"]
+    return chain.to_json(), note + chain.context_chain
 
 
 def build_server() -> MCPServer:

@@ -3,9 +3,7 @@ diff, errors, status, report."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,9 +17,6 @@ from gsd.cli.shared import (
 )
 from gsd.core import layout
 from gsd.core.errors import ERROR_TYPES, EXIT_FINDINGS, EXIT_OK
-
-if TYPE_CHECKING:
-    from gsd.io.project import Project
 
 
 @click.command(cls=SummarisedCommand)
@@ -103,7 +98,7 @@ def show(target: str, fmt: str) -> int:
 
     Example: gsd show 01-02 --format json
     """
-    from gsd.cli.queries import plan_views
+    from gsd.commands.show import plan_views
     from gsd.output import views
 
     rendered, warnings = plan_views(target)
@@ -139,7 +134,9 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
 
         click.echo(flowchart(graph, f"Phase {found.name}"), nl=False)
     else:
-        view = views.waves_view(found.name, graph, found.milestone)
+        from gsd.commands.show import waves_view
+
+        view = waves_view(found.name, graph, found.milestone)
         click.echo(views.render_waves(view, fmt), nl=False)
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
@@ -196,7 +193,7 @@ def errors(
 
     Example: gsd errors --type timeout --since 2d --format json
     """
-    from gsd.cli.queries import error_records
+    from gsd.commands.failures import error_records
 
     kept, warnings = error_records(
         phase=phase, plan_id=plan_id, specialist=specialist, error_type=error_type, since=since
@@ -252,7 +249,9 @@ def report(every_run: bool, fmt: str) -> int:
     if fmt == "junit":
         from gsd.io.project import Project
 
-        cases = run_report.task_cases(events, _planned_tasks(Project(root)), not every_run)
+        cases = run_report.task_cases(
+            events, run_report.planned_tasks(Project(root)), not every_run
+        )
         click.echo(reportview.junit(cases), nl=False)
         return EXIT_OK
     built = run_report.build(events, last_run_only=not every_run)
@@ -285,21 +284,6 @@ def verify(target: str, fmt: str) -> int:
     checked = run_verify.verify(planned_project(), target)
     click.echo(verifyview.render(checked, fmt), nl=False)
     return EXIT_FINDINGS if any(p.failed for p in checked) else EXIT_OK
-
-
-def _planned_tasks(project: Project) -> Callable[[str], list[Any]]:
-    """The tasks of a plan as its file has them; none for a plan gone or unreadable."""
-    from gsd.commands.report import PlannedTask
-    from gsd.core.errors import GsdError
-
-    def tasks_of(plan_id: str) -> list[PlannedTask]:
-        try:
-            plan = project.find_plan(plan_id)
-        except GsdError:
-            return []
-        return [PlannedTask(t.index, t.name, t.is_checkpoint) for t in plan.tasks]
-
-    return tasks_of
 
 
 COMMANDS = (validate, rules, show, waves, diff, errors, status, report, verify)

@@ -115,7 +115,7 @@ def _dry_run(
 ) -> int:
     """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; warned
     when a runner program is missing or the phase is invalid."""
-    from gsd.cli.queries import dry_run_tasks, phase_validation
+    from gsd.commands.dryrun import dry_run_tasks, phase_validation
     from gsd.output import views
 
     listed, warnings = phase_validation(project, found_phase)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gsd.commands.hooks import Report, checked_program, find_gsd
 from gsd.core import layout
@@ -22,6 +22,9 @@ from gsd.formats import agenthooks, clisettings
 from gsd.formats.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
 from gsd.formats.diagnostics import diagnostic_line
 from gsd.io.sources import PLAN_SUFFIX
+
+if TYPE_CHECKING:
+    from gsd.commands.progress import ProjectStatus
 
 # `gsd hooks run NAME`: the names the installed commands use.
 RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in (POST_EDIT, SESSION_START))
@@ -135,24 +138,24 @@ def session_start(cli: str, hook_input: HookInput) -> Answer:
     return agenthooks.add_context(cli, brief_status(project_status(project)))
 
 
-def brief_status(status: dict[str, Any]) -> str:
+def brief_status(status: ProjectStatus) -> str:
     """A phase a line (done / all, what is running, failed or next), then the blockers."""
     lines = ["gsd status (plans in .planning/; `gsd status` for all of it):"]
-    for phase in status["phases"]:
-        plans = phase["plans"]
-        line = f"- phase {phase['phase']}: {phase['done']}/{len(plans)} plans done"
+    for phase in status.phases:
+        plans = phase.plans
+        line = f"- phase {phase.phase}: {phase.done}/{len(plans)} plans done"
         for state in ("in progress", "failed", "paused"):
-            ids = [p["plan"] for p in plans if p["status"] == state]
+            ids = [p.plan for p in plans if p.status == state]
             if ids:
                 line += f"; {state}: {', '.join(ids)}"
-        pending = [p["plan"] for p in plans if p["status"] == "pending"]
-        if pending and phase["done"] < len(plans):
+        pending = [p.plan for p in plans if p.status == "pending"]
+        if pending and phase.done < len(plans):
             line += f"; next: {pending[0]}"
         lines.append(line)
     if len(lines) > _STATUS_LINES:
         hidden = len(lines) - _STATUS_LINES
         lines = [*lines[:_STATUS_LINES], f"- ... and {plural(hidden, 'more phase')}"]
-    blockers = status["blockers"]
+    blockers = status.blockers
     lines.append(f"blockers: {'; '.join(blockers[:3])}" if blockers else "blockers: none")
     return "\n".join(lines)
 

@@ -15,8 +15,8 @@ A name match whose relative order changed is reported with a `position` change.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from gsd.commands.taskmatch import compared_text, match_tasks
 from gsd.core.graph import PhaseGraph, changed_schedules
@@ -44,10 +44,15 @@ class Snapshot(NamedTuple):
     sections: dict[str, dict[str, str]] = {}  # by path: `body_sections` of the plan's text
 
 
+# A plan's or a task's fields as compared, by name: frontmatter values as YAML gives them
+# (strings, numbers, lists, mappings), coerced fields, texts.
+Fields = dict[str, object]
+
+
 class Change(NamedTuple):
     field: str
-    before: Any
-    after: Any
+    before: object  # None: not there at BASE
+    after: object  # None: not there at HEAD
 
 
 class TaskDiff(NamedTuple):
@@ -194,10 +199,10 @@ def diff_plan(
     )
 
 
-def plan_fields(plan: Plan) -> dict[str, Any]:
+def plan_fields(plan: Plan) -> Fields:
     """The frontmatter as compared: named fields first (coerced), then every other key."""
     fm = plan.frontmatter
-    fields: dict[str, Any] = {
+    fields: Fields = {
         "type": fm.get("type"),
         "wave": plan.wave if plan.wave is not None else fm.get("wave"),
         "depends_on": plan.depends_on,
@@ -230,9 +235,9 @@ def body_sections(text: str) -> dict[str, str]:
     return {tag: "\n\n".join(parts) for tag, parts in sections.items()}
 
 
-def task_fields(task: Task) -> dict[str, Any]:
+def task_fields(task: Task) -> Fields:
     """A task as compared: the named fields, then its other children and attributes."""
-    fields: dict[str, Any] = {
+    fields: Fields = {
         "name": task.name,
         "type": task.type,
         "specialist": task.specialist,
@@ -246,7 +251,7 @@ def task_fields(task: Task) -> dict[str, Any]:
     return fields
 
 
-def _changed(before: dict[str, Any], after: dict[str, Any]) -> Iterable[Change]:
+def _changed(before: Mapping[str, object], after: Mapping[str, object]) -> Iterable[Change]:
     for key in dict.fromkeys([*before, *after]):
         old, new = before.get(key), after.get(key)
         if isinstance(old, list) and isinstance(new, list):

@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.errors import GsdError, UsageError
 from gsd.io import proc
@@ -59,7 +59,7 @@ class Diagnosis(NamedTuple):
     def exit_code(self) -> int:
         return 1 if any(f.status == PROBLEM for f in self.findings) else 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "project": str(self.project) if self.project else None,
             "exit_code": self.exit_code,

@@ -4,7 +4,12 @@ test cases, from the logs in .planning/logs/ (and an older .planning/execution-l
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from gsd.formats.execlog import LogEvent
+    from gsd.io.project import Project
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset(
@@ -25,12 +30,80 @@ TIMELINE = frozenset(
 )
 
 
-def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TimelineRow:
+    """An event of the run as `gsd report` lists it (values as the log has them)."""
+
+    time: object
+    event: object
+    plan: object
+    task: object
+    agent: object
+    seconds: object
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Totals:
+    """One agent's or one plan's attempts, seconds, tokens and cost (None: not reported)."""
+
+    name: str
+    attempts: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+    cost_usd: float | None = None
+
+    def to_json(self, key: str) -> dict[str, object]:
+        """The row with its name under `key` (`agent` or `plan`) first."""
+        data = asdict(self)
+        return {key: data.pop("name"), **data}
+
+
+@dataclass(frozen=True)
+class Delegation:
+    """One attempt against its token budget: tokens, cost, the budget and where it stood
+    (within, over or aborted; None when it had no budget or its runner counted nothing)."""
+
+    plan: object
+    task: object
+    agent: object
+    attempt: object
+    tokens: object
+    cost_usd: object
+    warn: object
+    abort: object
+    budget: object
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """`gsd report`'s data: the timeline, the retries, the totals and the budgets."""
+
+    timeline: list[TimelineRow]
+    retries: int
+    per_agent: list[Totals]
+    per_plan: list[Totals]
+    budgets: list[Delegation]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "timeline": [asdict(r) for r in self.timeline],
+            "retries": self.retries,
+            "per_agent": [t.to_json("agent") for t in self.per_agent],
+            "per_plan": [t.to_json("plan") for t in self.per_plan],
+            "budgets": [asdict(b) for b in self.budgets],
+        }
+
+
+def build(events: Iterable[LogEvent], last_run_only: bool = True) -> RunReport:
     """Timeline rows and totals; by default only the events of the last run."""
     events = _selected(events, last_run_only)
     timeline = []
-    agents: dict[str, dict[str, Any]] = {}
-    plans: dict[str, dict[str, Any]] = {}
+    agents: dict[str, Totals] = {}
+    plans: dict[str, Totals] = {}
     for e in events:
         kind = e.get("event")
         if kind in TIMELINE:
@@ -39,62 +112,57 @@ def build(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[
             continue
         timeline.append(_row(e))
         for key, table in ((str(e.get("agent", "?")), agents), (str(e.get("plan", "?")), plans)):
-            row = table.setdefault(key, _empty())
-            row["attempts"] += 1
-            row["succeeded"] += bool(e.get("success"))
-            row["failed"] += not e.get("success")
-            row["seconds"] = round(row["seconds"] + float(e.get("duration_s") or 0), 1)
-            for field in ("input_tokens", "output_tokens", "cost_usd"):
-                value = e.get(field)
-                if isinstance(value, (int, float)):
-                    row[field] = round((row[field] or 0) + value, 6)
+            table[key] = _added(table.get(key) or Totals(key), e)
     retries = sum(1 for e in events if e.get("event") == "retry")
-    return {
-        "timeline": timeline,
-        "retries": retries,
-        "per_agent": [{"agent": k, **v} for k, v in agents.items()],
-        "per_plan": [{"plan": k, **v} for k, v in plans.items()],
-        "budgets": [delegation(e) for e in events if e.get("event") == "result"],
-    }
+    return RunReport(
+        timeline=timeline,
+        retries=retries,
+        per_agent=list(agents.values()),
+        per_plan=list(plans.values()),
+        budgets=[delegation(e) for e in events if e.get("event") == "result"],
+    )
 
 
-def delegation(e: dict[str, Any]) -> dict[str, Any]:
-    """One attempt against its token budget: tokens, cost, the budget and where it stood
-    (within, over or aborted; None when it had no budget or its runner counted nothing)."""
+def _added(row: Totals, e: LogEvent) -> Totals:
+    """`row` with one more attempt, the `result` event `e`."""
+
+    def plus(total: float | None, field: str) -> float | None:
+        value = e.get(field)
+        return round((total or 0) + value, 6) if isinstance(value, (int, float)) else total
+
+    return replace(
+        row,
+        attempts=row.attempts + 1,
+        succeeded=row.succeeded + bool(e.get("success")),
+        failed=row.failed + (not e.get("success")),
+        seconds=round(row.seconds + float(e.get("duration_s") or 0), 1),
+        input_tokens=plus(row.input_tokens, "input_tokens"),
+        output_tokens=plus(row.output_tokens, "output_tokens"),
+        cost_usd=plus(row.cost_usd, "cost_usd"),
+    )
+
+
+def delegation(e: LogEvent) -> Delegation:
+    """One attempt against its token budget (`Delegation`)."""
     tokens = e.get("tokens")
     if tokens is None:  # a log written before budgets: its runner's own counts
         counts = [e.get(k) for k in ("input_tokens", "output_tokens")]
         known = [c for c in counts if isinstance(c, int)]
         tokens = sum(known) if known else None
-    return {
-        "plan": e.get("plan", ""),
-        "task": e.get("task", ""),
-        "agent": e.get("agent", ""),
-        "attempt": e.get("attempt", ""),
-        "tokens": tokens,
-        "cost_usd": e.get("cost_usd"),
-        "warn": e.get("budget_warn"),
-        "abort": e.get("budget_abort"),
-        "budget": e.get("budget"),
-    }
+    return Delegation(
+        plan=e.get("plan", ""),
+        task=e.get("task", ""),
+        agent=e.get("agent", ""),
+        attempt=e.get("attempt", ""),
+        tokens=tokens,
+        cost_usd=e.get("cost_usd"),
+        warn=e.get("budget_warn"),
+        abort=e.get("budget_abort"),
+        budget=e.get("budget"),
+    )
 
 
-def over_budget_warnings(events: Iterable[dict[str, Any]]) -> list[str]:
-    """A line per attempt that went past its warn budget (`gsd errors` shows them as
-    warnings: they are not failures)."""
-    lines = []
-    for e in events:
-        if e.get("event") == "result" and e.get("budget") == "over":
-            tokens, warn, abort = e.get("tokens"), e.get("budget_warn"), e.get("budget_abort")
-            lines.append(
-                f"{e.get('plan', '?')} task {e.get('task', '?')} ({e.get('agent', '?')}, "
-                f"attempt {e.get('attempt', '?')}): {tokens:,} tokens, over its budget of "
-                f"{warn:,} (stopped past {abort:,})"
-            )
-    return lines
-
-
-def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dict[str, Any]]:
+def _selected(events: Iterable[LogEvent], last_run_only: bool) -> list[LogEvent]:
     """The events of the last run (from its `run-start`), or all of them."""
     events = list(events)
     if last_run_only:
@@ -103,19 +171,7 @@ def _selected(events: Iterable[dict[str, Any]], last_run_only: bool) -> list[dic
     return events
 
 
-def _empty() -> dict[str, Any]:
-    return {
-        "attempts": 0,
-        "succeeded": 0,
-        "failed": 0,
-        "seconds": 0.0,
-        "input_tokens": None,
-        "output_tokens": None,
-        "cost_usd": None,
-    }
-
-
-def _row(e: dict[str, Any]) -> dict[str, Any]:
+def _row(e: LogEvent) -> TimelineRow:
     kind = e.get("event")
     what = {
         "result": "ok" if e.get("success") else str(e.get("error_type")),
@@ -128,15 +184,15 @@ def _row(e: dict[str, Any]) -> dict[str, Any]:
         what = "soft success"
     elif kind == "result" and e.get("success") and e.get("no_change"):
         what = "made no change"
-    return {
-        "time": e.get("ts", ""),
-        "event": kind,
-        "plan": e.get("plan", ""),
-        "task": e.get("task", ""),
-        "agent": e.get("agent", ""),
-        "seconds": e.get("duration_s", ""),
-        "outcome": what,
-    }
+    return TimelineRow(
+        time=e.get("ts", ""),
+        event=kind,
+        plan=e.get("plan", ""),
+        task=e.get("task", ""),
+        agent=e.get("agent", ""),
+        seconds=e.get("duration_s", ""),
+        outcome=what,
+    )
 
 
 class PlannedTask(NamedTuple):
@@ -156,7 +212,7 @@ class TaskCase(NamedTuple):
     name: str
     outcome: str
     why: str
-    attempts: tuple[dict[str, Any], ...]  # its `result` events, in order
+    attempts: tuple[LogEvent, ...]  # its `result` events, in order
     seconds: float
 
 
@@ -164,7 +220,7 @@ PAUSED = "checkpoint-paused"
 
 
 def task_cases(
-    events: Iterable[dict[str, Any]],
+    events: Iterable[LogEvent],
     tasks_of: Callable[[str], list[PlannedTask]] = lambda _: [],
     last_run_only: bool = True,
 ) -> list[TaskCase]:
@@ -173,7 +229,7 @@ def task_cases(
     the log knows. A task passes or fails by its last attempt; one with no attempt was
     skipped."""
     plans: dict[str, None] = {}
-    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    seen: dict[tuple[str, str], list[LogEvent]] = {}
     for e in _selected(events, last_run_only):
         if e.get("event") == "wave-start":
             plans.update(dict.fromkeys(str(p) for p in e.get("plans") or []))
@@ -191,9 +247,7 @@ def task_cases(
     return cases
 
 
-def _case(
-    plan: str, task: str, events: list[dict[str, Any]], planned: PlannedTask | None
-) -> TaskCase:
+def _case(plan: str, task: str, events: list[LogEvent], planned: PlannedTask | None) -> TaskCase:
     attempts = tuple(e for e in events if e.get("event") == "result")
     seconds = round(sum(float(e.get("duration_s") or 0) for e in attempts), 1)
     kinds = {e.get("event") for e in events}
@@ -221,55 +275,84 @@ def _case(
     )
 
 
-def timeline(events: Iterable[dict[str, Any]], last_run_only: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Bar:
+    """One attempt on the timeline, in seconds from the run's first event."""
+
+    plan: str
+    task: str
+    attempt: object
+    agent: str
+    outcome: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class WaveSpan:
+    wave: object
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Bars:
+    """The run as bars (`timeline`): when it started, how long it took, its attempts,
+    its waves and its plans in order."""
+
+    start: str
+    seconds: float
+    attempts: list[Bar]
+    waves: list[WaveSpan]
+    plans: list[str]
+
+
+def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
     """The run as bars for a picture (`gsd report --format html`): each attempt's plan,
     task, agent, outcome and span in seconds from the run's first event (it ends at its
     `result` event and lasted its `duration_s`), and each wave's span."""
     events = [e for e in _selected(events, last_run_only) if _moment(e) is not None]
     if not events:
-        return {"start": "", "seconds": 0.0, "attempts": [], "waves": [], "plans": []}
+        return Bars(start="", seconds=0.0, attempts=[], waves=[], plans=[])
     origin = min(m for e in events if (m := _moment(e)) is not None)
 
-    def at(e: dict[str, Any]) -> float:
+    def at(e: LogEvent) -> float:
         return round((_moment(e) or origin) - origin, 1)
 
-    attempts, waves, plans = [], {}, {}
+    attempts: list[Bar] = []
+    starts: dict[str, tuple[object, float]] = {}  # by wave: its number and start
+    ends: dict[str, float] = {}
+    plans: dict[str, None] = {}
     for e in events:
-        kind = e.get("event")
+        kind, key = e.get("event"), str(e.get("wave", ""))
         if kind == "wave-start":
-            waves[str(e.get("wave", ""))] = {"wave": e.get("wave"), "start": at(e), "end": None}
+            starts[key] = (e.get("wave"), at(e))
+            ends.pop(key, None)
             plans.update(dict.fromkeys(str(p) for p in e.get("plans") or []))
-        elif kind == "wave-end" and str(e.get("wave", "")) in waves:
-            waves[str(e.get("wave", ""))]["end"] = at(e)
+        elif kind == "wave-end" and key in starts:
+            ends[key] = at(e)
         elif kind == "result":
             end = at(e)
             took = float(e.get("duration_s") or 0)
             plans.setdefault(str(e.get("plan", "?")))
             attempts.append(
-                {
-                    "plan": str(e.get("plan", "?")),
-                    "task": str(e.get("task", "?")),
-                    "attempt": e.get("attempt", ""),
-                    "agent": str(e.get("agent", "?")),
-                    "outcome": _row(e)["outcome"],
-                    "start": round(max(end - took, 0.0), 1),
-                    "end": max(end, round(took, 1)),
-                }
+                Bar(
+                    plan=str(e.get("plan", "?")),
+                    task=str(e.get("task", "?")),
+                    attempt=e.get("attempt", ""),
+                    agent=str(e.get("agent", "?")),
+                    outcome=_row(e).outcome,
+                    start=round(max(end - took, 0.0), 1),
+                    end=max(end, round(took, 1)),
+                )
             )
-    seconds = max([at(e) for e in events] + [a["end"] for a in attempts])
-    for wave in waves.values():
-        wave["end"] = seconds if wave["end"] is None else wave["end"]
+    seconds = max([at(e) for e in events] + [a.end for a in attempts])
+    waves = [WaveSpan(wave, begun, ends.get(key, seconds)) for key, (wave, begun) in starts.items()]
     start = next(str(e["ts"]) for e in events if _moment(e) == origin)
-    return {
-        "start": start,
-        "seconds": seconds,
-        "attempts": attempts,
-        "waves": list(waves.values()),
-        "plans": list(plans),
-    }
+    return Bars(start=start, seconds=seconds, attempts=attempts, waves=waves, plans=list(plans))
 
 
-def _moment(e: dict[str, Any]) -> float | None:
+def _moment(e: LogEvent) -> float | None:
     """An event's `ts` in seconds since the epoch; None when it has none or a bad one."""
     from datetime import datetime
 
@@ -281,3 +364,29 @@ def _moment(e: dict[str, Any]) -> float | None:
         ).timestamp()
     except ValueError:
         return None
+
+
+def run_report(every_run: bool) -> tuple[RunReport, list[str]]:
+    """`gsd report`: the last run (or every run) built from the logs, and their warnings."""
+    from pathlib import Path
+
+    from gsd.core import layout
+    from gsd.formats import execlog
+    from gsd.io.project import find_root
+
+    events, warnings = execlog.read_all(find_root(Path.cwd()) / layout.PLANNING)
+    return build(events, last_run_only=not every_run), warnings
+
+
+def planned_tasks(project: Project) -> Callable[[str], list[PlannedTask]]:
+    """The tasks of a plan as its file has them; none for a plan gone or unreadable."""
+    from gsd.core.errors import GsdError
+
+    def tasks_of(plan_id: str) -> list[PlannedTask]:
+        try:
+            plan = project.find_plan(plan_id)
+        except GsdError:
+            return []
+        return [PlannedTask(t.index, t.name, t.is_checkpoint) for t in plan.tasks]
+
+    return tasks_of

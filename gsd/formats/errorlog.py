@@ -140,7 +140,7 @@ def read_all(planning: Path) -> tuple[list[ErrorRecord], list[str]]:
 
 def read_logs(
     planning: Path, *, events: bool = True
-) -> tuple[list[dict[str, Any]], list[ErrorRecord], list[str]]:
+) -> tuple[list[execlog.LogEvent], list[ErrorRecord], list[str]]:
     """Every log read once: the events (legacy `execution-log.jsonl` included, when
     `events`) and the error records, each in time order, and a warning per bad line."""
     found: list[dict[str, Any]] = []

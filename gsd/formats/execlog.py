@@ -21,6 +21,10 @@ from gsd.core import layout
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
 
+# One line of a run log as read back: free-form JSON (old logs, newer fields), read with
+# `.get` by `gsd report` and `gsd errors`.
+LogEvent = dict[str, Any]
+
 EVENTS = (
     "run-start",
     "wave-start",
@@ -139,7 +143,7 @@ def read_split(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], 
     return ([], [], []) if text is None else split_log(text, name)
 
 
-def read_all(planning: Path) -> tuple[list[dict[str, Any]], list[str]]:
+def read_all(planning: Path) -> tuple[list[LogEvent], list[str]]:
     """Every event of every log (the legacy `execution-log.jsonl` first, then
     `.planning/logs/`), in time order (lines of one time keep their file order); and a
     warning per line that is not one."""

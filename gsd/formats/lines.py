@@ -12,7 +12,7 @@ stays missing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 # An ATX heading's opening run, CommonMark 0.31.2 section 4.2
@@ -211,7 +211,28 @@ def escape_cell(value: str) -> str:
 
 def table_row(values: Iterable[str]) -> str:
     """`| a | b |`, each value escaped (`escape_cell`)."""
-    return "| " + " | ".join(escape_cell(value) for value in values) + " |"
+    return cells_row(escape_cell(value) for value in values)
+
+
+def cells_row(cells: Iterable[str]) -> str:
+    """`| a | b |`, each cell as it is (escaped already, or a code span)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_table(
+    headings: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    right: Collection[int] = (),
+    fit: bool = False,
+) -> list[str]:
+    """A GFM table's lines, cells as they are (`cells_row`), unpadded: the headings, the
+    rule (`---` under each, or as wide as its heading cell when `fit`; `---:` under the
+    columns `right` aligns right), then a line per row. gsd's other tables, aligned
+    for a terminal, are tabulate's (`gsd.output.views.table`)."""
+    rules = ["-" * (len(h) + 2 if fit else 3) for h in headings]
+    rule = "|".join(r[:-1] + ":" if i in right else r for i, r in enumerate(rules))
+    return [cells_row(headings), f"|{rule}|", *(cells_row(row) for row in rows)]
 
 
 class Lines:

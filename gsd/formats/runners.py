@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from gsd.core.models import RunnerOutput
 from gsd.core.policy import BASELINE, Policy, applies
@@ -130,7 +130,16 @@ def codex_mechanism(tier: str, confined: bool) -> str:
     )
 
 
-def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> dict[str, Any]:
+class PolicyView(TypedDict):
+    """What of the safety policy reaches a runner (`policy_view`), as the dry run shows it."""
+
+    mechanism: str
+    rules: list[str]
+    baseline: int
+    extra: int
+
+
+def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> PolicyView:
     """What of `policy` reaches `agent`'s runner (for the dry run): `mechanism` in
     words, `rules` in the runner's own grammar, how many are the baseline's and how
     many config.json's. A tier without the shell or write tools needs fewer rules."""
@@ -150,12 +159,12 @@ def policy_view(agent: Agent, policy: Policy, *, confined: bool = False) -> dict
         how = codex_mechanism(agent.tier, confined)
     else:
         how = "a command agent: nothing in the runner; gsd's sandbox and git checks hold it"
-    return {
-        "mechanism": how,
-        "rules": rules,
-        "baseline": len(policy.texts()) - policy.extra,
-        "extra": policy.extra,
-    }
+    return PolicyView(
+        mechanism=how,
+        rules=rules,
+        baseline=len(policy.texts()) - policy.extra,
+        extra=policy.extra,
+    )
 
 
 def _is_root() -> bool:

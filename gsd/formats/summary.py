@@ -15,6 +15,7 @@ from gsd.core.utc import as_utc, utc_stamp
 from gsd.core.visible import visible
 from gsd.core.words import plural
 from gsd.formats.files import write_atomic
+from gsd.formats.lines import markdown_table
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -253,13 +254,10 @@ def _token_lines(outcomes: list[TaskOutcome]) -> list[str]:
     per_agent: dict[str, list[TaskOutcome]] = {}
     for outcome in outcomes:
         per_agent.setdefault(outcome.agent, []).append(outcome)
-    rows = [
-        "| Agent | Attempts | Input tokens | Output tokens | Cost (USD) |",
-        "|-------|---------:|-------------:|--------------:|-----------:|",
-    ]
-    for agent, mine in per_agent.items():
-        rows.append(f"| {agent} | {len(mine)} | {_totals(mine)} |")
-    rows.append(f"| **Total** | {len(outcomes)} | {_totals(outcomes)} |")
+    table = [(agent, str(len(mine)), *_totals(mine)) for agent, mine in per_agent.items()]
+    table.append(("**Total**", str(len(outcomes)), *_totals(outcomes)))
+    headings = ("Agent", "Attempts", "Input tokens", "Output tokens", "Cost (USD)")
+    rows = markdown_table(headings, table, right=(1, 2, 3, 4), fit=True)
     if any(o.input_tokens is None and o.output_tokens is None for o in outcomes):
         rows += ["", f"Attempts whose runner gave no usage count as {NOT_REPORTED!r}."]
     past = [o for o in outcomes if o.budget in ("over", "aborted")]
@@ -274,13 +272,12 @@ def _token_lines(outcomes: list[TaskOutcome]) -> list[str]:
     return rows
 
 
-def _totals(outcomes: list[TaskOutcome]) -> str:
-    return " | ".join(
-        (
-            _sum([o.input_tokens for o in outcomes], "{:,}"),
-            _sum([o.output_tokens for o in outcomes], "{:,}"),
-            _sum([o.cost_usd for o in outcomes], "${:.4f}"),
-        )
+def _totals(outcomes: list[TaskOutcome]) -> tuple[str, str, str]:
+    """Input tokens, output tokens and cost, summed (`_sum`)."""
+    return (
+        _sum([o.input_tokens for o in outcomes], "{:,}"),
+        _sum([o.output_tokens for o in outcomes], "{:,}"),
+        _sum([o.cost_usd for o in outcomes], "${:.4f}"),
     )
 
 

@@ -50,7 +50,7 @@ class TaskDispatch(NamedTuple):
     budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
     limits: str = ""  # its memory and process limits, what keeps them (`gsd.io.limits.describe`)
     # the safety policy that reaches the runner (`runners.policy_view`); None for a person
-    policy: dict[str, Any] | None = None
+    policy: runners.PolicyView | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
     subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files

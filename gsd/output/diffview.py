@@ -5,11 +5,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from collections.abc import Callable
 
 from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
 from gsd.formats.diagnostics import diagnostic_line
+from gsd.formats.lines import markdown_table
 from gsd.output.mermaid import markdown_block
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
@@ -29,7 +30,7 @@ def render(changes: PlanChanges, fmt: str) -> str:
 # --- JSON -----------------------------------------------------------------------------------
 
 
-def as_dict(changes: PlanChanges) -> dict[str, Any]:
+def as_dict(changes: PlanChanges) -> dict[str, object]:
     """The JSON of `gsd diff --format json` (keys documented in the README)."""
     return {
         "base": _side(changes.base),
@@ -63,11 +64,11 @@ def as_dict(changes: PlanChanges) -> dict[str, Any]:
     }
 
 
-def _side(side: Side) -> dict[str, Any]:
+def _side(side: Side) -> dict[str, object]:
     return {"label": side.label, "commit": side.commit, "planning": side.has_planning}
 
 
-def _change(change: Change) -> dict[str, Any]:
+def _change(change: Change) -> dict[str, object]:
     return {"field": change.field, "before": change.before, "after": change.after}
 
 
@@ -117,16 +118,21 @@ def _diff_lines(before: str | None, after: str | None) -> list[str]:
     return [line for line in lines if not line.startswith(("---", "+++"))]
 
 
+def _texts(change: Change) -> tuple[str | None, str | None] | None:
+    """The two sides of a change to a long or multi-line text (None: that side has
+    none); None when the change is not one."""
+    before, after = change.before, change.after
+    if not isinstance(before, str | None) or not isinstance(after, str | None):
+        return None
+    values = [v for v in (before, after) if v is not None]
+    return (before, after) if any("\n" in v or len(v) > 60 for v in values) else None
+
+
 def _is_text(change: Change) -> bool:
-    values = [v for v in (change.before, change.after) if v is not None]
-    return (
-        bool(values)
-        and all(isinstance(v, str) for v in values)
-        and any("\n" in v or len(v) > 60 for v in values)
-    )
+    return _texts(change) is not None
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, bool):
@@ -138,7 +144,7 @@ def _describe(change: Change, markdown: bool = False, table: bool = False) -> st
     """One change in words: `wave 1 -> 2`, `files added a.py; removed b.py`."""
     field, before, after = change
 
-    def code(value: Any) -> str:
+    def code(value: object) -> str:
         return _code(str(value), table=table) if markdown else str(value)
 
     arrow = "→" if markdown else "->"
@@ -154,8 +160,8 @@ def _describe(change: Change, markdown: bool = False, table: bool = False) -> st
         if removed := [v for v in old if v not in new]:
             parts.append("removed " + ", ".join(code(v) for v in removed))
         return f"{label} " + "; ".join(parts or ["changed"])
-    if _is_text(change):
-        plus, minus = _line_counts(before, after)
+    if (texts := _texts(change)) is not None:
+        plus, minus = _line_counts(*texts)
         return f"{label} text changed (+{plus} -{minus} lines)"
     if isinstance(before, dict) or isinstance(after, dict):
         return f"{label} changed"
@@ -213,7 +219,7 @@ def _kind(task: TaskDiff) -> str:
     return task.type + (f", specialist {task.specialist}" if task.specialist else "")
 
 
-def _missing_planning(changes: PlanChanges, code: Any) -> list[str]:
+def _missing_planning(changes: PlanChanges, code: Callable[[str], str]) -> list[str]:
     return [
         f"{code(_side_name(side))} has no {code('.planning/')}."
         for side in (changes.base, changes.head)
@@ -248,13 +254,11 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
         out.append(markdown_block(graph, f"Phase {phase}").rstrip("\n"))
     if changes.new_diagnostics:
         out.extend(["", f"### New validation problems at {_code(_label(head))}", ""])
-        out.append("| file | severity | code | message |")
-        out.append("|---|---|---|---|")
-        out.extend(
-            f"| {_code(f'{d.path}:{d.line}', table=True)} | {d.severity} | {d.code} | "
-            f"{_plain(d.message)} |"
+        rows = [
+            (_code(f"{d.path}:{d.line}", table=True), d.severity, d.code, _plain(d.message))
             for d in changes.new_diagnostics
-        )
+        ]
+        out.extend(markdown_table(("file", "severity", "code", "message"), rows))
     return "\n".join(out) + "\n"
 
 
@@ -263,21 +267,21 @@ def _plan_markdown(plan: PlanDiff, details: bool) -> list[str]:
     if plan.status == "removed":
         return [*out, f"{plural(len(plan.tasks), 'task')} removed."]
     if plan.status == "added":
-        out += ["| # | task | type | specialist |", "|---|---|---|---|"]
-        out += [
-            f"| {t.head_index} | {_code(t.name, table=True)} | {_code(t.type, table=True)} | "
-            f"{_code(t.specialist, table=True) if t.specialist else '-'} |"
+        rows = [
+            (
+                str(t.head_index),
+                _code(t.name, table=True),
+                _code(t.type, table=True),
+                _code(t.specialist, table=True) if t.specialist else "-",
+            )
             for t in plan.tasks
         ]
-        return out
+        return [*out, *markdown_table(("#", "task", "type", "specialist"), rows)]
     out.extend(f"- {_field_line(c, markdown=True)}" for c in plan.changes)
     if plan.tasks:
-        out += (
-            ["", "| task | change |", "|---|---|"]
-            if plan.changes
-            else ["| task | change |", "|---|---|"]
-        )
-        out += [f"| {_task_cell(t)} | {_task_change(t)} |" for t in plan.tasks]
+        out += [""] if plan.changes else []
+        changed = [(_task_cell(t), _task_change(t)) for t in plan.tasks]
+        out += markdown_table(("task", "change"), changed)
     if details:
         for change in plan.changes:
             if _is_text(change):
@@ -312,7 +316,7 @@ def _task_change(task: TaskDiff) -> str:
 
 def _text_details(title: str, change: Change) -> list[str]:
     """A folded unified diff of one changed text; `title` is HTML."""
-    lines = _diff_lines(change.before, change.after)
+    lines = _diff_lines(*(_texts(change) or (None, None)))
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines"]
     body = "\n".join(lines)

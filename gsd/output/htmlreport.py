@@ -11,11 +11,14 @@ parser reads the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from gsd.core.words import plural
+
+if TYPE_CHECKING:
+    from gsd.commands.report import Bar, Bars, RunReport, Totals, WaveSpan
 
 SVG = "http://www.w3.org/2000/svg"
 COLOURS = {
@@ -41,7 +44,7 @@ def colour(outcome: str) -> str:
     return COLOURS.get(outcome, FAILED)
 
 
-def render(report: dict[str, Any], bars: dict[str, Any], title: str = "gsd report") -> str:
+def render(report: RunReport, bars: Bars, title: str = "gsd report") -> str:
     """The page: `gsd.commands.report.build`'s totals and `timeline`'s bars."""
     html = etree.Element("html", lang="en")
     head = etree.SubElement(html, "head")
@@ -50,19 +53,18 @@ def render(report: dict[str, Any], bars: dict[str, Any], title: str = "gsd repor
     etree.SubElement(head, "style").text = STYLE
     body = etree.SubElement(html, "body")
     etree.SubElement(body, "h1").text = title
-    took = f"{bars['seconds']:g} s" if bars["attempts"] else "no attempts"
+    took = f"{bars.seconds:g} s" if bars.attempts else "no attempts"
     etree.SubElement(body, "p").text = (
-        f"Run started {bars['start'] or 'never'}: {took}, "
-        f"{plural(len(bars['attempts']), 'attempt')}, {plural(report['retries'], 'retry')}."
+        f"Run started {bars.start or 'never'}: {took}, "
+        f"{plural(len(bars.attempts), 'attempt')}, {plural(report.retries, 'retry')}."
     )
     etree.SubElement(body, "h2").text = "Timeline"
-    body.append(_legend(bars["attempts"]))
+    body.append(_legend(bars.attempts))
     body.append(timeline_svg(bars))
-    for key, name in (("per_agent", "agent"), ("per_plan", "plan")):
-        rows = report[key]
+    for rows, name in ((report.per_agent, "agent"), (report.per_plan, "plan")):
         for field, unit in (("tokens", "tokens"), ("cost_usd", "USD"), ("seconds", "s")):
             etree.SubElement(body, "h2").text = f"{_field_name(field)} per {name}"
-            values = [(str(r[name]), _value(r, field)) for r in rows]
+            values = [(r.name, _value(r, field)) for r in rows]
             body.append(bar_chart(values, unit))
     text = str(etree.tostring(html, encoding="unicode", method="xml"))
     return "<!DOCTYPE html>\n" + text + "\n"
@@ -73,12 +75,12 @@ def _field_name(field: str) -> str:
     return names[field]
 
 
-def _value(row: dict[str, Any], field: str) -> float | None:
+def _value(row: Totals, field: str) -> float | None:
     if field == "tokens":
-        counts = [row.get("input_tokens"), row.get("output_tokens")]
+        counts = [row.input_tokens, row.output_tokens]
         known = [c for c in counts if isinstance(c, (int, float))]
         return float(sum(known)) if known else None
-    value = row.get(field)
+    value = row.cost_usd if field == "cost_usd" else row.seconds
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -95,7 +97,9 @@ def _svg(width: int, height: int, label: str) -> etree._Element:
     return svg
 
 
-def _add(parent: etree._Element, tag: str, text: str | None = None, **attrs: object) -> Any:
+def _add(
+    parent: etree._Element, tag: str, text: str | None = None, **attrs: object
+) -> etree._Element:
     element = etree.SubElement(
         parent,
         f"{{{SVG}}}{tag}",
@@ -106,49 +110,49 @@ def _add(parent: etree._Element, tag: str, text: str | None = None, **attrs: obj
     return element
 
 
-def timeline_svg(bars: dict[str, Any]) -> etree._Element:
+def timeline_svg(bars: Bars) -> etree._Element:
     """A lane per plan, a bar per attempt coloured by outcome, a band and a dashed line
     per wave, and a seconds axis."""
-    plans = bars["plans"]
+    plans = bars.plans
     height = 40 + LANE * max(len(plans), 1) + 30
     svg = _svg(WIDTH, height, "the run's timeline: a lane per plan, a bar per attempt")
-    span = max(bars["seconds"], 1.0)
+    span = max(bars.seconds, 1.0)
     scale = (WIDTH - LABEL - 20) / span
 
     def x(seconds: float) -> float:
         return float(round(LABEL + seconds * scale, 1))
 
     bottom = 40 + LANE * max(len(plans), 1)
-    _waves(svg, bars["waves"], x, bottom)
+    _waves(svg, bars.waves, x, bottom)
     for lane, plan in enumerate(plans):
         y = 40 + LANE * lane
         _add(svg, "text", plan, x=8, y=y + LANE / 2 + 4)
-        for a in (a for a in bars["attempts"] if a["plan"] == plan):
+        for a in (a for a in bars.attempts if a.plan == plan):
             bar = _add(
                 svg,
                 "rect",
-                x=x(a["start"]),
+                x=x(a.start),
                 y=y + 5,
-                width=max(round(x(a["end"]) - x(a["start"]), 1), 2),
+                width=max(round(x(a.end) - x(a.start), 1), 2),
                 height=LANE - 10,
-                fill=colour(a["outcome"]),
+                fill=colour(a.outcome),
                 class_="attempt",
                 rx=2,
             )
             for key in ("plan", "task", "attempt", "agent", "outcome"):
-                bar.set(f"data-{key}", str(a[key]))
+                bar.set(f"data-{key}", str(getattr(a, key)))
             _add(
                 bar,
                 "title",
-                f"{plan} task {a['task']} attempt {a['attempt']} ({a['agent']}): "
-                f"{a['outcome']}, {a['start']:g}-{a['end']:g} s",
+                f"{plan} task {a.task} attempt {a.attempt} ({a.agent}): "
+                f"{a.outcome}, {a.start:g}-{a.end:g} s",
             )
     _axis(svg, span, x, bottom)
     return svg
 
 
 def _waves(
-    svg: etree._Element, waves: list[dict[str, Any]], x: Callable[[float], float], bottom: int
+    svg: etree._Element, waves: list[WaveSpan], x: Callable[[float], float], bottom: int
 ) -> None:
     """Each wave's span as a band, its start as a dashed line and its number."""
     for i, wave in enumerate(waves):
@@ -156,9 +160,9 @@ def _waves(
         _add(
             svg,
             "rect",
-            x=x(wave["start"]),
+            x=x(wave.start),
             y=20,
-            width=max(round(x(wave["end"]) - x(wave["start"]), 1), 1),
+            width=max(round(x(wave.end) - x(wave.start), 1), 1),
             height=bottom - 20,
             fill=fill,
             class_="wave",
@@ -166,14 +170,14 @@ def _waves(
         _add(
             svg,
             "line",
-            x1=x(wave["start"]),
+            x1=x(wave.start),
             y1=20,
-            x2=x(wave["start"]),
+            x2=x(wave.start),
             y2=bottom,
             stroke="#495057",
             stroke_dasharray="4 3",
         )
-        _add(svg, "text", f"wave {wave['wave']}", x=x(wave["start"]) + 4, y=32, fill="#495057")
+        _add(svg, "text", f"wave {wave.wave}", x=x(wave.start) + 4, y=32, fill="#495057")
 
 
 def _axis(svg: etree._Element, span: float, x: Callable[[float], float], bottom: int) -> None:
@@ -212,9 +216,9 @@ def bar_chart(values: list[tuple[str, float | None]], unit: str) -> etree._Eleme
     return svg
 
 
-def _legend(attempts: list[dict[str, Any]]) -> etree._Element:
+def _legend(attempts: list[Bar]) -> etree._Element:
     legend = etree.Element("p", {"class": "legend"})
-    for outcome in dict.fromkeys(a["outcome"] for a in attempts) or ["ok"]:
+    for outcome in dict.fromkeys(a.outcome for a in attempts) or ["ok"]:
         item = etree.SubElement(legend, "span")
         etree.SubElement(item, "i", style=f"background:{colour(outcome)}").text = " "
         etree.SubElement(item, "b").text = outcome

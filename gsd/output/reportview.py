@@ -4,39 +4,34 @@ tasks as JUnit XML."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from gsd.output.views import render_rows
+from gsd.output.views import Row, render_rows
 
 if TYPE_CHECKING:
-    from gsd.commands.report import TaskCase
+    from gsd.commands.report import RunReport, TaskCase
+    from gsd.formats.execlog import LogEvent
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
+def render(report: RunReport, fmt: str) -> str:
     """`gsd.commands.report.build`'s timeline and totals, a table each (`(none)` for none)."""
     if fmt == "json":
-        return json.dumps(report, indent=2) + "\n"
+        return json.dumps(report.to_json(), indent=2) + "\n"
 
-    def table(rows: list[dict[str, Any]]) -> str:
+    def table(rows: list[Row]) -> str:
         shown = [{k: ("not reported" if v is None else v) for k, v in r.items()} for r in rows]
         return render_rows(shown, fmt, "rows") if shown else "(none)\n"
 
     heading = "## {}" if fmt == "markdown" else "{}"
+    sections = [
+        ("Timeline", [asdict(r) for r in report.timeline]),
+        (f"Per agent (retries: {report.retries})", [t.to_json("agent") for t in report.per_agent]),
+        ("Per plan", [t.to_json("plan") for t in report.per_plan]),
+        ("Token budgets", [asdict(b) for b in report.budgets]),
+    ]
     return "\n".join(
-        [
-            heading.format("Timeline"),
-            "",
-            table(report["timeline"]),
-            heading.format(f"Per agent (retries: {report['retries']})"),
-            "",
-            table(report["per_agent"]),
-            heading.format("Per plan"),
-            "",
-            table(report["per_plan"]),
-            heading.format("Token budgets"),
-            "",
-            table(report.get("budgets", [])),
-        ]
+        line for title, rows in sections for line in (heading.format(title), "", table(rows))
     )
 
 
@@ -69,7 +64,7 @@ def junit(cases: list[TaskCase]) -> str:
     return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
 
 
-def _attempt_line(e: dict[str, Any]) -> str:
+def _attempt_line(e: LogEvent) -> str:
     """`attempt 2: gsd-executor: timeout (12.5 s)`."""
     how = "ok" if e.get("success") else str(e.get("error_type"))
     if e.get("success") and e.get("soft_success"):

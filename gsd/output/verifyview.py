@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from gsd.core.musthaves import Check
 from gsd.io.artifacts import PlanChecks
@@ -24,7 +23,7 @@ def summary_line(plans: Sequence[PlanChecks]) -> str:
     return f"{len(every)} checks: {n['pass']} passed, {n['fail']} failed, {n['skip']} skipped"
 
 
-def as_dict(plans: Sequence[PlanChecks]) -> dict[str, Any]:
+def as_dict(plans: Sequence[PlanChecks]) -> dict[str, object]:
     every = [c for p in plans for c in p.checks]
     return {
         "passed": not any(c.failed for c in every),

@@ -4,83 +4,25 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gsd.core import layout
 from gsd.core.graph import PhaseGraph
-from gsd.core.models import Plan, Task
 from gsd.core.words import plural
 from gsd.formats.files import display_path
 
 if TYPE_CHECKING:
+    from gsd.commands.show import PlanView, TaskView, WavesView
     from gsd.core.outcomes import TaskOutcome
     from gsd.formats.agents import Agent
     from gsd.formats.errorlog import ErrorRecord
+    from gsd.formats.runners import PolicyView
     from gsd.io.agentscan import FileReport, Scan
     from gsd.io.dispatch import TaskDispatch
 
 
-Resolver = Callable[[Plan, Task], tuple[str, "str | None"]]  # -> (agent, fallback reason)
-
-
-def task_view(task: Task, agent: str | None = None, fallback: str | None = None) -> dict[str, Any]:
-    return {
-        "index": task.index,
-        "type": task.type,
-        "name": task.name,
-        "specialist": task.specialist,
-        "specialist_form": task.specialist_form,
-        "agent": agent,
-        "fallback": fallback,
-        "runner": task.runner,  # as written in the plan: overrides the agent's (SPEC 0)
-        "model": task.model,
-        "files": task.files,
-        "line": task.line,
-    }
-
-
-def plan_view(
-    plan: Plan, graph: PhaseGraph | None = None, resolve: Resolver | None = None
-) -> dict[str, Any]:
-    fm = plan.frontmatter
-    archived = layout.archived_milestone(plan.path)
-    return {
-        **({"archived": archived} if archived else {}),  # only for an archived plan
-        "id": plan.id,
-        "path": plan.path,
-        "phase": fm.get("phase"),
-        "plan": fm.get("plan"),
-        "type": fm.get("type"),
-        "wave": plan.wave,
-        "computed_wave": graph.wave_of.get(plan.id) if graph else None,
-        "depends_on": plan.depends_on,
-        "files_modified": plan.files_modified,
-        "autonomous": plan.autonomous,
-        "frontmatter": fm,
-        "tasks": [
-            task_view(t, *(resolve(plan, t) if resolve else (None, None))) for t in plan.tasks
-        ],
-    }
-
-
-def waves_view(phase: str, graph: PhaseGraph, milestone: str | None = None) -> dict[str, Any]:
-    return {
-        **({"archived": milestone} if milestone else {}),  # only for an archived phase
-        "phase": phase,
-        "plans": len(graph.plans),
-        "waves": [
-            {
-                "wave": number,
-                "plans": wave,
-                "sequential_groups": [g for g in graph.sequential_groups(wave) if len(g) > 1],
-            }
-            for number, wave in enumerate(graph.waves, 1)
-        ],
-        "critical_path": graph.critical_path,
-        "cycles": graph.cycles,
-    }
+Row = dict[str, object]  # one row of a table: its cells by column heading, in order
 
 
 def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str:
@@ -97,7 +39,7 @@ def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
 
-def table(rows: list[dict[str, Any]], markdown: bool) -> str:
+def table(rows: Sequence[Mapping[str, object]], markdown: bool) -> str:
     """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints."""
     from tabulate import tabulate  # not on the validate hook path
 
@@ -113,76 +55,75 @@ def markdown_cell(value: object) -> object:
     return value
 
 
-def render_plans(views: list[dict[str, Any]], fmt: str) -> str:
+def render_plans(views: list[PlanView], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({"plans": views}, indent=2) + "\n"
+        return json.dumps({"plans": [v.to_json() for v in views]}, indent=2) + "\n"
     markdown = fmt == "markdown"
     out: list[str] = []
     for view in views:
-        deps = ", ".join(view["depends_on"]) or "none"
-        wave = view["computed_wave"] or view["wave"]
-        head = f"Plan {view['id']} ({view['path']})"
-        if "archived" in view:
-            head += f" (archived, milestone {view['archived']})"
+        deps = ", ".join(view.depends_on) or "none"
+        wave = view.computed_wave or view.wave
+        head = f"Plan {view.id} ({view.path})"
+        if view.archived:
+            head += f" (archived, milestone {view.archived})"
         out.append(f"## {head}" if markdown else head)
         out.append(
-            f"wave {wave}, depends on {deps}, autonomous {str(view['autonomous']).lower()}, "
-            f"{plural(len(view['tasks']), 'task')}"
+            f"wave {wave}, depends on {deps}, autonomous {str(view.autonomous).lower()}, "
+            f"{plural(len(view.tasks), 'task')}"
         )
-        rows = [task_row(t) for t in view["tasks"]]
-        if not any(t["runner"] or t["model"] for t in view["tasks"]):
+        rows = [task_row(t) for t in view.tasks]
+        if not any(t.runner or t.model for t in view.tasks):
             rows = [{k: v for k, v in row.items() if k not in ("runner", "model")} for row in rows]
         out.append(table(rows, markdown) if rows else "(no tasks)")
         out.append("")
     return "\n".join(out)
 
 
-def task_row(t: dict[str, Any]) -> dict[str, Any]:
+def task_row(t: TaskView) -> Row:
     """One row of `gsd show`'s task table; runner and model only as the plan sets them."""
     return {
-        "#": t["index"],
-        "type": t["type"],
-        "name": t["name"],
-        "specialist": t["specialist"] or "-",
-        "form": t["specialist_form"] or "-",
-        "agent": t["agent"] or "-",
-        "fallback": t["fallback"] or "-",
-        "runner": t["runner"] or "-",
-        "model": t["model"] or "-",
-        "files": ", ".join(t["files"]) or "-",
-        "line": t["line"],
+        "#": t.index,
+        "type": t.type,
+        "name": t.name,
+        "specialist": t.specialist or "-",
+        "form": t.specialist_form or "-",
+        "agent": t.agent or "-",
+        "fallback": t.fallback or "-",
+        "runner": t.runner or "-",
+        "model": t.model or "-",
+        "files": ", ".join(t.files) or "-",
+        "line": t.line,
     }
 
 
-def render_waves(view: dict[str, Any], fmt: str) -> str:
+def render_waves(view: WavesView, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(view, indent=2) + "\n"
+        return json.dumps(view.to_json(), indent=2) + "\n"
     markdown = fmt == "markdown"
-    title = f"Phase {view['phase']}: {plural(view['plans'], 'plan')} in "
-    title += plural(len(view["waves"]), "wave")
-    if "archived" in view:
-        title += f" (archived, milestone {view['archived']})"
-    rows = [
+    title = f"Phase {view.phase}: {plural(view.plans, 'plan')} in "
+    title += plural(len(view.waves), "wave")
+    if view.archived:
+        title += f" (archived, milestone {view.archived})"
+    rows: list[Row] = [
         {
-            "wave": w["wave"],
-            "plans": ", ".join(w["plans"]),
-            "run one after another": "; ".join(" -> ".join(g) for g in w["sequential_groups"])
-            or "-",
+            "wave": w.wave,
+            "plans": ", ".join(w.plans),
+            "run one after another": "; ".join(" -> ".join(g) for g in w.sequential_groups) or "-",
         }
-        for w in view["waves"]
+        for w in view.waves
     ]
     out = [f"## {title}" if markdown else title, "", table(rows, markdown), ""]
-    path = view["critical_path"]
+    path = view.critical_path
     out.append(f"Critical path: {' -> '.join(path)} ({plural(len(path), 'plan')})" if path else "")
-    for cycle in view["cycles"]:
+    for cycle in view.cycles:
         out.append(f"Cycle (not scheduled): {' -> '.join(cycle)}")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:
+def agent_row(agent: Agent, root: Path, fmt: str = "text") -> Row:
     """One line of `gsd agents list`; JSON adds the origin, aliases and full paths."""
     minutes = agent.timeout_mins
-    row: dict[str, Any] = {
+    row: Row = {
         "name": agent.name,
         "tier": agent.tier,
         "runner": agent.runner,
@@ -202,7 +143,7 @@ def agent_row(agent: Agent, root: Path, fmt: str = "text") -> dict[str, Any]:
     return row
 
 
-def render_rows(rows: list[dict[str, Any]], fmt: str, key: str) -> str:
+def render_rows(rows: Sequence[Mapping[str, object]], fmt: str, key: str) -> str:
     if fmt == "json":
         return json.dumps({key: rows}, indent=2) + "\n"
     return table(rows, fmt == "markdown") + "\n"
@@ -256,7 +197,7 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def policy_line(view: dict[str, Any]) -> str:
+def policy_line(view: PolicyView) -> str:
     """A task's safety policy in one line: how many rules, the mechanism, and the rules
     in the runner's grammar (claude's are the argv's --disallowedTools: only counted)."""
     counts = f"{view['baseline']} baseline rules"
@@ -279,8 +220,8 @@ def render_outcomes(
 ) -> str:
     """The final tables of a live run: each plan and how it ended, then every task
     attempt and how it ended (`only_plan`: the one plan `execute-plan` ran)."""
-    plan_rows = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
-    rows = [
+    plan_rows: list[Row] = [{"plan": p, "outcome": how} for p, how in sorted((plans or {}).items())]
+    rows: list[Row] = [
         {
             "plan": o.plan,
             "task": o.task,
@@ -315,50 +256,58 @@ def _outcome(o: TaskOutcome) -> str | None:
 
 def render_agent_check(scan: Scan, fmt: str, root: Path) -> str:
     """`gsd agents check`: every folder searched, every file, what gsd made of it."""
-    folders: list[dict[str, Any]] = [
-        {
-            "folder": display_path(f.folder, root),
-            "origin": f.origin,
-            "exists": f.exists,
-            "loaded": f.count("loaded"),
-            "skipped": f.count("skipped"),
-            "ignored": f.count("ignored"),
-            "files": [_file_check(file, f.folder) for file in f.files],
-        }
-        for f in scan.folders
-    ]
     if fmt == "json":
+        folders = [
+            {
+                "folder": display_path(f.folder, root),
+                "origin": f.origin,
+                "exists": f.exists,
+                "loaded": f.count("loaded"),
+                "skipped": f.count("skipped"),
+                "ignored": f.count("ignored"),
+                "files": [_file_check(file, f.folder) for file in f.files],
+            }
+            for f in scan.folders
+        ]
         return json.dumps({"folders": folders, "warnings": scan.warnings()}, indent=2) + "\n"
     out: list[str] = []
-    for folder in folders:
-        where = folder["folder"]
-        where += f" ({folder['origin']})" if folder["origin"] not in ("bundled", "") else ""
-        if not folder["exists"]:
+    for f in scan.folders:
+        where = display_path(f.folder, root)
+        where += f" ({f.origin})" if f.origin not in ("bundled", "") else ""
+        if not f.exists:
             out.append(f"{where}: not found")
             continue
-        counts = (
-            f"{folder['loaded']} loaded, {folder['skipped']} skipped, {folder['ignored']} ignored"
-        )
-        out.append(f"{where}: {counts}")
-        for file in folder["files"]:
-            out.append(f"  {file['status']:<8} {file['file']}: {file['summary']}")
-            out.extend(f"           note: {note}" for note in file["notes"])
+        counts = f"{f.count('loaded')} loaded, {f.count('skipped')} skipped"
+        out.append(f"{where}: {counts}, {f.count('ignored')} ignored")
+        for file in f.files:
+            name = file.path.relative_to(f.folder).as_posix()
+            out.append(f"  {file.status:<8} {name}: {_summary(file)}")
+            notes = file.agent.notes if file.agent else ()
+            out.extend(f"           note: {note}" for note in notes)
     return "\n".join(out) + "\n"
 
 
-def _file_check(file: FileReport, folder: Path) -> dict[str, Any]:
+def _summary(file: FileReport) -> str:
+    """What gsd made of an agent file: the agent in a line, or why it was not loaded."""
     agent = file.agent
-    row: dict[str, Any] = {"file": file.path.relative_to(folder).as_posix(), "status": file.status}
     if agent is None:
-        return {**row, "summary": file.reason, "reason": file.reason, "notes": []}
+        return file.reason
     also = f" (also {', '.join(agent.aliases)})" if agent.aliases else ""
     tools = "all tools" if agent.tools_omitted else f"{len(agent.tools)} tools"
     summary = f"{agent.name}{also}, {agent.tier}, runner {agent.runner}, {tools}"
     if agent.overrides:
         summary += f", overrides {display_path(agent.overrides)}"
+    return summary
+
+
+def _file_check(file: FileReport, folder: Path) -> Row:
+    agent = file.agent
+    row: Row = {"file": file.path.relative_to(folder).as_posix(), "status": file.status}
+    if agent is None:
+        return {**row, "summary": file.reason, "reason": file.reason, "notes": []}
     return {
         **row,
-        "summary": summary,
+        "summary": _summary(file),
         "name": agent.name,
         "aliases": list(agent.aliases),
         "tier": agent.tier,

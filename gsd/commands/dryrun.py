@@ -1,0 +1,122 @@
+"""`gsd execute-phase --dry-run`: the phase's validation, then every task's dispatch with
+its sandbox and limits, and the warnings for what a live run would refuse."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gsd.core import layout
+
+if TYPE_CHECKING:
+    from gsd.core.graph import PhaseGraph
+    from gsd.io.dispatch import TaskDispatch
+    from gsd.io.phases import Phase
+    from gsd.io.project import Project
+
+
+def phase_validation(project: Project, found_phase: Phase) -> tuple[str, list[str]]:
+    """What a dry run says first: the phase's validation errors as `gsd validate` lists
+    them ("" when none), and the warning that a live run would refuse the phase."""
+    from gsd.core.words import plural
+    from gsd.formats.diagnostics import listed_errors
+    from gsd.io.validate import validate
+
+    folder = found_phase.path.relative_to(project.root).as_posix()
+    report = validate(project, [folder])
+    if not report.errors:
+        return "", []
+    return listed_errors(report), [
+        f"{plural(report.errors, 'validation error')} in {folder}; a live run would "
+        "refuse this phase"
+    ]
+
+
+def dry_run_tasks(
+    project: Project,
+    found_phase: Phase,
+    warn: Callable[[list[str]], None],
+    *,
+    wave: int | None = None,
+    plan_id: str | None = None,
+    timeout: float | None = None,
+) -> list[TaskDispatch]:
+    """`execute-phase --dry-run`: every task's dispatch with its sandbox, the warnings of
+    broken agent files handed to `warn`; a runner program that is missing (the fallback
+    agent's too) is a warning and a note on each task that needs it: the live run
+    refuses to start, the dry run shows the whole schedule all the same."""
+    from gsd.run import preflight
+
+    dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
+    warn(warnings)
+    graph = project.phase_graph(found_phase)
+    tasks = dispatcher.phase(graph, wave=wave, plan_id=plan_id)
+    fallbacks = dispatcher.fallbacks(graph, tasks)
+    missing = preflight.missing_programs(tasks, project.root, os.environ, fallbacks)
+    if missing:
+        message, hint = preflight.missing_message(missing)
+        warn([f"{message}; a live run would refuse to start ({hint})"])
+    warn(uncommitted_warning(project, graph, [*tasks, *fallbacks]))
+    return with_sandbox(project, preflight.marked(tasks, missing))
+
+
+def uncommitted_warning(
+    project: Project, graph: PhaseGraph, tasks: list[TaskDispatch]
+) -> list[str]:
+    """The dry run's warning for what a live run refuses before its first spawn: a
+    detached HEAD, a plan or agent program that is not committed (plans run in worktrees
+    made from the last commit); none in place (`workflow.use_worktrees` false)."""
+    from gsd.core.errors import GsdError
+    from gsd.io.git import Git
+    from gsd.run import preflight
+
+    try:
+        git = Git(project.root)
+        if not project.config.workflow.use_worktrees:
+            return []
+        head = git.status()
+    except GsdError:
+        return []  # no repository or no usable config: the live run says so
+    detached = preflight.detached_message(git, head)
+    if detached is not None:
+        return [f"{detached[0]}; a live run would refuse to start ({detached[1]})"]
+    plans = [graph.plans[p].path for p in dict.fromkeys(t.plan for t in tasks)]
+    found = preflight.uncommitted(git, preflight.files_read(project.root, git.root, plans, tasks))
+    if not found:
+        return []
+    message, hint = preflight.committed_message(found)
+    return [f"{message}; a live run would refuse to start ({hint})"]
+
+
+def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
+    """Each task with what its agent may write when it runs (`gsd.io.sandbox.describe`)."""
+    import tempfile
+
+    from gsd.core.errors import InputError
+    from gsd.io import limits, sandbox
+    from gsd.io.git import Git
+
+    settings = project.sandbox()
+    bounds = limits.describe(settings.limits or limits.Limits(None, None))
+    tmpdir = Path(tempfile.gettempdir()) / "gsd-task-XXXXXX"
+    try:  # one folder per repository, whichever of its worktrees this is
+        git = Git(project.root)
+        root, common = git.root, git.common_dir
+    except InputError:  # not a repository (yet): as if `git init` made one here
+        root, common = project.root, project.root / layout.GIT
+    worktrees = project.worktrees_folder(root, common, os.environ)
+    shown = []
+    for task in tasks:
+        if task.tier is None or task.runner is None:  # a person answers it: no agent
+            shown.append(task)
+            continue
+        place = project.root
+        if not settings.in_place:  # where worktree.Worktrees puts the plan's worktree
+            place = layout.plan_worktree(worktrees, task.plan)
+        confined = settings.confine(
+            tier=task.tier, runner=task.runner, worktree=place, tmpdir=tmpdir, environ=os.environ
+        )
+        shown.append(task._replace(sandbox=sandbox.describe(confined), limits=bounds))
+    return shown
