@@ -278,10 +278,10 @@ def verify(target: str, fmt: str) -> int:
 
     Example: gsd verify 01-02 --format junit
     """
-    from gsd.commands import verify as run_verify
+    from gsd.io import artifacts
     from gsd.output import verifyview
 
-    checked = run_verify.verify(planned_project(), target)
+    checked = artifacts.verify(planned_project(), target)
     click.echo(verifyview.render(checked, fmt), nl=False)
     return EXIT_FINDINGS if any(p.failed for p in checked) else EXIT_OK
 

@@ -1,12 +1,15 @@
-"""A plan's must_haves checked against the files of a working tree (the reading half of
-`gsd verify`; the verdicts are gsd.core.musthaves')."""
+"""`gsd verify`: a plan's must_haves checked against the files of a working tree (the
+verdicts are gsd.core.musthaves'), the plans a target names, and the `## Must-haves`
+section gsd adds to a complete plan's SUMMARY.md."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core.ids import is_plan_id
 from gsd.core.models import Plan
 from gsd.core.musthaves import (
     Check,
@@ -16,7 +19,9 @@ from gsd.core.musthaves import (
     declared,
     references,
 )
-from gsd.formats.lines import fenced_ranges
+from gsd.formats.lines import fenced_ranges, one_line, table_row
+from gsd.io.project import Project
+from gsd.io.sources import relative_to_root
 
 # A must_have names a source file; one past this is read no further (it is not code).
 MAX_BYTES = 8 * 1024 * 1024
@@ -109,3 +114,51 @@ def unfenced(text: str) -> str:
         last = end
     parts.append(text[last:])
     return "".join(parts)
+
+
+# The plans a target names ---------------------------------------------------------------
+
+
+def target_plans(project: Project, target: str) -> list[Plan]:
+    """A plan file (or a folder of them), a plan id (01-02) or a phase (1, 01-setup)."""
+    if os.path.exists(target) and not is_plan_id(target):
+        paths = project.plans_under(relative_to_root(project.root, target))
+        return [project.plan(p) for p in paths]
+    if is_plan_id(target):
+        return [project.find_plan(target)]
+    return project.phase_plans(project.phase(target))
+
+
+def verify(project: Project, target: str) -> list[PlanChecks]:
+    """Every plan `target` names, checked; files outside the project only with
+    `verification.outside_references: check` (`@~/` then resolves against $HOME)."""
+    check = project.config.verification.outside_references == "check"
+    tree = Tree(project.root, Path.home() if check else None)
+    plans = target_plans(project, target)
+    return [check_plan(tree, plan, plan_text(project.root, plan)) for plan in plans]
+
+
+# The SUMMARY.md section -----------------------------------------------------------------
+
+HEADING = "## Must-haves"
+MARKS = {"pass": "ok", "fail": "FAIL", "skip": "skip"}
+
+
+def section(checks: Sequence[Check], failing: str) -> str:
+    """The section; `failing` is `verification.must_haves` (warn or fail), said beside
+    a failure so a reader knows whether the plan was allowed to complete with it."""
+    failed = sum(c.failed for c in checks)
+    if not checks:
+        verdict = "Nothing to check: no artifacts, key links or @ references."
+    elif failed:
+        verdict = f"{failed} of {len(checks)} checks failed (verification.must_haves: {failing})."
+    else:
+        verdict = f"All {len(checks)} checks passed or were skipped (see gsd verify)."
+    lines = [HEADING, "", verdict]
+    if checks:
+        lines += ["", table_row(["Check", "Subject", "Result", "Detail"]), table_row(["---"] * 4)]
+        lines += [
+            table_row([c.kind, one_line(c.subject), MARKS[c.status], one_line(c.detail)])
+            for c in checks
+        ]
+    return "\n".join(lines) + "\n"

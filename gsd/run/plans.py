@@ -11,10 +11,10 @@ from pathlib import Path
 from gsd.core.errors import GsdError
 from gsd.core.models import Plan
 from gsd.formats import attempts, summary
+from gsd.io import artifacts
 from gsd.io.branches import Branches
 from gsd.io.commits import Commits
 from gsd.io.git import Git
-from gsd.run.musthavecheck import check_complete_plan
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.tasks import run_tasks
 
@@ -145,3 +145,41 @@ def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:
 def _summary_folder(run: PhaseRun, root: Path) -> Path:
     """The phase folder in a checkout at `root` (the repository or a worktree)."""
     return root / run.read.phase.path.relative_to(run.read.project.root)
+
+
+# gsd verify on a plan that has just completed (SPEC 7 step 7, before its SUMMARY.md):
+# the checks go into the summary; with `verification.must_haves: fail` a failed check
+# fails the plan. The error type is `validation-failed`, as when a task's `<verify>`
+# command fails: final (gsd.core.outcomes.FINAL), since running the same plan again would
+# meet the same missing file.
+ERROR_TYPE = "validation-failed"
+
+
+def check_complete_plan(run: PhaseRun, end: PlanEnd, place: Git) -> tuple[PlanEnd, str]:
+    """The plan's end (failed when its must_haves fail and that is set to fail) and the
+    `## Must-haves` section for its SUMMARY.md; `place` is where its work is checked out."""
+    plan = end.plan
+    tree = artifacts.Tree(
+        place.root, Path.home() if run.policy.outside_references == "check" else None
+    )
+    checked = artifacts.check_plan(tree, plan, artifacts.plan_text(place.root, plan))
+    text = artifacts.section(checked.checks, run.policy.must_haves)
+    if not checked.failed:
+        return end, text
+    said = _failures(checked)
+    if run.policy.must_haves != "fail":
+        run.effects.say(f"warning: plan {plan.id}: must_haves: {said} (see SUMMARY.md)")
+        return end, text
+    message = f"plan {plan.id}: must_haves not met: {said}"
+    hint = "fix the work, or set verification.must_haves to warn in .planning/config.json"
+    run.effects.journal.error(plan.phase, plan.id, ERROR_TYPE, f"{message}; {hint}", "verify")
+    failed = end._replace(status="failed", message=message, error_type=ERROR_TYPE, details=text)
+    return failed, text
+
+
+def _failures(checked: artifacts.PlanChecks) -> str:
+    """`2 failed: src/a.py (file not found); ...`, the first three named."""
+    failed = checked.failed
+    named = "; ".join(f"{c.subject} ({c.detail})" for c in failed[:3])
+    more = f"; {len(failed) - 3} more" if len(failed) > 3 else ""
+    return f"{len(failed)} failed: {named}{more}"
