@@ -524,3 +524,21 @@ def test_markdown_has_no_wave_graph_when_the_schedule_did_not_change(git_project
     head = commit(git_project, "renamed its task")
     out = gsd("diff", base, head, "--format", "markdown").out
     assert "renamed from" in out and "```mermaid" not in out
+
+
+def test_a_list_of_mappings_in_the_frontmatter_is_compared_not_a_crash(git_project, gsd) -> None:
+    """Upstream plans carry lists of mappings (`user_setup: [{service: ...}]`); a change in
+    one is reported like any other change, in any order of the list."""
+    text = plan_text().replace(
+        "autonomous:", "user_setup:\n  - service: stripe\n    why: pay\nautonomous:"
+    )
+    git_project.write(".planning/phases/01-alpha/01-01-PLAN.md", text)
+    base = commit(git_project, "a plan that needs a service")
+    changed = text.replace("service: stripe", "service: paddle")
+    git_project.write(".planning/phases/01-alpha/01-01-PLAN.md", changed)
+    head = commit(git_project, "another service")
+    done = gsd("diff", base, head, "--format", "json")
+    assert done.code == 0, done.err
+    (plan,) = json.loads(done.out)["plans"]
+    assert [c["field"] for c in plan["changes"]] == ["user_setup"]
+    assert plan["changes"][0]["after"] == [{"service": "paddle", "why": "pay"}]

@@ -14,6 +14,7 @@ A name match whose relative order changed is reported with a `position` change.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
@@ -255,11 +256,18 @@ def _changed(before: Mapping[str, object], after: Mapping[str, object]) -> Itera
     for key in dict.fromkeys([*before, *after]):
         old, new = before.get(key), after.get(key)
         if isinstance(old, list) and isinstance(new, list):
-            same = set(old) == set(new)  # order of paths and dependencies means nothing
+            same = _unordered(old) == _unordered(
+                new
+            )  # order of paths and dependencies means nothing
         else:
             same = old == new
         if not same:
             yield Change(key, old, new)
+
+
+def _unordered(items: list[object]) -> set[str]:
+    """A list's items as a set, mappings and lists among them (`user_setup: [{...}]`) too."""
+    return {json.dumps(item, sort_keys=True, default=str) for item in items}
 
 
 def _whole_task(status: str, task: Task) -> TaskDiff:
