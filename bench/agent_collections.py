@@ -4,7 +4,7 @@ Usage: python bench/agent_collections.py FOLDER [FOLDER ...] [--markdown]
 
 Each FOLDER is read as one `specialists.agent_paths` entry would be. Run it with the gsd
 to measure on the path, e.g. `PYTHONPATH=/path/to/other/checkout python bench/...`: a gsd
-without `gsd.io.agentscan` (before issue 11) is measured with its `discover`, which returned
+without `gsd.io.plans.agentscan` (before issue 11) is measured with its `discover`, which returned
 the agents and one warning per skipped file and read only `*.md`.
 """
 
@@ -21,7 +21,7 @@ TIERS = ("read-only", "read+shell", "read+write", "full")
 def measure(folder: Path) -> dict[str, Any]:
     """One folder: files seen, loaded, skipped, ignored, and the agents' tiers and runners."""
     try:
-        from gsd.io.agentscan import scan
+        from gsd.io.plans.agentscan import scan
     except ImportError:  # gsd before issue 11
         return measure_before(folder)
     report = scan([(folder, "agent_paths")])

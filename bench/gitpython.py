@@ -1,4 +1,4 @@
-"""GitPython against gsd's own git runner (gsd.io.gitexec): the figures behind its removal.
+"""GitPython against gsd's own git runner (gsd.io.git.command): the figures behind its removal.
 
 GitPython is no longer installed with gsd: `.venv/bin/pip install GitPython` first. Then
 `.venv/bin/python bench/gitpython.py REPO` prints, for 200 reads of HEAD, the refs, a
@@ -18,8 +18,8 @@ from typing import Any
 
 import git  # GitPython
 
-from gsd.io import gitexec
-from gsd.io.git import Git
+from gsd.io.git import command as gitexec
+from gsd.io.git.repo import Git
 
 RUNS = 200
 started: list[str] = []

@@ -134,7 +134,8 @@ def bench_hook(tmp: Path, rounds: int, importtime_runs: int) -> dict[str, float]
     root = generate.make_project(tmp / "hook", 30, per_phase=5)
     plan = ".planning/phases/003-p3/003-05-PLAN.md"
     imports = (
-        "import gsd.cli.app, gsd.io.project, gsd.io.validate, gsd.output.render, gsd.io.sources"
+        "import gsd.cli.app, gsd.io.plans.project, gsd.io.plans.validate, gsd.output.render,"
+        " gsd.io.plans.sources"
     )
     commands = {
         "floor: real python -c pass": [REAL_PY, "-c", "pass"],
@@ -323,11 +324,11 @@ def bench_bulk(tmp: Path, sizes: list[int], runs_for: Callable[[int], int]) -> d
 
 
 def profile_validate(root: Path, top: int = 15) -> None:
-    """cProfile of gsd.io.validate.validate on a tree, in this process (imports excluded)."""
-    from gsd.io.project import Project
-    from gsd.io.validate import validate
+    """cProfile of gsd.io.plans.validate.validate on a tree, in this process (imports excluded)."""
+    from gsd.io.plans.project import Project
+    from gsd.io.plans.validate import validate
 
-    say(f"== in-process gsd.io.validate.validate on {root.name}: garbage collector share ==")
+    say(f"== in-process gsd.io.plans.validate.validate on {root.name}: garbage collector share ==")
     paused: list[float] = []
     gen2 = [0]
 
@@ -352,7 +353,7 @@ def profile_validate(root: Path, top: int = 15) -> None:
     )
     say()
     gc.collect()
-    say(f"== cProfile of gsd.io.validate.validate on {root.name} (top {top} by cumtime) ==")
+    say(f"== cProfile of gsd.io.plans.validate.validate on {root.name} (top {top} by cumtime) ==")
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()

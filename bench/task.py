@@ -159,8 +159,8 @@ def agent_argv(rel: str) -> list[str]:
 def task_objects(argv: list[str], rel: str) -> tuple[Any, Any, Any, Any]:
     """The plan, its task, the agent and the dispatch, built as tests/test_taskrun.py does."""
     from gsd.formats.agents import Agent
-    from gsd.formats.plan import parse
-    from gsd.formats.runners import build_argv
+    from gsd.formats.planning.plan import parse
+    from gsd.formats.runners.invocation import build_argv
     from gsd.io.dispatch import TaskDispatch
 
     plan = parse(PLAN.format(path=rel), f".planning/phases/01-alpha/{PLAN_ID}-PLAN.md")
@@ -216,8 +216,8 @@ class Calls:
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
-        from gsd.io import proc
-        from gsd.io.gitexec import GitExec
+        from gsd.io.git.command import GitExec
+        from gsd.io.process import proc
 
         run_original, supervise_original = GitExec.checked, proc.supervise
         start_original = GitExec.start
@@ -278,7 +278,7 @@ class Subjects:
     """The three things timed, one task each per call."""
 
     def __init__(self, root: Path, rel: str, scratch: Path) -> None:
-        from gsd.io.git import Git
+        from gsd.io.git.repo import Git
         from gsd.run.taskrun import run_task
 
         self.root, self.rel, self.scratch = root, rel, scratch
@@ -516,7 +516,8 @@ def supervise_child(argv: list[str]) -> int:
     started four ways (five with Landlock), median ms of `runs` each."""
     scratch, runs = Path(argv[0]), int(argv[1])
     import gsd.run.taskrun  # noqa: F401
-    from gsd.io import proc, sandbox
+    from gsd.io.confine import sandbox
+    from gsd.io.process import proc
 
     program = ["/bin/sh", "-c", ":"]
     out = scratch / "out"
@@ -569,7 +570,7 @@ def supervise_child(argv: list[str]) -> int:
         ("subprocess.Popen + wait(): vfork", lambda: popen()),
         ("+ start_new_session", lambda: popen(start_new_session=True)),
         (
-            "+ through gsd/io/launch.py (python -I -S: parent-death signal, exec)",
+            "+ through gsd/io/process/launch.py (python -I -S: parent-death signal, exec)",
             lambda: popen(launcher, start_new_session=True),
         ),
         (
@@ -622,7 +623,7 @@ def memory_child(argv: list[str]) -> int:
     """In the child: run one task whose agent prints `size` bytes; print peak RSS."""
     root, variant, size = Path(argv[0]), argv[1], int(argv[2])
     import gsd.run.taskrun  # noqa: F401  (imports first: their memory is the baseline)
-    from gsd.io.git import Git
+    from gsd.io.git.repo import Git
 
     after_import = _vm("VmHWM")
     command = memory_agents(size)[variant][0]

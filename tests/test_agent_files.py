@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats import runners
 from gsd.formats.agents import Agent, parse_agent, parse_codex_agent
 from gsd.formats.files import display_path
-from gsd.io.agentscan import Scan, scan
+from gsd.formats.runners import invocation as runners
+from gsd.io.plans.agentscan import Scan, scan
 from tests.conftest import auto_task, git, plan_text
 
 DATA = Path(__file__).parent / "data" / "agents"
@@ -414,7 +414,7 @@ def test_an_alias_runs_the_file_it_names_not_the_one_that_took_its_name(
     """The roster names `voltagent-lang:python-pro` (the user's file); the project's own
     read-only `python-pro.md` took the plain name. What runs is the file the dry run
     names, with its tier: the user's full-tier agent."""
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
     project = user_collection.parents[2] / "repo"
     (project / "agents").mkdir()
@@ -465,8 +465,8 @@ def test_a_namespaced_agent_from_a_subfolder_resolves_after_sync(
     """`.claude/agents/voltagent-lang/python-pro.md` answers to `voltagent-lang:python-pro`:
     `gsd agents sync` lists the alias, so validate, resolve and the dry run accept it."""
     from gsd.core.resolve import resolve_specialist
-    from gsd.formats import roster
-    from gsd.io.project import Project
+    from gsd.formats.planning import roster
+    from gsd.io.plans.project import Project
 
     agent_file = git_project.write(".claude/agents/voltagent-lang/python-pro.md", VOLTAGENT_PRO)
     git_project.plan("01-01", tasks=auto_task(attrs=' specialist="voltagent-lang:python-pro"'))

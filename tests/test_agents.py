@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gsd.formats.agents import Agent, AgentError, parse_agent, tier_of
-from gsd.formats.roster import parse as parse_roster
-from gsd.io.agentscan import bundled_agents_dir, scan
+from gsd.formats.planning.roster import parse as parse_roster
+from gsd.io.plans.agentscan import bundled_agents_dir, scan
 from tests.conftest import CORPUS, requires_corpus
 
 AGENT = """\
@@ -98,7 +98,7 @@ def test_discovery_order_namespaces_and_broken_files(tmp_path: Path) -> None:
     assert sorted(agents) == ["team:python-pro", "x"]
     assert agents["x"].tier == "read+write"  # the later folder wins
     assert agents["x"].overrides == str(first / "x.md")
-    # one summary line per folder; the reason is in `gsd agents check` (gsd.io.agentscan)
+    # one summary line per folder; the reason is in `gsd agents check` (gsd.io.plans.agentscan)
     assert warnings == [f"{second}: 1 of 2 agent files skipped (see `gsd agents check`)"]
     assert "runner" in agents.skipped["broken"]
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from gsd.core import layout
-from gsd.io import approvals
-from gsd.io.project import Project
+from gsd.io.plans import approvals
+from gsd.io.plans.project import Project
 from tests.conftest import git
 from tests.test_execute import AGENT, CHECKPOINT, REPORT, install_agents, task, task_commits
 from tests.test_lock import hold

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gsd.commands.progress import PhaseStatus, PlanStatus, compare_position
-from gsd.formats import state
-from gsd.io.phases import list_archived_phases, list_phases, resolve_phase
+from gsd.formats.planning import state
+from gsd.io.plans.phases import list_archived_phases, list_phases, resolve_phase
 from tests.conftest import CORPUS
 
 AG_CLI = CORPUS / "Biographica__ag-cli"
@@ -95,7 +95,7 @@ def test_corpus_archive_is_found_by_status_show_waves_validate(ag_cli: Path, gsd
 
 
 def test_corpus_archive_is_never_run_unless_named(ag_cli: Path, gsd) -> None:
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
     assert Project(ag_cli).phases() == []  # what execute-phase and sync walk
     named = gsd("execute-phase", "1", "--dry-run")  # named: its tasks are dispatched
@@ -160,7 +160,7 @@ def test_state_position_reads_the_lines() -> None:
 def test_a_dependency_done_in_an_archived_milestone_is_done(planning: Path) -> None:
     """validate accepts a depends_on naming an archived plan; a run must find its SUMMARY
     there too, or `execute-plan` would wait for it forever."""
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
     done = planning / "milestones" / "v1.0-phases" / "01-setup" / "01-01-SUMMARY.md"
     done.write_text("---\nphase: 01\nplan: 01\n---\n# done\n")

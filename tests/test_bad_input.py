@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats.plan import parse, parse_bytes
+from gsd.formats.planning.plan import parse, parse_bytes
 from tests.conftest import REPO, Project, Run, auto_task, plan_text
 
 PLAN_01 = ".planning/phases/01-alpha/01-01-PLAN.md"

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core.budget import DEFAULTS, Budget, budget_status, resolve_budget
-from gsd.core.outcomes import next_rung
+from gsd.core.safety.budget import DEFAULTS, Budget, budget_status, resolve_budget
+from gsd.core.verdict.outcomes import next_rung
 from gsd.formats.agents import Agent
-from gsd.formats.runners import parse_output
-from gsd.formats.usage import UsageMeter
-from gsd.io.budgetwatch import LONGEST_LINE, BudgetWatch
+from gsd.formats.runners.invocation import parse_output
+from gsd.formats.runners.usage import UsageMeter
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
+from gsd.io.git.repo import Git
+from gsd.io.process.budgetwatch import LONGEST_LINE, BudgetWatch
 from gsd.run.taskrun import run_task
 from tests.test_proc import alive_with
 from tests.test_taskrun import logged, make_plan, repo, state  # noqa: F401  (fixture)
@@ -62,7 +62,7 @@ def test_the_codex_meter_estimates_a_turn_until_it_ends(tmp_path: Path) -> None:
     """codex reports usage only when a turn ends: until then the meter estimates from
     its items (a request's fixed part when the turn starts, the items' text after), says
     it is estimating, and the count replaces the estimate when the turn ends."""
-    from gsd.formats.usage import CODEX_REQUEST_TOKENS
+    from gsd.formats.runners.usage import CODEX_REQUEST_TOKENS
 
     meter = UsageMeter("codex")
     seen = []
@@ -337,7 +337,7 @@ def test_the_gemini_meter_estimates_until_its_result() -> None:
     """gemini-cli 0.61.0 streams no usage before its `result`: each model turn (tool calls
     in a row are one turn) counts GEMINI_TURN_TOKENS and the conversation so far, marked
     as an estimate; the result's count replaces it."""
-    from gsd.formats.usage import GEMINI_TURN_TOKENS
+    from gsd.formats.runners.usage import GEMINI_TURN_TOKENS
 
     meter = UsageMeter("gemini")
     call = '{"type":"tool_use","timestamp":"t","tool_name":"x","parameters":{"a":"' + "b" * 400

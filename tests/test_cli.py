@@ -194,8 +194,8 @@ def test_errors_command_filters_and_formats(project, gsd) -> None:
 
 
 def test_checkpoints_list_and_prune(git_project, gsd) -> None:
-    from gsd.io.checkpoint import Checkpoints
-    from gsd.io.git import Git
+    from gsd.io.git.checkpoint import Checkpoints
+    from gsd.io.git.repo import Git
 
     assert gsd("checkpoints", "list").out == "No checkpoint tags.\n"
     left = Checkpoints(Git(git_project.root)).create("01-02", 3)  # as a crash leaves it

@@ -1,4 +1,4 @@
-"""The private home of one codex or gemini spawn (gsd.io.clihome), judged on disk."""
+"""The private home of one codex or gemini spawn (gsd.io.confine.clihome), judged on disk."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core.policy import BASELINE
-from gsd.formats.agenthooks import hook_groups
-from gsd.formats.codex import RULES_FILE, exec_rules
-from gsd.io import clihome
+from gsd.core.safety.policy import BASELINE
+from gsd.formats.runners.agenthooks import hook_groups
+from gsd.formats.runners.codex import RULES_FILE, exec_rules
+from gsd.io.confine import clihome
 
 HOOKS = hook_groups("gemini", "/venv/bin/python -m gsd")
 

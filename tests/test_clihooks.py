@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from gsd.formats import clisettings
+from gsd.formats.runners import clisettings
 from tests.conftest import REPO, plan_text
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"

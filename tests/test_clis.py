@@ -24,10 +24,10 @@ from typing import NamedTuple
 
 import pytest
 
-from gsd.core.policy import with_extra
+from gsd.core.safety.policy import with_extra
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
-from gsd.formats.runners import build_argv, parse_output, runner_files
+from gsd.formats.runners.invocation import build_argv, parse_output, runner_files
 from tests.conftest import REPO, git, slack
 from tests.test_runners import TOOLS  # the tools of each tier
 
@@ -361,7 +361,7 @@ SHELL_CASES = [
     ("rm -rf build", "allow"),
     ("npm test", "allow"),
     ("git pushy", "allow"),
-    # issue 20: other spellings of a push (gsd.core.policy.SPELLED_OUT)
+    # issue 20: other spellings of a push (gsd.core.safety.policy.SPELLED_OUT)
     ("git -C . push origin HEAD", "deny"),
     ("git -c a=b push", "deny"),
     ("git --git-dir=.git push", "deny"),

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from gsd.formats import errorlog
-from gsd.io.sandbox import landlock_abi
+from gsd.io.confine.sandbox import landlock_abi
 from tests.conftest import git
 from tests.modelserver import responses
 from tests.modelserver.scenario import Scenario, Step, mcp, shell, task_report, write
@@ -176,7 +176,7 @@ def test_each_tier_runs_its_commands_under_gsds_landlock(
 
 
 def test_argv_pins_no_sandbox_of_codexs_own_only_when_gsd_confines() -> None:
-    from gsd.formats.codex import build_argv
+    from gsd.formats.runners.codex import build_argv
     from tests.test_clis import contract_agent
 
     for tier in TOOLS:

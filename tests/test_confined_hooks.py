@@ -249,7 +249,7 @@ def test_a_hook_gets_an_agents_environment_not_your_credentials(
     scene, gsd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A hook runs code an agent may have written: it gets no more of your push
-    credentials than the agent did (gsd.core.credentials), unless config hands one over."""
+    credentials than the agent did (gsd.core.safety.credentials), unless config hands one over."""
     monkeypatch.setenv("GH_TOKEN", "CREDENTIAL-GH")
     monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/CREDENTIAL-SOCK")
     monkeypatch.setenv("GITLAB_PRIVATE_TOKEN", "CREDENTIAL-GL")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats.plan import parse_bytes
+from gsd.formats.planning.plan import parse_bytes
 from tests.conftest import CORPUS, corpus_plans, requires_corpus
 
 pytestmark = requires_corpus

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gsd.core.musthaves import declared
-from gsd.formats.plan import parse_bytes
-from gsd.io.artifacts import PlanChecks, Tree, check_plan
+from gsd.formats.planning.plan import parse_bytes
+from gsd.io.plans.verify import PlanChecks, Tree, check_plan
 from tests.conftest import CORPUS, corpus_plans, requires_corpus
 
 pytestmark = requires_corpus

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gsd.commands.diff import Side, Snapshot, compare, diff_task, match_tasks
-from gsd.formats.plan import parse
+from gsd.formats.planning.plan import parse
 from tests.conftest import auto_task, git, plan_text
 
 PHASE = ".planning/phases/01-alpha"
@@ -399,7 +399,7 @@ def test_compare_is_pure_over_snapshots() -> None:
 
 def test_a_planning_file_is_not_a_planning_folder(tmp_path: Path) -> None:
     from gsd.commands.revisions import load_snapshot
-    from gsd.io.sources import WorkingTree
+    from gsd.io.plans.sources import WorkingTree
 
     (tmp_path / ".planning").write_text("---\nphase: 01-a\n---\n")
     snapshot = load_snapshot(tmp_path, WorkingTree(tmp_path), Side("working tree", None, True))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gsd.commands import doctor
-from gsd.io import sandbox
+from gsd.io.confine import sandbox
 from tests.conftest import auto_task, fake_runner_programs
 
 GIT = shutil.which("git")

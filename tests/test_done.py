@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core import done
-from gsd.formats import claude, errorlog, runners
+from gsd.core.verdict import done
+from gsd.formats import errorlog
+from gsd.formats.runners import claude
+from gsd.formats.runners import invocation as runners
 from gsd.formats.taskreport import parse_task_report
 from tests.conftest import git
 

@@ -251,7 +251,7 @@ def test_validate_and_dry_run_agree_on_a_name_with_whitespace(git_project, gsd, 
 
 def test_each_task_shows_its_sandbox(phase, gsd) -> None:
     """SPEC 0: the dry run says what each agent may write, as the live run confines it."""
-    from gsd.io.sandbox import ALWAYS, landlock_abi, unavailable_reason
+    from gsd.io.confine.sandbox import ALWAYS, landlock_abi, unavailable_reason
 
     first, review, *_ = dry_run(gsd)
     if landlock_abi():

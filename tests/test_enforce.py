@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.core.enforce import check, in_scope, is_protected
+from gsd.core.safety.enforce import check, in_scope, is_protected
 
 
 @pytest.mark.parametrize(

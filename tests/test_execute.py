@@ -439,8 +439,8 @@ def test_a_rate_limited_failure_is_retried_like_a_timeout(phase, gsd, tmp_path) 
 )
 def test_every_listing_command_speaks_markdown(phase, gsd, tmp_path, command) -> None:
     """SPEC 8: every listing command takes --format text|markdown|json."""
-    from gsd.io.checkpoint import Checkpoints
-    from gsd.io.git import Git
+    from gsd.io.git.checkpoint import Checkpoints
+    from gsd.io.git.repo import Git
 
     fail(tmp_path, "01-01", 2)  # a failure, so that errors and report have rows
     gsd("execute-phase", "1")

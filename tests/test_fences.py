@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from gsd.formats import roadmap, state, taskreport
+from gsd.formats import taskreport
 from gsd.formats.lines import Fence, Lines, fence_of, fenced_ranges
-from gsd.formats.plan import parse
+from gsd.formats.planning import roadmap, state
+from gsd.formats.planning.plan import parse
 from tests.conftest import auto_task, git, plan_text
 from tests.test_execute import AGENT, REPORT, install_agents, task
 

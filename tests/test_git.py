@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-import gsd.io.checkpoint
-import gsd.io.gitexec
+import gsd.io.git.checkpoint
+import gsd.io.git.command
 from gsd.core.errors import GsdError, InputError
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import CHECKPOINT_PREFIX, CheckpointRecords
-from gsd.io.commits import Commits
-from gsd.io.git import Git
-from gsd.io.observe import Observer
-from gsd.io.recovery import OpenCheckpoints
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.checkpointrecord import CHECKPOINT_PREFIX, CheckpointRecords
+from gsd.io.git.commits import Commits
+from gsd.io.git.observe import Observer
+from gsd.io.git.recovery import OpenCheckpoints
+from gsd.io.git.repo import Git
 from tests.conftest import Project, git
 
 
@@ -89,7 +89,7 @@ def test_not_a_repository_is_one_clear_line(tmp_path: Path) -> None:
 def test_a_missing_git_program_is_one_clear_line(
     repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.io.gitexec, "GIT", str(tmp_path / "no-such-git"))
+    monkeypatch.setattr(gsd.io.git.command, "GIT", str(tmp_path / "no-such-git"))
     with pytest.raises(GsdError) as caught:
         Git(repo.root)
     assert one_line_error(caught.value) == "git is not installed or not on PATH (install git)"
@@ -125,7 +125,7 @@ def test_remove_new_untracked_touches_only_new_untracked_files(repo: Project) ->
 def test_two_checkpoints_in_the_same_second_differ(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.io.checkpoint, "datetime", Frozen)
+    monkeypatch.setattr(gsd.io.git.checkpoint, "datetime", Frozen)
     suffixes = iter(["aaaaaa", "aaaaaa", "bbbbbb"])  # the second name collides once
 
     class Secrets:
@@ -133,7 +133,7 @@ def test_two_checkpoints_in_the_same_second_differ(
         def token_hex(n: int) -> str:
             return next(suffixes)
 
-    monkeypatch.setattr(gsd.io.checkpoint, "secrets", Secrets)
+    monkeypatch.setattr(gsd.io.git.checkpoint, "secrets", Secrets)
     g = Git(repo.root)
     first = Checkpoints(g).create("01-02", 1)
     second = Checkpoints(g).create("01-02", 1)
@@ -200,7 +200,7 @@ def test_bad_plan_id_is_a_clear_error(repo: Project) -> None:
 
 def test_list_and_prune_checkpoints(repo: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     g = Git(repo.root)
-    monkeypatch.setattr(gsd.io.checkpoint, "datetime", Frozen)
+    monkeypatch.setattr(gsd.io.git.checkpoint, "datetime", Frozen)
     old = Checkpoints(g).create("02.1-01", 2)
     monkeypatch.undo()
     new = Checkpoints(g).create("01-02", 1)

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-import gsd.io.git
-import gsd.io.gitexec
-from gsd.core import enforce
+import gsd.io.git.command
+import gsd.io.git.repo
 from gsd.core.errors import GsdError
-from gsd.io.branches import Branches
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
-from gsd.io.commits import Commits
-from gsd.io.git import Git
-from gsd.io.observe import Observer
+from gsd.core.safety import enforce
+from gsd.io.git.branches import Branches
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.git.commits import Commits
+from gsd.io.git.observe import Observer
+from gsd.io.git.repo import Git
 from tests.conftest import Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error, repo_state
 
@@ -298,7 +298,7 @@ def test_an_index_untouched_by_the_agent_is_not_read_again(
     def unexpected(*args: object) -> None:
         raise AssertionError("the index was parsed although it did not change")
 
-    monkeypatch.setattr(gsd.io.git.indexflags, "index_flags", unexpected)
+    monkeypatch.setattr(gsd.io.git.repo.indexflags, "index_flags", unexpected)
     assert Observer(g).observe(cp).changed == ["a.txt"]
 
 
@@ -538,7 +538,7 @@ def test_a_lock_held_too_long_is_one_clear_error_never_a_merge_conflict(
     repo: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo.root
-    monkeypatch.setattr(gsd.io.gitexec, "LOCK_WAIT_S", 0.3)
+    monkeypatch.setattr(gsd.io.git.command, "LOCK_WAIT_S", 0.3)
     git(root, "checkout", "-q", "-b", "side")
     repo.write("side.txt", "side\n")
     commit_all(root, "side")
@@ -605,8 +605,8 @@ def test_a_parent_gits_environment_does_not_redirect_gsd(
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     g = Git(repo.root)
     assert g.root == repo.root.resolve() and g.head() is not None
-    assert gsd.io.gitexec.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
-    env = gsd.io.gitexec.git_env()
+    assert gsd.io.git.command.git_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
+    env = gsd.io.git.command.git_env()
     assert "GIT_DIR" not in env and "GIT_OPTIONAL_LOCKS" not in env
     assert env["GIT_AUTHOR_NAME"] == "Test Author" and env["GIT_CONFIG_NOSYSTEM"] == "1"
 
@@ -671,7 +671,7 @@ def test_another_plans_checkpoint_tag_gone_between_the_ledger_and_the_ref_is_gsd
     root = repo.root
     other = Git(root)
     theirs = Checkpoints(other).create("01-06", 1)
-    gsd.io.git.refledger.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
+    gsd.io.git.repo.refledger.ledger(other.common_dir).wrote(theirs.tag, "")  # noted, not yet gone
     g = Git(root)
     cp = Checkpoints(g).create("01-07", 1)
     git(root, "update-ref", "-d", theirs.tag)  # ... and now it goes

@@ -1,4 +1,4 @@
-"""How gsd runs git (gsd.io.gitexec), and task commits read without GitPython (`gsd status`)."""
+"""How gsd runs git (gsd.io.git.command), and task commits read without GitPython (`gsd status`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import gsd.io.git
-import gsd.io.gitexec
+import gsd.io.git.command
+import gsd.io.git.repo
 from gsd.core.errors import GsdError, UsageError, logged
-from gsd.io.commits import Commits, committed_tasks
+from gsd.io.git.commits import Commits, committed_tasks
 from tests.conftest import REPO, Project, git, plan_text
 
 
@@ -26,7 +26,7 @@ def commit(root: Path, message: str, *trailers: str) -> str:
 
 
 def test_the_program_is_git_on_path_or_the_one_named_by_the_variable() -> None:
-    probe = "import gsd.io.gitexec as g; print(g.GIT)"
+    probe = "import gsd.io.git.command as g; print(g.GIT)"
     named = {**os.environ, "GIT_PYTHON_GIT_EXECUTABLE": "/opt/git/bin/git"}
     unset = {k: v for k, v in os.environ.items() if k != "GIT_PYTHON_GIT_EXECUTABLE"}
     for env, program in ((named, "/opt/git/bin/git"), (unset, "git")):
@@ -47,9 +47,9 @@ def test_newest_commit_per_task_from_head_and_plan_branches(
     git(root, "branch", "other", on_branch)  # not a plan branch: not counted
     assert committed_tasks(root) == {"01-01-1": newer}
     assert committed_tasks(root, plan_branches=True) == {"01-01-1": newer, "01-02-1": on_branch}
-    assert committed_tasks(root) == Commits(gsd.io.git.Git(root)).committed_tasks()
+    assert committed_tasks(root) == Commits(gsd.io.git.repo.Git(root)).committed_tasks()
     assert committed_tasks(root, plan_branches=True) == Commits(
-        gsd.io.git.Git(root)
+        gsd.io.git.repo.Git(root)
     ).committed_tasks(plan_branches=True)
 
 
@@ -63,7 +63,7 @@ def test_nothing_committed_outside_a_repository_or_before_the_first_commit(
 
 def test_nothing_committed_when_git_cannot_run(git_project: Project) -> None:
     commit(git_project.root, "one", "Gsd-Task: 01-01-1")
-    probe = "import pathlib, gsd.io.commits as c; print(c.committed_tasks(pathlib.Path('.')))"
+    probe = "import pathlib, gsd.io.git.commits as c; print(c.committed_tasks(pathlib.Path('.')))"
     done = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=git_project.root,
@@ -133,8 +133,8 @@ def test_a_failing_git_commands_whole_stderr_reaches_the_error(git_project: Proj
         "echo 'lint: first problem' >&2\necho '  second line' >&2\n"
         "echo 'third: fix and retry' >&2\nexit 1\n",
     )
-    done = gsd.io.gitexec.call(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
-    error = gsd.io.gitexec.failure(done, root)
+    done = gsd.io.git.command.call(["commit", "--allow-empty", "-q", "-m", "x"], cwd=root)
+    error = gsd.io.git.command.failure(done, root)
     assert str(error) == f"git commit failed in {root}: lint: first problem"
     assert error.details.splitlines() == [
         "git commit --allow-empty -q -m x (exit 1)",
@@ -151,16 +151,16 @@ def test_a_hook_that_hangs_ends_as_a_one_line_error(
     root = git_project.root
     pid_file = tmp_path / "sleep.pid"
     hook(root, f"sleep 120 &\necho $! > {pid_file}\nwait\n")
-    monkeypatch.setenv(gsd.io.gitexec.TIMEOUT_VAR, "1")
+    monkeypatch.setenv(gsd.io.git.command.TIMEOUT_VAR, "1")
     git_project.write("a.txt", "work\n")
     started = time.monotonic()
     with pytest.raises(GsdError) as caught:
-        Commits(gsd.io.git.Git(root)).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
+        Commits(gsd.io.git.repo.Git(root)).commit_paths("01-02", 1, "Task 1", "worker", ["a.txt"])
     assert time.monotonic() - started < 60  # 1 s, then at most 2 x 5 s of grace
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"git commit gave no answer in 1 s in {root}; gsd ended it")
-    assert gsd.io.gitexec.TIMEOUT_VAR in message
+    assert gsd.io.git.command.TIMEOUT_VAR in message
     assert not (root / ".git" / "index.lock").exists()  # git's SIGTERM cleanup ran
     assert ended(int(pid_file.read_text()))  # the hook's own child was ended too
     assert git(root, "log", "-1", "--format=%s").strip() == "initial"
@@ -189,18 +189,20 @@ def alive(pid: int) -> bool:
 def test_a_bad_timeout_setting_is_one_usage_error(
     git_project: Project, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
-    monkeypatch.setenv(gsd.io.gitexec.TIMEOUT_VAR, given)
+    monkeypatch.setenv(gsd.io.git.command.TIMEOUT_VAR, given)
     with pytest.raises(UsageError) as caught:
-        gsd.io.gitexec.call(["status"], cwd=git_project.root)
-    assert str(caught.value).startswith(f"{gsd.io.gitexec.TIMEOUT_VAR}={given!r} is not a number")
+        gsd.io.git.command.call(["status"], cwd=git_project.root)
+    assert str(caught.value).startswith(
+        f"{gsd.io.git.command.TIMEOUT_VAR}={given!r} is not a number"
+    )
 
 
 def test_a_missing_git_is_a_result_not_an_exception(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gsd.io.gitexec, "GIT", str(tmp_path / "no-such-git"))
-    done = gsd.io.gitexec.call(["status"], cwd=tmp_path)
-    assert done.status == gsd.io.gitexec.EXIT_NOT_FOUND and "no-such-git" in done.stderr
+    monkeypatch.setattr(gsd.io.git.command, "GIT", str(tmp_path / "no-such-git"))
+    done = gsd.io.git.command.call(["status"], cwd=tmp_path)
+    assert done.status == gsd.io.git.command.EXIT_NOT_FOUND and "no-such-git" in done.stderr
 
 
 def test_a_bad_timeout_setting_is_refused_before_git_runs(
@@ -210,9 +212,9 @@ def test_a_bad_timeout_setting_is_refused_before_git_runs(
     program = tmp_path / "git"
     program.write_text(f'#!/bin/sh\ntouch {shlex.quote(str(marker))}\nexec git "$@"\n')
     program.chmod(0o755)
-    monkeypatch.setattr(gsd.io.gitexec, "GIT", str(program))
-    monkeypatch.setenv(gsd.io.gitexec.TIMEOUT_VAR, "soon")
+    monkeypatch.setattr(gsd.io.git.command, "GIT", str(program))
+    monkeypatch.setenv(gsd.io.git.command.TIMEOUT_VAR, "soon")
     with pytest.raises(UsageError):
-        gsd.io.gitexec.call(["status"], cwd=tmp_path)
+        gsd.io.git.command.call(["status"], cwd=tmp_path)
     time.sleep(1)  # a git started anyway would have touched the marker by now
     assert not marker.exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import gitguard
+from gsd.io.git import guard as gitguard
 
 
 def test_save_and_restore_a_tree_exactly(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gsd.core.graph import build
-from gsd.formats.plan import parse
+from gsd.formats.planning.plan import parse
 from tests.conftest import plan_text
 
 
@@ -74,7 +74,7 @@ def test_empty_phase() -> None:
 def test_one_phase_graph_per_directory_for_every_caller(project) -> None:
     """`phase_graph` (waves, status, execute) is `graph_of` (validate, show): built once,
     from the readable plans (an unreadable one is GSD050, not a plan of wave 1)."""
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
     project.plan("01-01")
     project.plan("01-02", depends_on='["01-01"]', wave=2)

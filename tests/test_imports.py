@@ -293,7 +293,14 @@ def test_the_reader_sees_every_form_of_import_and_type_checking_ones_when_asked(
 
 def test_the_graph_holds_every_module() -> None:
     graph = import_graph()
-    assert {"cli.app", "cli.entry", "io.git", "formats.summary", "__init__", "core"} <= set(graph)
+    assert {
+        "cli.app",
+        "cli.entry",
+        "io.git.repo",
+        "formats.planning.summary",
+        "__init__",
+        "core",
+    } <= set(graph)
     assert "core.errors" in graph["cli.entry"] and "cli.entry" not in graph["cli.entry"]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import indexflags
+from gsd.io.git import indexflags
 from tests.conftest import git
 
 LONG = "/".join(["d" * 200] * 21) + "/long.txt"  # past the 4095 a name's length field holds

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from gsd.commands.scaffold import template_dir
-from gsd.formats import roadmap, settings, state
+from gsd.formats import settings
 from gsd.formats.files import load_text
+from gsd.formats.planning import roadmap, state
 from tests.conftest import REPO, git, snapshot_checkout
 from tests.test_roadmap import plan_checked, progress_row
 from tests.test_state import position, progress_percent

@@ -1,11 +1,11 @@
-"""SPEC 5's verdict on an attempt, and rate limits (gsd.core.judge)."""
+"""SPEC 5's verdict on an attempt, and rate limits (gsd.core.verdict.judge)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gsd.core.judge import Verdict, judge, rate_limited
 from gsd.core.models import RunnerOutput, TaskReport
+from gsd.core.verdict.judge import Verdict, judge, rate_limited
 from gsd.formats.taskreport import markers
 from tests.test_taskreport import FULL
 

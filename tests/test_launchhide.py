@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import launchhide, sandbox
+from gsd.io.confine import sandbox
+from gsd.io.process import launchhide
 from tests.hostile import LANDLOCK
 
 READ = """\

@@ -46,7 +46,7 @@ def test_shared_folders_are_under_the_common_dir_of_a_linked_worktree(
 ) -> None:
     """A run started in a linked worktree locks and registers where a run started in the
     main checkout does: `git rev-parse --git-common-dir`, not the worktree's own."""
-    from gsd.io.git import Git
+    from gsd.io.git.repo import Git
 
     root = git_project.root
     git(root, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
@@ -57,24 +57,38 @@ def test_shared_folders_are_under_the_common_dir_of_a_linked_worktree(
     assert layout.checkpoints_dir(linked.git_dir).is_relative_to(root / ".git" / "worktrees")
 
 
+def listed_modules(block: str) -> set[str]:
+    """The modules a Layout block names, as paths under gsd/ (`io/git/repo`): a folder is
+    a line `  name/` (a layer) or `    name/` (a sub-package of the layer above it), and
+    each `module.py` on its lines and the lines after belongs to it."""
+    listed: set[str] = set()
+    folders: list[str] = []
+    for row in block.splitlines():
+        heading = re.match(r"^( +)(\w+)/", row)
+        if heading:
+            depth = len(heading.group(1)) // 2
+            folders = [*folders[: depth - 1], heading.group(2)]
+        listed |= {"/".join([*folders, name]) for name in re.findall(r"(\w+)\.py", row)}
+    return listed
+
+
+def test_the_layout_reader_follows_sub_packages() -> None:
+    block = "gsd/\n  io/   a.py,\n        b.py\n    git/  c.py\n  run/  d.py\n"
+    assert listed_modules(block) == {"io/a", "io/b", "io/git/c", "run/d"}
+
+
 def test_architecture_layout_lists_every_module_in_its_folder() -> None:
     """docs/ARCHITECTURE.md's "Layout" names each module of gsd/ under its folder, and no other."""
     text = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     block = text[text.index("## Layout") :]
     block = block[: block.index("\nworkflows/")]
-    listed: dict[str, str] = {}
-    folder = ""
-    for row in block.splitlines():
-        heading = re.match(r"^  (\w+)/", row)
-        folder = heading.group(1) if heading else folder
-        for name in re.findall(r"(\w+)\.py", row):
-            listed[name] = folder
     tree = {
-        path.stem: path.parent.name
+        path.relative_to(REPO / "gsd").with_suffix("").as_posix()
         for path in (REPO / "gsd").rglob("*.py")
         if path.stem not in ("__init__", "__main__")
     }
-    assert listed == tree
+    assert sorted(listed_modules(block) - tree) == [], "listed but not in gsd/"
+    assert sorted(tree - listed_modules(block)) == [], "in gsd/ but not listed"
 
 
 def test_an_archived_plan_names_its_milestone() -> None:

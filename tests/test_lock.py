@@ -15,8 +15,8 @@ import pytest
 
 from gsd.core import layout
 from gsd.core.errors import GsdError
-from gsd.io import procgroups
 from gsd.io.lock import RunLock, repo_lock
+from gsd.io.process import procgroups
 from tests.conftest import REPO, git
 from tests.test_proc import alive_with
 
@@ -119,7 +119,7 @@ def test_stale_lock_takeover_reaps_the_dead_runs_processes(tmp_path: Path) -> No
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(REPO)!r})
-        from gsd.io import proc
+        from gsd.io.process import proc
         # the token is split so that this supervisor's own command line does not hold it
         proc.supervise([{str(script)!r}, {token[:9]!r} + {token[9:]!r}],
                        cwd=Path({str(tmp_path)!r}),

@@ -216,7 +216,7 @@ def test_without_the_sdk_gsd_mcp_says_how_to_install_it(tmp_path: Path) -> None:
 def test_claude_is_granted_every_tool_the_server_lists_and_no_other(demo: Path) -> None:
     """claude pre-approves gsd's MCP tools by name (outside bypassPermissions print mode
     refuses an MCP tool it was not granted): the names are the server's own."""
-    from gsd.formats.claude import GSD_MCP_TOOLS
+    from gsd.formats.runners.claude import GSD_MCP_TOOLS
 
     listed, _ = call_tools(demo, [])
     assert set(GSD_MCP_TOOLS) == listed

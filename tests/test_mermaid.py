@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.graph import build
-from gsd.formats.plan import parse
+from gsd.formats.planning.plan import parse
 from gsd.output.mermaid import flowchart, label_text, markdown_block, node_id
 from tests.conftest import auto_task, plan_text
 

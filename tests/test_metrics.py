@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.formats import metrics
+from gsd.formats.planning import metrics
 
 METRICS = """\
 ## Performance Metrics

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core import credentials
-from gsd.io import netports
+from gsd.core.safety import credentials
+from gsd.io.confine import netports
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 
 
@@ -82,8 +82,8 @@ def test_codexs_exec_policy_refuses_the_spellings_it_can_express(
     """gsd's rules file as codex 0.169.0's own exec-policy checker reads it."""
     import subprocess
 
-    from gsd.core.policy import BASELINE
-    from gsd.formats import codex
+    from gsd.core.safety.policy import BASELINE
+    from gsd.formats.runners import codex
     from tests.test_clis import cli_env
 
     rules = tmp_path / "gsd.rules"
@@ -100,7 +100,7 @@ def test_codexs_exec_policy_refuses_the_spellings_it_can_express(
 
 
 def test_the_launcher_reads_its_ports_and_puts_connect_in_the_ruleset() -> None:
-    from gsd.io import landlock, launch
+    from gsd.io.process import landlock, launch
 
     options = launch.parse_options(["--landlock", "--connect", "443,8080", "--", "true"])
     assert options.connect == (443, 8080)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io.sandbox import landlock_abi, unavailable_reason
+from gsd.io.confine.sandbox import landlock_abi, unavailable_reason
 from tests.conftest import git
 from tests.gitremotes import Remote, git_daemon, http_remote, self_signed
 
@@ -282,8 +282,8 @@ def test_with_its_port_listed_the_same_agent_pushes_over_https(
 @needs_tcp_rules
 def test_the_port_rule_refuses_connect_not_listen(tmp_path: Path) -> None:
     """A program may serve on any port and connect to it only when it is listed."""
-    from gsd.io import proc
-    from gsd.io.sandbox import Confinement
+    from gsd.io.confine.sandbox import Confinement
+    from gsd.io.process import proc
 
     probe = textwrap.dedent(
         """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gsd.io.validate import PARALLEL_MIN_PLANS
+from gsd.io.plans.validate import PARALLEL_MIN_PLANS
 from tests.conftest import plan_text
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import UsageError
-from gsd.io.phases import list_phases, phase_key, plan_sort_key, resolve_phase
+from gsd.io.plans.phases import list_phases, phase_key, plan_sort_key, resolve_phase
 
 
 def test_sort_order() -> None:

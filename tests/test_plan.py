@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gsd.core.models import Plan, is_plan_id
-from gsd.formats.plan import parse, parse_bytes
+from gsd.formats.planning.plan import parse, parse_bytes
 from tests.conftest import plan_text
 
 FM = "---\nphase: 01-a\nplan: 01\n---\n"

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gsd.formats import errorlog, execlog, summaryread
+from gsd.formats import errorlog, execlog
+from gsd.formats.planning import summaryread
 from tests import test_execute
 from tests.conftest import git
 from tests.test_execute import fail

@@ -356,7 +356,7 @@ def test_protected_paths_made_as_fifos_or_sockets_are_violations(scene, mode: st
 
 
 def test_what_a_task_may_write_in_planning() -> None:
-    from gsd.core.planguard import forbidden
+    from gsd.core.safety.planguard import forbidden
 
     own = [
         f"src/a.py, {PHASE}/02-01-PLAN.md",

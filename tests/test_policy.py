@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core.policy import BASELINE, ShellRule, WriteRule, parse_rule, with_extra
-from gsd.formats import claude, codex, gemini
+from gsd.core.safety.policy import BASELINE, ShellRule, WriteRule, parse_rule, with_extra
 from gsd.formats.agents import Agent
-from gsd.formats.runners import build_argv, policy_view, runner_files
+from gsd.formats.runners import claude, codex, gemini
+from gsd.formats.runners.invocation import build_argv, policy_view, runner_files
 from tests.conftest import auto_task, git
 from tests.test_runners import TOOLS
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import launchcaps
+from gsd.io.process import launchcaps
 from tests.confined import SANDBOXES, hostile_phase, seen, task_committed
 from tests.conftest import git
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import proc, procgroups
+from gsd.io.process import proc, procgroups
 
 
 def alive_with(token: str) -> list[int]:
@@ -172,7 +172,7 @@ def test_a_dead_runs_agent_and_grandchild_end_with_it(agent, tmp_path: Path) -> 
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from gsd.io import proc, procgroups
+        from gsd.io.process import proc, procgroups
         proc.supervise({argv!r}, cwd=Path({str(tmp_path)!r}),
                        stdout_path=Path({str(tmp_path / "o")!r}),
                        stderr_path=Path({str(tmp_path / "e")!r}),

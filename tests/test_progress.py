@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gsd.commands import progress
-from gsd.io.project import Project as GsdProject
+from gsd.io.plans.project import Project as GsdProject
 from tests.conftest import CORPUS, Project, auto_task, git, requires_corpus
 from tests.test_cli import markdown_rows
 

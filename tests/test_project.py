@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsd.io.project import Project
-from gsd.io.sources import WorkingTree
+from gsd.io.plans.project import Project
+from gsd.io.plans.sources import WorkingTree
 from tests.conftest import git, plan_text
 
 PHASE = ".planning/phases/01-alpha"

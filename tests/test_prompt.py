@@ -21,7 +21,7 @@ from gsd.core.errors import InputError
 from gsd.core.models import Plan
 from gsd.formats import prompt
 from gsd.formats.agents import Agent
-from gsd.formats.plan import parse
+from gsd.formats.planning.plan import parse
 from gsd.formats.prompt import (
     NO_FILES,
     PlanSections,

@@ -14,12 +14,12 @@ import pytest
 
 from gsd.core.errors import GsdError
 from gsd.io import records
-from gsd.io.branches import Branches
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import CHECKPOINT_PREFIX
-from gsd.io.commits import Commits
-from gsd.io.git import Git
-from gsd.io.recovery import OpenCheckpoints
+from gsd.io.git.branches import Branches
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.checkpointrecord import CHECKPOINT_PREFIX
+from gsd.io.git.commits import Commits
+from gsd.io.git.recovery import OpenCheckpoints
+from gsd.io.git.repo import Git
 from tests.conftest import REPO, Project, git
 from tests.test_git import checkpoint_tags, commit_all, one_line_error
 
@@ -36,7 +36,8 @@ def repo(git_project: Project) -> Project:
 def killed_checkpoint(root: Path, plan: str = "01-02", task: int = 1) -> str:
     """A checkpoint made by a gsd process that then dies without a word (SIGKILL)."""
     code = (
-        "import os, sys\nfrom gsd.io.checkpoint import Checkpoints\nfrom gsd.io.git import Git\n"
+        "import os, sys\nfrom gsd.io.git.checkpoint import Checkpoints\n"
+        "from gsd.io.git.repo import Git\n"
         f"cp = Checkpoints(Git(sys.argv[1])).create({plan!r}, {task})\n"
         "print(cp.tag, flush=True)\nos._exit(9)\n"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gsd.io import refledger
+from gsd.io.git import refledger
 
 
 def test_the_ledger_answers_for_writes_after_a_mark(tmp_path: Path) -> None:

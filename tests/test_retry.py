@@ -1,10 +1,10 @@
-"""The retry ladder's decision after a failed attempt (gsd.core.outcomes)."""
+"""The retry ladder's decision after a failed attempt (gsd.core.verdict.outcomes)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gsd.core.outcomes import Rung, TaskOutcome, next_rung
+from gsd.core.verdict.outcomes import Rung, TaskOutcome, next_rung
 
 
 def failed(error_type: str, *, attempt: int = 1, rate_limited: bool = False) -> TaskOutcome:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats import roadmap
 from gsd.formats.files import load_text, save_text
 from gsd.formats.lines import Lines, row_cells
+from gsd.formats.planning import roadmap
 from tests.conftest import CORPUS, REPO, requires_corpus
 from tests.test_state import changes
 

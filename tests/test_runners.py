@@ -13,16 +13,22 @@ from typing import Any
 import pytest
 
 from gsd.core.errors import UsageError
-from gsd.core.judge import Verdict, judge, rate_limited
 from gsd.core.models import RunnerOutput
-from gsd.core.policy import BASELINE
+from gsd.core.safety.policy import BASELINE
 from gsd.core.specialists import EXECUTOR
-from gsd.formats import claude, gemini
+from gsd.core.verdict.judge import Verdict, judge, rate_limited
 from gsd.formats.agents import Agent
-from gsd.formats.gemini import INSTRUCTION
-from gsd.formats.plan import parse
-from gsd.formats.runneroutput import raw_output
-from gsd.formats.runners import RunnerFiles, build_argv, parse_output, run_env, runner_files
+from gsd.formats.planning.plan import parse
+from gsd.formats.runners import claude, gemini
+from gsd.formats.runners.gemini import INSTRUCTION
+from gsd.formats.runners.invocation import (
+    RunnerFiles,
+    build_argv,
+    parse_output,
+    run_env,
+    runner_files,
+)
+from gsd.formats.runners.output import raw_output
 from gsd.formats.settings import Settings
 from gsd.formats.taskreport import markers, parse_task_report
 from gsd.io.dispatch import Dispatcher, TaskDispatch
@@ -335,7 +341,7 @@ def test_bad_max_turns_rejected(turns: object) -> None:
 
 
 def test_import_stays_light() -> None:
-    code = "import sys, gsd.formats.runners; print('pydantic' in sys.modules)"
+    code = "import sys, gsd.formats.runners.invocation; print('pydantic' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
@@ -756,7 +762,7 @@ def test_gemini_user_settings_get_gsds_hooks_after_the_users_own() -> None:
     """gemini ignores the project's settings in a folder untrusted at start: gsd's hooks
     go into the user settings of the spawn's private home, after the user's own hooks;
     the auth type the user chose stays."""
-    from gsd.formats.agenthooks import hook_groups
+    from gsd.formats.runners.agenthooks import hook_groups
 
     kept = {
         "hooks": {"AfterTool": [{"matcher": "x", "hooks": []}]},

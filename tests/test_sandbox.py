@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import UsageError
-from gsd.io import landlock, proc, sandbox, statedir
-from gsd.io.sandbox import Confinement, confine, describe, landlock_abi, launcher_argv
+from gsd.io import statedir
+from gsd.io.confine import sandbox
+from gsd.io.confine.sandbox import Confinement, confine, describe, landlock_abi, launcher_argv
+from gsd.io.process import landlock, proc
 from tests.conftest import git
 
 GSD_SOURCE = Path(sandbox.__file__).resolve().parent
@@ -245,8 +247,8 @@ def test_a_sandbox_that_cannot_apply_never_runs_the_program(layout: Layout) -> N
         import json, sys
         from pathlib import Path
         sys.path.insert(0, {str(GSD_SOURCE.parent)!r})
-        from gsd.io import proc
-        from gsd.io.sandbox import Confinement
+        from gsd.io.process import proc
+        from gsd.io.confine.sandbox import Confinement
         out = Path({str(layout.out)!r})
         done = proc.supervise(
             ["/bin/sh", "-c", "touch {ran}"], cwd=Path({str(layout.root)!r}),
@@ -325,7 +327,7 @@ def test_the_child_dies_with_gsd(tmp_path: Path) -> None:
         import sys
         from pathlib import Path
         sys.path.insert(0, {str(GSD_SOURCE.parent)!r})
-        from gsd.io import proc
+        from gsd.io.process import proc
         proc.supervise([{str(agent)!r}, {token!r}], cwd=Path({str(tmp_path)!r}),
                        stdout_path=Path({str(tmp_path / "o")!r}),
                        stderr_path=Path({str(tmp_path / "e")!r}), timeout_s=120, grace_s=1)
@@ -486,7 +488,7 @@ def test_each_abi_handles_the_write_rights_it_knows(abi: int, rights: int, attr_
 def test_make_state_folders_creates_the_runners_missing_folders_only(tmp_path: Path) -> None:
     """A first run of codex under the sandbox needs ~/.codex, which it cannot create
     there; gsd creates missing state folders (private), never a state file."""
-    from gsd.io.sandbox import make_state_folders
+    from gsd.io.confine.sandbox import make_state_folders
 
     env = {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "elsewhere" / "codex")}
     make_state_folders("codex", env)

@@ -47,7 +47,7 @@ def test_staged_outside_git_is_a_usage_error(project, gsd) -> None:
 
 def test_staged_lists_only_planning_and_the_named_paths(git_project, gsd) -> None:
     """A hook on a big repository lists `.planning/` and what it names, not the index."""
-    from gsd.io.sources import GitIndex
+    from gsd.io.plans.sources import GitIndex
 
     git_project.write(PLAN, plan_text())
     git_project.write("src/a.py", "")

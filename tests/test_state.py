@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import ERROR_TYPES, InputError
-from gsd.formats import metrics, state
 from gsd.formats.files import load_text, save_text
 from gsd.formats.lines import Lines
+from gsd.formats.planning import metrics, state
 from tests.conftest import CORPUS, REPO, requires_corpus
 
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
@@ -703,7 +703,7 @@ def test_save_compares_with_the_text_the_caller_loaded(tmp_path: Path) -> None:
 
 
 def test_a_missing_line_goes_before_a_subsection_not_into_it() -> None:
-    from gsd.formats.state import set_position
+    from gsd.formats.planning.state import set_position
 
     text = (
         "## Current Position\n\nPhase: 1 of 1\nStatus: Ready\n\n"

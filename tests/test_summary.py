@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from gsd.core.models import TaskReport
-from gsd.core.outcomes import TaskOutcome
-from gsd.formats import summary, summaryread
+from gsd.core.verdict.outcomes import TaskOutcome
+from gsd.formats.planning import summary, summaryread
 
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)
 FINISHED = STARTED + timedelta(minutes=3, seconds=5)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gsd.core.errors import InputError
-from gsd.formats import summaryread
+from gsd.formats.planning import summaryread
 from tests.conftest import CORPUS, requires_corpus
 
 

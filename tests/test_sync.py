@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.formats import metrics
+from gsd.formats.planning import metrics
 from gsd.run import derive
 from tests import test_worktrees
 from tests.conftest import git
@@ -353,7 +353,7 @@ def test_durations_as_summaries_write_them(text: str, seconds: float | None) -> 
 def test_phases_the_roadmap_lists_count_before_they_are_planned(tmp_path: Path) -> None:
     """`Phase: 1 of N` counts the roadmap's phases, as GSD's own STATE.md does: phase 2
     has no folder yet but is a phase of the project."""
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
     from gsd.run.derive import gather, state_text
 
     root = tmp_path / "p"

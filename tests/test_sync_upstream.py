@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io.project import Project
+from gsd.io.plans.project import Project
 from gsd.run.derive import gather, state_text
 from tests.conftest import CORPUS, requires_corpus
 

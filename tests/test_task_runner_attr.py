@@ -295,7 +295,7 @@ def test_the_fallback_runs_on_the_plans_runner_unless_it_has_no_command(git_proj
     """gsd-executor takes a failed task over on the task's runner= (a user with only
     gemini has no claude for it); `runner="command"` names a command only its agent has."""
     from gsd.formats.agents import parse_agent
-    from gsd.formats.plan import parse
+    from gsd.formats.planning.plan import parse
     from gsd.formats.settings import Settings
     from gsd.io.dispatch import Dispatcher
 

@@ -19,10 +19,10 @@ from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
-from gsd.formats.plan import parse
-from gsd.formats.runners import build_argv
+from gsd.formats.planning.plan import parse
+from gsd.formats.runners.invocation import build_argv
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
+from gsd.io.git.repo import Git
 from gsd.run.taskrun import run_task
 from tests.conftest import git, plan_text, slack
 from tests.test_proc import alive_with

@@ -1,13 +1,13 @@
 """The user's checkout beside a plan's worktree when no sandbox keeps agents out of it
-(gsd.io.userguard): what changed during a spawn is put back, displaced bytes are kept, and
+(gsd.io.confine.userguard): what changed during a spawn is put back, displaced bytes are kept, and
 the user's own git work meanwhile is never reverted."""
 
 from __future__ import annotations
 
 import subprocess
 
-from gsd.io import userguard
-from gsd.io.git import Git
+from gsd.io.confine import userguard
+from gsd.io.git.repo import Git
 from tests.conftest import git
 
 

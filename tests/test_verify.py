@@ -17,7 +17,7 @@ from gsd.core.musthaves import (
     declared,
     references,
 )
-from gsd.io.artifacts import unfenced
+from gsd.io.plans.verify import unfenced
 
 PLAN = """\
 ---

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from gsd.io import limits, proc
-from gsd.io.limits import Limits
+from gsd.io.confine import limits
+from gsd.io.confine.limits import Limits
+from gsd.io.process import proc
 from tests.hostile import gone_within, kill_all, processes_with
 
 # Writes a timestamp into `daemon.log` (in its working folder) every 0.05 s, forever,
@@ -122,7 +123,7 @@ RUNNER = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {repo!r})
-from gsd.io import proc
+from gsd.io.process import proc
 proc.supervise({argv!r}, cwd=Path({cwd!r}), stdout_path=Path({cwd!r}) / "o",
                stderr_path=Path({cwd!r}) / "e", timeout_s=120, grace_s=1)
 """
@@ -263,7 +264,7 @@ def test_what_a_killed_warden_leaves_in_its_cgroup_is_ended_by_gsd(
     """The warden itself SIGKILLed (by an agent not confined from signalling it): its
     program dies with it (parent-death signal), and the daemon that left the group is
     ended by gsd from the warden's cgroup when the spawn returns."""
-    from gsd.io import cgroups
+    from gsd.io.process import cgroups
 
     if not cgroups.locations():
         pytest.skip("no cgroup hierarchy here: nothing but the warden holds a daemon")
@@ -284,8 +285,9 @@ COUNTED = """
 import json, sys
 from pathlib import Path
 sys.path.insert(0, {repo!r})
-from gsd.io import limits, proc
-from gsd.io.limits import Limits
+from gsd.io.confine import limits
+from gsd.io.process import proc
+from gsd.io.confine.limits import Limits
 cwd = Path({cwd!r})
 done = [limits.mechanisms()]
 for script, bounds in (({bomb!r}, Limits(None, 40)), ({hog!r}, Limits(512 * 1024**2, None))):

@@ -17,8 +17,8 @@ import pytest
 from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.io import statedir
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.git import Git
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.repo import Git
 from tests.conftest import REPO, git, plan_worktree
 from tests.test_worktrees import (
     commit_all,

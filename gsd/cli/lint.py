@@ -80,7 +80,7 @@ def parse(args: list[str]) -> Options | None:
 
 def _root(options: Options) -> Path:
     """The project's root; plan files named outside any project are read from here."""
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
 
     try:
         return find_root(Path.cwd(), hint="run gsd init to create one, or pass plan files")
@@ -112,10 +112,10 @@ def validate_options(options: Options) -> tuple[Path, Report]:
     """The project's root and the findings in what the options name (paths, a phase or
     all of `.planning/`); `gsd mcp`'s validate tool calls it too."""
     from gsd.core.layout import PLANNING
-    from gsd.io.phases import resolve_phase
-    from gsd.io.project import Project
-    from gsd.io.sources import relative_to_root
-    from gsd.io.validate import validate
+    from gsd.io.plans.phases import resolve_phase
+    from gsd.io.plans.project import Project
+    from gsd.io.plans.sources import relative_to_root
+    from gsd.io.plans.validate import validate
 
     if options.paths and options.phase is not None:
         raise UsageError(
@@ -146,7 +146,7 @@ def new_since(
     from gsd.commands.diff import Side, compare
     from gsd.commands.revisions import base_snapshot, load_snapshot
     from gsd.core.layout import PLANNING
-    from gsd.io.sources import GitIndex, Source, WorkingTree
+    from gsd.io.plans.sources import GitIndex, Source, WorkingTree
 
     source: Source = GitIndex(root, [PLANNING]) if staged else WorkingTree(root)
     head = load_snapshot(root, source, Side("head", None, False))

@@ -121,7 +121,7 @@ def waves(phase: str, fmt: str, wave: int | None) -> int:
 
     Example: gsd waves 1 --format github-matrix --wave 2
     """
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
@@ -163,7 +163,7 @@ def diff(revisions: tuple[str, ...], staged: bool, exit_code: bool, fmt: str) ->
     Example: gsd diff origin/main...HEAD --format markdown
     """
     from gsd.commands.revisions import diff_revisions
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
     from gsd.output import diffview
 
     changes = diff_revisions(find_root(Path.cwd()), list(revisions), staged=staged)
@@ -240,14 +240,14 @@ def report(every_run: bool, fmt: str) -> int:
     """
     from gsd.commands import report as run_report
     from gsd.formats import execlog
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
     from gsd.output import reportview
 
     root = find_root(Path.cwd())
     events, warnings = execlog.read_all(root / layout.PLANNING)
     warn(warnings)
     if fmt == "junit":
-        from gsd.io.project import Project
+        from gsd.io.plans.project import Project
 
         cases = run_report.task_cases(
             events, run_report.planned_tasks(Project(root)), not every_run
@@ -278,7 +278,7 @@ def verify(target: str, fmt: str) -> int:
 
     Example: gsd verify 01-02 --format junit
     """
-    from gsd.io import artifacts
+    from gsd.io.plans import verify as artifacts
     from gsd.output import verifyview
 
     checked = artifacts.verify(planned_project(), target)

@@ -20,8 +20,8 @@ from gsd.core.ids import is_plan_id, split_plan_id
 from gsd.core.words import plural
 
 if TYPE_CHECKING:
-    from gsd.io.phases import Phase
-    from gsd.io.project import Project
+    from gsd.io.plans.phases import Phase
+    from gsd.io.plans.project import Project
 
 
 @click.command("execute-phase", cls=SummarisedCommand)
@@ -79,7 +79,7 @@ def execute_phase(
 
     Example: gsd execute-phase 1 --dry-run --format json
     """
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
@@ -146,7 +146,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
 
     Example: gsd execute-plan 01-02
     """
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
     from gsd.output import views
     from gsd.run.context import RunOptions
     from gsd.run.execute import execute_phase as run_phase
@@ -180,9 +180,9 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --task 3 --option b
     """
-    from gsd.io import approvals
     from gsd.io.lock import repo_lock
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans import approvals
+    from gsd.io.plans.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
     plan = project.find_plan(plan_id)  # a usage error when there is no such plan
@@ -268,8 +268,8 @@ def checkpoints_list(fmt: str) -> int:
 
     Example: gsd checkpoints list --format json
     """
-    from gsd.io.checkpoint import Checkpoints
-    from gsd.io.git import Git
+    from gsd.io.git.checkpoint import Checkpoints
+    from gsd.io.git.repo import Git
     from gsd.output import views
 
     rows = [
@@ -305,11 +305,11 @@ def checkpoints_prune(older_than: float | None) -> int:
     """
     from datetime import timedelta
 
-    from gsd.io.checkpoint import Checkpoints
-    from gsd.io.git import Git
+    from gsd.io.git.checkpoint import Checkpoints
+    from gsd.io.git.recovery import OpenCheckpoints
+    from gsd.io.git.repo import Git
+    from gsd.io.git.worktree import Worktrees
     from gsd.io.lock import RunLock
-    from gsd.io.recovery import OpenCheckpoints
-    from gsd.io.worktree import Worktrees
 
     age = timedelta(hours=older_than) if older_than is not None else None
     git = Git(Path.cwd())

@@ -90,7 +90,7 @@ def agents_list(fmt: str) -> int:
 
     Example: gsd agents list --format json
     """
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
@@ -113,7 +113,7 @@ def agents_check(fmt: str) -> int:
 
     Example: gsd agents check | grep skipped
     """
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
@@ -133,8 +133,8 @@ def agents_sync() -> int:
 
     Example: gsd agents sync && git diff .planning/available_agents.md
     """
-    from gsd.formats import roster
     from gsd.formats.files import write_atomic
+    from gsd.formats.planning import roster
 
     project = planned_project()
     found, warnings = project.agents()

@@ -11,7 +11,7 @@ import click
 from gsd.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 LIST_FORMATS = ("text", "markdown", "json")
@@ -73,7 +73,7 @@ class SummarisedGroup(click.Group):
 def planned_project() -> Project:
     """The project here, for a command that needs its `.planning/` (git alone is not one)."""
     from gsd.core.layout import PLANNING
-    from gsd.io.project import NO_PLANNING_HINT, Project, find_root
+    from gsd.io.plans.project import NO_PLANNING_HINT, Project, find_root
 
     project = Project(find_root(Path.cwd()))
     if not project.planning.is_dir():

@@ -4,7 +4,7 @@ Two hooks in the project's `.claude/settings.json` or `.gemini/settings.json`: a
 agent writes or edits a plan file, gsd validates it and hands the errors back to the
 model; when a session starts, the agent gets `gsd status` in a few lines. The hook
 command is `<gsd> hooks run <cli>-<what>`: it reads the CLI's JSON on stdin, so no plan
-text is ever part of a shell line. The protocol is in gsd/formats/agenthooks.py.
+text is ever part of a shell line. The protocol is in gsd/formats/runners/agenthooks.py.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from gsd.commands.hooks import Report, checked_program, find_gsd
 from gsd.core import layout
 from gsd.core.errors import GsdError, UsageError
 from gsd.core.words import plural
-from gsd.formats import agenthooks, clisettings
-from gsd.formats.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
 from gsd.formats.diagnostics import diagnostic_line
-from gsd.io.sources import PLAN_SUFFIX
+from gsd.formats.runners import agenthooks, clisettings
+from gsd.formats.runners.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
+from gsd.io.plans.sources import PLAN_SUFFIX
 
 if TYPE_CHECKING:
     from gsd.commands.progress import ProjectStatus
@@ -88,8 +88,8 @@ def check_edit(cli: str, hook_input: HookInput) -> Answer:
     plan = plan_file(hook_input)
     if plan is None:
         return Answer(0)
-    from gsd.io.project import Project
-    from gsd.io.validate import validate
+    from gsd.io.plans.project import Project
+    from gsd.io.plans.validate import validate
 
     root, relative = plan
     report = validate(Project(root, paths=[relative]), [relative])
@@ -125,7 +125,7 @@ def plan_file(hook_input: HookInput) -> tuple[Path, str] | None:
 def session_start(cli: str, hook_input: HookInput) -> Answer:
     """`gsd status` in a few lines, as context for the agent; nothing without a project."""
     from gsd.commands.progress import project_status
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
 
     start = Path(hook_input.cwd or ".")
     try:
@@ -168,7 +168,7 @@ def _remove(path: Path) -> None:
 
 
 def _project_root(cwd: Path) -> Path:
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
 
     return find_root(cwd, hint="run gsd hooks install in a gsd project (gsd init makes one)")
 

@@ -219,10 +219,10 @@ def body_sections(text: str) -> dict[str, str]:
     (`<objective>`, `<context>`, `<verification>`, `<success_criteria>`, `<output>`, any
     other), each text as compared; a tag written twice is one section, its parts joined.
 
-    Read as `gsd.formats.plan.parse` reads the body: tags inside fenced code are text.
+    Read as `gsd.formats.planning.plan.parse` reads the body: tags inside fenced code are text.
     """
     from gsd.formats import frontmatter
-    from gsd.formats.plan import _Scanner
+    from gsd.formats.planning.plan import _Scanner
 
     try:
         cut = frontmatter.split(text)

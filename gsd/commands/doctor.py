@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.errors import GsdError, UsageError
-from gsd.io import proc
+from gsd.io.process import proc
 from gsd.run.preflight import INSTALL, find_program
 
 if TYPE_CHECKING:
     from gsd.formats.agents import Agent
     from gsd.io.dispatch import TaskDispatch
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
 # The oldest git gsd runs on: `git restore` (git.Git.restore_paths) came in 2.23;
 # `%(trailers:key=...,valueonly)` (reading Gsd-Task trailers) in 2.22; linked
@@ -72,7 +72,7 @@ class Diagnosis(NamedTuple):
 
 def diagnose(start: Path, environ: Mapping[str, str] = os.environ) -> Diagnosis:
     """Every check: the machine's, then (inside a project) the project's."""
-    from gsd.io import sandbox
+    from gsd.io.confine import sandbox
 
     with ThreadPoolExecutor(max_workers=1 + len(RUNNER_PROGRAMS)) as pool:
         asked = {n: pool.submit(program, n, environ) for n in ("git", *RUNNER_PROGRAMS)}
@@ -123,7 +123,7 @@ def codex_findings(
 def find_project(start: Path) -> Project | None:
     """The project at or above `start` (one with `.planning/`), or None."""
     from gsd.core.layout import PLANNING
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
 
     try:
         root = find_root(start)
@@ -318,7 +318,7 @@ def config_findings(project: Project) -> list[Finding]:
 def worktrees_finding(project: Project) -> list[Finding]:
     """Where the plans' worktrees go (gsd.io.statedir), or why a run refuses it; nothing
     outside a repository."""
-    from gsd.io.git import Git
+    from gsd.io.git.repo import Git
 
     try:
         git = Git(project.root)
@@ -333,7 +333,7 @@ def worktrees_finding(project: Project) -> list[Finding]:
 
 def warning_findings(warnings: list[str]) -> list[Finding]:
     """`agent_paths` entries that are not folders, and the agent folders' own summary
-    lines (one per folder with trouble, `gsd.io.agentscan.Scan.warnings`)."""
+    lines (one per folder with trouble, `gsd.io.plans.agentscan.Scan.warnings`)."""
     return [
         Finding(WARNING, "config" if w.startswith("config.json:") else "agents", w)
         for w in warnings

@@ -1,7 +1,7 @@
 """`gsd doctor`'s codex check: one command run the way a codex spawn runs its commands.
 
 Inside gsd's Landlock sandbox gsd gives codex `--sandbox danger-full-access` (codex's
-bubblewrap cannot start there: gsd.formats.codex), so the check runs `codex sandbox`
+bubblewrap cannot start there: gsd.formats.runners.codex), so the check runs `codex sandbox`
 in that mode under a read-only confinement, as a read-only task's codex would. Without
 gsd's sandbox (config.json `sandbox.enabled` false, or no Landlock) codex's own sandbox
 holds the tier, so the check runs `codex sandbox` in its `read-only` mode, which needs
@@ -14,8 +14,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from gsd.formats.codex import CONFINED_SANDBOX
-from gsd.io import proc, sandbox
+from gsd.formats.runners.codex import CONFINED_SANDBOX
+from gsd.io.confine import sandbox
+from gsd.io.process import proc
 
 CHECK_TIMEOUT_S = 20.0
 

@@ -13,8 +13,8 @@ from gsd.core import layout
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
     from gsd.io.dispatch import TaskDispatch
-    from gsd.io.phases import Phase
-    from gsd.io.project import Project
+    from gsd.io.plans.phases import Phase
+    from gsd.io.plans.project import Project
 
 
 def phase_validation(project: Project, found_phase: Phase) -> tuple[str, list[str]]:
@@ -22,7 +22,7 @@ def phase_validation(project: Project, found_phase: Phase) -> tuple[str, list[st
     them ("" when none), and the warning that a live run would refuse the phase."""
     from gsd.core.words import plural
     from gsd.formats.diagnostics import listed_errors
-    from gsd.io.validate import validate
+    from gsd.io.plans.validate import validate
 
     folder = found_phase.path.relative_to(project.root).as_posix()
     report = validate(project, [folder])
@@ -69,7 +69,7 @@ def uncommitted_warning(
     detached HEAD, a plan or agent program that is not committed (plans run in worktrees
     made from the last commit); none in place (`workflow.use_worktrees` false)."""
     from gsd.core.errors import GsdError
-    from gsd.io.git import Git
+    from gsd.io.git.repo import Git
     from gsd.run import preflight
 
     try:
@@ -91,12 +91,12 @@ def uncommitted_warning(
 
 
 def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispatch]:
-    """Each task with what its agent may write when it runs (`gsd.io.sandbox.describe`)."""
+    """Each task with what its agent may write when it runs (`gsd.io.confine.sandbox.describe`)."""
     import tempfile
 
     from gsd.core.errors import InputError
-    from gsd.io import limits, sandbox
-    from gsd.io.git import Git
+    from gsd.io.confine import limits, sandbox
+    from gsd.io.git.repo import Git
 
     settings = project.sandbox()
     bounds = limits.describe(settings.limits or limits.Limits(None, None))

@@ -25,7 +25,7 @@ def error_records(
     """`gsd errors`: the failed attempts the filters keep, and a warning per bad log line."""
     from gsd.core.ids import parse_phase_name
     from gsd.formats import errorlog
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
 
     root = find_root(Path.cwd())
     named = parse_phase_name(phase) if phase is not None else None
@@ -34,7 +34,7 @@ def error_records(
         (named is not None and named.slug)  # `01-nope` is not phase 01
         or not errorlog.filter_records(records, phase=phase)  # a phase gone keeps its log
     ):
-        from gsd.io.phases import resolve_phase
+        from gsd.io.plans.phases import resolve_phase
 
         resolve_phase(root / layout.PLANNING, phase)
     if plan_id is not None and not errorlog.filter_records(records, phase=phase, plan=plan_id):
@@ -60,7 +60,7 @@ def _known_plan(root: Path, plan_id: str, phase: str | None) -> None:
     from gsd.core.ids import split_plan_id
     from gsd.core.words import did_you_mean
     from gsd.formats.errorlog import ErrorRecord, filter_records
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
     ids = sorted(Project(root).all_plan_ids)
     plans = [

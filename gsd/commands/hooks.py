@@ -184,7 +184,7 @@ def uninstall(cwd: Path) -> Report:
 
 def _repo(cwd: Path) -> _Repo:
     """The hooks folder git runs hooks from (core.hooksPath, worktrees) and the top level."""
-    from gsd.io import gitexec
+    from gsd.io.git import command as gitexec
 
     done = gitexec.call(
         ["rev-parse", "--show-toplevel", "--git-path", "hooks"], cwd=cwd, read_only=True

@@ -6,12 +6,12 @@ from dataclasses import asdict, dataclass
 
 from gsd.core import layout
 from gsd.core.ids import parse_phase_name, phase_key, same_plan, task_key
-from gsd.formats import state
 from gsd.formats.files import load_text
-from gsd.io import summaries
-from gsd.io.commits import committed_tasks
-from gsd.io.phases import Phase
-from gsd.io.project import Project
+from gsd.formats.planning import state
+from gsd.io.git.commits import committed_tasks
+from gsd.io.plans import summaries
+from gsd.io.plans.phases import Phase
+from gsd.io.plans.project import Project
 
 
 @dataclass(frozen=True)

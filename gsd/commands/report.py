@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from gsd.formats.execlog import LogEvent
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset(
@@ -372,7 +372,7 @@ def run_report(every_run: bool) -> tuple[RunReport, list[str]]:
 
     from gsd.core import layout
     from gsd.formats import execlog
-    from gsd.io.project import find_root
+    from gsd.io.plans.project import find_root
 
     events, warnings = execlog.read_all(find_root(Path.cwd()) / layout.PLANNING)
     return build(events, last_run_only=not every_run), warnings

@@ -12,9 +12,9 @@ from pathlib import Path
 from gsd.commands.diff import PlanChanges, Side, Snapshot, body_sections, compare
 from gsd.core import layout
 from gsd.core.errors import UsageError
-from gsd.io import sources
-from gsd.io.project import Project
-from gsd.io.sources import GitIndex, GitTree, Source, Unreadable, WorkingTree
+from gsd.io.plans import sources
+from gsd.io.plans.project import Project
+from gsd.io.plans.sources import GitIndex, GitTree, Source, Unreadable, WorkingTree
 
 WORKING_TREE = "working tree"
 INDEX = "index"
@@ -76,7 +76,7 @@ def _commit_snapshot(root: Path, label: str, commit: str | None) -> Snapshot:
 
 def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     """Every plan under `.planning/` in `source`, parsed, and what `gsd validate` says."""
-    from gsd.io.validate import validate
+    from gsd.io.plans.validate import validate
 
     if not source.is_dir(layout.PLANNING):
         return Snapshot(side._replace(has_planning=False), {}, [])

@@ -61,7 +61,7 @@ def next_steps(directory: Path | None) -> list[str]:
 
 def in_git_work_tree(directory: Path) -> bool:
     """Whether `directory` is inside a git work tree (False when git is missing too)."""
-    from gsd.io import gitexec
+    from gsd.io.git import command as gitexec
 
     done = gitexec.call(["rev-parse", "--is-inside-work-tree"], cwd=directory, read_only=True)
     return done.status == 0 and done.stdout.strip() == "true"

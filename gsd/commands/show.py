@@ -16,7 +16,7 @@ from gsd.core.ids import is_plan_id, task_key
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
     from gsd.core.models import Plan, Task
-    from gsd.io.project import Project
+    from gsd.io.plans.project import Project
 
 
 Resolver = Callable[["Plan", "Task"], tuple[str, "str | None"]]  # -> (agent, fallback reason)
@@ -180,7 +180,7 @@ class ContextChain:
 
 def here() -> Project:
     """The project the current directory is in."""
-    from gsd.io.project import Project, find_root
+    from gsd.io.plans.project import Project, find_root
 
     return Project(find_root(Path.cwd()))
 
@@ -188,7 +188,7 @@ def here() -> Project:
 def plan_views(target: str) -> tuple[list[PlanView], list[str]]:
     """`gsd show TARGET`: each plan's view (a plan file, a plan id or a phase), and the
     warnings of broken agent files."""
-    from gsd.io.sources import relative_to_root
+    from gsd.io.plans.sources import relative_to_root
 
     project = here()
     if os.path.isfile(target):
@@ -217,8 +217,8 @@ def context_chain(plan_id: str, task_number: int) -> ContextChain:
     section itself as `gsd.formats.prompt.context_chain` renders it."""
     from gsd.core.errors import InputError
     from gsd.formats import prompt
-    from gsd.io import approvals
-    from gsd.io.commits import committed_tasks
+    from gsd.io.git.commits import committed_tasks
+    from gsd.io.plans import approvals
     from gsd.run.tasks import dependency_summaries
 
     project = here()

@@ -12,7 +12,7 @@ EXIT_PAUSED = 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 # What became of a program gsd runs, as shells report it: a program that cannot be found
-# or executed (gsd's launcher and `gsd.io.proc` report one that never ran the same way).
+# or executed (gsd's launcher and `gsd.io.process.proc` report one that never ran the same way).
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
 # A supervised program gsd ended after its timeout.

@@ -121,7 +121,7 @@ PRIVATE = "private"
 
 def private_dir(state_home: Path) -> Path:
     """gsd's own secrets (the record-signing key): a folder no agent may read from inside
-    its sandbox (gsd.io.sandbox hides it), outside every repository (`state_home` is
+    its sandbox (gsd.io.confine.sandbox hides it), outside every repository (`state_home` is
     $XDG_STATE_HOME, or ~/.local/state)."""
     return state_home / GSD / PRIVATE
 

@@ -96,7 +96,7 @@ PERMISSION_MODES = frozenset(
     {"default", "acceptEdits", "dontAsk", "bypassPermissions", "plan", "auto"}
 )
 # Codex `sandbox_mode` -> the widest gsd tier whose codex argv asks for that same
-# sandbox (gsd.formats.codex.SANDBOX), so gsd never widens what the file asked for.
+# sandbox (gsd.formats.runners.codex.SANDBOX), so gsd never widens what the file asked for.
 CODEX_SANDBOX_TIERS: dict[str, Tier] = {
     "read-only": "read+shell",
     "workspace-write": "read+write",

@@ -1,7 +1,7 @@
 """Markdown's line rules (fences, headings, tables) and text as lines for exact edits.
 
 This module is the one reader of fenced code for every file gsd reads: plans
-(`gsd.formats.plan`, and through it `gsd.commands.diff` and `gsd.formats.prompt`),
+(`gsd.formats.planning.plan`, and through it `gsd.commands.diff` and `gsd.formats.prompt`),
 agent output (`gsd.formats.taskreport`), STATE.md, ROADMAP.md and the roster; and the
 one reader of ATX headings (`heading_of`) and of table rows (`split_row`, `row_cells`,
 with `table_row` their writer) for STATE.md and ROADMAP.md. Those two are edited through

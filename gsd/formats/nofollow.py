@@ -10,7 +10,7 @@ link anywhere below `root` is refused (`LinkInPath`, one line naming it) and not
 outside is written or read.
 
 The folders gsd trusts as they are (`trust`): the checkout, each plan worktree and the
-git folders, registered when gsd opens them (`gsd.io.git.Git`, `gsd.io.project.Project`);
+git folders, registered when gsd opens them (`gsd.io.git.repo.Git`, `gsd.io.plans.project.Project`);
 the folders above them belong to the user (a home folder may well be a link). A path
 below no trusted folder is opened as before: its last component without following a link.
 """

@@ -23,7 +23,7 @@ from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.formats import frontmatter
 from gsd.formats.files import bundled_dir
-from gsd.formats.plan import _Scanner
+from gsd.formats.planning.plan import _Scanner
 
 if TYPE_CHECKING:
     from gsd.core.models import Plan, Task
@@ -249,7 +249,7 @@ def plan_sections(plan_text: str) -> PlanSections:
 
     Only the body before the first `<tasks>`/`<task>` line counts: a task's own
     `<context>` child belongs to the task. Tags inside fenced code are text (an
-    objective may show an example task), read as `gsd.formats.plan.parse` reads them.
+    objective may show an example task), read as `gsd.formats.planning.plan.parse` reads them.
     """
     try:
         cut = frontmatter.split(plan_text)

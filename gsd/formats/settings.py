@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from gsd.core import layout
 from gsd.core.errors import InputError
-from gsd.core.policy import RULE_FORMS, parse_rule
+from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.formats.configkeys import key_lines
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
@@ -168,7 +168,7 @@ class Specialists(_Section):
     # codex's multi_agent), one level deep; off: one level of delegation, gsd's
     allow_subagents: Flag = False
     # a file bigger than this outside the task's <files> is a warning on the terminal
-    # (0: no limit); see gsd/io/leftfiles.py
+    # (0: no limit); see gsd/io/git/leftfiles.py
     large_file_mb: Megabytes = 10.0
 
 
@@ -186,13 +186,13 @@ class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
     # TCP ports agents may connect to besides 443 and their runner's API (Landlock ABI 4+);
-    # "any" turns the port rule off (gsd.io.netports)
+    # "any" turns the port rule off (gsd.io.confine.netports)
     connect: Ports = Field(default_factory=list)
-    # the user's credentials an agent gets after all (gsd.core.credentials)
+    # the user's credentials an agent gets after all (gsd.core.safety.credentials)
     pass_env: Names = Field(default_factory=list)
-    # the user's credential files an agent may read after all (gsd.io.sandbox.unreadable)
+    # the user's credential files an agent may read after all (gsd.io.confine.sandbox.unreadable)
     readable: Paths = Field(default_factory=list)
-    # per agent, for it and all it starts (gsd.io.limits); None: no limit
+    # per agent, for it and all it starts (gsd.io.confine.limits); None: no limit
     memory: Memory = "8G"
     processes: Processes = 4096
 
@@ -228,7 +228,7 @@ Runner = Annotated[
 
 
 class PolicySettings(_Section):
-    extra_deny: Rules = Field(default_factory=list)  # gsd.core.policy: added to the baseline
+    extra_deny: Rules = Field(default_factory=list)  # gsd.core.safety.policy: added to the baseline
 
 
 class Settings(_Section):

@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gsd.core import layout
-from gsd.core.budget import Budget, resolve_budget
 from gsd.core.errors import InputError, UsageError
 from gsd.core.graph import PhaseGraph
 from gsd.core.models import RUNNERS, Plan, Task
-from gsd.core.policy import Policy, with_extra
 from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_specialist
+from gsd.core.safety.budget import Budget, resolve_budget
+from gsd.core.safety.policy import Policy, with_extra
 from gsd.core.specialists import EXECUTOR
-from gsd.formats import runners
 from gsd.formats.agents import Agent
+from gsd.formats.runners import invocation as runners
 from gsd.formats.settings import Settings
-from gsd.io import sandbox
+from gsd.io.confine import sandbox
 
 
 class TaskDispatch(NamedTuple):
@@ -41,14 +41,18 @@ class TaskDispatch(NamedTuple):
     timeout_s: float
     timeout_source: str
     grace_s: float
-    sandbox: str = ""  # what the agent may write (`gsd.io.sandbox.describe`); "" until known
+    sandbox: str = (
+        ""  # what the agent may write (`gsd.io.confine.sandbox.describe`); "" until known
+    )
     runner_source: str = ""  # "plan" (the task's runner=) or "agent"; "" for a person
     model_source: str = ""  # "plan", "GSD_DEFAULT_MODEL" or "agent"; "" for no model flag
     agent_source: str = ""  # the agent's file (Agent.source); "" for a human checkpoint
     budget_warn: int | None = None  # tokens past which the attempt is recorded as over
     budget_abort: int | None = None  # tokens past which the agent is stopped
     budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
-    limits: str = ""  # its memory and process limits, what keeps them (`gsd.io.limits.describe`)
+    limits: str = (
+        ""  # its memory and process limits, what keeps them (`gsd.io.confine.limits.describe`)
+    )
     # the safety policy that reaches the runner (`runners.policy_view`); None for a person
     policy: runners.PolicyView | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written

@@ -15,7 +15,8 @@ from gsd.core import layout
 from gsd.core.errors import GsdError, InputError
 from gsd.core.utc import utc_stamp
 from gsd.formats.files import cannot_write
-from gsd.io import gitexec, procgroups
+from gsd.io.git import command as gitexec
+from gsd.io.process import procgroups
 
 
 def common_git_dir(root: Path) -> Path:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from gsd.core.musthaves import Check
-from gsd.io.artifacts import PlanChecks
+from gsd.io.plans.verify import PlanChecks
 from gsd.output.views import table
 
 MARKS = {"pass": "ok", "fail": "FAIL", "skip": "skip"}

@@ -14,12 +14,12 @@ from gsd.formats.files import display_path
 
 if TYPE_CHECKING:
     from gsd.commands.show import PlanView, TaskView, WavesView
-    from gsd.core.outcomes import TaskOutcome
+    from gsd.core.verdict.outcomes import TaskOutcome
     from gsd.formats.agents import Agent
     from gsd.formats.errorlog import ErrorRecord
-    from gsd.formats.runners import PolicyView
-    from gsd.io.agentscan import FileReport, Scan
+    from gsd.formats.runners.invocation import PolicyView
     from gsd.io.dispatch import TaskDispatch
+    from gsd.io.plans.agentscan import FileReport, Scan
 
 
 Row = dict[str, object]  # one row of a table: its cells by column heading, in order

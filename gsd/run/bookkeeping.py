@@ -14,12 +14,12 @@ from gsd.core.ids import split_plan_id
 from gsd.formats import errorlog, execlog
 from gsd.formats.files import append_line, save_text, write_atomic
 from gsd.io.appends import Appends
-from gsd.io.approvalsign import new_lines_signed
-from gsd.io.commits import Commits
-from gsd.io.git import Git
-from gsd.io.project import Project
+from gsd.io.git.commits import Commits
+from gsd.io.git.repo import Git
+from gsd.io.git.worktree import branch_of
+from gsd.io.plans.approvalsign import new_lines_signed
+from gsd.io.plans.project import Project
 from gsd.io.records import ANY_SIZE, read_private
-from gsd.io.worktree import branch_of
 from gsd.run import derive
 
 # Logs written during a run go to a journal inside .git first and reach .planning/ just

@@ -16,15 +16,15 @@ from typing import NamedTuple
 from gsd.core.graph import PhaseGraph
 from gsd.formats import prompt
 from gsd.formats.settings import Settings
-from gsd.io.commits import Commits
+from gsd.io.confine.sandbox import Settings as SandboxSettings
 from gsd.io.dispatch import Dispatcher
-from gsd.io.git import Git
+from gsd.io.git.commits import Commits
+from gsd.io.git.repo import Git
+from gsd.io.git.worktree import Worktrees
 from gsd.io.live import Console
-from gsd.io.phases import Phase
-from gsd.io.project import Project
-from gsd.io.sandbox import Settings as SandboxSettings
-from gsd.io.signals import Interruption
-from gsd.io.worktree import Worktrees
+from gsd.io.plans.phases import Phase
+from gsd.io.plans.project import Project
+from gsd.io.process.signals import Interruption
 from gsd.run import bookkeeping
 
 

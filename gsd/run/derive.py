@@ -21,12 +21,13 @@ from typing import Any
 from gsd.core import layout
 from gsd.core.ids import phase_key
 from gsd.core.models import Plan
-from gsd.formats import errorlog, roadmap, summaryread
+from gsd.formats import errorlog
 from gsd.formats.errorlog import ErrorRecord, parse_timestamp
 from gsd.formats.files import load_text, save_text
-from gsd.io import approvals, summaries
-from gsd.io.phases import Phase
-from gsd.io.project import Project
+from gsd.formats.planning import roadmap, summaryread
+from gsd.io.plans import approvals, summaries
+from gsd.io.plans.phases import Phase
+from gsd.io.plans.project import Project
 from gsd.run.statetext import (
     PAUSED,
     Blocker,

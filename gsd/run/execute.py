@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core.errors import EXIT_OK
-from gsd.core.outcomes import TaskOutcome
+from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.formats import prompt
-from gsd.io import summaries
-from gsd.io.git import Git
+from gsd.io.git.repo import Git
 from gsd.io.live import Console
 from gsd.io.lock import RunLock
-from gsd.io.phases import Phase
-from gsd.io.project import Project
-from gsd.io.signals import Interruption
+from gsd.io.plans import summaries
+from gsd.io.plans.phases import Phase
+from gsd.io.plans.project import Project
+from gsd.io.process.signals import Interruption
 from gsd.run.context import RunInputs, RunOptions, RunRepo
 from gsd.run.phaserun import PhaseRun
 from gsd.run.start import check_before_spawning, recover, validated_graph
@@ -73,7 +73,8 @@ def confined_hooks(
     git command of the run, so no agent can point them elsewhere. A config.json that
     does not load keeps the sandbox on here (validation says what is wrong with it)."""
     from gsd.core.errors import GsdError
-    from gsd.io import hookjail, sandbox
+    from gsd.io.confine import sandbox
+    from gsd.io.git import hookjail
 
     try:
         settings = project.sandbox()

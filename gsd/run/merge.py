@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 
 from gsd.core.errors import GsdError, logged
-from gsd.formats import summary
-from gsd.io.branches import Branches, MergeRefused
+from gsd.formats.planning import summary
+from gsd.io.git.branches import Branches, MergeRefused
 from gsd.run.phaserun import PhaseRun, PlanEnd
 
 

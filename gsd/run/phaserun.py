@@ -11,12 +11,12 @@ from typing import NamedTuple
 from gsd.core.errors import Interrupted
 from gsd.core.ids import task_key
 from gsd.core.models import Plan
-from gsd.core.outcomes import TaskOutcome
-from gsd.io import summaries
-from gsd.io.commits import Commits
+from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.io.dispatch import TaskDispatch
+from gsd.io.git.commits import Commits
 from gsd.io.live import Console
-from gsd.io.signals import Interruption
+from gsd.io.plans import summaries
+from gsd.io.process.signals import Interruption
 from gsd.run import bookkeeping
 from gsd.run.context import RunEffects, RunInputs, RunOptions, RunPolicy, RunRepo
 

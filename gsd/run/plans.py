@@ -10,11 +10,11 @@ from pathlib import Path
 
 from gsd.core.errors import GsdError
 from gsd.core.models import Plan
-from gsd.formats import attempts, summary
-from gsd.io import artifacts
-from gsd.io.branches import Branches
-from gsd.io.commits import Commits
-from gsd.io.git import Git
+from gsd.formats.planning import attempts, summary
+from gsd.io.git.branches import Branches
+from gsd.io.git.commits import Commits
+from gsd.io.git.repo import Git
+from gsd.io.plans import verify as artifacts
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.tasks import run_tasks
 
@@ -150,7 +150,7 @@ def _summary_folder(run: PhaseRun, root: Path) -> Path:
 # gsd verify on a plan that has just completed (SPEC 7 step 7, before its SUMMARY.md):
 # the checks go into the summary; with `verification.must_haves: fail` a failed check
 # fails the plan. The error type is `validation-failed`, as when a task's `<verify>`
-# command fails: final (gsd.core.outcomes.FINAL), since running the same plan again would
+# command fails: final (gsd.core.verdict.outcomes.FINAL), since running the same plan again would
 # meet the same missing file.
 ERROR_TYPE = "validation-failed"
 

@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError, InputError
 from gsd.core.words import plural
-from gsd.io.agentscan import bundled_agents_dir
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git, Status
+from gsd.io.git.repo import Git, Status
+from gsd.io.plans.agentscan import bundled_agents_dir
 
 # How to get each runner program (SPEC 5), for the line that says it is missing.
 INSTALL = {

@@ -13,14 +13,15 @@ from gsd.core.errors import GsdError, InputError
 from gsd.core.graph import PhaseGraph
 from gsd.core.words import plural
 from gsd.formats.diagnostics import listed_errors
-from gsd.io import sandbox, summaries
-from gsd.io.git import Git
+from gsd.io.confine import sandbox
+from gsd.io.git.recovery import OpenCheckpoints
+from gsd.io.git.repo import Git
+from gsd.io.git.worktree import Worktrees
 from gsd.io.live import Console
-from gsd.io.phases import Phase
-from gsd.io.project import Project
-from gsd.io.recovery import OpenCheckpoints
-from gsd.io.validate import validate
-from gsd.io.worktree import Worktrees
+from gsd.io.plans import summaries
+from gsd.io.plans.phases import Phase
+from gsd.io.plans.project import Project
+from gsd.io.plans.validate import validate
 from gsd.run import preflight
 from gsd.run.context import RunOptions
 from gsd.run.phaserun import PhaseRun

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gsd.core.ids import short_phase_number
-from gsd.formats import metrics, roadmap, state
-from gsd.io.phases import Phase
+from gsd.formats.planning import metrics, roadmap, state
+from gsd.io.plans.phases import Phase
 
 PAUSED = "checkpoint-paused"  # a blocker that waits for a person, not a failure
 

@@ -13,20 +13,25 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from gsd.core import done, enforce, judge
-from gsd.core.budget import Budget, BudgetStatus, budget_status
 from gsd.core.flags import env_flag
 from gsd.core.models import RunnerOutput, TaskReport
+from gsd.core.safety import enforce
+from gsd.core.safety.budget import Budget, BudgetStatus, budget_status
+from gsd.core.verdict import done, judge
 from gsd.core.words import plural
-from gsd.formats import runneroutput, runners, taskreport
+from gsd.formats import taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import allowed_files, automated_commands
-from gsd.io import leftfiles, proc, specialfiles
-from gsd.io.checkpointrecord import Checkpoint
+from gsd.formats.runners import invocation as runners
+from gsd.formats.runners import output as runneroutput
+from gsd.io.confine.sandbox import Confinement
 from gsd.io.dispatch import TaskDispatch, run_files
-from gsd.io.git import Git
-from gsd.io.observe import Observation, Observer
-from gsd.io.sandbox import Confinement
+from gsd.io.git import leftfiles
+from gsd.io.git.checkpointrecord import Checkpoint
+from gsd.io.git.observe import Observation, Observer
+from gsd.io.git.repo import Git
+from gsd.io.plans import specialfiles
+from gsd.io.process import proc
 from gsd.run import taskdone
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 

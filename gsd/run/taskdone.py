@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gsd.core import done
 from gsd.core.errors import GsdError
 from gsd.core.models import RunnerOutput, TaskReport
+from gsd.core.verdict import done
 from gsd.core.words import plural
-from gsd.io.git import Git
-from gsd.io.project import Project
-from gsd.io.validate import validate
+from gsd.io.git.repo import Git
+from gsd.io.plans.project import Project
+from gsd.io.plans.validate import validate
 
 # the error types these checks give: a policy violation found later still wins
 TYPES = frozenset({"report-mismatch", "permission-denied", "plan-invalid"})

@@ -14,18 +14,19 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from gsd.core import judge, layout
+from gsd.core import layout
 from gsd.core.errors import GsdError, logged
 from gsd.core.models import Plan, Task
-from gsd.core.outcomes import TaskOutcome
+from gsd.core.verdict import judge
+from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.formats import errorlog
 from gsd.formats.agents import Agent
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import Checkpoint
-from gsd.io.commits import Commits
+from gsd.io.confine.sandbox import Settings
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
-from gsd.io.sandbox import Settings
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.checkpointrecord import Checkpoint
+from gsd.io.git.commits import Commits
+from gsd.io.git.repo import Git
 from gsd.run.taskassess import STDERR_TAIL, Assessed, assess, tail
 from gsd.run.taskspawn import Job, failed_before_spawn, prepare, spawn_agent
 
@@ -56,7 +57,7 @@ def run_task(
     policy), settle (commit, or roll back to the checkpoint) and record (a failure's
     line in the error log).
 
-    With `sandbox`, the agent writes only what its confinement allows (gsd.io.sandbox).
+    With `sandbox`, the agent writes only what its confinement allows (gsd.io.confine.sandbox).
     A failure is appended to `error_log` (default: the plan's own log,
     .planning/logs/{plan}.jsonl, for callers of this function alone; the orchestrator
     passes the plan's journal, so the work tree stays clean between tasks).

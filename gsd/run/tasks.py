@@ -1,7 +1,7 @@
 """A plan's tasks in order (SPEC 7 steps 5 and 6), each through the retry ladder.
 
 Each attempt is run, its report kept and said; then a retry, the fallback or the end,
-as `gsd.core.outcomes` decides. A human checkpoint pauses the plan until it is answered.
+as `gsd.core.verdict.outcomes` decides. A human checkpoint pauses the plan until it is answered.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import NamedTuple
 
 from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
-from gsd.core.outcomes import TaskOutcome, next_rung
 from gsd.core.specialists import EXECUTOR
+from gsd.core.verdict.outcomes import TaskOutcome, next_rung
 from gsd.formats import prompt
 from gsd.formats.agents import Agent
-from gsd.io import approvals
 from gsd.io.dispatch import TaskDispatch
-from gsd.io.git import Git
-from gsd.io.project import Project
+from gsd.io.git.repo import Git
+from gsd.io.plans import approvals
+from gsd.io.plans.project import Project
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskrun import run_task
 
@@ -122,7 +122,7 @@ def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: dat
 
 
 def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
-    """The retry ladder (`gsd.core.outcomes` decides each rung): transient failures retried
+    """The retry ladder (`gsd.core.verdict.outcomes` decides each rung): transient failures retried
     up to `specialists.max_retries`, then one fallback to gsd-executor when
     `voltagent.fallback_on_error`; validation failures and policy violations are final."""
     plan, task, label = at.plan, at.task, at.label

@@ -21,21 +21,24 @@ from gsd.core import layout
 from gsd.core.errors import GsdError, logged
 from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
-from gsd.core.outcomes import TaskOutcome
-from gsd.core.policy import with_extra
+from gsd.core.safety.policy import with_extra
+from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.core.words import plural
-from gsd.formats import agenthooks, clisettings, codex, nofollow, runners
+from gsd.formats import nofollow
 from gsd.formats.agents import Agent
 from gsd.formats.files import write_atomic
-from gsd.formats.usage import STREAMS_USAGE
-from gsd.io import clihome, proc, userguard
-from gsd.io.budgetwatch import BudgetWatch
-from gsd.io.checkpoint import Checkpoints
-from gsd.io.checkpointrecord import Checkpoint
+from gsd.formats.runners import agenthooks, clisettings, codex
+from gsd.formats.runners import invocation as runners
+from gsd.formats.runners.usage import STREAMS_USAGE
+from gsd.io.confine import clihome, userguard
+from gsd.io.confine.sandbox import Settings, landlock_abi, make_state_folders
 from gsd.io.dispatch import TaskDispatch, run_files
-from gsd.io.git import Git
+from gsd.io.git.checkpoint import Checkpoints
+from gsd.io.git.checkpointrecord import Checkpoint
+from gsd.io.git.repo import Git
+from gsd.io.process import proc
+from gsd.io.process.budgetwatch import BudgetWatch
 from gsd.io.records import ANY_SIZE, read_private
-from gsd.io.sandbox import Settings, landlock_abi, make_state_folders
 
 
 class Job(NamedTuple):
@@ -79,7 +82,7 @@ def prepare(job: Job, allow_dirty: bool) -> Guards | TaskOutcome:
     git, sandbox = job.git, job.sandbox
     gitfile = _read_gitfile(git.root)
     # without Landlock, the user's checkout beside a plan's worktree is within an agent's
-    # reach: its state is kept for the spawn and put back after (gsd.io.userguard)
+    # reach: its state is kept for the spawn and put back after (gsd.io.confine.userguard)
     user = _unconfined_user_checkout(git, sandbox)
     confined = sandbox is not None and sandbox.enabled and bool(landlock_abi())
     try:
@@ -202,7 +205,7 @@ def _codex_argv(job: Job, env: Mapping[str, str]) -> list[str]:
 def _private_home(
     job: Job, env: Mapping[str, str]
 ) -> contextlib.AbstractContextManager[dict[str, str]]:
-    """The runner's private home, when it needs one (gsd.io.clihome): codex's holds gsd's
+    """The runner's private home, when it needs one (gsd.io.confine.clihome): codex's holds gsd's
     policy as exec-policy rules; gemini's, for an agent with a turn limit or a project
     with gsd's hooks, its user settings with those added. None for the others."""
     name = f"{task_key(job.plan.id, job.task.index)}-{os.getpid()}"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gsd.io.sandbox import landlock_abi
+from gsd.io.confine.sandbox import landlock_abi
 from tests.conftest import REPO
 from tests.gitremotes import serve_git
 from tests.modelserver import anthropic, gemini, responses

@@ -1,0 +1,166 @@
+"""STATE.md's Performance Metrics section, edited surgically: gsd's plan and phase rows of
+its tables and its `- Total plans completed: 3` counters.
+
+Like `gsd.formats.planning.state`'s edits, each is a pure `text -> text` function that keeps every
+byte it does not own and returns its input, the very same string, when nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gsd.core.ids import PLAN_NUMBER, phase_key, plan_key, same_plan, split_plan_id
+from gsd.core.words import plural
+from gsd.formats.lines import SEPARATOR_RE, Lines, is_table_row, one_line, row_cells, table_row
+
+_METRICS_RE = re.compile(r"performance metrics", re.I)
+_METRIC_LABEL_RE = re.compile(rf"^Phase[ \t]+(?P<phase>\S+)[ \t]+P(?P<plan>{PLAN_NUMBER})$", re.I)
+
+
+def _metric_label(plan_id: str) -> str:
+    phase, number = split_plan_id(plan_id)
+    return f"Phase {phase} P{number}" if phase else plan_id
+
+
+def _is_metric_of(cell: str, plan_id: str) -> bool:
+    label = _METRIC_LABEL_RE.match(cell)
+    if label:
+        cell = f"{label.group('phase')}-{label.group('plan')}"
+    return same_plan(cell, plan_id)
+
+
+def _table(lines: Lines, span: range, first: str, wanted: str) -> tuple[int, list[str]] | None:
+    """(header line, header cells) of the section's first table whose first column is
+    `first` and that has a column holding `wanted`, e.g. `| Plan | Duration |`."""
+    for index in span[1:-1]:
+        header = row_cells(lines.body(index))
+        if (
+            is_table_row(lines.body(index))
+            and SEPARATOR_RE.match(lines.body(index + 1))
+            and header[0].lower() == first
+            and any(wanted in cell.lower() for cell in header)
+        ):
+            return index, header
+    return None
+
+
+def _put_row(
+    text: str,
+    first: str,
+    wanted: str,
+    by_column: dict[str, str],
+    mine: Callable[[str], bool],
+    order: Callable[[str], object],
+) -> str:
+    """Write one row into the Performance Metrics table whose header starts `| first |`
+    and has a `wanted` column: the row whose first cell `mine` accepts is replaced
+    wherever it is in the section; a new row goes before the first of gsd's rows that
+    sorts after it (`order` of a first cell, None for rows that are not gsd's), else at
+    the end of the table. No such table: the text is unchanged."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    table = _table(lines, span, first, wanted) if span is not None else None
+    if span is None or table is None:
+        return text
+    start, header = table
+    cells = [by_column.get(name.lower(), "-") for name in header]
+    row = table_row(cells)
+    for index in span[1:]:
+        body = lines.body(index)
+        if is_table_row(body) and mine(row_cells(body)[0]):
+            if body.rstrip() != row:
+                lines.set(index, row)
+            return lines.result(text)
+    stop = start + 2
+    while stop < span.stop and is_table_row(lines.body(stop)):
+        stop += 1
+    rows = range(start + 2, stop)
+    blank = {"", "-", "—", "none", "none yet", "none yet."}
+    if rows and all(cell.lower() in blank for i in rows for cell in row_cells(lines.body(i))):
+        lines.set(rows.start, row)  # the template's placeholder row
+        for index in reversed(rows[1:]):
+            lines.delete(index)
+        return lines.result(text)
+    key = order(by_column[first])
+    later = [
+        i
+        for i in rows
+        if (other := order(row_cells(lines.body(i))[0])) is not None
+        and key is not None
+        and other > key  # type: ignore[operator]
+    ]
+    lines.insert(later[0] if later else rows.stop, [row])
+    return lines.result(text)
+
+
+def _plan_order(cell: str) -> tuple[object, ...] | None:
+    """Where a `Phase 01 P02` (or `01-02`) row sorts among gsd's rows; None: not one."""
+    label = _METRIC_LABEL_RE.match(cell.strip())
+    plan_id = f"{label.group('phase')}-{label.group('plan')}" if label else cell.strip()
+    return plan_key(plan_id)
+
+
+def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: int) -> str:
+    """Write `| Phase 01 P02 | 4min | 3 tasks | 2 files |` into the Performance Metrics
+    table whose header starts `| Plan | Duration |`: the plan's row is replaced wherever it
+    is in the section, else inserted among gsd's rows in plan order (the rows are the same
+    whichever order the plans completed in). No such table: the text is unchanged."""
+    by_column = {
+        "plan": _metric_label(plan_id),
+        "duration": one_line(duration),
+        "tasks": plural(tasks, "task"),
+        "files": plural(files, "file"),
+    }
+    return _put_row(
+        text, "plan", "duration", by_column, lambda cell: _is_metric_of(cell, plan_id), _plan_order
+    )
+
+
+def _phase_order(cell: str) -> object:
+    return phase_key(cell.strip())
+
+
+def record_phase_metric(text: str, *, phase: str, plans: int, total: str, average: str) -> str:
+    """Write `| 01 | 3 | 12min | 4min |` into the By Phase table (`| Phase | Plans | Total
+    | Avg/Plan |`) of Performance Metrics: the phase's row replaced, else inserted in phase
+    order. No such table: the text is unchanged."""
+    wanted = phase_key(phase)
+    by_column = {"phase": phase, "plans": str(plans), "total": total, "avg/plan": average}
+    return _put_row(
+        text,
+        "phase",
+        "avg",
+        by_column,
+        lambda cell: wanted is not None and phase_key(cell.strip()) == wanted,
+        _phase_order,
+    )
+
+
+def set_counters(text: str, values: dict[str, str]) -> str:
+    """Set `- Total plans completed: 3` style lines (label -> value) where the
+    Performance Metrics section has them; a line it lacks is not added (they are the
+    template's, in the order and words the user kept)."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    if span is None:
+        return text
+    for label, value in values.items():
+        found = lines.field(span, label)
+        if found is not None:
+            index, match = found
+            if match.group("value").rstrip() != one_line(value):
+                lines.set(index, match.group("prefix") + one_line(value))
+    return lines.result(text)
+
+
+def has_phase_metric(text: str, phase: str) -> bool:
+    """Whether the By Phase table of Performance Metrics has a row for `phase`."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    table = _table(lines, span, "phase", "avg") if span is not None else None
+    if span is None or table is None:
+        return False
+    wanted = phase_key(phase)
+    rows = (lines.body(i) for i in range(table[0] + 2, span.stop))
+    return any(is_table_row(b) and phase_key(row_cells(b)[0]) == wanted for b in rows)

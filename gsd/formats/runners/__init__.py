@@ -1,0 +1,1 @@
+"""The runners: each agent CLI's argv, settings and hooks, and what it prints."""

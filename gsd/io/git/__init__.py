@@ -1,0 +1,3 @@
+"""git as gsd drives it: the repository, running git, commits, branches, worktrees,
+checkpoints, what a spawn did.
+"""

@@ -1,0 +1,143 @@
+"""Answers to human checkpoints (SPEC 7 step 6): `gsd approve` records them in
+.planning/approvals.jsonl, signed; the next run reads the ones that count
+(`gsd.io.plans.approvalsign`), or `--auto` / `mode: yolo` answers."""
+
+from __future__ import annotations
+
+import json
+
+from gsd.core import layout
+from gsd.core.errors import UsageError
+from gsd.core.models import Plan, Task
+from gsd.core.utc import utc_stamp
+from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
+from gsd.io.plans import approvalsign
+from gsd.io.plans.project import Project
+
+DECISION = "checkpoint:decision"
+
+
+def record(project: Project, plan_id: str, task: int, option: str | None) -> None:
+    """Append one answer to one checkpoint task (a locked, single-write append: never a
+    torn record). STATE.md is left to the run that continues past the checkpoint: it may
+    hold the user's own uncommitted edits, and that run takes the Blockers line out."""
+    line = approvalsign.signed({"ts": utc_stamp(), "plan": plan_id, "task": task, "option": option})
+    append_line(project.root / layout.APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
+
+
+def read(project: Project) -> list[dict[str, object]]:
+    """The answers `gsd approve` appended (a torn or broken line is skipped, and so is
+    one `gsd approve` did not make: `gsd.io.plans.approvalsign`, with a note)."""
+    text = read_lines_file(project.root / layout.APPROVALS, "approvals") or ""
+    return approvalsign.trusted(project.root, list(jsonl_objects(text, layout.APPROVALS)[0]))
+
+
+def answered(project: Project, plan: Plan) -> dict[int, dict[str, object]]:
+    """The recorded answer of each answered checkpoint task of `plan`, by task number;
+    a later answer to the same task replaces an earlier one.
+
+    A record without a task (written before approvals named one) answers the plan's
+    first checkpoint task only.
+    """
+    first = next((t.index for t in plan.tasks if t.is_checkpoint), None)
+    found: dict[int, dict[str, object]] = {}
+    for entry in read(project):
+        if entry.get("plan") != plan.id:
+            continue
+        task = entry.get("task")
+        if task is None and first is not None:
+            found[first] = entry
+        elif isinstance(task, int) and not isinstance(task, bool):
+            found[task] = entry
+    return found
+
+
+def answer(project: Project, plan_id: str, task: Task, *, auto: bool) -> str | None:
+    """How the human checkpoint `task` of the plan was answered, or None: it still waits
+    for a person. Only an approval of that very task answers it.
+
+    `auto` (`--auto` or `"mode": "yolo"`) approves a human-verify and takes a decision's
+    first option; a human-action and `gate="blocking-human"` always wait for a person.
+    """
+    found = answered(project, project.find_plan(plan_id)).get(task.index)
+    if found is not None:
+        option = found.get("option")
+        return f"approved{f', option {option}' if option else ''} by gsd approve"
+    always = task.type == "checkpoint:human-action" or task.attrs.get("gate") == "blocking-human"
+    if always or not auto:
+        return None
+    if task.type == DECISION:
+        choices = option_ids(task)
+        return f"auto: first option {choices[0] if choices else '?'}"
+    return "auto"
+
+
+def option_ids(task: Task) -> list[str]:
+    """The ids of a checkpoint:decision's `<option id=...>` elements, in order."""
+    element = task.child("options")
+    choices = [c for c in element.children if c.tag == "option"] if element else []
+    return [c.attrs.get("id", "?") for c in choices]
+
+
+def checkpoint_task(plan: Plan, index: int) -> Task:
+    """Task `index` of `plan`, which must be a checkpoint (a usage error otherwise)."""
+    found = next((t for t in plan.tasks if t.index == index), None)
+    if found is None:
+        raise UsageError(
+            f"--task {index}: plan {plan.id} has no task {index}", hint=_checkpoints_of(plan)
+        )
+    if not found.is_checkpoint:
+        raise UsageError(
+            f"--task {index}: task {index} of plan {plan.id} is {found.type}, not a checkpoint",
+            hint=_checkpoints_of(plan),
+        )
+    return found
+
+
+def first_waiting(project: Project, plan: Plan) -> Task:
+    """The plan's first checkpoint task that has no answer yet (a usage error if none)."""
+    done = answered(project, plan)
+    checkpoints = [t for t in plan.tasks if t.is_checkpoint]
+    for task in checkpoints:
+        if task.index not in done:
+            return task
+    if not checkpoints:
+        raise UsageError(f"plan {plan.id} has no checkpoint task: nothing to approve")
+    raise UsageError(
+        f"every checkpoint of plan {plan.id} is answered already",
+        hint="name one with --task N to answer it again",
+    )
+
+
+def check_option(plan: Plan, task: Task, option: str | None) -> None:
+    """`option` must be one of a decision's options, and a decision needs one."""
+    where = f"task {task.index} of plan {plan.id}"
+    choices = option_ids(task)
+    if task.type != DECISION or not choices:
+        if option is not None:
+            raise UsageError(
+                f"--option {option}: {where} is {task.type}, which has no options",
+                hint="leave --option out",
+            )
+        return
+    if option not in choices:
+        said = f"--option {option}: not an option of {where}" if option else where
+        raise UsageError(f"{said} ({DECISION})", hint=f"choose --option {' or '.join(choices)}")
+
+
+def _checkpoints_of(plan: Plan) -> str:
+    numbers = [str(t.index) for t in plan.tasks if t.is_checkpoint]
+    if not numbers:
+        return f"plan {plan.id} has no checkpoint task"
+    return f"its checkpoint tasks: {', '.join(numbers)}"
+
+
+def what_to_check(task: Task) -> str:
+    """What the person is asked to look at, on one line."""
+    text = (
+        task.child_text("how-to-verify")
+        or task.child_text("decision")
+        or task.child_text("instructions")
+        or task.name
+    )
+    return " ".join(text.split())[:200]

@@ -1,0 +1,98 @@
+"""Protected paths git cannot see or would follow: FIFOs, sockets and devices named like
+a secret or lying in `.planning/`, and symlinks in `.planning/` (git ignored or not).
+
+Git lists neither a FIFO nor a socket (`git status` and `ls-files` skip them), so an
+agent's `.env` made with `mkfifo` passes every git check. gsd walks the checkout for
+them instead (symlinks not followed, `.git` not entered), before a spawn and after it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from gsd.core.safety import enforce, planguard
+from gsd.io.records import safe_dir
+
+_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def scan(root: Path) -> dict[str, str]:
+    """The protected or `.planning/` entries under `root` that are neither files, folders
+    nor symlinks, and the symlinks in `.planning/`, by path (as git names it) -> kind
+    ("FIFO", "socket", "symlink", ...)."""
+    found: dict[str, str] = {}
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            entries = list(os.scandir(root / rel if rel else root))
+        except OSError:
+            continue
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            if not rel and entry.name == ".git":
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                pending.append(path)
+                continue
+            kind = next((word for test, word in _KINDS if test(mode)), None)
+            if kind and (enforce.is_protected(path) or planguard.in_planning(path)):
+                found[path] = kind
+            elif stat.S_ISLNK(mode) and planguard.in_planning(path):
+                found[path] = "symlink"  # git may ignore it: seen here all the same
+    return found
+
+
+def links(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    """The `.planning/` paths among `paths` that are symlinks now (path -> "symlink")."""
+    found = {}
+    for path in paths:
+        if planguard.in_planning(path) and os.path.islink(root / path):
+            found[path] = "symlink"
+    return found
+
+
+def new_since(root: Path, before: dict[str, str]) -> dict[str, str]:
+    """The special entries there are now that `before` (a `scan`) did not hold."""
+    now = scan(root)
+    return {path: kind for path, kind in now.items() if before.get(path) != kind}
+
+
+def after_spawn(
+    root: Path, before: dict[str, str] | None, changed: Iterable[str]
+) -> dict[str, str]:
+    """What a spawn left that git does not show as such: special entries new since
+    `before` (a `scan` at the checkpoint; None: not known, none reported) and the
+    `.planning/` paths among `changed` that are symlinks now."""
+    found = new_since(root, before) if before is not None else {}
+    found.update(links(root, changed))
+    return found
+
+
+def remove(root: Path, paths: Iterable[str]) -> None:
+    """Take those entries away (a rollback): only what is still not a file or folder."""
+    for path in paths:
+        where = root / path
+        if not safe_dir(where.parent, under=root):
+            continue  # never through a symlinked folder
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            try:
+                os.unlink(where)
+            except OSError:
+                pass

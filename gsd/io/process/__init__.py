@@ -1,0 +1,3 @@
+"""Starting, confining and supervising programs: the launcher, the warden, process groups,
+signals.
+"""
