@@ -14,6 +14,8 @@ from gsd.formats.runners import invocation as runners
 from gsd.io.plans.agentscan import Scan, scan
 from tests.conftest import auto_task, git, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 DATA = Path(__file__).parent / "data" / "agents"
 FOLDERS = {
     "voltagent": DATA / "voltagent" / "categories",

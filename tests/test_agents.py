@@ -12,6 +12,8 @@ from gsd.formats.planning.roster import parse as parse_roster
 from gsd.io.plans.agentscan import bundled_agents_dir, scan
 from tests.conftest import CORPUS, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 AGENT = """\
 ---
 name: {name}

@@ -13,6 +13,8 @@ from gsd.formats.planning import state
 from gsd.io.plans.phases import list_archived_phases, list_phases, resolve_phase
 from tests.conftest import CORPUS
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 AG_CLI = CORPUS / "Biographica__ag-cli"
 
 

@@ -19,6 +19,8 @@ import pytest
 from gsd.formats.planning.plan import parse, parse_bytes
 from tests.conftest import REPO, Project, Run, auto_task, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 PLAN_01 = ".planning/phases/01-alpha/01-01-PLAN.md"
 PLAN_02 = ".planning/phases/01-alpha/01-02-PLAN.md"
 

@@ -11,6 +11,8 @@ from gsd.cli.entry import internal_error
 from gsd.core.rules import RULES
 from tests.conftest import auto_task, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.fixture
 def phase(project):

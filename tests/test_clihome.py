@@ -13,6 +13,8 @@ from gsd.formats.runners.agenthooks import hook_groups
 from gsd.formats.runners.codex import RULES_FILE, exec_rules
 from gsd.io.confine import clihome
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 HOOKS = hook_groups("gemini", "/venv/bin/python -m gsd")
 
 

@@ -11,6 +11,8 @@ import pytest
 from gsd.formats.planning.plan import parse_bytes
 from tests.conftest import CORPUS, corpus_plans, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 pytestmark = requires_corpus
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")

@@ -18,6 +18,8 @@ from gsd.formats.planning.plan import parse_bytes
 from gsd.io.plans.verify import PlanChecks, Tree, check_plan
 from tests.conftest import CORPUS, corpus_plans, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 pytestmark = requires_corpus
 
 # per project: plans, with must_haves, artifacts, key links,

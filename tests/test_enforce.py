@@ -6,6 +6,8 @@ import pytest
 
 from gsd.core.safety.enforce import check, in_scope, is_protected
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.mark.parametrize(
     ("tier", "changed", "scope", "kinds"),

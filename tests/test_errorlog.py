@@ -15,6 +15,8 @@ from gsd.formats import errorlog
 from gsd.formats.errorlog import ERROR_TYPES, ErrorRecord
 from gsd.output.views import render_errors
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 FIELDS = [
     "timestamp",
     "phase",

@@ -12,6 +12,8 @@ from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.formats import execlog
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.fixture
 def log(tmp_path: Path) -> Path:

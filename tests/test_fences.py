@@ -16,6 +16,8 @@ from gsd.formats.planning.plan import parse
 from tests.conftest import auto_task, git, plan_text
 from tests.test_execute import AGENT, REPORT, install_agents, task
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.mark.parametrize(
     ("line", "fence"),

@@ -10,6 +10,8 @@ import pytest
 
 from gsd.io.git import guard as gitguard
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_save_and_restore_a_tree_exactly(tmp_path: Path) -> None:
     base = tmp_path / "git"

@@ -13,6 +13,8 @@ import yaml
 from gsd.core.models import is_plan_id
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 WORKFLOW = REPO / "examples" / "github" / "gsd.yml"
 TEXT = WORKFLOW.read_text()
 # `fromJSON(needs.JOB.outputs.NAME)` and what the expression reads after it: `.include[0]`

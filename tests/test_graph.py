@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gsd.core.graph import build
 from gsd.formats.planning.plan import parse
 from tests.conftest import plan_text
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 
 def make(pid: str, deps: list[str] = [], files: list[str] = ["a"]):  # noqa: B006

@@ -12,6 +12,8 @@ from tests import test_execute
 from tests.conftest import corpus_plans, git, requires_corpus
 from tests.test_execute import fail, task
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 phase = test_execute.phase  # the fixture: phase 01-alpha, small command agents
 
 # Every spelling of a phase, and its key (README: `1`, `01`, `1.0` and `01-foundation` are

@@ -9,6 +9,8 @@ import pytest
 from gsd.io.git import indexflags
 from tests.conftest import git
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 LONG = "/".join(["d" * 200] * 21) + "/long.txt"  # past the 4095 a name's length field holds
 
 

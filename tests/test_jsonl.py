@@ -10,6 +10,8 @@ import pytest
 from gsd.formats import errorlog, execlog
 from gsd.formats.files import json_line, jsonl_objects
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_json_line_is_the_standard_librarys_line_in_utf_8() -> None:
     value = {"plan": "01-02", "details": "échec — 失败", "n": 1.5, "ok": None}

@@ -9,6 +9,8 @@ from gsd.core.verdict.judge import Verdict, judge, rate_limited
 from gsd.formats.taskreport import markers
 from tests.test_taskreport import FULL
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 # --- judge ------------------------------------------------------------------------
 
 OK_REPORT = FULL

@@ -15,6 +15,8 @@ from gsd.formats.junit import Case, Failure, Suite, document
 from gsd.output import reportview
 from tests.conftest import REPO, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 SCHEMA = etree.XMLSchema(etree.parse(str(REPO / "tests" / "data" / "junit.xsd")))
 
 

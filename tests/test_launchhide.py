@@ -14,6 +14,8 @@ from gsd.io.confine import sandbox
 from gsd.io.process import launchhide
 from tests.hostile import LANDLOCK
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 READ = """\
 import sys
 for path in sys.argv[1:]:

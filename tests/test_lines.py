@@ -6,6 +6,8 @@ import pytest
 
 from gsd.formats.lines import Lines
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.mark.parametrize(
     ("text", "frontmatter", "plain"),

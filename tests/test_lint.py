@@ -8,6 +8,8 @@ from gsd.cli import lint
 from gsd.cli.app import run as run_click
 from tests.conftest import git
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.mark.parametrize(
     ("args", "expected"),

@@ -8,6 +8,8 @@ import pytest
 
 from gsd.io.live import Console, elapsed, wants_live
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_plain_lines_when_not_a_terminal() -> None:
     out = io.StringIO()

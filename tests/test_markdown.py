@@ -15,6 +15,8 @@ from gsd.formats.lines import (
     table_row,
 )
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 # CommonMark 0.31.2 section 4.2, examples 62-79 as far as a line reader can read them.
 HEADINGS = [
     pytest.param("# foo", Heading(level=1, title="foo"), id="level-1"),

@@ -7,6 +7,8 @@ import pytest
 
 from gsd.formats.planning import metrics
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 METRICS = """\
 ## Performance Metrics
 

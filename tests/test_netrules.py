@@ -14,6 +14,8 @@ from gsd.core.safety import credentials
 from gsd.io.confine import netports
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_the_runners_api_port_is_allowed(tmp_path: Path) -> None:
     codex_home = tmp_path / ".codex"

@@ -9,6 +9,8 @@ import pytest
 from gsd.core.errors import UsageError
 from gsd.io.plans.phases import list_phases, phase_key, plan_sort_key, resolve_phase
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_sort_order() -> None:
     names = ["3-c", "2.2-b", "12A.1-x", "12-x", "2-a", "2.1-hot", "12A-x", "CK-04-pre"]

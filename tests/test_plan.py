@@ -8,6 +8,8 @@ from gsd.core.models import Plan, is_plan_id
 from gsd.formats.planning.plan import parse, parse_bytes
 from tests.conftest import plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 FM = "---\nphase: 01-a\nplan: 01\n---\n"
 
 

@@ -16,6 +16,8 @@ from gsd.formats.runners.invocation import build_argv, policy_view, runner_files
 from tests.conftest import auto_task, git
 from tests.test_runners import TOOLS
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 EXTRA = ["shell:npm publish", "write:secrets/**"]
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gsd.commands import progress
 from gsd.io.plans.project import Project as GsdProject
 from tests.conftest import CORPUS, Project, auto_task, git, requires_corpus
 from tests.test_cli import markdown_rows
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 STATE = """\
 # Project State

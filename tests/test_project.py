@@ -8,6 +8,8 @@ from gsd.io.plans.project import Project
 from gsd.io.plans.sources import WorkingTree
 from tests.conftest import git, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 PHASE = ".planning/phases/01-alpha"
 
 

@@ -33,6 +33,8 @@ from gsd.formats.prompt import (
     plan_sections,
 )
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REPO_DIR = "/srv/project"
 

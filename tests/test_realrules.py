@@ -12,6 +12,8 @@ from gsd.formats.files import load_text
 from gsd.formats.planning import state
 from tests.conftest import Project, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def diagnostics(gsd) -> list[dict]:
     result = gsd("validate", "--format", "json")

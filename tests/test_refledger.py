@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gsd.io.git import refledger
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 
 def test_the_ledger_answers_for_writes_after_a_mark(tmp_path: Path) -> None:

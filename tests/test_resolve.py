@@ -7,6 +7,8 @@ import pytest
 from gsd.core.resolve import debug_print, disabled_agents, resolve_specialist
 from gsd.formats.agents import Agent
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 AGENTS = {
     name: Agent(name=name)
     for name in ("gsd-executor", "python-pro", "voltagent-lang:python-pro", "postgres-pro")

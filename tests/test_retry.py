@@ -6,6 +6,8 @@ import pytest
 
 from gsd.core.verdict.outcomes import Rung, TaskOutcome, next_rung
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def failed(error_type: str, *, attempt: int = 1, rate_limited: bool = False) -> TaskOutcome:
     return TaskOutcome(

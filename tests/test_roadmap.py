@@ -14,6 +14,8 @@ from gsd.formats.planning import roadmap
 from tests.conftest import CORPUS, REPO, requires_corpus
 from tests.test_state import changes
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 DEMO = REPO / "examples" / "demo" / ".planning" / "ROADMAP.md"
 TEMPLATE = REPO / ".planning-template" / "ROADMAP.md"
 CORPUS_FILES = sorted(CORPUS.rglob("ROADMAP.md")) if CORPUS.is_dir() else []

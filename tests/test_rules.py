@@ -20,6 +20,8 @@ from gsd.core.models import REQUIRED_FIELDS
 from gsd.core.rules import RULES
 from tests.conftest import Project, Run, auto_task, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 PHASE_DIR = ".planning/phases/01-alpha"
 PLAN_01 = f"{PHASE_DIR}/01-01-PLAN.md"
 PLAN_02 = f"{PHASE_DIR}/01-02-PLAN.md"

@@ -34,6 +34,8 @@ from gsd.formats.taskreport import markers, parse_task_report
 from gsd.io.dispatch import Dispatcher, TaskDispatch
 from tests.conftest import REPO, auto_task, plan_text
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 FIXTURES = Path(__file__).parent / "fixtures" / "runners"
 FAKE_AGENT = Path(__file__).parent / "fakebin" / "fake_agent.py"
 

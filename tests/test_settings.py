@@ -12,6 +12,8 @@ from gsd.formats import settings
 from gsd.formats.settings import InvalidSettings, Settings, key_lines, parse
 from tests.conftest import CORPUS, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def _problem(text: str) -> str:
     with pytest.raises(InvalidSettings) as caught:

@@ -10,6 +10,8 @@ import yaml
 from gsd.formats import simpleyaml
 from tests.conftest import CORPUS, REPO, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 CASES = [
     pytest.param("plan: 01\nwave: 2\nautonomous: false\n", id="scalars-stay-strings"),
     pytest.param("completed: 2026-01-02\nratio: 1.50\nnull_value: ~\nempty:\n", id="no-resolution"),

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_demo_validates(gsd, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO / "examples" / "demo")

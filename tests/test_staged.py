@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import git, plan_text
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
 

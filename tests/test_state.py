@@ -16,6 +16,8 @@ from gsd.formats.lines import Lines
 from gsd.formats.planning import metrics, state
 from tests.conftest import CORPUS, REPO, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 DEMO = REPO / "examples" / "demo" / ".planning" / "STATE.md"
 TEMPLATE = REPO / ".planning-template" / "STATE.md"
 CORPUS_FILES = sorted(CORPUS.rglob("STATE.md")) if CORPUS.is_dir() else []

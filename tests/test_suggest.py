@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gsd.core.words import close_name, did_you_mean, suggested
 from tests.conftest import Project, auto_task
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 ROSTER = "# Available agents\n\n- **text-writer**: writes text\n- **python-pro**: Python\n"
 

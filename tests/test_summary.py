@@ -14,6 +14,8 @@ from gsd.core.models import TaskReport
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.formats.planning import summary, summaryread
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 STARTED = datetime(2026, 2, 23, 14, 0, 0, tzinfo=timezone.utc)
 FINISHED = STARTED + timedelta(minutes=3, seconds=5)
 NAMES = {1: "Task 1: Write the model", 2: "Add the API", 3: "Task 3: Document it"}

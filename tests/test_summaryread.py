@@ -10,6 +10,8 @@ from gsd.core.errors import InputError
 from gsd.formats.planning import summaryread
 from tests.conftest import CORPUS, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 def test_no_frontmatter_parses_as_empty() -> None:
     assert summaryread.parse("# Phase 1 Plan 01: Summary\n\nDone.\n") == {}

@@ -13,6 +13,8 @@ from gsd.io.plans.project import Project
 from gsd.run.derive import gather, state_text
 from tests.conftest import CORPUS, requires_corpus
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 PLAN = (
     '---\nphase: {phase}\nplan: 01\nwave: 1\n---\n<tasks><task type="auto"><name>T</name>'
     "<files>a</files><action>a</action><verify>v</verify><done>d</done></task></tasks>\n"

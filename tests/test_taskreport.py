@@ -7,6 +7,8 @@ import pytest
 from gsd.core.models import TaskReport
 from gsd.formats.taskreport import markers, parse_task_report
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 # --- Task Report ------------------------------------------------------------------
 
 FULL = TaskReport(

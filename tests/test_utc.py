@@ -8,6 +8,8 @@ import pytest
 
 from gsd.core.utc import utc_stamp
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 NOON = datetime(2026, 2, 23, 12, 0, 5)
 
 

@@ -19,6 +19,8 @@ from gsd.core.musthaves import (
 )
 from gsd.io.plans.verify import unfenced
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 PLAN = """\
 ---
 phase: 01-alpha

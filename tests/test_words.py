@@ -6,6 +6,8 @@ import pytest
 
 from gsd.core.words import plural
 
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
+
 
 @pytest.mark.parametrize(
     ("count", "noun", "many", "expected"),
