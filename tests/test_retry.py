@@ -10,27 +10,8 @@ pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 
 def failed(error_type: str, *, attempt: int = 1, rate_limited: bool = False) -> TaskOutcome:
-    return TaskOutcome(
-        plan="01-01",
-        task=1,
-        agent="python-pro",
-        success=False,
-        soft_success=False,
-        error_type=error_type,
-        details="",
-        commit=None,
-        changed=[],
-        deviations=[],
-        exit_code=1,
-        duration_s=0.0,
-        input_tokens=None,
-        output_tokens=None,
-        cost_usd=None,
-        attempt=attempt,
-        checkpoint=None,
-        report=None,
-        rate_limited=rate_limited,
-    )
+    blank = TaskOutcome.blank("01-01", 1, "python-pro", attempt)
+    return blank._replace(error_type=error_type, exit_code=1, rate_limited=rate_limited)
 
 
 @pytest.mark.parametrize(

@@ -42,28 +42,18 @@ UPSTREAM_HEADINGS = [
 
 
 def outcome(task: int, agent: str = "gsd-executor", **fields: Any) -> TaskOutcome:
-    values: dict[str, Any] = {
-        "plan": "01-02",
-        "task": task,
-        "agent": agent,
-        "success": True,
-        "soft_success": False,
-        "error_type": None,
-        "details": "",
-        "commit": f"{task}bcdef0123456789abcdef0123456789abcdef0"[:40],
-        "changed": [f"src/t{task}.py"],
-        "deviations": [],
-        "exit_code": 0,
-        "duration_s": 30.0,
-        "input_tokens": 1000,
-        "output_tokens": 200,
-        "cost_usd": 0.05,
-        "attempt": 1,
-        "checkpoint": f"gsd/checkpoint/01-02/{task}",
-        "report": None,
-    }
-    values.update(fields)
-    return TaskOutcome(**values)
+    done = TaskOutcome.blank("01-02", task, agent)._replace(
+        success=True,
+        commit=f"{task}bcdef0123456789abcdef0123456789abcdef0"[:40],
+        changed=[f"src/t{task}.py"],
+        exit_code=0,
+        duration_s=30.0,
+        input_tokens=1000,
+        output_tokens=200,
+        cost_usd=0.05,
+        checkpoint=f"gsd/checkpoint/01-02/{task}",
+    )
+    return done._replace(**fields)
 
 
 def render(outcomes: list[TaskOutcome], **overrides: Any) -> str:
