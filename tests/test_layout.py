@@ -65,12 +65,12 @@ def test_architecture_layout_lists_every_module_in_its_folder() -> None:
     listed: dict[str, str] = {}
     folder = ""
     for row in block.splitlines():
-        heading = re.match(r"^  (\w+)/", row)
+        heading = re.match(r"^  (\w+(?:/\w+)*)/", row)  # a folder, or a package in one
         folder = heading.group(1) if heading else folder
         for name in re.findall(r"(\w+)\.py", row):
             listed[name] = folder
     tree = {
-        path.stem: path.parent.name
+        path.stem: path.parent.relative_to(REPO / "gsd").as_posix()
         for path in (REPO / "gsd").rglob("*.py")
         if path.stem not in ("__init__", "__main__")
     }
