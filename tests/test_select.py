@@ -10,7 +10,8 @@ import pytest
 
 from gsd.cli import lint
 from gsd.core.rules import RULES
-from gsd.core.rules.select import Selection, parse_codes, suppressions
+from gsd.core.rules.select import Selection, parse_codes
+from gsd.formats.lines import suppressions
 from tests.conftest import Project, Run, plan_text
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"

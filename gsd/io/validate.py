@@ -13,12 +13,13 @@ from pathlib import Path
 from gsd.core import layout
 from gsd.core.errors import InputError
 from gsd.core.ids import parse_phase_name
-from gsd.core.models import Diagnostic
+from gsd.core.models import Diagnostic, Suppression
 from gsd.core.rules import Report, escalate
 from gsd.core.rules.filerules import misnamed_plan, unread_setting
 from gsd.core.rules.phaserules import check_phase
 from gsd.core.rules.planrules import check_plan
 from gsd.core.rules.select import CODES_WORDS, Selection, parse_codes, suppressed
+from gsd.formats.lines import suppressions
 from gsd.io.project import Project
 from gsd.io.sources import Unreadable, WorkingTree
 
@@ -57,9 +58,7 @@ def validate(
     else:
         found = _check_folders(facts, list(folders.values()), suppress)
     misnamed = misnamed_plans(project, targets)
-    found.extend(
-        _unsuppressed(project, misnamed, [d.path for d in misnamed]) if suppress else misnamed
-    )
+    found.extend(_unsuppressed(misnamed, _comments(project, misnamed)) if suppress else misnamed)
     found.extend(unread_settings(project, targets))
     if selection is not None:
         found = [d for d in found if selection.keeps(d.code)]
@@ -181,21 +180,31 @@ def _realpath(path: str) -> str:
     return os.path.realpath(real) if os.path.islink(real) else real
 
 
-def _unsuppressed(project: Project, found: list[Diagnostic], paths: list[str]) -> list[Diagnostic]:
-    """`found` less what the `<!-- gsd: ignore -->` comments of the Markdown files at
-    `paths` hide, with GSD047 for each code they name that is no rule's."""
+def _unsuppressed(
+    found: list[Diagnostic], comments: dict[str, tuple[Suppression, ...]]
+) -> list[Diagnostic]:
+    """`found` less what the `<!-- gsd: ignore -->` comments of each file hide, with
+    GSD047 for each code they name that is no rule's."""
     by_path: dict[str, list[Diagnostic]] = {}
     for d in found:
         by_path.setdefault(d.path, []).append(d)
     kept: list[Diagnostic] = []
-    for path in dict.fromkeys(paths):
-        try:
-            text = project.source.read(path).decode("utf-8", "replace")
-        except Unreadable:
-            text = ""  # GSD050 says why
-        kept.extend(suppressed(path, text, by_path.pop(path, [])))
+    for path, written in comments.items():
+        kept.extend(suppressed(path, written, by_path.pop(path, [])))
     kept.extend(d for rest in by_path.values() for d in rest)
     return kept
+
+
+def _comments(project: Project, misnamed: list[Diagnostic]) -> dict[str, tuple[Suppression, ...]]:
+    """The `<!-- gsd: ignore -->` comments of misnamed plan files (they are read for
+    nothing else)."""
+    found: dict[str, tuple[Suppression, ...]] = {}
+    for path in dict.fromkeys(d.path for d in misnamed):
+        try:
+            found[path] = tuple(suppressions(project.source.read(path).decode("utf-8", "replace")))
+        except Unreadable:
+            continue
+    return found
 
 
 def _check_folders(
@@ -216,7 +225,10 @@ def _check_folders(
             graph = project.graph_of(paths[0])
             plans = [p for p in project.siblings(paths[0]) if p.readable]
             here.extend(d for d in check_phase(plans, graph, facts) if d.path in wanted)
-            found.extend(_unsuppressed(project, here, paths) if suppress else here)
+            if suppress:
+                comments = {p: project.plan(p).suppressions for p in paths}
+                here = _unsuppressed(here, {p: c for p, c in comments.items() if c})
+            found.extend(here)
             project.release(posixpath.dirname(paths[0]))  # done with this phase
     finally:
         if collecting:

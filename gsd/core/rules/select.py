@@ -1,15 +1,16 @@
 """Which rules `gsd validate` reports: `--select` and `--ignore` (and config.json's
 `validate` section) as ruff reads them, and the one-line suppression a Markdown file
-writes, `<!-- gsd: ignore GSD013 -->` (GSD047 when it names no rule)."""
+writes, `<!-- gsd: ignore GSD013 -->` (gsd.formats.plan reads them; GSD047 when one names
+no rule)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from gsd.core.errors import UsageError
-from gsd.core.models import Diagnostic
+from gsd.core.models import Diagnostic, Suppression
 from gsd.core.rules.registry import RULES, finding, rule
 from gsd.core.words import did_you_mean
 
@@ -65,27 +66,6 @@ def selection(
 
 # --- one line in Markdown ----------------------------------------------------------------
 
-_COMMENT = re.compile(r"<!--\s*gsd:\s*ignore\b([^>]*?)-->\s*$")
-
-
-class Suppression(NamedTuple):
-    line: int  # the line whose findings it hides
-    codes: tuple[str, ...]  # () for all
-    at: int  # the line the comment is on
-
-
-def suppressions(text: str) -> Iterator[Suppression]:
-    """Each `<!-- gsd: ignore CODES -->` of a Markdown text: at the end of a line it hides
-    that line's findings, alone on a line those of the line below."""
-    if "gsd:" not in text:
-        return
-    for number, row in enumerate(text.splitlines(), 1):
-        match = _COMMENT.search(row) if "gsd:" in row else None
-        if match is not None:
-            alone = not row[: match.start()].strip()
-            codes = tuple(w.upper() for w in re.split(r"[\s,]+", match[1]) if w)
-            yield Suppression(number + 1 if alone else number, codes, number)
-
 
 @rule(
     "GSD047",
@@ -94,12 +74,14 @@ def suppressions(text: str) -> Iterator[Suppression]:
     docs="a `<!-- gsd: ignore CODES -->` comment names a code that is no rule's (nor the "
     "start of one); the message says which and, where one is close, the code meant",
 )
-def suppressed(path: str, text: str, found: Iterable[Diagnostic]) -> list[Diagnostic]:
+def suppressed(
+    path: str, comments: Iterable[Suppression], found: Iterable[Diagnostic]
+) -> list[Diagnostic]:
     """The findings in the file at `path` its `<!-- gsd: ignore -->` comments leave
     shown, and GSD047 for each code a comment names that is no rule's."""
     hidden: dict[int, set[str] | None] = {}
     unknown: list[Diagnostic] = []
-    for comment in suppressions(text):
+    for comment in comments:
         if not comment.codes:
             hidden[comment.line] = None
         elif (codes := hidden.setdefault(comment.line, set())) is not None:
