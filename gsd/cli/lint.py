@@ -51,7 +51,7 @@ OPTIONS = (
     Option(("--phase",), "phase", "Validate one phase (a number such as 1 or 02.1)."),
     Option(("--staged",), "staged", "Validate the blobs staged in the git index.", "flag"),
     Option(("--strict",), "strict", "Treat warnings as failures (exit 1).", "flag"),
-    Option(("--format",), "fmt", "Output format.", "format"),
+    Option(("--format",), "fmt", "", "format"),  # its help: gsd.cli.shared.format_option
     Option(
         ("-j", "--jobs"),
         "jobs",
@@ -108,13 +108,22 @@ def parse(args: list[str]) -> Options | None:
                 return None
             value = following
         given[option.field] = value
-    if given.get("fmt", "text") not in FORMATS:
-        return None
-    if "jobs" in given:
-        # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
-        if not given["jobs"].isdecimal() or int(given["jobs"]) < 1:
+    return _checked(paths, given)
+
+
+def _checked(paths: list[str], given: dict[str, Any]) -> Options | None:
+    """The options with their values checked and converted, or None for Click to explain."""
+    for option in OPTIONS:
+        text = given.get(option.field)
+        if not isinstance(text, str):
+            continue  # absent, or a flag
+        if option.kind == "format" and text not in FORMATS:
             return None
-        given["jobs"] = int(given["jobs"])
+        if option.kind == "count":
+            # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
+            if not text.isdecimal() or int(text) < 1:
+                return None
+            given[option.field] = int(text)
     return Options(paths, **given)
 
 

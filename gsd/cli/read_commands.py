@@ -27,14 +27,14 @@ if TYPE_CHECKING:
 
 def _validate_options(command: Callable[..., int]) -> Callable[..., int]:
     """validate's options as Click options, from the table the fast path reads."""
+    kinds: dict[str, dict[str, Any]] = {
+        "flag": {"is_flag": True},
+        "count": {"type": click.IntRange(min=1)},
+    }
     for option in reversed(VALIDATE_OPTIONS):
         if option.kind == "format":
             command = format_option(VALIDATE_FORMATS)(command)
             continue
-        kinds: dict[str, dict[str, Any]] = {
-            "flag": {"is_flag": True},
-            "count": {"type": click.IntRange(min=1)},
-        }
         kind = kinds.get(option.kind, {"metavar": option.metavar})
         command = click.option(*option.names, option.field, help=option.help, **kind)(command)
     return command
