@@ -256,3 +256,25 @@ def test_every_rule_is_in_the_rules_table_of_plans_md() -> None:
         for code, rule in RULES.items()
     ]
     assert rows == expected
+
+
+def test_forked_workers_read_the_comments_too(project: Project, monkeypatch) -> None:
+    from gsd.core.rules.select import Selection
+    from gsd.io import project as project_io
+    from gsd.io import validate as validate_io
+
+    monkeypatch.setattr(validate_io, "PARALLEL_MIN_PLANS", 1)
+    for phase in ("01-alpha", "02-beta"):
+        text = plan_text(phase=phase, tasks=f"<!-- gsd: ignore GSD011 -->\n{BOGUS}\n\n{NO_VERIFY}")
+        project.write(f".planning/phases/{phase}/{phase[:2]}-01-PLAN.md", text)
+    report = validate_io.validate(
+        project_io.Project(project.root), [".planning"], jobs=2, selection=Selection()
+    )
+    assert sorted(d.code for d in report.diagnostics) == ["GSD013", "GSD013"]
+
+
+def test_a_misnamed_plan_file_reads_its_comment(project: Project, gsd) -> None:
+    project.write(".planning/phases/01-alpha/01-PLAN-02-x.md", "# plan\n")
+    assert [c for c, _ in findings(gsd)[1]] == ["GSD046"]
+    project.write(".planning/phases/01-alpha/01-PLAN-02-x.md", "# plan <!-- gsd: ignore -->\n")
+    assert findings(gsd)[1] == []
