@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.core.phaserules import expected_plan_name
+from gsd.core.rules.filerules import expected_plan_name
 from gsd.formats.files import load_text
 from gsd.formats.planning import state
 from tests.conftest import Project, plan_text

@@ -271,6 +271,13 @@ TRIGGERS: dict[str, Trigger] = {
         line(1),
         "warning",
     ),
+    "GSD047": Trigger(
+        "suppression-of-no-rule",
+        {"01-01": BASE.replace("</objective>", "</objective> <!-- gsd: ignore GSD0133 -->")},
+        PLAN_01,
+        at("gsd: ignore"),
+        "warning",
+    ),
     "GSD050": Trigger(
         "latin-1",
         {"01-01": BASE.replace("Do the thing.", "Caf\xe9 time.").encode("latin-1")},

@@ -83,7 +83,7 @@ def test_the_keys_table_is_the_settings_model() -> None:
     from gsd.formats.settings import Settings
 
     sections = {
-        name: tuple(getattr(f.annotation, "model_fields", {}))
+        f.alias or name: tuple(getattr(f.annotation, "model_fields", {}))
         for name, f in Settings.model_fields.items()
     }
     assert set(TOP) == set(sections)

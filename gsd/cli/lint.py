@@ -1,9 +1,10 @@
-"""`gsd validate` end to end, and its option parser for the git-hook fast path.
+"""`gsd validate` end to end, its options, and their parser for the git-hook fast path.
 
 Click costs about three times the interpreter's own start-up, and `gsd validate`
 runs on every commit. So `gsd.cli.entry` parses validate's few options here, without
 Click, and hands anything else (`--help`, a typo, a bad value) to Click, which
-gives the usual help and error messages. Both paths call `run`.
+gives the usual help and error messages. Both read OPTIONS, the one table of them
+(gsd.cli.read_commands builds the Click command from it), and both call `run`.
 """
 
 from __future__ import annotations
@@ -32,16 +33,54 @@ class Options(NamedTuple):
     fmt: str = "text"
     jobs: int | None = None
     base: str | None = None  # a revision: only findings new since it fail the run
+    select: str | None = None  # rule codes, comma-separated: over config.json's
+    ignore: str | None = None  # ... added to config.json's
 
 
-_FLAGS = {"--staged": "staged", "--strict": "strict"}
-_VALUED = {
-    "--phase": "phase",
-    "--format": "fmt",
-    "--jobs": "jobs",
-    "-j": "jobs",
-    "--base": "base",
-}
+class Option(NamedTuple):
+    """One option of `gsd validate`: its names, the Options field it sets, its help."""
+
+    names: tuple[str, ...]
+    field: str
+    help: str
+    kind: str = "text"  # flag, text, format (one of FORMATS), count (a whole number >= 1)
+    metavar: str | None = None
+
+
+OPTIONS = (
+    Option(("--phase",), "phase", "Validate one phase (a number such as 1 or 02.1)."),
+    Option(("--staged",), "staged", "Validate the blobs staged in the git index.", "flag"),
+    Option(("--strict",), "strict", "Treat warnings as failures (exit 1).", "flag"),
+    Option(("--format",), "fmt", "", "format"),  # its help: gsd.cli.shared.format_option
+    Option(
+        ("-j", "--jobs"),
+        "jobs",
+        "Processes for large trees (default: one per CPU; 1 for none).",
+        "count",
+    ),
+    Option(
+        ("--base",),
+        "base",
+        "Fail (exit 1) only on findings that were not there at REV, such as a pull "
+        "request's base; every finding is still reported.",
+        metavar="REV",
+    ),
+    Option(
+        ("--select",),
+        "select",
+        "Report only these rules: codes or their starts, comma-separated (GSD01 is "
+        "GSD010-GSD019); replaces config.json's validate.select.",
+        metavar="CODES",
+    ),
+    Option(
+        ("--ignore",),
+        "ignore",
+        "Do not report these rules (codes or their starts, comma-separated), besides "
+        "config.json's validate.ignore.",
+        metavar="CODES",
+    ),
+)
+_BY_NAME = {name: option for option in OPTIONS for name in option.names}
 
 
 def parse(args: list[str]) -> Options | None:
@@ -57,24 +96,34 @@ def parse(args: list[str]) -> Options | None:
             paths.append(arg)
             continue
         name, eq, value = arg.partition("=")
-        if name in _FLAGS and not eq:
-            given[_FLAGS[name]] = True
-        elif name in _VALUED:
-            if not eq:
-                following = next(rest, None)
-                if following is None:
-                    return None
-                value = following
-            given[_VALUED[name]] = value
-        else:
+        option = _BY_NAME.get(name)
+        if option is None or (option.kind == "flag" and eq):
             return None
-    if given.get("fmt", "text") not in FORMATS:
-        return None
-    if "jobs" in given:
-        # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
-        if not given["jobs"].isdecimal() or int(given["jobs"]) < 1:
+        if option.kind == "flag":
+            given[option.field] = True
+            continue
+        if not eq:
+            following = next(rest, None)
+            if following is None:
+                return None
+            value = following
+        given[option.field] = value
+    return _checked(paths, given)
+
+
+def _checked(paths: list[str], given: dict[str, Any]) -> Options | None:
+    """The options with their values checked and converted, or None for Click to explain."""
+    for option in OPTIONS:
+        text = given.get(option.field)
+        if not isinstance(text, str):
+            continue  # absent, or a flag
+        if option.kind == "format" and text not in FORMATS:
             return None
-        given["jobs"] = int(given["jobs"])
+        if option.kind == "count":
+            # isdecimal, not isdigit: "²" is a digit int() refuses; Click explains bad values
+            if not text.isdecimal() or int(text) < 1:
+                return None
+            given[option.field] = int(text)
     return Options(paths, **given)
 
 
@@ -92,7 +141,7 @@ def _root(options: Options) -> Path:
 
 def run(options: Options) -> int:
     """Validate what the options name, print the findings, return the exit code."""
-    root, report = validate_options(options)
+    root, report = validate_options(options)  # before any output: a bad code is one line
     sys.stdout.write(render.FORMATS[options.fmt](report))
     sys.stdout.flush()
     fails = ("error", "warning") if options.strict else ("error",)
@@ -112,10 +161,11 @@ def validate_options(options: Options) -> tuple[Path, Report]:
     """The project's root and the findings in what the options name (paths, a phase or
     all of `.planning/`); `gsd mcp`'s validate tool calls it too."""
     from gsd.core.layout import PLANNING
+    from gsd.core.rules.select import selection
     from gsd.io.plans.phases import resolve_phase
     from gsd.io.plans.project import Project
     from gsd.io.plans.sources import relative_to_root
-    from gsd.io.plans.validate import validate
+    from gsd.io.plans.validate import configured_selection, validate
 
     if options.paths and options.phase is not None:
         raise UsageError(
@@ -132,7 +182,9 @@ def validate_options(options: Options) -> tuple[Path, Report]:
     project = Project(root, staged=options.staged, paths=targets)
     if not options.paths and options.phase is None and not project.source.exists(PLANNING):
         raise UsageError(f"no {PLANNING}/ in {root}", hint="run gsd init, or pass plan files")
-    return root, validate(project, targets, strict=options.strict, jobs=options.jobs)
+    chosen = selection(configured_selection(root / PLANNING), options.select, options.ignore)
+    report = validate(project, targets, strict=options.strict, jobs=options.jobs, selection=chosen)
+    return root, report
 
 
 def new_since(

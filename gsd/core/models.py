@@ -58,6 +58,14 @@ class Diagnostic(NamedTuple):
         return self._asdict()
 
 
+class Suppression(NamedTuple):
+    """A `<!-- gsd: ignore CODES -->` comment of a Markdown file (gsd.core.rules.select)."""
+
+    line: int  # the line whose findings it hides
+    codes: tuple[str, ...]  # as written, upper-cased; () for every rule
+    at: int  # the line the comment is on
+
+
 class Element:
     """An XML-like element read leniently: its text is kept exactly as written."""
 
@@ -170,6 +178,7 @@ class Plan:
         "diagnostics",
         "readable",
         "legacy_task_lines",
+        "suppressions",
     )
 
     def __init__(self, path: str, *, readable: bool = True) -> None:
@@ -181,6 +190,7 @@ class Plan:
         self.diagnostics: list[Diagnostic] = []  # found while reading: GSD001, GSD050 ...
         self.readable = readable
         self.legacy_task_lines: list[int] = []  # `## Task N` headings of a plan with no <task>
+        self.suppressions: tuple[Suppression, ...] = ()  # its `<!-- gsd: ignore -->` comments
 
     def __repr__(self) -> str:
         return f"Plan({self.path!r}, {len(self.tasks)} tasks)"

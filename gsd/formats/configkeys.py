@@ -1,7 +1,7 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox` and `policy`: no GSD writes them but gsd. `budgets` is
+gsd owns `specialists`, `sandbox`, `policy` and `validate`: no GSD writes them but gsd. `budgets` is
 checked whole by its model (an unknown key there is an error). Every other section is
 shared with upstream GSD and its forks (`workflow`, `parallelization`, `git`, `voltagent`,
 `verification` hold their keys too): a key there is warned about only when it is a letter
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from gsd.core.words import suggested
 
-OWNED = ("specialists", "sandbox", "policy")
+OWNED = ("specialists", "sandbox", "policy", "validate")
 
 # The keys gsd reads, by section: gsd.formats.settings.Settings's fields (kept here, with a
 # test that they match it, so that `gsd validate` need not load pydantic).
@@ -37,6 +37,7 @@ READ: dict[str, tuple[str, ...]] = {
     "verification": ("must_haves", "outside_references"),
     "sandbox": ("enabled", "writable", "connect", "pass_env", "readable", "memory", "processes"),
     "policy": ("extra_deny",),
+    "validate": ("select", "ignore"),
 }
 TOP = ("mode", *READ, "budgets")  # budgets: checked whole by its model
 

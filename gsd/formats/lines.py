@@ -1,4 +1,5 @@
-"""Markdown's line rules (fences, headings, tables) and text as lines for exact edits.
+"""Markdown's line rules (fences, headings, tables, `<!-- gsd: ignore -->` comments) and
+text as lines for exact edits.
 
 This module is the one reader of fenced code for every file gsd reads: plans
 (`gsd.formats.planning.plan`, and through it `gsd.commands.diff` and `gsd.formats.prompt`),
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import NamedTuple
+
+from gsd.core.models import Suppression
 
 # An ATX heading's opening run, CommonMark 0.31.2 section 4.2
 # (spec.commonmark.org/0.31.2/#atx-headings): up to three spaces of indent (four make an
@@ -341,3 +344,21 @@ class Lines:
         count = len(self)
         new = [""] if count and self.body(count - 1).strip() else []
         self.insert(count, [*new, heading, "", *bodies])
+
+
+# A `<!-- gsd: ignore CODES -->` comment that ends a line (HTML comments Markdown hides).
+_SUPPRESSION = re.compile(r"<!--\s*gsd:\s*ignore\b([^>]*?)-->\s*$")
+
+
+def suppressions(text: str) -> Iterator[Suppression]:
+    """Each `<!-- gsd: ignore CODES -->` of a Markdown text: at the end of a line it hides
+    that line's findings, alone on a line those of the line below (codes are separated by
+    commas or spaces)."""
+    if "gsd:" not in text:
+        return
+    for number, row in enumerate(text.splitlines(), 1):
+        match = _SUPPRESSION.search(row) if "gsd:" in row else None
+        if match is not None:
+            alone = not row[: match.start()].strip()
+            codes = tuple(w.upper() for w in re.split(r"[\s,]+", match[1]) if w)
+            yield Suppression(number + 1 if alone else number, codes, number)

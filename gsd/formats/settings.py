@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from gsd.core import layout
 from gsd.core.errors import InputError
+from gsd.core.rules.select import CODES_WORDS, unknown_code
 from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.formats.configkeys import key_lines
 
@@ -77,6 +78,14 @@ def _is_rules(value: Any) -> bool:
     return isinstance(value, list) and all(_is_rule(rule) for rule in value)
 
 
+def _is_codes(value: Any) -> bool:
+    """`validate.select` and `validate.ignore`: codes of `gsd validate`'s rules, or their
+    starts (gsd.core.rules.select, which the git hook's path reads them with)."""
+    return isinstance(value, list) and all(
+        isinstance(code, str) and unknown_code(code.upper()) is None for code in value
+    )
+
+
 Flag = Annotated[bool, _kind("true or false", lambda v: isinstance(v, bool), bool)]
 Seconds = Annotated[float, _kind("a number >= 0", lambda v: _is_number(v) and v >= 0, float)]
 Megabytes = Seconds  # a number >= 0 all the same
@@ -89,6 +98,7 @@ Ports = Annotated[
 ]
 Names = Annotated[list[str], _kind('a list of variable names, e.g. ["GH_TOKEN"]', _is_names, list)]
 Rules = Annotated[list[str], _kind(f"a list of rules, each {RULE_FORMS}", _is_rules, list)]
+Codes = Annotated[list[str], _kind(CODES_WORDS, _is_codes, list)]
 Scope = Annotated[str, _kind('"warn" or "fail"', lambda v: v in ("warn", "fail"), str)]
 Outside = Annotated[str, _kind('"skip" or "check"', lambda v: v in ("skip", "check"), str)]
 _FOLDER_WORDS = 'a folder outside the repository and every .git folder, e.g. "~/gsd-worktrees"'
@@ -231,9 +241,21 @@ class PolicySettings(_Section):
     extra_deny: Rules = Field(default_factory=list)  # gsd.core.safety.policy: added to the baseline
 
 
+class ValidateSettings(_Section):
+    """Which rules `gsd validate` reports: `--select` replaces `select`, `--ignore` adds
+    to `ignore` (docs/COMMANDS.md)."""
+
+    select: Codes = Field(default_factory=lambda: ["GSD"])  # every rule
+    ignore: Codes = Field(default_factory=list)
+
+
 class Settings(_Section):
     """Every setting gsd reads (SPEC 7), with SPEC's defaults for the keys left out."""
 
+    # `validate` is a method of pydantic's models: the section's field takes another name
+    model_config = ConfigDict(
+        extra="allow", frozen=True, serialize_by_alias=True, validate_by_name=True
+    )
     mode: Mode = "interactive"
     parallelization: Parallelization = Parallelization()
     workflow: Workflow = Workflow()
@@ -245,6 +267,7 @@ class Settings(_Section):
     # per runner, the same words as an agent file's `token_budget`
     budgets: dict[Runner, TokenBudget] = Field(default_factory=dict)
     policy: PolicySettings = PolicySettings()
+    rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
 
     @field_validator("parallelization", mode="before")
     @classmethod

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from gsd.core.models import Diagnostic, Element, Plan, Task
 from gsd.formats import frontmatter
-from gsd.formats.lines import fenced_ranges
+from gsd.formats.lines import fenced_ranges, suppressions
 
 # Refuse to read anything this large: it is not a plan someone wrote.
 MAX_PLAN_BYTES = 64 * 1024 * 1024
@@ -86,6 +86,8 @@ def unreadable(path: str, line: int, message: str) -> Plan:
 def parse(text: str, path: str = "<string>") -> Plan:
     """Parse a plan's text. Never raises for bad input: problems become diagnostics."""
     plan = Plan(path)
+    if "gsd:" in text:
+        plan.suppressions = tuple(suppressions(text))
     body_offset = 0
     try:
         cut = frontmatter.split(text)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import posixpath
 from collections.abc import Iterable
 from functools import cached_property, lru_cache
+from pathlib import Path
 
 from gsd.core import layout
+from gsd.core.errors import InputError
 from gsd.core.ids import parse_phase_name
-from gsd.core.models import Diagnostic
-from gsd.core.phaserules import check_phase, expected_plan_name
-from gsd.core.planrules import check_plan
-from gsd.core.rules import RULES, Report, escalate
+from gsd.core.models import Diagnostic, Suppression
+from gsd.core.rules import Report, escalate
+from gsd.core.rules.filerules import misnamed_plan, unread_setting
+from gsd.core.rules.phaserules import check_phase
+from gsd.core.rules.planrules import check_plan
+from gsd.core.rules.select import CODES_WORDS, Selection, parse_codes, suppressed
+from gsd.formats.lines import suppressions
 from gsd.io.plans.project import Project
 from gsd.io.plans.sources import Unreadable, WorkingTree
 
@@ -22,14 +28,20 @@ PARALLEL_MIN_PLANS = 400
 
 
 def validate(
-    project: Project, targets: Iterable[str], *, strict: bool = False, jobs: int | None = None
+    project: Project,
+    targets: Iterable[str],
+    *,
+    strict: bool = False,
+    jobs: int | None = None,
+    selection: Selection | None = None,
 ) -> Report:
     """Check the plan files under `targets` (repo-relative paths).
 
     Rules that look across plans (dependencies, waves, ids) read every plan of
     the phase directory, but only the requested files are reported on. Large
     trees are checked by `jobs` processes (default: one per CPU), a phase
-    directory each at a time.
+    directory each at a time. With a `selection` (`gsd validate`), only the rules
+    it keeps are reported, and the files' `<!-- gsd: ignore -->` comments count.
     """
     targets = list(targets)
     requested: dict[str, None] = {}
@@ -40,12 +52,16 @@ def validate(
         folders.setdefault(posixpath.dirname(path), []).append(path)
     facts = ProjectFacts(project)
     jobs = jobs or os.cpu_count() or 1
+    suppress = selection is not None
     if jobs > 1 and len(requested) >= PARALLEL_MIN_PLANS and len(folders) > 1:
-        found = _check_in_workers(facts, list(folders.values()), jobs)
+        found = _check_in_workers(facts, list(folders.values()), jobs, suppress)
     else:
-        found = _check_folders(facts, list(folders.values()))
-    found.extend(misnamed_plans(project, targets))
+        found = _check_folders(facts, list(folders.values()), suppress)
+    misnamed = misnamed_plans(project, targets)
+    found.extend(_unsuppressed(misnamed, _comments(project, misnamed)) if suppress else misnamed)
     found.extend(unread_settings(project, targets))
+    if selection is not None:
+        found = [d for d in found if selection.keeps(d.code)]
     diagnostics = sorted(set(escalate(found, strict)), key=Diagnostic.sort_key)
     return Report(len(requested), diagnostics, list(requested))
 
@@ -67,20 +83,10 @@ def misnamed_plans(project: Project, targets: Iterable[str]) -> list[Diagnostic]
                 continue
             rel = os.path.relpath(dirpath, project.root).replace(os.sep, "/")
             for name in sorted(filenames):
-                expected = expected_plan_name(name, phase.number)
-                if expected is not None:
-                    found.append(_misnamed(f"{rel}/{name}", expected))
+                misnamed = misnamed_plan(f"{rel}/{name}", phase.number)
+                if misnamed is not None:
+                    found.append(misnamed)
     return found
-
-
-def _misnamed(path: str, expected: str) -> Diagnostic:
-    message = (
-        f"{posixpath.basename(path)} looks like a plan but gsd reads only *-PLAN.md "
-        f"files: rename it {expected}"
-    )
-    return Diagnostic(
-        path=path, line=1, col=1, severity=RULES["GSD046"].severity, code="GSD046", message=message
-    )
 
 
 def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic]:
@@ -95,13 +101,37 @@ def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic
         text = project.source.read(path).decode("utf-8")
     except (Unreadable, UnicodeDecodeError):
         return []  # gsd doctor and a run say why
-    severity = RULES["GSD060"].severity
-    return [
-        Diagnostic(
-            path=path, line=k.line or 1, col=1, severity=severity, code="GSD060", message=k.message
-        )
-        for k in unread_keys(text)
-    ]
+    return [unread_setting(path, k.line, k.message) for k in unread_keys(text)]
+
+
+def configured_selection(planning: Path) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """config.json's `validate.select` (None: not set) and `validate.ignore`, read without
+    pydantic (the git hook's path; gsd.formats.settings checks them the same way)."""
+    from gsd.formats.configkeys import key_lines
+
+    try:
+        text = (planning / layout.CONFIG_FILE).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None, ()  # none, or broken: a run and gsd doctor say why
+    section = data.get("validate") if isinstance(data, dict) else None
+    if section is None:
+        return None, ()
+    lines = key_lines(text)
+    source = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
+    if not isinstance(section, dict):
+        where = f"{source}:{lines.get(('validate',), 1)}"
+        raise InputError(f"{where}: `validate` must be an object, not {json.dumps(section)}")
+    found: dict[str, tuple[str, ...]] = {}
+    for key in ("select", "ignore"):
+        if key not in section:
+            continue
+        value, where = section[key], f"{source}:{lines.get(('validate', key), 1)}"
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            shown = json.dumps(value, ensure_ascii=False)
+            raise InputError(f"{where}: `validate.{key}` must be {CODES_WORDS}, not {shown}")
+        found[key] = parse_codes(value, f"{where}: `validate.{key}`")
+    return found.get("select"), found.get("ignore", ())
 
 
 class ProjectFacts:
@@ -150,8 +180,38 @@ def _realpath(path: str) -> str:
     return os.path.realpath(real) if os.path.islink(real) else real
 
 
-def _check_folders(facts: ProjectFacts, folders: list[list[str]]) -> list[Diagnostic]:
-    """Every rule for the given plan files, grouped by phase directory."""
+def _unsuppressed(
+    found: list[Diagnostic], comments: dict[str, tuple[Suppression, ...]]
+) -> list[Diagnostic]:
+    """`found` less what the `<!-- gsd: ignore -->` comments of each file hide, with
+    GSD047 for each code they name that is no rule's."""
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in found:
+        by_path.setdefault(d.path, []).append(d)
+    kept: list[Diagnostic] = []
+    for path, written in comments.items():
+        kept.extend(suppressed(path, written, by_path.pop(path, [])))
+    kept.extend(d for rest in by_path.values() for d in rest)
+    return kept
+
+
+def _comments(project: Project, misnamed: list[Diagnostic]) -> dict[str, tuple[Suppression, ...]]:
+    """The `<!-- gsd: ignore -->` comments of misnamed plan files (they are read for
+    nothing else)."""
+    found: dict[str, tuple[Suppression, ...]] = {}
+    for path in dict.fromkeys(d.path for d in misnamed):
+        try:
+            found[path] = tuple(suppressions(project.source.read(path).decode("utf-8", "replace")))
+        except Unreadable:
+            continue
+    return found
+
+
+def _check_folders(
+    facts: ProjectFacts, folders: list[list[str]], suppress: bool = False
+) -> list[Diagnostic]:
+    """Every rule for the given plan files, grouped by phase directory; with `suppress`,
+    less what the files' `<!-- gsd: ignore -->` comments hide."""
     project = facts.project
     found: list[Diagnostic] = []
     # Parsed plans hold no reference cycles: the collector would only walk them.
@@ -161,11 +221,14 @@ def _check_folders(facts: ProjectFacts, folders: list[list[str]]) -> list[Diagno
         for paths in folders:
             project.preload(paths)
             wanted = set(paths)
-            for path in paths:
-                found.extend(check_plan(project.plan(path), facts))
+            here = [d for path in paths for d in check_plan(project.plan(path), facts)]
             graph = project.graph_of(paths[0])
             plans = [p for p in project.siblings(paths[0]) if p.readable]
-            found.extend(d for d in check_phase(plans, graph, facts) if d.path in wanted)
+            here.extend(d for d in check_phase(plans, graph, facts) if d.path in wanted)
+            if suppress:
+                comments = {p: project.plan(p).suppressions for p in paths}
+                here = _unsuppressed(here, {p: c for p, c in comments.items() if c})
+            found.extend(here)
             project.release(posixpath.dirname(paths[0]))  # done with this phase
     finally:
         if collecting:
@@ -173,16 +236,18 @@ def _check_folders(facts: ProjectFacts, folders: list[list[str]]) -> list[Diagno
     return found
 
 
-_WORK: tuple[ProjectFacts, list[list[list[str]]]] | None = None  # set before the fork
+_WORK: tuple[ProjectFacts, list[list[list[str]]], bool] | None = None  # set before the fork
 
 
 def _check_chunk(index: int) -> list[Diagnostic]:
     assert _WORK is not None
-    facts, chunks = _WORK
-    return _check_folders(facts, chunks[index])
+    facts, chunks, suppress = _WORK
+    return _check_folders(facts, chunks[index], suppress)
 
 
-def _check_in_workers(facts: ProjectFacts, folders: list[list[str]], jobs: int) -> list[Diagnostic]:
+def _check_in_workers(
+    facts: ProjectFacts, folders: list[list[str]], jobs: int, suppress: bool = False
+) -> list[Diagnostic]:
     """Fork `jobs` workers that share the parent's state; only diagnostics come back."""
     import multiprocessing
 
@@ -194,7 +259,7 @@ def _check_in_workers(facts: ProjectFacts, folders: list[list[str]], jobs: int) 
     for paths in folders:  # contiguous chunks of about equal plan counts
         chunks[min(jobs - 1, done * jobs // total)].append(paths)
         done += len(paths)
-    _WORK = (facts, chunks)
+    _WORK = (facts, chunks, suppress)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.map(_check_chunk, range(jobs))

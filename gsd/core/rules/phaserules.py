@@ -1,14 +1,14 @@
-"""The rules across the plans of one phase: shared ids, dependencies, cycles, waves, overlaps."""
+"""The rules across the plans of one phase: shared ids, dependencies, cycles, waves,
+overlaps; each declared (`@rule`) above the function that checks it."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gsd.core.graph import PhaseGraph
-from gsd.core.ids import PLAN_NUMBER, phase_key, split_plan_id
+from gsd.core.ids import phase_key, split_plan_id
 from gsd.core.models import Diagnostic, Plan
-from gsd.core.rules import Facts, diag
+from gsd.core.rules.registry import Facts, diag, rule
 
 
 def check_phase(plans: list[Plan], graph: PhaseGraph, facts: Facts) -> Iterator[Diagnostic]:
@@ -20,6 +20,7 @@ def check_phase(plans: list[Plan], graph: PhaseGraph, facts: Facts) -> Iterator[
     yield from _overlaps(graph)
 
 
+@rule("GSD045", "error", "two plans in a phase share an id")
 def _duplicate_ids(plans: list[Plan]) -> Iterator[Diagnostic]:
     seen: dict[str, Plan] = {}
     for plan in sorted(plans, key=lambda p: p.path):
@@ -30,6 +31,12 @@ def _duplicate_ids(plans: list[Plan]) -> Iterator[Diagnostic]:
             yield diag(plan, 1, "GSD045", f"plan id {plan.id} is also used by {first.path}")
 
 
+@rule(
+    "GSD040",
+    "error",
+    "depends_on names a plan that does not exist",
+    docs="`depends_on` names a plan that does not exist",
+)
 def _missing_dependencies(
     plans: list[Plan], graph: PhaseGraph, facts: Facts
 ) -> Iterator[Diagnostic]:
@@ -50,6 +57,12 @@ def _missing_dependencies(
             )
 
 
+@rule(
+    "GSD041",
+    "error",
+    "dependency cycle",
+    docs="dependency cycle; the message lists the cycle `a -> b -> a`",
+)
 def _cycles(graph: PhaseGraph) -> Iterator[Diagnostic]:
     for cycle in graph.cycles:
         for pid in dict.fromkeys(cycle):
@@ -62,6 +75,19 @@ def _cycles(graph: PhaseGraph) -> Iterator[Diagnostic]:
             )
 
 
+@rule(
+    "GSD042",
+    "warning",
+    "declared wave differs from the wave computed from depends_on",
+    docs="declared `wave` differs from the wave computed from `depends_on` (`wave: 0` with no "
+    "dependencies is the first wave, as upstream numbers it)",
+)
+@rule(
+    "GSD043",
+    "warning",
+    "wave > 1 with empty depends_on",
+    docs="`wave` > 1 with empty `depends_on`",
+)
 def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
     for pid, plan in graph.plans.items():
         declared = plan.wave
@@ -87,6 +113,11 @@ def _waves(graph: PhaseGraph) -> Iterator[Diagnostic]:
             yield diag(plan, line, "GSD043", f"wave is {declared} but depends_on is empty")
 
 
+@rule(
+    "GSD044",
+    "warning",
+    "plans of one wave both modify a file: they will run one after another",
+)
 def _overlaps(graph: PhaseGraph) -> Iterator[Diagnostic]:
     for pids, files in graph.shared_files.items():
         shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
@@ -100,32 +131,3 @@ def _overlaps(graph: PhaseGraph) -> Iterator[Diagnostic]:
                 f"{pid} and {others} (wave {graph.wave_of[pid]}) both modify {shown}: "
                 "they will run one after another",
             )
-
-
-_PLAN_WORD = re.compile(r"(?:^|[-_ ])plan(?:$|[-_ ])", re.IGNORECASE)
-_NUMBER_TOKEN = re.compile(rf"^{PLAN_NUMBER}$")
-
-
-def expected_plan_name(name: str, phase_number: str) -> str | None:
-    """The name gsd would read a misnamed plan file under (`01-PLAN-01-foundation.md` ->
-    `01-01-foundation-PLAN.md`), or None when `name` is no plan or is named right.
-
-    Upstream warns about such files too (get-shit-done issue #2893); gsd reads only
-    `*-PLAN.md`, so without this a misnamed plan is silently never run."""
-    if not name.lower().endswith(".md") or name.endswith("-PLAN.md"):
-        return None
-    stem = name[:-3]
-    if not _PLAN_WORD.search(stem):
-        return None
-    tokens = [t for t in re.split(r"[-_ ]+", stem) if t and t.lower() != "plan"]
-    if (
-        tokens
-        and phase_key(tokens[0]) is not None
-        and phase_key(tokens[0]) == phase_key(phase_number)
-    ):
-        tokens = tokens[1:]  # the phase's own number; the plan's number follows
-    numbers = [t for t in tokens if _NUMBER_TOKEN.match(t)]
-    words = [t for t in tokens if not _NUMBER_TOKEN.match(t)]
-    number = numbers[0] if numbers else "01"
-    slug = "-".join(w.lower() for w in words)
-    return f"{phase_number}-{number.zfill(2)}{'-' + slug if slug else ''}-PLAN.md"

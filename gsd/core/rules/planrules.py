@@ -1,4 +1,5 @@
-"""The rules over one plan and its tasks: frontmatter, task blocks, specialists, paths."""
+"""The rules over one plan and its tasks: frontmatter, task blocks, specialists, paths;
+each declared (`@rule`) above the function that checks it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from functools import lru_cache
 
 from gsd.core.ids import PLAN_NUMBER_RE
 from gsd.core.models import REQUIRED_FIELDS, RUNNERS, Diagnostic, Plan, Task
-from gsd.core.rules import Facts, diag
+from gsd.core.rules.registry import Facts, Rule, diag, register, rule
 from gsd.core.specialists import classify
 from gsd.core.words import suggested
 
@@ -26,6 +27,14 @@ PLAN_TYPES = ("execute", "tdd")
 GATES = ("blocking", "blocking-human")
 
 
+# Found by the plan reader (gsd.formats.planning.plan) and handed on by check_plan.
+register(
+    Rule("GSD001", "error", "frontmatter missing or unparseable"),
+    Rule("GSD015", "error", "task block not closed, nested, or a stray closing tag"),
+    Rule("GSD050", "error", "file is not valid UTF-8, or is not a regular text file"),
+)
+
+
 def check_plan(plan: Plan, facts: Facts) -> Iterator[Diagnostic]:
     """Every finding in one plan: its parse findings, then frontmatter, tasks and paths."""
     yield from plan.diagnostics
@@ -38,11 +47,18 @@ def check_plan(plan: Plan, facts: Facts) -> Iterator[Diagnostic]:
     if not plan.tasks:
         yield _no_tasks(plan)
     for task in plan.tasks:
-        for rule in TASK_RULES:
-            yield from rule(plan, task, facts)
+        for check in TASK_RULES:
+            yield from check(plan, task, facts)
     yield from _unsafe_paths(plan, plan.field_line("files_modified"), plan.files_modified, facts)
 
 
+@rule(
+    "GSD010",
+    "warning",
+    "plan has no tasks",
+    docs="plan has no tasks; with `## Task N` headings (the older format) the message says to "
+    'wrap each task in `<task type="auto">` with `<name>`, `<action>`, `<verify>` and `<done>`',
+)
 def _no_tasks(plan: Plan) -> Diagnostic:
     """GSD010, saying how to convert `## Task N` headings where the plan has them."""
     legacy = plan.legacy_task_lines
@@ -59,6 +75,7 @@ def _no_tasks(plan: Plan) -> Diagnostic:
     )
 
 
+@rule("GSD002", "error", "required frontmatter field missing")
 def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
     present = set(plan.frontmatter)
     if "files-modified" in present:
@@ -68,6 +85,13 @@ def _required_fields(plan: Plan) -> Iterator[Diagnostic]:
             yield diag(plan, 1, "GSD002", f"frontmatter lacks required field `{key}`")
 
 
+@rule(
+    "GSD003",
+    "error",
+    "frontmatter value of the wrong type or outside its allowed values",
+    docs="frontmatter value of the wrong type or outside its allowed values "
+    "(`must_haves.artifacts` may be plain paths, `[output.txt]`, as in upstream's fixtures)",
+)
 def _field_types(plan: Plan) -> Iterator[Diagnostic]:
     fm = plan.frontmatter
 
@@ -134,6 +158,7 @@ def _must_haves_problems(value: object) -> Iterator[str]:
 # --- one task -------------------------------------------------------------------------------
 
 
+@rule("GSD011", "error", "unknown task type (or `gate` value)")
 def _task_type(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     if task.type not in TASK_TYPES:
         shown = f"type {task.type!r}" if task.type else "no type attribute"
@@ -153,6 +178,8 @@ def _task_type(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
         )
 
 
+@rule("GSD012", "error", "task lacks a child its type requires")
+@rule("GSD013", "warning", "task lacks a recommended child")
 def _task_children(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     required, recommended = TASK_TYPES.get(task.type, ((), ()))
     present = {e.tag for e in task.children if e.text.strip() or e.children}
@@ -175,6 +202,7 @@ def _task_children(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]
                 )
 
 
+@rule("GSD014", "error", "checkpoint task in a plan whose `autonomous` is not false")
 def _checkpoint_autonomy(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     if task.is_checkpoint and plan.autonomous is not False:
         yield diag(
@@ -185,6 +213,18 @@ def _checkpoint_autonomy(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagn
         )
 
 
+@rule(
+    "GSD020",
+    "error",
+    "malformed specialist name (allowed: [A-Za-z0-9][A-Za-z0-9_.:-]*)",
+    docs="malformed specialist name (allowed: `[A-Za-z0-9][A-Za-z0-9_.:-]*`)",
+)
+@rule(
+    "GSD021",
+    "warning",
+    "specialist not in the roster: falls back to gsd-executor",
+    strict=True,
+)
 def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     name = task.specialist
     standing = classify(name, facts.roster)
@@ -215,6 +255,7 @@ def _specialist(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
         )
 
 
+@rule("GSD022", "error", "task `runner=` names no runner, or its `model=` is unusable")
 def _runner_override(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     """`runner=` and `model=` on a task (SPEC 0); whether `runner="command"` fits the
     agent is decided when the task is dispatched: agent files are not read here."""
@@ -249,6 +290,12 @@ TASK_RULES: tuple[TaskRule, ...] = (
 )
 
 
+@rule(
+    "GSD030",
+    "error",
+    "unsafe path in <files> or files_modified (absolute, `..`, leaves the repo)",
+    docs="unsafe path in `<files>` or `files_modified` (absolute, `..`, leaves the repo)",
+)
 def _unsafe_paths(plan: Plan, line: int, paths: list[str], facts: Facts) -> Iterator[Diagnostic]:
     for raw in paths:
         problem = path_problem(raw, facts)
