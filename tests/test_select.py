@@ -185,9 +185,8 @@ def test_a_comment_naming_no_rule_is_gsd047(project: Project, gsd) -> None:
     text = write(project, f"<!-- gsd: ignore GSD0111 -->\n{BOGUS}")
     result = gsd("validate")
     assert result.out.splitlines() == [
-        f"{PLAN}:{line_of(text, 'gsd: ignore')}:1: warning GSD047 `gsd: ignore` names "
-        "'GSD0111' is no rule's code nor the start of one (did you mean GSD011?); it hides "
-        "nothing",
+        f"{PLAN}:{line_of(text, 'gsd: ignore')}:1: warning GSD047 this `gsd: ignore` hides "
+        "nothing: 'GSD0111' is no rule's code nor the start of one (did you mean GSD011?)",
         f"{PLAN}:{line_of(text, 'bogus')}:1: error GSD011 task 1 has type 'bogus'; allowed: "
         "auto, checkpoint:human-verify, checkpoint:decision, checkpoint:human-action",
     ]

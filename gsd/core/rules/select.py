@@ -89,7 +89,7 @@ def suppressed(
         for code in comment.codes:
             problem = unknown_code(code)
             if problem is not None:
-                message = f"`gsd: ignore` names {problem}; it hides nothing"
+                message = f"this `gsd: ignore` hides nothing: {problem}"
                 unknown.append(finding(path, comment.at, "GSD047", message))
     return [d for d in (*found, *unknown) if not _hidden(d, hidden)]
 
