@@ -277,3 +277,14 @@ def test_a_misnamed_plan_file_reads_its_comment(project: Project, gsd) -> None:
     assert [c for c, _ in findings(gsd)[1]] == ["GSD046"]
     project.write(".planning/phases/01-alpha/01-PLAN-02-x.md", "# plan <!-- gsd: ignore -->\n")
     assert findings(gsd)[1] == []
+
+
+def test_gsd_rules_says_how_to_choose_and_hide_and_its_example_runs(project: Project, gsd) -> None:
+    """`gsd rules` ends with how to select, ignore and suppress; its example command is
+    one `gsd validate` accepts and does what it says."""
+    footer = gsd("rules").out.split("\n\n")[-1]
+    assert "<!-- gsd: ignore GSD013 -->" in footer and '"validate"' in footer
+    example = footer.split("Choose: gsd ")[1].split(" (or")[0].split()
+    assert example == ["validate", "--select", "GSD01,GSD040", "--ignore", "GSD013"]
+    three(project)
+    assert {c for c, _ in findings(gsd, *example[1:])[1]} == {"GSD011"}

@@ -58,6 +58,11 @@ def validate(paths: tuple[str, ...], **given: Any) -> int:
 def rules(fmt: str) -> int:
     """List the rules of gsd validate: code, severity and meaning.
 
+    Choose rules with `gsd validate --select/--ignore` (codes or their starts, as
+    ruff: GSD01 is GSD010-GSD019) or config.json's "validate" section; hide one
+    line's findings with `<!-- gsd: ignore GSD013 -->` at its end or on the line
+    above it.
+
     Example: gsd rules --format markdown
     """
     import json
@@ -75,7 +80,14 @@ def rules(fmt: str) -> int:
     else:
         for row in table:
             click.echo(f"{row['code']}  {row['severity']:<7}  {row['summary']}")
+        click.echo(RULES_FOOTER)
     return EXIT_OK
+
+
+RULES_FOOTER = """
+Choose: gsd validate --select GSD01,GSD040 --ignore GSD013 (or config.json's
+"validate": {"select": [...], "ignore": [...]}). Hide one line's findings with
+<!-- gsd: ignore GSD013 --> at its end or on the line above it (docs/COMMANDS.md)."""
 
 
 @click.command(cls=SummarisedCommand)
