@@ -15,7 +15,6 @@ such paths).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
@@ -148,6 +147,8 @@ def repo_key(common_dir: Path) -> str:
     of one project never share a folder. Never `.git`, `.` or `..`."""
     name = common_dir.parent.name if common_dir.name == GIT else common_dir.name
     name = re.sub(r"[^A-Za-z0-9._-]", "_", name.removesuffix(GIT)).strip(".") or "repo"
+    import hashlib  # 3 ms at import: not on the git hook's path
+
     digest = hashlib.sha256(str(common_dir).encode("utf-8", "surrogateescape")).hexdigest()
     return f"{name[:40]}-{digest[:12]}"
 

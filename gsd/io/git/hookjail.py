@@ -21,14 +21,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from gsd.core.safety import credentials
 
 if TYPE_CHECKING:
     from gsd.io.confine.sandbox import Settings
@@ -122,6 +118,8 @@ class Jail:
 def _environment_lines(environ: Mapping[str, str], passed: tuple[str, ...]) -> str:
     """Shell lines that make a hook's environment an agent's (gsd.core.safety.credentials): the
     user's push credentials unset, git's prompt and credential helpers off."""
+    from gsd.core.safety import credentials
+
     clean = credentials.agent_environ(environ, passed)
     gone = sorted(name for name in environ if name not in clean)
     lines = f"unset {' '.join(gone)}\n" if gone else ""
@@ -186,6 +184,9 @@ def confined(
     if not settings.enabled or _ACTIVE is not None:
         yield
         return
+    import shutil  # with tempfile, 4 ms at import: not on the git hook's path
+    import tempfile
+
     base = Path(tempfile.mkdtemp(prefix="gsd-hooks-"))
     _ACTIVE = Jail(settings, environ, hooks_path, base)
     try:

@@ -21,7 +21,7 @@ from gsd.core.rules.planrules import check_plan
 from gsd.core.rules.select import CODES_WORDS, Selection, parse_codes, suppressed
 from gsd.formats.lines import suppressions
 from gsd.io.plans.project import Project
-from gsd.io.plans.sources import Unreadable, WorkingTree
+from gsd.io.plans.sources import GitBlobs, Unreadable, WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
@@ -50,6 +50,7 @@ def validate(
     folders: dict[str, list[str]] = {}
     for path in requested:
         folders.setdefault(posixpath.dirname(path), []).append(path)
+    _prefetch(project, folders, targets)
     facts = ProjectFacts(project)
     jobs = jobs or os.cpu_count() or 1
     suppress = selection is not None
@@ -64,6 +65,22 @@ def validate(
         found = [d for d in found if selection.keeps(d.code)]
     diagnostics = sorted(set(escalate(found, strict)), key=Diagnostic.sort_key)
     return Report(len(requested), diagnostics, list(requested))
+
+
+def _prefetch(project: Project, folders: dict[str, list[str]], targets: list[str]) -> None:
+    """From git (the index or a commit), every blob the checks read, in one `git cat-file
+    --batch`: the plans named, the others of their phases, the roster and, for all of
+    `.planning/`, config.json. The pre-commit hook then starts two git processes, not four."""
+    if not isinstance(project.source, GitBlobs):
+        return
+    planning = layout.PLANNING
+    wanted = [
+        p for folder, paths in folders.items() for p in (*paths, *project.source.plans_in(folder))
+    ]
+    wanted.append(f"{planning}/{layout.ROSTER_FILE}")
+    if planning in targets:
+        wanted.append(f"{planning}/{layout.CONFIG_FILE}")
+    project.preload(list(dict.fromkeys(wanted)))
 
 
 def misnamed_plans(project: Project, targets: Iterable[str]) -> list[Diagnostic]:
@@ -92,10 +109,10 @@ def misnamed_plans(project: Project, targets: Iterable[str]) -> list[Diagnostic]
 def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic]:
     """GSD060 for each key of config.json gsd does not read where it reads the section
     (gsd.formats.configkeys), when all of `.planning/` is validated."""
-    from gsd.formats.configkeys import unread_keys
-
     if layout.PLANNING not in targets:
         return []
+    from gsd.formats.configkeys import unread_keys
+
     path = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
     try:
         text = project.source.read(path).decode("utf-8")
@@ -107,8 +124,6 @@ def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic
 def configured_selection(planning: Path) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     """config.json's `validate.select` (None: not set) and `validate.ignore`, read without
     pydantic (the git hook's path; gsd.formats.settings checks them the same way)."""
-    from gsd.formats.configkeys import key_lines
-
     try:
         text = (planning / layout.CONFIG_FILE).read_text(encoding="utf-8")
         data = json.loads(text)
@@ -117,6 +132,8 @@ def configured_selection(planning: Path) -> tuple[tuple[str, ...] | None, tuple[
     section = data.get("validate") if isinstance(data, dict) else None
     if section is None:
         return None, ()
+    from gsd.formats.configkeys import key_lines  # not needed without a `validate` section
+
     lines = key_lines(text)
     source = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
     if not isinstance(section, dict):
