@@ -31,12 +31,16 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: list[str]) -> int:
     try:
         # a shell asking for completions (`_GSD_COMPLETE=bash_complete gsd`) needs Click
-        if args[:1] == ["validate"] and COMPLETE_VAR not in os.environ:
+        completing = COMPLETE_VAR in os.environ
+        if args[:1] == ["validate"] and not completing:
             from gsd.cli import lint
 
             options = lint.parse(args[1:])
             if options is not None:  # the git-hook path: no Click
                 return lint.run(options)
+        if args[:2] == ["hooks", "run"] and len(args) == 3 and not completing:
+            if not args[2].startswith("-"):  # an agent CLI's hook, on every edit: no Click
+                return hook_call(args[2])
         from gsd.cli.app import run
 
         return run(args)
@@ -59,6 +63,17 @@ def _main(args: list[str]) -> int:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is caught
         return internal_error(exc)
+
+
+def hook_call(name: str) -> int:
+    """`gsd hooks run NAME` (the Click command calls this too): one agent-CLI hook call,
+    its JSON read from stdin once NAME is known to be a hook's."""
+    from gsd.commands.clihooks import call
+
+    answer = call(name, sys.stdin.read)
+    sys.stdout.write(answer.stdout)
+    sys.stderr.write(answer.stderr)
+    return answer.exit_code
 
 
 def _quietly(text: str) -> None:

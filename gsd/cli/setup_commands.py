@@ -249,19 +249,9 @@ def hooks_run(name: str) -> int:
     """
     import sys
 
-    from gsd.commands import clihooks
-    from gsd.core.errors import GsdError
+    from gsd.commands.clihooks import call
 
-    try:
-        if name not in clihooks.RUN_NAMES:
-            raise UsageError(
-                f"no hook named {name!r}", hint=f"use one of {', '.join(clihooks.RUN_NAMES)}"
-            )
-        answer = clihooks.run(name, sys.stdin.read())
-    except GsdError as exc:  # never exit 2 here: that would block the agent's edit
-        hint = f" ({exc.hint})" if exc.hint else ""
-        sys.stderr.write(f"gsd hooks run {name}: {exc.message}{hint}\n")
-        return EXIT_FINDINGS
+    answer = call(name, sys.stdin.read)
     sys.stdout.write(answer.stdout)
     sys.stderr.write(answer.stderr)
     return answer.exit_code

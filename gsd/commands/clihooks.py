@@ -9,30 +9,37 @@ text is ever part of a shell line. The protocol is in gsd/formats/runners/agenth
 
 from __future__ import annotations
 
-import shlex
-import shutil
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gsd.commands.hooks import Report, checked_program, find_gsd
-from gsd.core import layout
-from gsd.core.errors import GsdError, UsageError
+from gsd.core.errors import EXIT_FINDINGS, GsdError, UsageError
 from gsd.core.words import plural
-from gsd.formats.diagnostics import diagnostic_line
-from gsd.formats.runners import agenthooks, clisettings
+from gsd.formats.runners import agenthooks
 from gsd.formats.runners.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
-from gsd.io.plans.sources import PLAN_SUFFIX
 
+# The hook call (`run`) imports little: an edit of a file that is not a plan is answered
+# before the validator, the settings files or even pathlib are loaded.
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gsd.commands.hooks import Report
     from gsd.commands.progress import ProjectStatus
 
 # `gsd hooks run NAME`: the names the installed commands use.
 RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in (POST_EDIT, SESSION_START))
+# gsd.io.plans.sources.PLAN_SUFFIX, spelled here: that module would load pathlib
+PLAN_SUFFIX = "-PLAN.md"
 _STATUS_LINES = 12  # what a session start may cost the agent's context, at most
 
 
 def install(cwd: Path, cli: str, program: str | None = None) -> Report:
     """Add gsd's two hooks to the project's settings for `cli`, keeping all else in it."""
+    import shlex
+    import shutil
+
+    from gsd.commands.hooks import Report, checked_program, find_gsd
+    from gsd.formats.runners import clisettings
+
     root = _project_root(cwd)
     warnings: list[str] = []
     if program is None:
@@ -59,6 +66,9 @@ def install(cwd: Path, cli: str, program: str | None = None) -> Report:
 
 def uninstall(cwd: Path, cli: str) -> Report:
     """Take gsd's hooks out of the project's settings for `cli`; nothing else changes."""
+    from gsd.commands.hooks import Report
+    from gsd.formats.runners import clisettings
+
     path = _project_root(cwd) / clisettings.SETTINGS[cli]
     shown = _show(path, cwd)
     if not path.exists():
@@ -72,6 +82,19 @@ def uninstall(cwd: Path, cli: str) -> Report:
         return Report([f"removed {shown} (it held gsd's hooks only)"], [])
     clisettings.save(path, remaining, indent)
     return Report([f"removed gsd's hooks from {shown}"], [])
+
+
+def call(name: str, read: Callable[[], str]) -> Answer:
+    """`gsd hooks run NAME`: `run` on what `read` gives (stdin, read once NAME is known
+    to be a hook's); a problem is one line on stderr and exit 1, never 2, which would
+    block the agent's edit."""
+    try:
+        if name not in RUN_NAMES:
+            raise UsageError(f"no hook named {name!r}", hint=f"use one of {', '.join(RUN_NAMES)}")
+        return run(name, read())
+    except GsdError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        return Answer(EXIT_FINDINGS, stderr=f"gsd hooks run {name}: {exc.message}{hint}\n")
 
 
 def run(name: str, stdin_text: str) -> Answer:
@@ -88,6 +111,7 @@ def check_edit(cli: str, hook_input: HookInput) -> Answer:
     plan = plan_file(hook_input)
     if plan is None:
         return Answer(0)
+    from gsd.formats.diagnostics import diagnostic_line
     from gsd.io.plans.project import Project
     from gsd.io.plans.validate import validate
 
@@ -112,6 +136,10 @@ def plan_file(hook_input: HookInput) -> tuple[Path, str] | None:
     """
     if not hook_input.file_path.endswith(PLAN_SUFFIX):
         return None
+    from pathlib import Path
+
+    from gsd.core import layout
+
     path = Path(hook_input.cwd or ".", hook_input.file_path).absolute()
     for folder in path.parents:
         if folder.name == layout.PLANNING:
@@ -124,6 +152,8 @@ def plan_file(hook_input: HookInput) -> tuple[Path, str] | None:
 
 def session_start(cli: str, hook_input: HookInput) -> Answer:
     """`gsd status` in a few lines, as context for the agent; nothing without a project."""
+    from pathlib import Path
+
     from gsd.commands.progress import project_status
     from gsd.io.plans.project import Project, find_root
 
