@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,108 @@ def test_claude_is_granted_every_tool_the_server_lists_and_no_other(demo: Path) 
 
     listed, _ = call_tools(demo, [])
     assert set(GSD_MCP_TOOLS) == listed
+
+
+# --- the first answers, sent before the SDK is imported (gsd.cli.mcp_start) ------------------
+
+SDK_SERVER = [sys.executable, "-c", "from gsd.cli.mcp_server import serve; serve()"]
+
+
+def test_recorded_answers_are_the_installed_sdks() -> None:
+    """mcp_answers.json is what this SDK answers; if not, record it again (see record)."""
+    from gsd.cli import mcp_start
+
+    recorded = json.loads(mcp_start.ANSWERS.read_text(encoding="utf-8"))
+    assert recorded == mcp_start.record(), (
+        "python -c 'from gsd.cli import mcp_start; mcp_start.write()'"
+    )
+    assert mcp_start.recorded() == recorded["answers"]
+
+
+def _lines(*messages: Any) -> bytes:
+    return b"".join(
+        (m if isinstance(m, bytes) else json.dumps(m).encode()) + b"\n" for m in messages
+    )
+
+
+def _initialize(version: str = "2025-11-25", ident: Any = 0, **extra: Any) -> dict[str, Any]:
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": ident, "method": "initialize", "params": {**params, **extra}}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+STATUS_CALL = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "tools/call",
+    "params": {"name": "status", "arguments": {}},
+}
+
+
+def converse(argv: list[str], root: Path, script: bytes, answers: int) -> tuple[list[bytes], bytes]:
+    """Send `script`, read `answers` lines, then close stdin (at its end the SDK stops
+    answering what is still pending): the lines, and stderr."""
+    with subprocess.Popen(
+        argv, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as server:
+        assert server.stdin and server.stdout and server.stderr
+        timer = threading.Timer(60, server.kill)
+        timer.start()
+        try:
+            server.stdin.write(script)
+            server.stdin.flush()
+            lines = [server.stdout.readline() for _ in range(answers)]
+            server.stdin.close()
+            rest = server.stdout.read()
+            err = server.stderr.read()
+        finally:
+            timer.cancel()
+    assert server.returncode == 0, err
+    return sorted([*lines, *rest.splitlines(keepends=True)]), err
+
+
+@pytest.mark.parametrize(
+    ("script", "answers"),
+    [
+        pytest.param(
+            _lines(_initialize(), INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            2,
+            id="initialize-list",
+        ),
+        pytest.param(
+            _lines(
+                _initialize("2024-11-05", "a-1"),
+                INITIALIZED,
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+                STATUS_CALL,
+            ),
+            3,
+            id="list-then-call",
+        ),
+        pytest.param(_lines(_initialize(), INITIALIZED, STATUS_CALL), 2, id="call-first"),
+        pytest.param(
+            _lines(_initialize("1999-01-01"), INITIALIZED, STATUS_CALL), 2, id="old-version"
+        ),
+        pytest.param(_lines(_initialize(extra=1), STATUS_CALL), 2, id="unknown-param"),
+        pytest.param(_lines(b"not json", _initialize()), 1, id="garbage-first"),
+        pytest.param(_lines(_initialize(), b"", INITIALIZED), 1, id="blank-line"),
+        # read at the end of input only: 0 answers before it, 1 after
+        pytest.param(_lines(_initialize())[:-1], 0, id="no-newline"),
+        pytest.param(
+            _lines(_initialize(), {"jsonrpc": "2.0", "id": 3, "method": "ping"}), 2, id="ping"
+        ),
+        pytest.param(_lines({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), 1, id="no-init"),
+    ],
+)
+def test_gsd_mcp_answers_as_the_sdk_alone_does(demo: Path, script: bytes, answers: int) -> None:
+    """Whatever gsd answers itself and whatever it hands to the SDK, the client reads what
+    the SDK's server alone writes for the same input (order aside: the SDK answers
+    requests concurrently), and nothing on stderr says the two disagreed."""
+    ours, err = converse(gsd_argv("mcp"), demo, script, answers)
+    sdk, _ = converse(SDK_SERVER, demo, script, answers)
+    assert ours == sdk
+    assert len(ours) == max(answers, 1) and b"gsd mcp:" not in err

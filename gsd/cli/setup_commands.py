@@ -268,6 +268,18 @@ def mcp_command() -> int:
 
     Example: claude mcp add gsd -- gsd mcp
     """
+    from gsd.cli import mcp_start
+
+    answers = mcp_start.recorded()  # None: not the SDK they were recorded from
+    if answers is None:
+        _sdk_serve()
+    else:  # initialize and tools/list answered at once, the SDK imported after
+        mcp_start.serve(answers, _sdk_serve)
+    return EXIT_OK
+
+
+def _sdk_serve() -> None:
+    """The MCP SDK's server on stdio, until the client leaves."""
     try:
         from gsd.cli.mcp_server import serve
     except ImportError as exc:  # the SDK missing, or a 1.x one without MCPServer
@@ -278,7 +290,6 @@ def mcp_command() -> int:
             hint="install it with pip install 'gsd-plans[mcp]'",
         ) from None
     serve()
-    return EXIT_OK
 
 
 COMMANDS = (init, doctor, agents, hooks, mcp_command)
