@@ -23,12 +23,38 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gsd.core.errors import EXIT_OK, UsageError
+
 ANSWERS = Path(__file__).with_name("mcp_answers.json")
 # The SDK's packages whose versions the recorded answers belong to.
 SDK_DISTRIBUTIONS = ("mcp", "mcp_types")
 _CLIENT_INFO = {"name", "version", "title"}
 _CAPABILITIES = {"roots", "sampling", "elicitation", "experimental", "tasks"}
 _END = b"\0gsd-mcp-end\n"  # written by gsd after the SDK's server returned: never JSON
+
+
+def main() -> int:
+    """`gsd mcp` (`gsd.cli.entry` calls it without Click, as the Click command does)."""
+    answers = recorded()  # None: not the SDK they were recorded from
+    if answers is None:
+        sdk_serve()
+    else:  # initialize and tools/list answered at once, the SDK imported after
+        serve(answers, sdk_serve)
+    return EXIT_OK
+
+
+def sdk_serve() -> None:
+    """The MCP SDK's server on stdio, until the client leaves."""
+    try:
+        from gsd.cli.mcp_server import serve as serve_sdk
+    except ImportError as exc:  # the SDK missing, or a 1.x one without MCPServer
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        raise UsageError(
+            f"gsd mcp needs the MCP Python SDK 2.x ({exc.name} cannot be imported)",
+            hint="install it with pip install 'gsd-plans[mcp]'",
+        ) from None
+    serve_sdk()
 
 
 def installed_version(package: str) -> str | None:

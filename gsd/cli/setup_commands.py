@@ -10,7 +10,7 @@ import click
 
 from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
 from gsd.core import layout
-from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK
 from gsd.core.words import plural
 
 
@@ -270,26 +270,7 @@ def mcp_command() -> int:
     """
     from gsd.cli import mcp_start
 
-    answers = mcp_start.recorded()  # None: not the SDK they were recorded from
-    if answers is None:
-        _sdk_serve()
-    else:  # initialize and tools/list answered at once, the SDK imported after
-        mcp_start.serve(answers, _sdk_serve)
-    return EXIT_OK
-
-
-def _sdk_serve() -> None:
-    """The MCP SDK's server on stdio, until the client leaves."""
-    try:
-        from gsd.cli.mcp_server import serve
-    except ImportError as exc:  # the SDK missing, or a 1.x one without MCPServer
-        if not (exc.name or "").startswith("mcp"):
-            raise
-        raise UsageError(
-            f"gsd mcp needs the MCP Python SDK 2.x ({exc.name} cannot be imported)",
-            hint="install it with pip install 'gsd-plans[mcp]'",
-        ) from None
-    serve()
+    return mcp_start.main()
 
 
 COMMANDS = (init, doctor, agents, hooks, mcp_command)
