@@ -13,6 +13,9 @@ task:  gsd's own cost per task (run_task in this process, less the agent alone) 
        20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
 wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 1 s,
        against the same agents started directly 3 at a time (bench/parallel.py).
+starts: `gsd validate --staged PLAN`, the agent-CLI hook on a non-plan edit and `gsd mcp`
+       to its tools/list answer against `python -c pass`; execute-phase's import time
+       (bench/starts.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -44,6 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 import parallel  # noqa: E402
+import starts  # noqa: E402
 import task  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -425,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
-        "--only", choices=["hook", "bulk", "task", "wave"], help="run one benchmark"
+        "--only", choices=["hook", "bulk", "task", "wave", "starts"], help="run one benchmark"
     )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
@@ -460,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(task.bench_task(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "wave"):
                 results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
-        except (GsdFailed, task.TaskFailed) as exc:
+            if args.only in (None, "starts"):
+                results.update(starts.bench_starts(tmp, quick=args.quick, say=say, table=table))
+        except (GsdFailed, task.TaskFailed, starts.StartFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
     say("== summary ==")
@@ -490,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for n in (1, 3, 9)
         ],
+        *starts.summary_rows(),
     ]
     rows = [
         [

@@ -1,0 +1,224 @@
+"""Start-up costs, each against `<venv python> -c pass` in the same run (`--only starts`).
+
+staged:   `gsd validate --staged PLAN` in a git repository with one plan staged: the
+          pre-commit hook's path (target: at most 3x the floor).
+clihook:  `gsd hooks run claude-post-edit` for an edit of a file that is not a plan: the
+          agent-CLI hook on every edit (answered without the validator).
+mcp:      `gsd mcp` from its start to the answer to tools/list, read by a client that
+          sends initialize, initialized and tools/list as an agent CLI does (target:
+          0.25 s).
+execute:  the imports of `gsd execute-phase 1 --dry-run` on examples/demo (python -X
+          importtime, top-level cumulative, median; target 120 ms), beside `gsd --version`.
+
+Commands alternate run by run (order rotated each round); wall seconds by perf_counter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import generate
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_PY = REPO / ".venv" / "bin" / "python"
+GSD = REPO / ".venv" / "bin" / "gsd"
+
+STAGED_TARGET = 3.0
+MCP_TARGET_S = 0.25
+EXECUTE_IMPORTS_TARGET_MS = 120.0
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)")
+
+Say = Callable[..., None]
+Table = Callable[[list[str], list[list[str]]], None]
+
+
+class StartFailed(Exception):
+    pass
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def _repository(root: Path) -> Path:
+    _git(root, "init", "-q", "-b", "main")
+    for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
+        _git(root, "config", key, value)
+    _git(root, "config", "commit.gpgsign", "false")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "bench")
+    return root
+
+
+def _timed(argv: list[str], cwd: Path, stdin: bytes | None) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True)
+    took = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise StartFailed(f"{argv[1:]}: exit {done.returncode}: {done.stderr.decode()[-500:]}")
+    return took
+
+
+def _mcp_client(cwd: Path) -> float:
+    """Seconds from starting `gsd mcp` to reading its answer to tools/list."""
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    }
+    start = time.perf_counter()
+    with subprocess.Popen(
+        [str(GSD), "mcp"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(json.dumps(hello).encode() + b"\n")
+        server.stdin.flush()
+        first = server.stdout.readline()
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+        server.stdin.flush()
+        second = server.stdout.readline()
+        took = time.perf_counter() - start
+        server.stdin.close()
+    if b'"result"' not in first or b'"tools"' not in second:
+        raise StartFailed(f"gsd mcp: unexpected answers {first[:200]!r} {second[:200]!r}")
+    return took
+
+
+def _alternate(subjects: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    names = list(subjects)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds + 1):  # the first round warms caches and is not counted
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            took = subjects[name]()
+            if r:
+                times[name].append(took)
+    return times
+
+
+def _import_ms(argv: list[str], cwd: Path, runs: int) -> tuple[float, float, float, int]:
+    """Median, min and max of the top-level cumulative import time, and the modules."""
+    totals, counts = [], []
+    for _ in range(runs):
+        done = subprocess.run(
+            [str(VENV_PY), "-X", "importtime", *argv], cwd=cwd, capture_output=True
+        )
+        total = count = 0
+        for line in done.stderr.decode(errors="replace").splitlines():
+            match = _IMPORT_LINE.match(line)
+            if match:
+                count += 1
+                total += int(match.group(2)) if len(match.group(3)) == 1 else 0
+        totals.append(total / 1000)
+        counts.append(count)
+    return statistics.median(totals), min(totals), max(totals), int(statistics.median(counts))
+
+
+def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, float]:
+    rounds = 5 if quick else 21
+    say("== starts: the hook, the agent-CLI hook, gsd mcp, execute-phase's imports ==")
+    hooks = _repository(generate.make_project(tmp / "starts-hook", 30, per_phase=5))
+    plan = ".planning/phases/003-p3/003-05-PLAN.md"
+    with (hooks / plan).open("a") as handle:
+        handle.write("\n")
+    _git(hooks, "add", plan)
+    demo = tmp / "starts-demo"
+    shutil.copytree(REPO / "examples" / "demo", demo)
+    (demo / "run-demo.sh").unlink()
+    _repository(demo)
+    edit = {
+        "session_id": "bench",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "src/greeter.py"},
+        "cwd": str(demo),
+    }
+    floor = [str(VENV_PY), "-c", "pass"]
+    subjects: dict[str, Callable[[], float]] = {
+        "floor: venv python -c pass": lambda: _timed(floor, hooks, None),
+        "gsd validate --staged PLAN": lambda: _timed(
+            [str(GSD), "validate", "--staged", plan], hooks, None
+        ),
+        "gsd hooks run (a non-plan edit)": lambda: _timed(
+            [str(GSD), "hooks", "run", "claude-post-edit"], demo, json.dumps(edit).encode()
+        ),
+    }
+    has_sdk = subprocess.run([str(VENV_PY), "-c", "import mcp"], capture_output=True)
+    if has_sdk.returncode == 0:
+        subjects["gsd mcp: start to tools/list"] = lambda: _mcp_client(demo)
+    times = _alternate(subjects, rounds)
+    base = statistics.median(times["floor: venv python -c pass"])
+    rows = []
+    for name, values in times.items():
+        med = statistics.median(values)
+        spread = f"{min(values) * 1000:.1f}-{max(values) * 1000:.1f}"
+        rows.append([name, f"{med * 1000:.1f}", spread, f"{med / base:.2f}x"])
+    say(f"{rounds} alternating rounds after one warm-up round; wall ms")
+    table(["command", "median ms", "min-max ms", "vs floor"], rows)
+    out = {
+        "starts_staged_ratio": statistics.median(times["gsd validate --staged PLAN"]) / base,
+        "starts_clihook_ratio": statistics.median(times["gsd hooks run (a non-plan edit)"]) / base,
+    }
+    if "gsd mcp: start to tools/list" in times:
+        out["starts_mcp_s"] = statistics.median(times["gsd mcp: start to tools/list"])
+    runs = 3 if quick else 9
+    execute = _import_ms([str(GSD), "execute-phase", "1", "--dry-run"], demo, runs)
+    version = _import_ms([str(GSD), "--version"], demo, runs)
+    say(f"imports (python -X importtime, top-level cumulative; median of {runs}):")
+    table(
+        ["command", "median ms", "min-max ms", "modules"],
+        [
+            [name, f"{med:.1f}", f"{low:.1f}-{high:.1f}", str(count)]
+            for name, (med, low, high, count) in (
+                ("gsd execute-phase 1 --dry-run", execute),
+                ("gsd --version", version),
+            )
+        ],
+    )
+    out["starts_execute_imports_ms"] = execute[0]
+    say()
+    return out
+
+
+def summary_rows() -> list[tuple[str, str, str, float]]:
+    """(key, label, unit, target) of each figure, for bench/run.py's summary."""
+    return [
+        (
+            "starts_staged_ratio",
+            "starts: validate --staged PLAN / python -c pass",
+            "x",
+            STAGED_TARGET,
+        ),
+        (
+            "starts_clihook_ratio",
+            "starts: hooks run, non-plan edit / python -c pass",
+            "x",
+            math.inf,
+        ),
+        ("starts_mcp_s", "starts: gsd mcp, start to tools/list", " s", MCP_TARGET_S),
+        (
+            "starts_execute_imports_ms",
+            "starts: execute-phase --dry-run imports",
+            " ms",
+            EXECUTE_IMPORTS_TARGET_MS,
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit("run it from bench/run.py --only starts")
