@@ -65,14 +65,15 @@ def gather(project: Project) -> Facts:
     road = project.planning / layout.ROADMAP_FILE
     road_text = load_text(road) if road.is_file() else ""
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
+    by_plan = _events_by_plan(events)
+    failures_of = errorlog.by_plan(errors)
     phases = []
     for phase in project.phases():
         graph = project.phase_graph(phase)
         plans = []
         for plan_id, plan in graph.plans.items():
-            mine = [e for e in events if e.get("plan") == plan_id]
-            failures = errorlog.filter_records(errors, plan=plan_id)
-            facts = _plan_facts(project, phase, plan, mine, failures)
+            mine = by_plan.get(plan_id, [])
+            facts = _plan_facts(project, phase, plan, mine, failures_of(plan_id))
             days.add(facts.day)
             plans.append(facts)
         title = roadmap.phase_title(road_text, phase.number) or _title(phase)
@@ -83,6 +84,17 @@ def gather(project: Project) -> Facts:
     # `Phase: 10 of 6` where folders or a collapsed milestone skip numbers: never N > M
     count = max([len(listed), *(key[0] for key in listed)])
     return Facts(tuple(phases), last, tuple(warnings), count)
+
+
+def _events_by_plan(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each plan's events in their order, grouped in one pass: a plan's are those whose
+    `plan` is its id (text; a log's other values name no plan)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        plan = event.get("plan")
+        if isinstance(plan, str):
+            grouped.setdefault(plan, []).append(event)
+    return grouped
 
 
 def _plan_facts(

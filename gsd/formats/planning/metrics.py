@@ -117,6 +117,126 @@ def record_metric(text: str, *, plan_id: str, duration: str, tasks: int, files: 
     )
 
 
+Metric = tuple[str, str, int, int]  # a plan's row: plan id, duration, tasks, files
+
+
+def record_metrics(text: str, rows: list[Metric]) -> str:
+    """`record_metric` of each row in turn, the same bytes, in one pass over one parsed
+    text: the plans' rows found through an index of the section's rows, each new one
+    placed among the table's rows. Plans whose rows could stand for one another (two
+    spellings of one plan) are written one by one, as `record_metric` writes them."""
+    lines = Lines(text)
+    span = lines.section(_METRICS_RE)
+    table = _table(lines, span, "plan", "duration") if span is not None else None
+    if span is None or table is None:
+        return text
+    start, header = table
+    stop = start + 2
+    while stop < span.stop and is_table_row(lines.body(stop)):
+        stop += 1
+    index = _RowIndex()
+    for i in span[1:]:
+        if is_table_row(lines.body(i)):
+            index.add(_identity_cell(row_cells(lines.body(i))[0]), i)
+    found = [index.first(row[0]) for row in rows]
+    blank = {"", "-", "—", "none", "none yet", "none yet."}
+    cells = [c.lower() for i in range(start + 2, stop) for c in row_cells(lines.body(i))]
+    placeholder = stop > start + 2 and all(c in blank for c in cells)
+    in_table = any(i is not None and start + 2 <= i < stop for i in found)
+    if (placeholder and in_table) or not _distinct([row[0] for row in rows]):
+        for plan_id, duration, tasks, files in rows:  # what one pass cannot say: in turn
+            text = record_metric(text, plan_id=plan_id, duration=duration, tasks=tasks, files=files)
+        return text
+    missing = []
+    for (plan_id, duration, tasks, files), at in zip(rows, found, strict=True):
+        row = _metric_row(header, plan_id, duration, tasks, files)
+        if at is None:
+            missing.append((plan_id, row))
+        elif lines.body(at).rstrip() != row:
+            lines.set(at, row)
+    if missing:
+        _insert_rows(lines, start + 2, stop, missing, placeholder)
+    return lines.result(text)
+
+
+def _metric_row(header: list[str], plan_id: str, duration: str, tasks: int, files: int) -> str:
+    by_column = {
+        "plan": _metric_label(plan_id),
+        "duration": one_line(duration),
+        "tasks": plural(tasks, "task"),
+        "files": plural(files, "file"),
+    }
+    return table_row([by_column.get(name.lower(), "-") for name in header])
+
+
+def _insert_rows(
+    lines: Lines, first: int, stop: int, rows: list[tuple[str, str]], placeholder: bool
+) -> None:
+    """New rows into the table whose rows are lines first..stop-1, as `_put_row` puts
+    each: the template's placeholder rows give way to the first, each other goes before
+    the first of gsd's rows that sorts after it, else at the end of the table."""
+    orders = [_plan_order(row_cells(lines.body(i))[0]) for i in range(first, stop)]
+    for plan_id, row in rows:
+        if placeholder:
+            lines.set(first, row)
+            for index in reversed(range(first + 1, first + len(orders))):
+                lines.delete(index)
+            orders, placeholder = [_plan_order(_metric_label(plan_id))], False
+            continue
+        key = _plan_order(_metric_label(plan_id))
+        at = len(orders)
+        if key is not None:
+            at = next((k for k, o in enumerate(orders) if o is not None and o > key), at)
+        lines.insert(first + at, [row])
+        orders.insert(at, key)
+
+
+def _identity_cell(cell: str) -> str:
+    """A first cell as `_is_metric_of` reads it: `Phase 01 P02` as `01-02`."""
+    label = _METRIC_LABEL_RE.match(cell)
+    return f"{label.group('phase')}-{label.group('plan')}" if label else cell
+
+
+class _RowIndex:
+    """Rows by plan, as `same_plan` matches them: by their text, case aside, and by
+    their plan key; `first` is the first row that is the plan's."""
+
+    def __init__(self) -> None:
+        self.by_text: dict[str, int] = {}
+        self.by_key: dict[object, int] = {}
+
+    def add(self, cell: str, index: int) -> None:
+        self.by_text.setdefault(cell.strip().lower(), index)
+        key = plan_key(cell.strip())
+        if key is not None:
+            self.by_key.setdefault(key, index)
+
+    def matches(self, plan_id: str) -> set[int]:
+        found = {self.by_text.get(plan_id.strip().lower())}
+        key = plan_key(plan_id.strip())
+        if key is not None:
+            found.add(self.by_key.get(key))
+        return {i for i in found if i is not None}
+
+    def first(self, plan_id: str) -> int | None:
+        return min(self.matches(plan_id), default=None)
+
+
+def _distinct(plan_ids: list[str]) -> bool:
+    """Whether no plan's id, nor its row's label, is the same plan as another's (ids in
+    ASCII, where `same_plan` is an equivalence): then writing one plan's row never
+    touches another's, and the rows can be written in one pass."""
+    index = _RowIndex()
+    for n, plan_id in enumerate(plan_ids):
+        if not plan_id.isascii() or index.matches(plan_id):
+            return False
+        index.add(plan_id, n)
+    return all(
+        index.matches(_identity_cell(_metric_label(plan_id))) <= {n}
+        for n, plan_id in enumerate(plan_ids)
+    )
+
+
 def _phase_order(cell: str) -> object:
     return phase_key(cell.strip())
 
