@@ -67,6 +67,7 @@ def gather(project: Project) -> Facts:
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
     by_plan = _events_by_plan(events)
     failures_of = errorlog.by_plan(errors)
+    titles = roadmap.phase_titles(road_text)
     phases = []
     for phase in project.phases():
         graph = project.phase_graph(phase)
@@ -76,7 +77,8 @@ def gather(project: Project) -> Facts:
             facts = _plan_facts(project, phase, plan, mine, failures_of(plan_id))
             days.add(facts.day)
             plans.append(facts)
-        title = roadmap.phase_title(road_text, phase.number) or _title(phase)
+        key = phase_key(phase.number.strip())
+        title = (titles.get(key) if key is not None else None) or _title(phase)
         phases.append(PhaseFacts(phase, title, tuple(plans)))
     last = max((d for d in days if d), default=None)
     keys = {phase_key(p.phase.number) for p in phases}

@@ -198,32 +198,28 @@ def _position(text: str, facts: Facts, current: PhaseFacts) -> str:
 
 
 def _phase_rows(text: str, scope: list[PhaseFacts]) -> str:
-    """Each phase's By Phase row and blockers, then every done plan's row, in one pass
-    (`metrics.record_metrics`); plans named without their phase, whose rows might read
-    as a phase's, phase by phase as before."""
+    """The phases' By Phase rows, their plans' blockers, then every done plan's row, each
+    kind in one pass; plans named without their phase, whose rows might read as a
+    phase's, phase by phase as before."""
     plans = [plan for phase in scope for plan in phase.plans if plan.done]
     if any(not split_plan_id(plan.id)[0] for plan in plans):
         for phase in scope:
-            text = _metric_rows(_phase_metric(text, phase), phase.plans)
-            text = _blockers(text, phase)
+            text = _metric_rows(_phase_metrics(text, [phase]), phase.plans)
+            text = _blockers(text, [phase])
         return text
+    return _metric_rows(_blockers(_phase_metrics(text, scope), scope), plans)
+
+
+def _phase_metrics(text: str, scope: list[PhaseFacts]) -> str:
+    rows, done = [], []
     for phase in scope:
-        text = _blockers(_phase_metric(text, phase), phase)
-    return _metric_rows(text, plans)
-
-
-def _phase_metric(text: str, phase: PhaseFacts) -> str:
-    done = [p for p in phase.plans if p.done]
-    timed = [p.minutes for p in done if p.minutes is not None]
-    if done or metrics.has_phase_metric(text, phase.phase.number):
-        text = metrics.record_phase_metric(
-            text,
-            phase=phase.phase.number,
-            plans=len(done),
-            total=_minutes(sum(timed)) if timed else "-",
-            average=_minutes(sum(timed) / len(timed)) if timed else "-",
-        )
-    return text
+        finished = [p for p in phase.plans if p.done]
+        timed = [p.minutes for p in finished if p.minutes is not None]
+        total = _minutes(sum(timed)) if timed else "-"
+        average = _minutes(sum(timed) / len(timed)) if timed else "-"
+        rows.append((phase.phase.number, len(finished), total, average))
+        done.append(bool(finished))
+    return metrics.record_phase_metrics(text, rows, done)
 
 
 def _metric_rows(text: str, plans: Iterable[PlanFacts]) -> str:
@@ -235,12 +231,12 @@ def _metric_rows(text: str, plans: Iterable[PlanFacts]) -> str:
     return metrics.record_metrics(text, rows)
 
 
-def _blockers(text: str, phase: PhaseFacts) -> str:
-    """The phase's plans' blocker bullets: added for a plan that stands blocked, removed
-    for the others (where gsd wrote one for them: the bullets are read once, again only
-    after a change)."""
+def _blockers(text: str, scope: list[PhaseFacts]) -> str:
+    """The plans' blocker bullets: added for a plan that stands blocked, removed for the
+    others (where gsd wrote one for them: the bullets are read once, again only after a
+    change)."""
     tagged: Callable[[str], bool] | None = None
-    for plan in phase.plans:
+    for plan in (plan for phase in scope for plan in phase.plans):
         if plan.blocker and not plan.done:
             line = state.blocker_line(plan.id, plan.blocker.kind, plan.blocker.details, 300)
             text, tagged = state.add_blocker(text, line), None
@@ -254,16 +250,17 @@ def _blockers(text: str, phase: PhaseFacts) -> str:
 
 
 def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
-    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`."""
+    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`,
+    each kind in one pass (they are different lines)."""
     scope = [p for p in facts.phases if (only is None or p.phase == only) and p.plans]
     text = roadmap.check_plans(text, [(plan.id, plan.done) for ph in scope for plan in ph.plans])
-    for phase in scope:
-        text = roadmap.check_phase(text, phase.phase.number, phase.complete)
-        status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
-        text = roadmap.set_progress(
-            text, phase.phase.number, phase.done, len(phase.plans), status, phase.day
-        )
-    return text
+    text = roadmap.check_phases(text, [(ph.phase.number, ph.complete) for ph in scope])
+    return roadmap.set_progresses(text, [_progress(ph) for ph in scope])
+
+
+def _progress(phase: PhaseFacts) -> roadmap.Progress:
+    status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
+    return phase.phase.number, phase.done, len(phase.plans), status, phase.day
 
 
 # ------------------------------------------------------------------------------ files
