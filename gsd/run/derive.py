@@ -71,10 +71,11 @@ def gather(project: Project) -> Facts:
     phases = []
     for phase in project.phases():
         graph = project.phase_graph(phase)
+        find = summaries.finder(phase.path)
         plans = []
         for plan_id, plan in graph.plans.items():
             mine = by_plan.get(plan_id, [])
-            facts = _plan_facts(project, phase, plan, mine, failures_of(plan_id))
+            facts = _plan_facts(project, find(plan.id), plan, mine, failures_of(plan_id))
             days.add(facts.day)
             plans.append(facts)
         key = phase_key(phase.number.strip())
@@ -101,14 +102,13 @@ def _events_by_plan(events: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 def _plan_facts(
     project: Project,
-    phase: Phase,
+    found: Path | None,
     plan: Plan,
     events: list[dict[str, Any]],
     errors: list[ErrorRecord],
 ) -> PlanFacts:
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    found = summaries.find(phase.path, plan.id)
     base = PlanFacts(
         plan.id, path, len(plan.tasks), found is not None, active=bool(events or errors)
     )
