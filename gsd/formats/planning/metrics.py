@@ -214,8 +214,8 @@ def _put_rows(
             index.add(row_cells(lines.body(i))[0], i)
     found = [index.first(whose) for _, whose in entries]
     blank = {"", "-", "—", "none", "none yet", "none yet."}
-    cells = [c.lower() for i in range(start + 2, stop) for c in row_cells(lines.body(i))]
-    placeholder = stop > start + 2 and all(c in blank for c in cells)
+    cells = (c.lower() for i in range(start + 2, stop) for c in row_cells(lines.body(i)))
+    placeholder = stop > start + 2 and all(c in blank for c in cells)  # the first row tells
     if placeholder and any(i is not None and start + 2 <= i < stop for i in found):
         return None
     if not _distinct(entries, first, identities):
