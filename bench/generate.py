@@ -166,3 +166,208 @@ def make_project(
             (folder / name).write_text(plan_text(phase, plan, wave, deps, rng))
         written += count
     return root
+
+
+# ------------------------------------------------------------------ done projects
+# A project as `gsd execute-phase` leaves it once every plan ran: each plan's SUMMARY.md
+# (the frontmatter and sections gsd writes), its log `.planning/logs/{plan}.jsonl` (spawn,
+# result and commit per task, plan-complete; now and then a failed attempt with its error
+# record, rollback and retry), each phase's `phase-{NNN}.jsonl` (run, waves, merges), and
+# GSD's STATE.md and ROADMAP.md templates, which `gsd sync` then derives.
+
+STATE_TEMPLATE = """\
+# Project State
+
+## Current Position
+
+Phase: 1 of [N] ([Phase name])
+Plan: 0 of [M] in current phase
+Status: Ready to plan
+Last activity: 2026-01-01 - Project initialized
+
+Progress: [░░░░░░░░░░] 0%
+
+## Performance Metrics
+
+**Velocity:**
+- Total plans completed: 0
+- Average duration: -
+- Total execution time: 0 hours
+
+**By Phase:**
+
+| Phase | Plans | Total | Avg/Plan |
+|-------|-------|-------|----------|
+| - | - | - | - |
+
+**Recent Execution:**
+
+| Plan | Duration | Tasks | Files |
+|------|----------|-------|-------|
+| - | - | - | - |
+
+## Accumulated Context
+
+### Blockers/Concerns
+
+None yet.
+
+## Session Continuity
+
+Last session: 2026-01-01
+Stopped at: Project initialized
+Resume file: None
+"""
+
+
+def _stamp(seconds: float) -> str:
+    """2026-01-01 plus `seconds`, as the logs write it (UTC, milliseconds)."""
+    whole = int(seconds)
+    day, rest = divmod(whole, 86400)
+    hour, rest = divmod(rest, 3600)
+    minute, second = divmod(rest, 60)
+    millis = int(round((seconds - whole) * 1000)) % 1000
+    date = f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}"
+    return f"{date}T{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
+
+
+def _json(record: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def roadmap_text(phases: int, per_phase: int) -> str:
+    """ROADMAP.md as GSD's template lists the phases and their plans, nothing ticked."""
+    head = "# Roadmap: Bench\n\n## Phases\n\n" + "".join(
+        f"- [ ] **Phase {n}: P{n}** - generated phase {n}\n" for n in range(1, phases + 1)
+    )
+    details = "\n## Phase Details\n"
+    for n in range(1, phases + 1):
+        details += (
+            f"\n### Phase {n}: P{n}\n**Goal**: generated phase {n}\n"
+            f"**Plans**: {per_phase} plans\n\nPlans:\n"
+            + "".join(
+                f"- [ ] {n:03d}-{p:02d}-PLAN.md — plan {p}\n" for p in range(1, per_phase + 1)
+            )
+        )
+    progress = (
+        "\n## Progress\n\n| Phase | Plans Complete | Status | Completed |\n"
+        "|-------|----------------|--------|-----------|\n"
+        + "".join(
+            f"| {n}. P{n} | 0/{per_phase} | Not started | - |\n" for n in range(1, phases + 1)
+        )
+    )
+    return head + details + progress
+
+
+def summary_text(phase: int, plan: int, tasks: int, files: list[str], start: float) -> str:
+    """SUMMARY.md as gsd writes it when a plan's tasks are done."""
+    seconds = 40 + (phase * 7 + plan * 13) % 400
+    day = _stamp(start + seconds)[:10]
+    listed = "".join(f"    - {f}\n" for f in files)
+    commits = "".join(f"{n}. **Task {n}** - `{n:07x}` (python-pro)\n" for n in range(1, tasks + 1))
+    return (
+        f'---\nphase: {phase_dir_name(phase)}\nplan: "{plan:02d}"\nsubsystem: ""\ntags: []\n\n'
+        f"key-files:\n  created: []\n  modified:\n{listed}\nkey-decisions: []\n\n"
+        f"# Metrics\nduration: {seconds}s\ncompleted: {day}\n\n"
+        f"specialist_usage:\n  python-pro: [{', '.join(str(n) for n in range(1, tasks + 1))}]\n"
+        f"---\n\n# Phase {phase:03d} Plan {plan:02d}: Summary\n\n"
+        f"**{tasks} of {tasks} tasks done in {tasks} commits, {len(files)} files changed**\n\n"
+        f"## Performance\n\n- **Duration:** {seconds} sec\n- **Started:** {_stamp(start)[:19]}Z\n"
+        f"- **Tasks:** {tasks}\n- **Files modified:** {len(files)}\n\n"
+        f"## Task Commits\n\n{commits}\n## Deviations from Plan\n\nNone - plan executed "
+        "exactly as written.\n\n## Issues Encountered\n\nNone\n"
+    )
+
+
+def plan_log(phase: int, plan: int, tasks: int, start: float, failed: bool) -> tuple[str, float]:
+    """A plan's log as a run writes it, and when its last event happened."""
+    pid = f"{phase:03d}-{plan:02d}"
+    lines, now = [], start
+    for task in range(1, tasks + 1):
+        attempts = 2 if failed and task == 1 else 1
+        for attempt in range(1, attempts + 1):
+            ok = attempt == attempts
+            lines.append(
+                _json(
+                    {"ts": _stamp(now), "event": "spawn", "plan": pid, "task": task}
+                    | {"agent": "python-pro", "attempt": attempt}
+                )
+            )
+            now += 20.5
+            if not ok:
+                lines.append(
+                    _json(
+                        {"timestamp": _stamp(now)[:19] + "Z", "phase": f"{phase:03d}"}
+                        | {"plan": f"{plan:02d}", "task": str(task), "specialist": "python-pro"}
+                        | {"error_type": "timeout-kill", "details": "timed out (exit 137)"}
+                        | {"git_state": f"checkpoint/{pid}/{task}", "exit_code": 137}
+                        | {"attempt": attempt, "runner": "command", "duration_s": 20.5}
+                    )
+                )
+            lines.append(
+                _json(
+                    {"ts": _stamp(now), "event": "result", "plan": pid, "task": task}
+                    | {"agent": "python-pro", "attempt": attempt, "success": ok}
+                    | {"soft_success": False, "error_type": None if ok else "timeout-kill"}
+                    | {"duration_s": 20.5, "input_tokens": None, "output_tokens": None}
+                )
+            )
+            kind = "commit" if ok else "rollback"
+            lines.append(
+                _json({"ts": _stamp(now + 0.001), "event": kind, "plan": pid, "task": task})
+            )
+            if not ok:
+                lines.append(
+                    _json({"ts": _stamp(now + 0.002), "event": "retry", "plan": pid, "task": task})
+                )
+            now += 1
+    lines.append(_json({"ts": _stamp(now), "event": "plan-complete", "plan": pid}))
+    return "".join(lines), now
+
+
+def finish_plan(root: Path, phase: int, plan: int, start: float) -> float:
+    """Write plan `phase`-`plan`'s SUMMARY.md and log as a run that finished it does;
+    return when it ended. The plan file must exist (make_project)."""
+    planning = root / ".planning"
+    folder = planning / "phases" / phase_dir_name(phase)
+    pid = f"{phase:03d}-{plan:02d}"
+    text = (folder / f"{pid}-PLAN.md").read_text()
+    tasks = text.count('<task type="auto"')
+    files = [
+        line[4:]
+        for line in text.splitlines()
+        if line.startswith("  - src/") or line.startswith("  - tests/")
+    ]
+    log, end = plan_log(phase, plan, tasks, start, failed=(phase * 31 + plan) % 10 == 0)
+    (planning / "logs").mkdir(exist_ok=True)
+    (planning / "logs" / f"{pid}.jsonl").write_text(log)
+    (folder / f"{pid}-SUMMARY.md").write_text(summary_text(phase, plan, tasks, files, start))
+    return end
+
+
+def make_done_project(
+    root: Path, phases: int, per_phase: int, *, skip_last: bool = False, seed: int = 1
+) -> Path:
+    """A project of `phases` x `per_phase` plans, every one done (with `skip_last`, all
+    but the last plan of the last phase: `finish_plan` then finishes it, as a merge
+    would). STATE.md and ROADMAP.md are GSD's templates: `gsd sync` derives them."""
+    make_project(root, phases * per_phase, per_phase=per_phase, seed=seed)
+    planning = root / ".planning"
+    (planning / "STATE.md").write_text(STATE_TEMPLATE)
+    (planning / "ROADMAP.md").write_text(roadmap_text(phases, per_phase))
+    (planning / "logs").mkdir(exist_ok=True)
+    clock = 0.0
+    for phase in range(1, phases + 1):
+        lines = [_json({"ts": _stamp(clock), "event": "run-start", "phase": phase_dir_name(phase)})]
+        for plan in range(1, per_phase + 1):
+            if skip_last and phase == phases and plan == per_phase:
+                break
+            clock = finish_plan(root, phase, plan, clock) + 0.5
+            merge = {"ts": _stamp(clock), "event": "merge", "plan": f"{phase:03d}-{plan:02d}"}
+            lines.append(_json(merge | {"branch": f"gsd/{merge['plan']}", "status": "merged"}))
+        lines.append(_json({"ts": _stamp(clock + 0.1), "event": "run-end", "status": "complete"}))
+        (planning / "logs" / f"phase-{phase:03d}.jsonl").write_text("".join(lines))
+        clock += 60
+    return root

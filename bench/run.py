@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk|task|wave
+    .venv/bin/python bench/run.py --only hook|bulk|task|wave|state
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
@@ -16,6 +16,8 @@ wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 
 starts: `gsd validate --staged PLAN`, the agent-CLI hook on a non-plan edit and `gsd mcp`
        to its tools/list answer against `python -c pass`; execute-phase's import time
        (bench/starts.py).
+state: `gsd sync --check` on 200 and 1,000 done plans, and `gsd sync` after one plan
+       is merged into 10, 200 and 1,000 done plans (bench/state.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -48,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 import parallel  # noqa: E402
 import starts  # noqa: E402
+import state  # noqa: E402
 import task  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -429,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
-        "--only", choices=["hook", "bulk", "task", "wave", "starts"], help="run one benchmark"
+        "--only",
+        choices=["hook", "bulk", "task", "wave", "starts", "state"],
+        help="run one benchmark",
     )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
@@ -466,7 +471,9 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "starts"):
                 results.update(starts.bench_starts(tmp, quick=args.quick, say=say, table=table))
-        except (GsdFailed, task.TaskFailed, starts.StartFailed) as exc:
+            if args.only in (None, "state"):
+                results.update(state.bench_state(tmp, quick=args.quick, say=say, table=table))
+        except (GsdFailed, task.TaskFailed, starts.StartFailed, state.StateFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
     say("== summary ==")
@@ -497,6 +504,15 @@ def main(argv: list[str] | None = None) -> int:
             for n in (1, 3, 9)
         ],
         *starts.summary_rows(),
+        ("state_check_s", "state: gsd sync --check, 1,000 done plans", " s", state.CHECK_TARGET_S),
+        ("state_check_growth", "state: sync --check, 1,000 / 200 plans", "x", math.inf),
+        (
+            "state_merge_ratio",
+            "state: gsd sync after a merge, 1,000 / 10 plans",
+            "x",
+            state.MERGE_TARGET,
+        ),
+        ("state_merge_cpu_ratio", "state: the same, CPU", "x", math.inf),
     ]
     rows = [
         [

@@ -334,3 +334,11 @@ def test_unreadable_log_is_an_input_error(log: Path) -> None:
     log.mkdir(parents=True)  # a folder where the file should be
     with pytest.raises(InputError, match="cannot read the error log"):
         errorlog.read(log)
+
+
+@pytest.mark.parametrize(
+    "plan_id", ["01-01", "1-02", "10-02", "10-01", "02.1-01", "2.1-1", "10A-02", "02", "3-01"]
+)
+def test_records_grouped_by_plan_are_those_filter_records_keeps(plan_id: str) -> None:
+    """Issue 23: the one-pass grouping derive uses, exact to the per-plan filter."""
+    assert errorlog.by_plan(LOGGED)(plan_id) == errorlog.filter_records(LOGGED, plan=plan_id)

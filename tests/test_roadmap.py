@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gsd.core.ids import phase_key
 from gsd.formats.files import load_text, save_text
 from gsd.formats.lines import Lines, row_cells
 from gsd.formats.planning import roadmap
@@ -399,3 +400,34 @@ def test_an_escaped_pipe_written_into_a_cell_reads_back_as_one_cell() -> None:
 )
 def test_phase_titles_are_read_with_the_heading_reader(line: str, name: str | None) -> None:
     assert roadmap.phase_title(f"# Roadmap\n\n{line}\n", "1") == name
+
+
+@pytest.mark.parametrize("path", ALL_FILES)
+def test_edits_in_one_pass_are_the_edits_in_turn(path: Path) -> None:
+    """Issue 23: `check_plans`, `check_phases`, `set_progresses` and `phase_titles` give
+    what `check_plan`, `check_phase`, `set_progress` and `phase_title` give one by one."""
+    text = path.read_text(encoding="utf-8")
+    ids = plan_ids(text)
+    ticks = [(plan_id, n % 3 != 0) for n, plan_id in enumerate(ids)] + [(i, True) for i in ids[:2]]
+    numbers = [*phases(text), "1", "01", "2.1", "99"]
+    marks = [(phase, n % 2 == 0) for n, phase in enumerate(numbers)]
+    rows = [
+        (phase, n, 9, "In Progress", None if n % 2 else "2026-01-02")
+        for n, phase in enumerate(numbers)
+    ]
+    expected = text
+    for plan_id, done in ticks:
+        expected = roadmap.check_plan(expected, plan_id, done)
+    assert roadmap.check_plans(text, ticks) == expected
+    expected = text
+    for phase, done in marks:
+        expected = roadmap.check_phase(expected, phase, done)
+    assert roadmap.check_phases(text, marks) == expected
+    expected = text
+    for row in rows:
+        expected = roadmap.set_progress(expected, *row)
+    assert roadmap.set_progresses(text, rows) == expected
+    titles = roadmap.phase_titles(text)
+    for phase in numbers:
+        key = phase_key(phase)
+        assert roadmap.phase_title(text, phase) == (titles.get(key) if key else None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,37 @@ def _is_plan(record: ErrorRecord, wanted: str) -> bool:
     if not _same_number(want_number, have_number):
         return False
     return want_phase is None or ids.same_phase(want_phase, have_phase or record.phase)
+
+
+def _phase_identity(text: str) -> tuple[str, object]:
+    """Equal for two spellings of one phase exactly when `ids.same_phase` says so."""
+    key = ids.phase_key(text.strip())
+    return ("key", key) if key is not None else ("text", text.strip().casefold())
+
+
+def _number_identity(text: str) -> object:
+    """Equal for two plan numbers exactly when `_same_number` says so."""
+    return int(text) if ids.PLAN_NUMBER_RE.fullmatch(text) else text.casefold()
+
+
+def by_plan(records: Iterable[ErrorRecord]) -> Callable[[str], list[ErrorRecord]]:
+    """`filter_records(records, plan=plan_id)` for many plans: the records grouped by
+    plan in one pass, each plan's kept in their order (O(records + plans), not their
+    product)."""
+    kept = list(records)
+    groups: dict[tuple[object, object], list[ErrorRecord]] = {}
+    for record in kept:
+        phase, number = _plan_filter(record.plan)
+        key = (_number_identity(number), _phase_identity(phase or record.phase))
+        groups.setdefault(key, []).append(record)
+
+    def of(plan_id: str) -> list[ErrorRecord]:
+        phase, number = _plan_filter(plan_id)
+        if phase is None:  # a bare number: that plan in every phase
+            return filter_records(kept, plan=plan_id)
+        return list(groups.get((_number_identity(number), _phase_identity(phase)), ()))
+
+    return of
 
 
 def filter_records(

@@ -65,17 +65,21 @@ def gather(project: Project) -> Facts:
     road = project.planning / layout.ROADMAP_FILE
     road_text = load_text(road) if road.is_file() else ""
     days = {_day(e.get("ts")) for e in events} | {_day(r.timestamp) for r in errors}
+    by_plan = _events_by_plan(events)
+    failures_of = errorlog.by_plan(errors)
+    titles = roadmap.phase_titles(road_text)
     phases = []
     for phase in project.phases():
         graph = project.phase_graph(phase)
+        find = summaries.finder(phase.path)
         plans = []
         for plan_id, plan in graph.plans.items():
-            mine = [e for e in events if e.get("plan") == plan_id]
-            failures = errorlog.filter_records(errors, plan=plan_id)
-            facts = _plan_facts(project, phase, plan, mine, failures)
+            mine = by_plan.get(plan_id, [])
+            facts = _plan_facts(project, find(plan.id), plan, mine, failures_of(plan_id))
             days.add(facts.day)
             plans.append(facts)
-        title = roadmap.phase_title(road_text, phase.number) or _title(phase)
+        key = phase_key(phase.number.strip())
+        title = (titles.get(key) if key is not None else None) or _title(phase)
         phases.append(PhaseFacts(phase, title, tuple(plans)))
     last = max((d for d in days if d), default=None)
     keys = {phase_key(p.phase.number) for p in phases}
@@ -85,16 +89,26 @@ def gather(project: Project) -> Facts:
     return Facts(tuple(phases), last, tuple(warnings), count)
 
 
+def _events_by_plan(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each plan's events in their order, grouped in one pass: a plan's are those whose
+    `plan` is its id (text; a log's other values name no plan)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        plan = event.get("plan")
+        if isinstance(plan, str):
+            grouped.setdefault(plan, []).append(event)
+    return grouped
+
+
 def _plan_facts(
     project: Project,
-    phase: Phase,
+    found: Path | None,
     plan: Plan,
     events: list[dict[str, Any]],
     errors: list[ErrorRecord],
 ) -> PlanFacts:
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    found = summaries.find(phase.path, plan.id)
     base = PlanFacts(
         plan.id, path, len(plan.tasks), found is not None, active=bool(events or errors)
     )

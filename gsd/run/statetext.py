@@ -4,9 +4,10 @@ of the user's text kept."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from gsd.core.ids import short_phase_number
+from gsd.core.ids import same_plan, short_phase_number, split_plan_id
 from gsd.formats.planning import metrics, roadmap, state
 from gsd.io.plans.phases import Phase
 
@@ -161,8 +162,7 @@ def state_text(text: str, facts: Facts, only: Phase | None = None) -> str:
             },
         )
     )
-    for phase in scope:
-        text = _phase_rows(text, phase)
+    text = _phase_rows(text, scope)
     if facts.last_day is not None and not shipped:
         stopped, resume = _stopped_at(facts, current)
         text = state.set_session(
@@ -197,44 +197,70 @@ def _position(text: str, facts: Facts, current: PhaseFacts) -> str:
     )
 
 
-def _phase_rows(text: str, phase: PhaseFacts) -> str:
-    done = [p for p in phase.plans if p.done]
-    timed = [p.minutes for p in done if p.minutes is not None]
-    if done or metrics.has_phase_metric(text, phase.phase.number):
-        text = metrics.record_phase_metric(
-            text,
-            phase=phase.phase.number,
-            plans=len(done),
-            total=_minutes(sum(timed)) if timed else "-",
-            average=_minutes(sum(timed) / len(timed)) if timed else "-",
-        )
-    for plan in done:
-        minutes = f"{plan.minutes}min" if plan.minutes is not None else "-"
-        text = metrics.record_metric(
-            text, plan_id=plan.id, duration=minutes, tasks=plan.tasks, files=plan.files
-        )
-    for plan in phase.plans:
+def _phase_rows(text: str, scope: list[PhaseFacts]) -> str:
+    """The phases' By Phase rows, their plans' blockers, then every done plan's row, each
+    kind in one pass; plans named without their phase, whose rows might read as a
+    phase's, phase by phase as before."""
+    plans = [plan for phase in scope for plan in phase.plans if plan.done]
+    if any(not split_plan_id(plan.id)[0] for plan in plans):
+        for phase in scope:
+            text = _metric_rows(_phase_metrics(text, [phase]), phase.plans)
+            text = _blockers(text, [phase])
+        return text
+    return _metric_rows(_blockers(_phase_metrics(text, scope), scope), plans)
+
+
+def _phase_metrics(text: str, scope: list[PhaseFacts]) -> str:
+    rows, done = [], []
+    for phase in scope:
+        finished = [p for p in phase.plans if p.done]
+        timed = [p.minutes for p in finished if p.minutes is not None]
+        total = _minutes(sum(timed)) if timed else "-"
+        average = _minutes(sum(timed) / len(timed)) if timed else "-"
+        rows.append((phase.phase.number, len(finished), total, average))
+        done.append(bool(finished))
+    return metrics.record_phase_metrics(text, rows, done)
+
+
+def _metric_rows(text: str, plans: Iterable[PlanFacts]) -> str:
+    rows = [
+        (plan.id, f"{plan.minutes}min" if plan.minutes is not None else "-", plan.tasks, plan.files)
+        for plan in plans
+        if plan.done
+    ]
+    return metrics.record_metrics(text, rows)
+
+
+def _blockers(text: str, scope: list[PhaseFacts]) -> str:
+    """The plans' blocker bullets: added for a plan that stands blocked, removed for the
+    others (where gsd wrote one for them: the bullets are read once, again only after a
+    change)."""
+    tagged: Callable[[str], bool] | None = None
+    for plan in (plan for phase in scope for plan in phase.plans):
         if plan.blocker and not plan.done:
             line = state.blocker_line(plan.id, plan.blocker.kind, plan.blocker.details, 300)
-            text = state.add_blocker(text, line)
-        else:
-            text = state.remove_blockers(text, plan.id)
+            text, tagged = state.add_blocker(text, line), None
+            continue
+        if tagged is None:
+            tags = [tag for tag, _ in state.blocker_plans(text)]
+            tagged = lambda plan_id, tags=tags: any(same_plan(t, plan_id) for t in tags)  # noqa: E731
+        if tagged(plan.id):
+            text, tagged = state.remove_blockers(text, plan.id), None
     return text
 
 
 def roadmap_text(text: str, facts: Facts, only: Phase | None = None) -> str:
-    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`."""
-    for phase in facts.phases:
-        if (only is not None and phase.phase != only) or not phase.plans:
-            continue
-        for plan in phase.plans:
-            text = roadmap.check_plan(text, plan.id, plan.done)
-        text = roadmap.check_phase(text, phase.phase.number, phase.complete)
-        status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
-        text = roadmap.set_progress(
-            text, phase.phase.number, phase.done, len(phase.plans), status, phase.day
-        )
-    return text
+    """ROADMAP.md with plan ticks, phase ticks and progress rows derived from `facts`,
+    each kind in one pass (they are different lines)."""
+    scope = [p for p in facts.phases if (only is None or p.phase == only) and p.plans]
+    text = roadmap.check_plans(text, [(plan.id, plan.done) for ph in scope for plan in ph.plans])
+    text = roadmap.check_phases(text, [(ph.phase.number, ph.complete) for ph in scope])
+    return roadmap.set_progresses(text, [_progress(ph) for ph in scope])
+
+
+def _progress(phase: PhaseFacts) -> roadmap.Progress:
+    status = "Complete" if phase.complete else "In Progress" if phase.active else "Not started"
+    return phase.phase.number, phase.done, len(phase.plans), status, phase.day
 
 
 # ------------------------------------------------------------------------------ files

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gsd.core.ids import PHASE_REF, PLAN_NUMBER, PhaseKey, phase_key, same_plan
+from gsd.core.ids import PHASE_REF, PLAN_NUMBER, PhaseKey, phase_key, plan_key, same_plan
 from gsd.formats.lines import (
     SEPARATOR_RE,
     Lines,
@@ -25,8 +25,12 @@ from gsd.formats.lines import (
 __all__ = [
     "check_phase",
     "check_plan",
+    "check_plans",
+    "check_phases",
     "phase_title",
+    "phase_titles",
     "set_progress",
+    "set_progresses",
 ]
 
 
@@ -56,6 +60,31 @@ def check_plan(text: str, plan_id: str, done: bool = True) -> str:
         if (box.group("mark") != " ") != done:
             mark = "x" if done else " "
             lines.set(index, box.group("lead") + mark + box.group("rest"))
+    return lines.result(text)
+
+
+def check_plans(text: str, plans: list[tuple[str, bool]]) -> str:
+    """`check_plan` of each (plan id, done) in turn, the same bytes, in one pass: a line
+    that is several of the plans' keeps the last one's mark."""
+    by_text: dict[str, int] = {}
+    by_key: dict[object, int] = {}
+    marks = [mark for _, mark in plans]
+    for n, (plan_id, _) in enumerate(plans):
+        by_text[plan_id.strip().lower()] = n  # the last plan of each spelling wins
+        if (key := plan_key(plan_id.strip())) is not None:
+            by_key[key] = n
+    lines = Lines(text)
+    for index in lines.plain(frontmatter=False):
+        box = _CHECKBOX_RE.match(lines.body(index))
+        ref = _PLAN_REF_RE.match(box.group("rest")) if box else None
+        if box is None or ref is None:
+            continue
+        ref_id = ref.group("id").strip()
+        key = plan_key(ref_id)
+        which = [by_text.get(ref_id.lower()), by_key.get(key) if key is not None else None]
+        last = max((n for n in which if n is not None), default=None)
+        if last is not None and (box.group("mark") != " ") != marks[last]:
+            lines.set(index, box.group("lead") + ("x" if marks[last] else " ") + box.group("rest"))
     return lines.result(text)
 
 
@@ -101,6 +130,24 @@ def check_phase(text: str, phase: str, done: bool = True) -> str:
     return lines.result(text)
 
 
+def check_phases(text: str, phases: list[tuple[str, bool]]) -> str:
+    """`check_phase` of each (phase, done) in turn, the same bytes, in one pass: a line
+    that is several of the phases' keeps the last one's mark."""
+    last: dict[PhaseKey, bool] = {}
+    for phase, complete in phases:
+        if (key := phase_key(phase.strip())) is not None:
+            last[key] = complete
+    lines = Lines(text)
+    for index in lines.plain(frontmatter=False):
+        box = _CHECKBOX_RE.match(lines.body(index))
+        ref = _PHASE_REF_RE.match(box.group("rest")) if box else None
+        key = phase_key(ref.group("number")) if ref else None
+        done = last.get(key) if key is not None else None
+        if box is not None and done is not None and (box.group("mark") != " ") != done:
+            lines.set(index, box.group("lead") + ("x" if done else " ") + box.group("rest"))
+    return lines.result(text)
+
+
 def listed_phases(text: str) -> set[PhaseKey]:
     """The phases the roadmap names (`### Phase 2: ...`, `- [ ] **Phase 2: ...**`), by
     phase key: planned or not yet, they count in STATE.md's `Phase: 1 of N`."""
@@ -119,6 +166,21 @@ def listed_phases(text: str) -> set[PhaseKey]:
 _COLLAPSED_RE = re.compile(
     r"(?:[ \t]*\(\d+/\d+[ \t]+plans?\))?(?:[ \t]+[-–—]+[ \t]+completed\b.*)?$", re.I
 )
+
+
+def phase_titles(text: str) -> dict[PhaseKey, str]:
+    """`phase_title` of every phase the roadmap names, by phase key, in one pass."""
+    titles: dict[PhaseKey, str] = {}
+    lines = Lines(text)
+    for index in lines.plain(frontmatter=False):
+        title = _phase_title(lines.body(index))
+        key = phase_key(title.group("number")) if title else None
+        if title is None or key is None or key in titles:
+            continue
+        name = _COLLAPSED_RE.sub("", title.group("name")).strip()
+        if name and not name.startswith("["):  # the template's `[Name]`
+            titles[key] = name
+    return titles
 
 
 def phase_title(text: str, phase: str) -> str | None:
@@ -156,6 +218,13 @@ def _columns(header: list[str]) -> dict[str, int] | None:
 def _progress_rows(lines: Lines, phase: str) -> Iterator[tuple[int, dict[str, int]]]:
     """(line index, columns) of every progress-table row of `phase`."""
     wanted = phase_key(phase.strip())
+    for index, key, columns in _phase_progress_rows(lines):
+        if key == wanted:
+            yield index, columns
+
+
+def _phase_progress_rows(lines: Lines) -> Iterator[tuple[int, PhaseKey, dict[str, int]]]:
+    """(line index, phase key, columns) of every progress-table row of a phase."""
     columns: dict[str, int] | None = None
     plain = lines.plain(frontmatter=False)
     for position, index in enumerate(plain):
@@ -171,12 +240,16 @@ def _progress_rows(lines: Lines, phase: str) -> Iterator[tuple[int, dict[str, in
             continue
         cells = split_row(body).cells
         number = _PHASE_CELL_RE.match(cell_value(cells[0]) if cells else "")
-        if number and wanted is not None and phase_key(number.group("number")) == wanted:
-            yield index, columns
+        key = phase_key(number.group("number")) if number else None
+        if key is not None:
+            yield index, key, columns
 
 
 def _cell(value: str) -> str:
     return escape_cell(re.sub(r"\s+", " ", value).strip()) or "-"
+
+
+Progress = tuple[str, int, int, str, str | None]  # phase, completed, total, status, date
 
 
 def set_progress(
@@ -190,25 +263,35 @@ def set_progress(
     """Set the Plans Complete (`2/3`), Status and Completed (`date`, else `-`) cells of the
     phase's progress-table row; other cells stay byte for byte. When several tables list
     the phase, the last row wins (the current milestone comes last)."""
+    return set_progresses(text, [(phase, completed, total, status, date)])
+
+
+def set_progresses(text: str, phases: list[Progress]) -> str:
+    """`set_progress` of each phase in turn, in one pass: the rows are found once (the
+    cells it sets are never the phase's own, so which row is whose does not change)."""
     lines = Lines(text)
-    rows = list(_progress_rows(lines, phase))
-    if not rows:
-        return text
-    index, columns = rows[-1]
-    row = split_row(lines.body(index))
-    cells = row.cells
-    values = {
-        "plans": f"{completed}/{total}",
-        "status": _cell(status),
-        "completed": _cell(date or "-"),
-    }
-    for name, value in values.items():
-        column = columns.get(name)
-        if column is None:
+    rows: dict[PhaseKey, tuple[int, dict[str, int]]] = {}
+    for index, key, columns in _phase_progress_rows(lines):
+        rows[key] = (index, columns)  # the last row wins
+    for phase, completed, total, status, date in phases:
+        wanted = phase_key(phase.strip())
+        if wanted is None or wanted not in rows:
             continue
-        while len(cells) <= column:
-            cells.append(" - ")
-        if cells[column].strip() != value:
-            cells[column] = f" {value} "
-    lines.set(index, row.text())
+        index, columns = rows[wanted]
+        row = split_row(lines.body(index))
+        cells = row.cells
+        values = {
+            "plans": f"{completed}/{total}",
+            "status": _cell(status),
+            "completed": _cell(date or "-"),
+        }
+        for name, value in values.items():
+            column = columns.get(name)
+            if column is None:
+                continue
+            while len(cells) <= column:
+                cells.append(" - ")
+            if cells[column].strip() != value:
+                cells[column] = f" {value} "
+        lines.set(index, row.text())
     return lines.result(text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from gsd.formats.planning import summaryread
@@ -29,10 +30,27 @@ _noted: set[Path] = set()
 
 def find(folder: Path | str, plan_id: str) -> Path | None:
     """The plan's SUMMARY.md in that phase folder when it makes the plan done, else None."""
-    found = summaryread.find(folder, plan_id)
-    if found is None:
-        return None
-    commit = forged(Path(folder)).get(found.name)
+    return finder(folder)(plan_id)
+
+
+def finder(folder: Path | str) -> Callable[[str], Path | None]:
+    """`find` for the plans of one phase folder, its SUMMARY files looked over (and git
+    asked which a task commit brought) once for them all, when the first is found."""
+    brought: dict[str, str] | None = None
+
+    def find_one(plan_id: str) -> Path | None:
+        nonlocal brought
+        found = summaryread.find(folder, plan_id)
+        if found is None:
+            return None
+        if brought is None:
+            brought = forged(Path(folder))
+        return _unless_forged(found, plan_id, brought.get(found.name))
+
+    return find_one
+
+
+def _unless_forged(found: Path, plan_id: str, commit: str | None) -> Path | None:
     if commit is None:
         return found
     with _lock:
