@@ -99,7 +99,7 @@ class _Reader:
                 key_lines[key] = number
             next_indent = lines[self.pos][1]
             if inline and inline[0] != "#" and inline.strip():
-                data[key] = scalar_or_flow(inline)
+                data[key] = inline if _plain(inline) else scalar_or_flow(inline)
                 if next_indent > indent:
                     raise Unsupported("multi-line scalar")
             elif next_indent > indent:
@@ -117,10 +117,15 @@ class _Reader:
         lines = self.lines
         items: list[Any] = []
         number, line_indent, content = lines[self.pos]
-        while line_indent == indent and _is_item(content):
+        while line_indent == indent and (content == "-" or content.startswith("- ")):
             rest = content[1:]
             stripped = rest.lstrip(" ")
-            if not stripped:
+            if stripped and stripped[0] in "\"'":  # the common `- "text"`: no item, no key
+                self.pos += 1
+                items.append(scalar_or_flow(stripped))
+                if lines[self.pos][1] > indent:
+                    raise Unsupported("multi-line sequence item")
+            elif not stripped:
                 self.pos += 1
                 next_indent = lines[self.pos][1]
                 items.append(self.block(next_indent) if next_indent > indent else "")
@@ -145,11 +150,25 @@ def _is_item(content: str) -> bool:
 
 
 _SIMPLE_PLAIN_RE = re.compile(r"[A-Za-z0-9_./][^:#\t]*")
+_plain = _SIMPLE_PLAIN_RE.fullmatch
+
+
+def _quoted(text: str) -> str | None:
+    """`"text"` or `'text'` holding no other quote and no escape: its text (None: not
+    so simple; `_scalar` reads it)."""
+    quote = text[0]
+    if text[-1] == quote and text.count(quote) == 2 and "\\" not in text:
+        return text[1:-1]
+    return None
 
 
 def scalar_or_flow(text: str) -> Any:
-    if _SIMPLE_PLAIN_RE.fullmatch(text):
+    if _plain(text):
         return text  # the common case: a plain scalar with nothing to interpret
+    if text[0] in "\"'":
+        quoted = _quoted(text)
+        if quoted is not None:
+            return quoted
     if text.startswith("["):
         return _flow_list(text)
     if text.startswith("{"):
