@@ -88,27 +88,33 @@ class _Reader:
         lines = self.lines
         data: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
-        number, line_indent, content = lines[self.pos]
+        pos = self.pos  # kept in a local, written back around the nested blocks
+        number, line_indent, content = lines[pos]
         while line_indent == indent:
             match = _KEY_RE.match(content)
             if match is None:
                 raise Unsupported(f"not a `key: value` line: {content!r}")
-            key, inline = match.group(1), match.group(2)
-            self.pos += 1
+            key, inline = match.groups()
+            pos += 1
             if key not in key_lines:
                 key_lines[key] = number
-            next_indent = lines[self.pos][1]
+            next_indent = lines[pos][1]
             if inline and inline[0] != "#" and inline.strip():
                 data[key] = inline if _plain(inline) else scalar_or_flow(inline)
                 if next_indent > indent:
                     raise Unsupported("multi-line scalar")
             elif next_indent > indent:
+                self.pos = pos
                 data[key] = self.block(next_indent)
-            elif next_indent == indent and _is_item(lines[self.pos][2]):
+                pos = self.pos
+            elif next_indent == indent and _is_item(lines[pos][2]):
+                self.pos = pos
                 data[key] = self.sequence(indent)  # `key:\n- a` at the key's own indent
+                pos = self.pos
             else:
                 data[key] = ""  # an empty value: BaseLoader's null is ""
-            number, line_indent, content = lines[self.pos]
+            number, line_indent, content = lines[pos]
+        self.pos = pos
         if line_indent > indent:
             raise Unsupported("unexpected indentation")
         return data, key_lines
