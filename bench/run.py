@@ -11,6 +11,8 @@ bulk:  `gsd validate` of N generated plans against a bare read + regex split of 
 task:  gsd's own cost per task (run_task in this process, less the agent alone) against
        a bash script of the same git tag/add/commit/tag -d, in repositories of 100 and
        20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
+agents: `gsd agents list` over 5,000 generated agent files against a read of the same
+       files, with each one's peak RSS (bench/agent_collections.py).
 wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 1 s,
        against the same agents started directly 3 at a time (bench/parallel.py).
 
@@ -42,6 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agent_collections  # noqa: E402
 import generate  # noqa: E402
 import parallel  # noqa: E402
 import task  # noqa: E402
@@ -425,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
-        "--only", choices=["hook", "bulk", "task", "wave"], help="run one benchmark"
+        "--only", choices=["hook", "bulk", "task", "wave", "agents"], help="run one benchmark"
     )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
@@ -458,6 +461,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.only in (None, "task"):
                 task_start = len(_out.getvalue())
                 results.update(task.bench_task(tmp, quick=args.quick, say=say, table=table))
+            if args.only in (None, "agents"):
+                results.update(
+                    agent_collections.bench_agents(tmp, quick=args.quick, say=say, table=table)
+                )
             if args.only in (None, "wave"):
                 results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
         except (GsdFailed, task.TaskFailed) as exc:
@@ -501,6 +508,15 @@ def main(argv: list[str] | None = None) -> int:
         for key, label, unit, target in checks
         if key in results
     ]
+    if "agents_list_s" in results:
+        rows.append(
+            [
+                f"agents: gsd agents list, {results['agents_list_files']:,.0f} files",
+                f"{results['agents_list_s']:.2f} s, {results['agents_list_peak_mb']:.1f} MiB",
+                "-",
+                "(figure)",
+            ]
+        )
     printed = "64 MiB" if args.quick else "1 GiB"
     for variant, label in task.MEMORY_LABELS.items():
         if f"task_memory_{variant}" in results:
