@@ -26,6 +26,9 @@ from gsd.io.plans.sources import Unreadable, WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
+# Paths whose symlink answer (and real path) is kept: a phase's plans name the same files;
+# a cache that outgrows this starts again, so 10,000 plans cost no more memory than 100.
+PATHS_KEPT = 8192
 
 
 def validate(
@@ -158,6 +161,8 @@ class ProjectFacts:
         once per path: a plan names its files in `files_modified` and in its tasks."""
         leaves = self._leaves.get(normal)
         if leaves is None:
+            if len(self._leaves) >= PATHS_KEPT:
+                self._leaves.clear()
             real_root = self._real.path(self._root)
             real = self._real.path(os.path.join(real_root, normal))
             leaves = real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
@@ -188,6 +193,8 @@ class RealPaths:
         known = self._known.get(path)
         if known is not None:
             return known
+        if len(self._known) >= PATHS_KEPT:
+            self._known.clear()
         parent, name = os.path.split(path)
         if not name or parent == path:
             found = (os.path.realpath(path), True)
