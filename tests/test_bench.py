@@ -27,6 +27,7 @@ def test_every_benchmark_runs_in_its_quick_form() -> None:
         "== wave",
         "== starts",
         "== state",
+        "== agents",
         "== summary ==",
     ):
         assert part in done.stdout

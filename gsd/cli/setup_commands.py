@@ -94,11 +94,11 @@ def agents_list(fmt: str) -> int:
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
-    found, warnings = project.agents()
+    found, warnings = project.agents(bodies=False)  # a list shows no persona text
     warn(warnings)
     ordered = sorted(found.values(), key=lambda agent: agent.name)
     rows = [views.agent_row(agent, project.root, fmt) for agent in ordered]
-    click.echo(views.render_rows(rows, fmt, "agents"), nl=False)
+    click.echo(views.render_rows(rows, fmt, "agents", views.AGENT_TEXT_COLUMNS), nl=False)
     return EXIT_OK
 
 
@@ -117,7 +117,7 @@ def agents_check(fmt: str) -> int:
     from gsd.output import views
 
     project = Project(find_root(Path.cwd()))
-    found = project.agent_scan()
+    found = project.agent_scan(bodies=False)
     warn(project.missing_agent_paths())
     click.echo(views.render_agent_check(found, fmt, project.root), nl=False)
     return EXIT_FINDINGS if found.any_skipped else EXIT_OK

@@ -285,11 +285,14 @@ def tier_of(tools: Iterable[str]) -> Tier:
     return "read-only"
 
 
-def parse_agent(text: str, source: str, expected_name: str | None = None) -> Agent:
+def parse_agent(
+    text: str, source: str, expected_name: str | None = None, *, keep_body: bool = True
+) -> Agent:
     """An agent from its Markdown file text; AgentError says what is wrong, with the line.
 
     `expected_name` (the file's stem) names an agent whose file has no `name:`; a
     different `name:` wins and is noted, as in Claude Code, where `name` is the name.
+    Without `keep_body` its persona is left out (a listing holds thousands of agents).
     """
     yaml_error: frontmatter.FrontmatterError | None = None
     try:
@@ -303,7 +306,8 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
     except frontmatter.FrontmatterError as exc:
         raise AgentError(f"{source}:{exc.line}: {exc.message}") from None
     try:
-        agent = build_agent(_coerce(data), cut.body, source, expected_name)
+        body = cut.body if keep_body else ""
+        agent = build_agent(_coerce(data), body, source, expected_name)
     except AgentError:
         if yaml_error is None:
             raise
@@ -317,7 +321,9 @@ def parse_agent(text: str, source: str, expected_name: str | None = None) -> Age
     return agent.model_copy(update={"notes": (note, *agent.notes)})
 
 
-def parse_codex_agent(text: str, source: str, expected_name: str | None = None) -> Agent:
+def parse_codex_agent(
+    text: str, source: str, expected_name: str | None = None, *, keep_body: bool = True
+) -> Agent:
     """A Codex custom agent (`.codex/agents/NAME.toml`): runner codex."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -330,7 +336,8 @@ def parse_codex_agent(text: str, source: str, expected_name: str | None = None) 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AgentError(f"{source}: invalid TOML: {exc}") from None
-    body = str(data.pop("developer_instructions", ""))
+    body = str(data.pop("developer_instructions", "")) if keep_body else ""
+    data.pop("developer_instructions", None)
     data = _coerce(data)  # a file's own `source` or `notes` key must not clash with gsd's
     data.setdefault("runner", "codex")
     data.setdefault("sandbox_mode", CODEX_DEFAULT_SANDBOX)

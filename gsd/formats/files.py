@@ -9,7 +9,7 @@ import fcntl
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -320,15 +320,19 @@ def display_path(path: Path | str, root: Path | None = None) -> str:
     """A path as a person reads it: below `root` (the project) when one is given, in gsd's
     bundled agents, below the current folder, below ~, or else whole."""
     path = Path(path)
-    bases = [] if root is None else [(root, "", ".")]
-    bases += [
-        (bundled_dir("agents"), "(bundled) ", "gsd's bundled agents"),
-        (Path.cwd(), "", "."),
-        (Path.home(), "~/", "~"),
-    ]
-    for base, prefix, itself in bases:
+    for base, prefix, itself in _display_bases(root):
         if path == base:
             return itself
         if base in path.parents:
             return prefix + path.relative_to(base).as_posix()
     return str(path)
+
+
+def _display_bases(root: Path | None) -> Iterator[tuple[Path, str, str]]:
+    """display_path's folders, in order, each looked up only when the one before it did
+    not hold the path (a list of agents shows thousands of paths below the project)."""
+    if root is not None:
+        yield root, "", "."
+    yield bundled_dir("agents"), "(bundled) ", "gsd's bundled agents"
+    yield Path.cwd(), "", "."
+    yield Path.home(), "~/", "~"

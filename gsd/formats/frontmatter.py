@@ -8,7 +8,9 @@ from typing import Any, NamedTuple
 
 from gsd.formats import simpleyaml
 
-_CLOSING_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
+# A closing fence line, with the newline before it: searched from the end of line 1, as
+# `^(?:---|\.\.\.)[ \t]*$` in multi-line mode would be (a literal start is found faster).
+_CLOSING_RE = re.compile(r"\n(?:---|\.\.\.)[ \t]*(?=\n|\Z)")
 
 # A document that expands to more values than this is refused: it is either an
 # alias bomb or not a plan's frontmatter. Real plans hold a few hundred.
@@ -62,15 +64,16 @@ def split(text: str) -> Split:
     first_nl = text.find("\n")
     if first_nl < 0 or text[3:first_nl].strip():
         raise FrontmatterError("frontmatter opening '---' must be alone on line 1")
-    closing = _CLOSING_RE.search(text, first_nl + 1)
+    closing = _CLOSING_RE.search(text, first_nl)
     if closing is None:
         raise FrontmatterError("frontmatter is not closed: add a '---' line after it", 1)
+    fence = closing.start() + 1  # the fence line's first character
     end = text.find("\n", closing.end())
     body_offset = len(text) if end < 0 else end + 1
     return Split(
-        yaml_text=text[first_nl + 1 : closing.start()],
+        yaml_text=text[first_nl + 1 : fence],
         body=text[body_offset:],
-        body_line=text.count("\n", 0, closing.start()) + 2,
+        body_line=text.count("\n", 0, fence) + 2,
         body_offset=body_offset,
         text=text,
     )

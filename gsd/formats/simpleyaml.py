@@ -88,27 +88,33 @@ class _Reader:
         lines = self.lines
         data: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
-        number, line_indent, content = lines[self.pos]
+        pos = self.pos  # kept in a local, written back around the nested blocks
+        number, line_indent, content = lines[pos]
         while line_indent == indent:
             match = _KEY_RE.match(content)
             if match is None:
                 raise Unsupported(f"not a `key: value` line: {content!r}")
-            key, inline = match.group(1), match.group(2)
-            self.pos += 1
+            key, inline = match.groups()
+            pos += 1
             if key not in key_lines:
                 key_lines[key] = number
-            next_indent = lines[self.pos][1]
+            next_indent = lines[pos][1]
             if inline and inline[0] != "#" and inline.strip():
-                data[key] = scalar_or_flow(inline)
+                data[key] = inline if _plain(inline) else scalar_or_flow(inline)
                 if next_indent > indent:
                     raise Unsupported("multi-line scalar")
             elif next_indent > indent:
+                self.pos = pos
                 data[key] = self.block(next_indent)
-            elif next_indent == indent and _is_item(lines[self.pos][2]):
+                pos = self.pos
+            elif next_indent == indent and _is_item(lines[pos][2]):
+                self.pos = pos
                 data[key] = self.sequence(indent)  # `key:\n- a` at the key's own indent
+                pos = self.pos
             else:
                 data[key] = ""  # an empty value: BaseLoader's null is ""
-            number, line_indent, content = lines[self.pos]
+            number, line_indent, content = lines[pos]
+        self.pos = pos
         if line_indent > indent:
             raise Unsupported("unexpected indentation")
         return data, key_lines
@@ -117,10 +123,15 @@ class _Reader:
         lines = self.lines
         items: list[Any] = []
         number, line_indent, content = lines[self.pos]
-        while line_indent == indent and _is_item(content):
+        while line_indent == indent and (content == "-" or content.startswith("- ")):
             rest = content[1:]
             stripped = rest.lstrip(" ")
-            if not stripped:
+            if stripped and stripped[0] in "\"'":  # the common `- "text"`: no item, no key
+                self.pos += 1
+                items.append(scalar_or_flow(stripped))
+                if lines[self.pos][1] > indent:
+                    raise Unsupported("multi-line sequence item")
+            elif not stripped:
                 self.pos += 1
                 next_indent = lines[self.pos][1]
                 items.append(self.block(next_indent) if next_indent > indent else "")
@@ -145,11 +156,25 @@ def _is_item(content: str) -> bool:
 
 
 _SIMPLE_PLAIN_RE = re.compile(r"[A-Za-z0-9_./][^:#\t]*")
+_plain = _SIMPLE_PLAIN_RE.fullmatch
+
+
+def _quoted(text: str) -> str | None:
+    """`"text"` or `'text'` holding no other quote and no escape: its text (None: not
+    so simple; `_scalar` reads it)."""
+    quote = text[0]
+    if text[-1] == quote and text.count(quote) == 2 and "\\" not in text:
+        return text[1:-1]
+    return None
 
 
 def scalar_or_flow(text: str) -> Any:
-    if _SIMPLE_PLAIN_RE.fullmatch(text):
+    if _plain(text):
         return text  # the common case: a plain scalar with nothing to interpret
+    if text[0] in "\"'":
+        quoted = _quoted(text)
+        if quoted is not None:
+            return quoted
     if text.startswith("["):
         return _flow_list(text)
     if text.startswith("{"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,13 +39,25 @@ def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
 
-def table(rows: Sequence[Mapping[str, object]], markdown: bool) -> str:
-    """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints."""
+def table(rows: Sequence[Mapping[str, object]], markdown: bool, text: Collection[str] = ()) -> str:
+    """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints.
+
+    `text` names columns that never hold a number: tabulate does not try each of their
+    cells as one (the same table, sooner: a list of 5,000 agents)."""
     from tabulate import tabulate  # not on the validate hook path
 
     if markdown:
         rows = [{key: markdown_cell(value) for key, value in row.items()} for row in rows]
-    return str(tabulate(rows, headers="keys", tablefmt="github" if markdown else "simple"))
+    keys = dict.fromkeys(key for row in rows for key in row) if text else {}
+    plain = [i for i, key in enumerate(keys) if key in text]
+    return str(
+        tabulate(
+            rows,
+            headers="keys",
+            tablefmt="github" if markdown else "simple",
+            disable_numparse=plain,
+        )
+    )
 
 
 def markdown_cell(value: object) -> object:
@@ -120,6 +132,10 @@ def render_waves(view: WavesView, fmt: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+# agent_row's columns that never hold a number (a name or a model may be all digits)
+AGENT_TEXT_COLUMNS = frozenset({"tier", "runner", "timeout", "source", "overrides"})
+
+
 def agent_row(agent: Agent, root: Path, fmt: str = "text") -> Row:
     """One line of `gsd agents list`; JSON adds the origin, aliases and full paths."""
     minutes = agent.timeout_mins
@@ -143,10 +159,12 @@ def agent_row(agent: Agent, root: Path, fmt: str = "text") -> Row:
     return row
 
 
-def render_rows(rows: Sequence[Mapping[str, object]], fmt: str, key: str) -> str:
+def render_rows(
+    rows: Sequence[Mapping[str, object]], fmt: str, key: str, text: Collection[str] = ()
+) -> str:
     if fmt == "json":
         return json.dumps({key: rows}, indent=2) + "\n"
-    return table(rows, fmt == "markdown") + "\n"
+    return table(rows, fmt == "markdown", text) + "\n"
 
 
 def render_errors(records: list[ErrorRecord], fmt: str) -> str:

@@ -182,7 +182,8 @@ def _task_type(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
 @rule("GSD013", "warning", "task lacks a recommended child")
 def _task_children(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     required, recommended = TASK_TYPES.get(task.type, ((), ()))
-    present = {e.tag for e in task.children if e.text.strip() or e.children}
+    # `text and not text.isspace()` is `text.strip()` without copying the text
+    present = {e.tag for e in task.children if (e.text and not e.text.isspace()) or e.children}
     label = f"task {task.index} ({task.type})"
     for tag in required:
         if tag not in present:

@@ -289,54 +289,54 @@ class _Scanner:
 
     def elements(self, start: int, end: int) -> list[Element]:
         """Top-level elements between two offsets, each with its exact text."""
-        text = self.text
+        text, starts, ends = self.text, self._code_starts, self._code_ends
         found: list[Element] = []
         pos = start
-        while (match := _OPEN_TAG_RE.search(text, pos, end)) is not None:
+        search = _OPEN_TAG_RE.search
+        while (match := search(text, pos, end)) is not None:
             tag_start, inner = match.span()
-            if self.in_code(tag_start):
-                pos = inner
-                continue
+            if starts:  # self.in_code, inlined: this loop is most of a plan's reading
+                i = bisect_right(starts, tag_start) - 1
+                if i >= 0 and tag_start < ends[i]:
+                    pos = inner
+                    continue
             tag, attr_text, self_closing = match.groups()
             attrs = _attributes(attr_text) if attr_text else {}
             line = self.line_of(tag_start)
             if self_closing:
-                found.append(Element(tag=tag, attrs=attrs, text="", line=line, offset=inner))
+                found.append(Element(tag, attrs, "", line, inner))
                 pos = inner
                 continue
-            # the common case cheaply: the next `</tag>`, no `<tag` before it, not in code
-            close_start = text.find(f"</{tag}>", inner, end)
-            if close_start >= 0 and text.find(f"<{tag}", inner, close_start) < 0:
-                close: tuple[int, int] | None = (close_start, close_start + len(tag) + 3)
-                if self.in_code(close_start):
-                    close = self._find_close(tag, inner, end)
-            else:
-                close = self._find_close(tag, inner, end)
+            close = self._close(tag, inner, end)
             if close is None:
                 if tag in KNOWN_CHILDREN:
-                    self._error(tag_start, "GSD015", f"<{tag}> is never closed: add </{tag}>")
-                    eol = text.find("\n", inner, end)
-                    eol = end if eol < 0 else eol
-                    found.append(
-                        Element(
-                            tag=tag,
-                            attrs=attrs,
-                            text=text[inner:eol],
-                            line=line,
-                            offset=inner,
-                            closed=False,
-                        )
-                    )
+                    found.append(self._unclosed(tag, attrs, tag_start, inner, end))
                 pos = inner
                 continue
             close_start, pos = close
-            element = Element(
-                tag=tag, attrs=attrs, text=text[inner:close_start], line=line, offset=inner
-            )
+            element = Element(tag, attrs, text[inner:close_start], line, inner)
             if tag in NESTED_CHILDREN:
                 element.children = self.elements(inner, close_start)
             found.append(element)
         return found
+
+    def _close(self, tag: str, inner: int, end: int) -> tuple[int, int] | None:
+        """Where the element opened before `inner` closes: the common case cheaply (the
+        next `</tag>`, no `<tag` before it, not in code), else by `_find_close`."""
+        text = self.text
+        close_start = text.find(f"</{tag}>", inner, end)
+        if close_start >= 0 and text.find(f"<{tag}", inner, close_start) < 0:
+            if not self.in_code(close_start):
+                return close_start, close_start + len(tag) + 3
+        return self._find_close(tag, inner, end)
+
+    def _unclosed(self, tag: str, attrs: dict[str, str], at: int, inner: int, end: int) -> Element:
+        """A known child never closed (GSD015): its text up to the end of its line."""
+        self._error(at, "GSD015", f"<{tag}> is never closed: add </{tag}>")
+        eol = self.text.find("\n", inner, end)
+        eol = end if eol < 0 else eol
+        line = self.line_of(at)
+        return Element(tag, attrs, self.text[inner:eol], line, inner, closed=False)
 
     def _find_close(self, tag: str, start: int, end: int) -> tuple[int, int] | None:
         """The `</tag>` matching an open tag, counting nested tags of the same name."""

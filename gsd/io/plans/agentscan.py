@@ -147,15 +147,16 @@ def _trouble(folder: FolderReport) -> list[str]:
     return parts
 
 
-def scan(folders: Iterable[Path | tuple[Path, str]]) -> Scan:
-    """Read every agent file of the folders, in order; a later one overrides by name."""
+def scan(folders: Iterable[Path | tuple[Path, str]], *, bodies: bool = True) -> Scan:
+    """Read every agent file of the folders, in order; a later one overrides by name.
+    Without `bodies`, no agent keeps its persona text (what a listing leaves out)."""
     result = Scan(AgentSet(), [])
     for item in folders:
         folder, origin = item if isinstance(item, tuple) else (item, "")
         report = FolderReport(folder, origin, folder.is_dir())
         result.folders.append(report)
         for path in _candidates(folder) if report.exists else ():
-            file = read_file(folder, path, origin)
+            file = read_file(folder, path, origin, bodies=bodies)
             if file.agent is not None:  # with `overrides` filled in
                 file = replace(file, agent=_add(result, report, file.agent))
             report.files.append(file)
@@ -192,9 +193,9 @@ def _candidates(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def read_file(folder: Path, path: Path, origin: str) -> FileReport:
+def read_file(folder: Path, path: Path, origin: str, *, bodies: bool = True) -> FileReport:
     """One file: an agent, or why it was skipped (broken) or ignored (not an agent)."""
-    plugin, namespace = _namespace(folder, path)
+    plugin, namespace = _namespace(folder, path.parent)
     if _DOCUMENT.fullmatch(path.stem):
         return FileReport(path, "ignored", "a collection's document, not an agent")
     if plugin is not None and not plugin.holds_agent(path.resolve()):
@@ -210,7 +211,7 @@ def read_file(folder: Path, path: Path, origin: str) -> FileReport:
     names += tuple(f"{namespace}:{n}" for n in names) if namespace else ()
     parse = parse_codex_agent if path.suffix == ".toml" else parse_agent
     try:
-        agent = parse(text, str(path), path.stem)
+        agent = parse(text, str(path), path.stem, keep_body=bodies)
     except AgentError as exc:
         reason = str(exc).removeprefix(str(path)).lstrip(":0123456789 ")
         return FileReport(path, "skipped", reason, names=names)
@@ -221,16 +222,18 @@ def read_file(folder: Path, path: Path, origin: str) -> FileReport:
     return FileReport(path, "loaded", agent=agent)
 
 
-def _namespace(folder: Path, path: Path) -> tuple[Plugin | None, str]:
-    """A file's namespace: the name of the Claude Code plugin holding it (its
-    `.claude-plugin/plugin.json`), else its subfolders joined by ':'."""
-    for parent in path.parents:
+@lru_cache(maxsize=1024)
+def _namespace(folder: Path, directory: Path) -> tuple[Plugin | None, str]:
+    """The namespace of the files of `directory` (`folder` or below it): the name of the
+    Claude Code plugin holding it (its `.claude-plugin/plugin.json`), else its
+    subfolders joined by ':'. Asked once per folder, not once per file."""
+    for parent in (directory, *directory.parents):
         plugin = _plugin(parent)
         if plugin is not None:
             return plugin, plugin.name
         if parent == folder or folder not in parent.parents:
             break
-    return None, ":".join(path.relative_to(folder).parts[:-1])
+    return None, ":".join(directory.relative_to(folder).parts)
 
 
 class Plugin(NamedTuple):

@@ -160,17 +160,18 @@ class Project:
 
         return load(self.planning)
 
-    def agents(self) -> tuple[AgentSet, list[str]]:
+    def agents(self, *, bodies: bool = True) -> tuple[AgentSet, list[str]]:
         """Every agent gsd can run here (by name or `ns:name` alias) and the warnings:
-        one summary line per folder with trouble, one per missing agent_paths folder."""
-        found = self.agent_scan()
+        one summary line per folder with trouble, one per missing agent_paths folder.
+        Without `bodies`, the agents leave out their persona text (a listing)."""
+        found = self.agent_scan(bodies=bodies)
         return found.agents, [*self.missing_agent_paths(), *found.warnings()]
 
-    def agent_scan(self) -> Scan:
+    def agent_scan(self, *, bodies: bool = True) -> Scan:
         """Every agent folder searched and every file in it (`gsd agents check`)."""
         from gsd.io.plans.agentscan import scan, search_folders
 
-        return scan(search_folders(self.root, self._agent_paths()))
+        return scan(search_folders(self.root, self._agent_paths()), bodies=bodies)
 
     def _agent_paths(self) -> list[str]:
         return self.config.specialists.agent_paths

@@ -6,8 +6,9 @@ import gc
 import json
 import os
 import posixpath
+import stat
 from collections.abc import Iterable
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 from gsd.core import layout
@@ -25,6 +26,9 @@ from gsd.io.plans.sources import GitBlobs, Unreadable, WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
+# Paths whose symlink answer (and real path) is kept: a phase's plans name the same files;
+# a cache that outgrows this starts again, so 10,000 plans cost no more memory than 100.
+PATHS_KEPT = 8192
 
 
 def validate(
@@ -158,6 +162,8 @@ class ProjectFacts:
     def __init__(self, project: Project) -> None:
         self.project = project
         self._root = str(project.root)
+        self._real = RealPaths()
+        self._leaves: dict[str, bool] = {}  # normal path -> leaves through a symlink
 
     @cached_property
     def roster(self) -> dict[str, str] | None:
@@ -168,7 +174,17 @@ class ProjectFacts:
         return self.project.all_plan_ids
 
     def leaves_through_symlink(self, normal: str) -> bool:
-        return _leaves_through_symlink(self._root, normal)
+        """Does `normal` (repo-relative, no `..`) resolve outside the repository? Asked
+        once per path: a plan names its files in `files_modified` and in its tasks."""
+        leaves = self._leaves.get(normal)
+        if leaves is None:
+            if len(self._leaves) >= PATHS_KEPT:
+                self._leaves.clear()
+            real_root = self._real.path(self._root)
+            real = self._real.path(os.path.join(real_root, normal))
+            leaves = real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+            self._leaves[normal] = leaves
+        return leaves
 
     def model_problem(self, model: str) -> str | None:
         from gsd.formats.runners.invocation import check_model  # no pydantic: fine on the hook path
@@ -180,21 +196,38 @@ class ProjectFacts:
         return None
 
 
-def _leaves_through_symlink(root: str, normal: str) -> bool:
-    """Does `normal` (repo-relative, no `..`) resolve outside the repository?"""
-    real_root = _realpath(root)
-    real = _realpath(os.path.join(real_root, normal))
-    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+class RealPaths:
+    """`os.path.realpath`, one lstat per new path: parents come from the cache, and
+    nothing below a path that is not there is looked up (it cannot be a link)."""
 
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, bool]] = {}  # path -> (real path, there?)
 
-@lru_cache(maxsize=8192)
-def _realpath(path: str) -> str:
-    """`os.path.realpath`, one lstat per new directory: parents come from the cache."""
-    parent, name = os.path.split(path)
-    if not name or parent == path:
-        return os.path.realpath(path)
-    real = os.path.join(_realpath(parent), name)
-    return os.path.realpath(real) if os.path.islink(real) else real
+    def path(self, path: str) -> str:
+        return self._resolve(path)[0]
+
+    def _resolve(self, path: str) -> tuple[str, bool]:
+        known = self._known.get(path)
+        if known is not None:
+            return known
+        if len(self._known) >= PATHS_KEPT:
+            self._known.clear()
+        parent, name = os.path.split(path)
+        if not name or parent == path:
+            found = (os.path.realpath(path), True)
+        else:
+            real_parent, there = self._resolve(parent)
+            real = os.path.join(real_parent, name)
+            found = (real, False)
+            if there:
+                try:
+                    mode = os.lstat(real).st_mode
+                except (OSError, ValueError):
+                    mode = None
+                if mode is not None:
+                    found = (os.path.realpath(real) if stat.S_ISLNK(mode) else real, True)
+        self._known[path] = found
+        return found
 
 
 def _unsuppressed(
