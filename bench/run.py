@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk|task|wave
+    .venv/bin/python bench/run.py --only hook|bulk|task|wave|files
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
@@ -13,6 +13,8 @@ task:  gsd's own cost per task (run_task in this process, less the agent alone) 
        20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
 wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 1 s,
        against the same agents started directly 3 at a time (bench/parallel.py).
+files: one task whose agent creates 10,000 and 30,000 files, gsd's own cost against a
+       plain `git add -A && git commit` of them (bench/manyfiles.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -43,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
+import manyfiles  # noqa: E402
 import parallel  # noqa: E402
 import task  # noqa: E402
 
@@ -425,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
-        "--only", choices=["hook", "bulk", "task", "wave"], help="run one benchmark"
+        "--only", choices=["hook", "bulk", "task", "wave", "files"], help="run one benchmark"
     )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile validate() on the largest bulk tree"
@@ -460,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(task.bench_task(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "wave"):
                 results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
+            if args.only in (None, "files"):
+                results.update(manyfiles.bench_files(tmp, quick=args.quick, say=say, table=table))
         except (GsdFailed, task.TaskFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
@@ -489,6 +494,15 @@ def main(argv: list[str] | None = None) -> int:
                 math.inf,
             )
             for n in (1, 3, 9)
+        ],
+        *[
+            (
+                f"files_ratio_{n}",
+                f"files: gsd own / git add -A && commit, task of {n:,} new files",
+                "x",
+                manyfiles.RATIO_TARGET if n == 30_000 else math.inf,
+            )
+            for n in (500, 10_000, 30_000)
         ],
     ]
     rows = [

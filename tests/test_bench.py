@@ -20,5 +20,5 @@ def test_every_benchmark_runs_in_its_quick_form() -> None:
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for part in ("== hook", "== bulk", "== task", "== wave", "== summary =="):
+    for part in ("== hook", "== bulk", "== task", "== wave", "== files", "== summary =="):
         assert part in done.stdout
