@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk|task|wave|starts|state|agents
+    .venv/bin/python bench/run.py --only hook|bulk|task|wave|starts|state|agents|files
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
@@ -20,6 +20,8 @@ starts: `gsd validate --staged PLAN`, the agent-CLI hook on a non-plan edit and 
        (bench/starts.py).
 state: `gsd sync --check` on 200 and 1,000 done plans, and `gsd sync` after one plan
        is merged into 10, 200 and 1,000 done plans (bench/state.py).
+files: one task whose agent creates 10,000 and 30,000 files, gsd's own cost against a
+       plain `git add -A && git commit` of them (bench/manyfiles.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -52,6 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_collections  # noqa: E402
 import generate  # noqa: E402
+import manyfiles  # noqa: E402
 import parallel  # noqa: E402
 import starts  # noqa: E402
 import state  # noqa: E402
@@ -462,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
         "--only",
-        choices=["hook", "bulk", "task", "wave", "starts", "state", "agents"],
+        choices=["hook", "bulk", "task", "wave", "starts", "state", "agents", "files"],
         help="run one benchmark",
     )
     parser.add_argument(
@@ -506,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(starts.bench_starts(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "state"):
                 results.update(state.bench_state(tmp, quick=args.quick, say=say, table=table))
+            if args.only in (None, "files"):
+                results.update(manyfiles.bench_files(tmp, quick=args.quick, say=say, table=table))
         except (GsdFailed, task.TaskFailed, starts.StartFailed, state.StateFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
@@ -547,6 +552,15 @@ def main(argv: list[str] | None = None) -> int:
             state.MERGE_TARGET,
         ),
         ("state_merge_cpu_ratio", "state: the same, CPU", "x", math.inf),
+        *[
+            (
+                f"files_ratio_{n}",
+                f"files: gsd own / git add -A && commit, task of {n:,} new files",
+                "x",
+                manyfiles.RATIO_TARGET if n == 30_000 else math.inf,
+            )
+            for n in (500, 10_000, 30_000)
+        ],
     ]
     rows = [
         [

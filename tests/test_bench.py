@@ -28,6 +28,7 @@ def test_every_benchmark_runs_in_its_quick_form() -> None:
         "== starts",
         "== state",
         "== agents",
+        "== files",
         "== summary ==",
     ):
         assert part in done.stdout

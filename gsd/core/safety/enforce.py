@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
@@ -13,6 +14,8 @@ from gsd.core.safety import planguard
 PROTECTED_FILES = (".planning/config.json",)
 PROTECTED_PATTERNS = ("*.pem", "*.key", ".env*")
 READ_ONLY_TIERS = ("read-only", "read+shell")
+# PROTECTED_PATTERNS as one expression: a name is matched once, not once per pattern
+_PROTECTED_NAME = re.compile("|".join(fnmatch.translate(p) for p in PROTECTED_PATTERNS))
 
 
 class Violation(NamedTuple):
@@ -106,7 +109,7 @@ def is_protected(path: str) -> bool:
     return (
         path in PROTECTED_FILES
         or path.startswith(".git/")
-        or any(fnmatch.fnmatch(name, pattern) for pattern in PROTECTED_PATTERNS)
+        or _PROTECTED_NAME.match(name) is not None
     )
 
 

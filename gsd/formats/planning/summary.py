@@ -203,9 +203,13 @@ def _file_lines(
 ) -> list[str]:
     if not files:
         return ["None - no files changed."]
+    owners: dict[str, list[int]] = {}  # path -> the tasks that changed it, in their order
+    for number, outcome in done.items():
+        for path in set(outcome.changed):
+            owners.setdefault(path, []).append(number)
     lines = []
     for path in files:
-        tasks = [n for n, o in done.items() if path in o.changed]
+        tasks = owners.get(path, [])
         which = f"Task {tasks[0]}" if len(tasks) == 1 else "Tasks " + ", ".join(map(str, tasks))
         kind = "created" if path in new_files else "modified"
         lines.append(f"- `{path}` - {kind} ({which})")

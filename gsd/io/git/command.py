@@ -301,7 +301,7 @@ class GitExec:
         """The result of a command `start` began; run again while another git holds a
         lock it needs (up to LOCK_WAIT_S), a GsdError when its status is not in `ok`.
         Past `git_timeout()` (a hung hook) git and its hooks are ended (`_finish`)."""
-        data = input.encode() if input is not None else None
+        data = input.encode("utf-8", "surrogateescape") if input is not None else None
         result = _finish(process, argv, cwd=self._root, input=data)
         waited, delay = 0.0, 0.05
         while result.status != 0 and _LOCKED.search(result.stderr):

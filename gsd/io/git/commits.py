@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # a Commits is handed its Git: `gsd status` reads trailers wi
     from gsd.io.git.repo import Git
 
 # One record per commit: its sha, NUL, its `Gsd-Task` trailer values, one a line.
+# Past this many paths, a task's changes are staged from a list (`_stage_listed`).
+STAGE_LISTED = 256
 _TASK_LOG = "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e"
 
 
@@ -43,8 +45,9 @@ class Commits:
         specs = [literal(p) for p in paths]
         listed = self.git.out("ls-files", "-z", "--cached", "--", *specs) if specs else ""
         indexed = set(split(listed))
-        present = [p for p in paths if p in indexed or os.path.lexists(self.git.root / p)]
-        if present:
+        root = str(self.git.root)
+        present = [p for p in paths if p in indexed or os.path.lexists(os.path.join(root, p))]
+        if present and not self._stage_listed(present, []):
             self.git.git("add", "-A", "--", *(literal(p) for p in present))
         staged = []
         if paths:
@@ -70,14 +73,17 @@ class Commits:
         from gsd.io.git import indexflags  # not on `gsd status`'s path (committed_tasks)
 
         index = indexflags.index_stamp(self.git.index)
-        present = [p for p in paths if os.path.lexists(self.git.root / p)]
-        gone = [p for p in paths if p not in present]
-        if gone:
-            self.git.git(
-                "rm", "--cached", "-q", "--ignore-unmatch", "--", *(literal(p) for p in gone)
-            )
-        if present:
-            self.git.git("add", "-A", "--", *(literal(p) for p in present))
+        root = str(self.git.root)
+        exists = [os.path.lexists(os.path.join(root, p)) for p in paths]
+        present = [p for p, there in zip(paths, exists, strict=True) if there]
+        gone = [p for p, there in zip(paths, exists, strict=True) if not there]
+        if not self._stage_listed(present, gone):
+            if gone:
+                self.git.git(
+                    "rm", "--cached", "-q", "--ignore-unmatch", "--", *(literal(p) for p in gone)
+                )
+            if present:
+                self.git.git("add", "-A", "--", *(literal(p) for p in present))
         self.git.git(
             "commit", "-q", "--cleanup=verbatim", "-m", _task_message(plan_id, task, name, agent)
         )
@@ -85,6 +91,24 @@ class Commits:
         assert sha is not None
         self.git.carry_no_flags(index)
         return sha
+
+    def _stage_listed(self, present: list[str], gone: list[str]) -> bool:
+        """Stage many paths (more than STAGE_LISTED) as `git add -A` would, from a list
+        on stdin: `update-index --add --remove` reads each path once, where git matches
+        every file against every pathspec given to `add` (quadratic: 18 s for 30,000
+        new files). False, nothing done, for fewer paths, or when one of `present` is an
+        untracked file git ignores: `add` refuses those, and is left to say so."""
+        if len(present) + len(gone) <= STAGE_LISTED:
+            return False
+        listed = "".join(f"{p}\0" for p in present)
+        if (
+            present
+            and self.git.git("check-ignore", "-z", "--stdin", input=listed, ok=(0, 1)).stdout
+        ):
+            return False
+        every = listed + "".join(f"{p}\0" for p in gone)
+        self.git.git("update-index", "--add", "--remove", "-z", "--stdin", input=every)
+        return True
 
     def commit_docs(self, message: str, paths: list[str]) -> str | None:
         """gsd's own bookkeeping (SUMMARY, STATE, ROADMAP, logs): only these paths,

@@ -15,13 +15,20 @@ def nested_repositories(root: Path, changed: Iterable[str]) -> list[str]:
     of their own: `git add` would commit each as a bare gitlink, with no .gitmodules
     and none of its files."""
     found: set[str] = set()
+    looked: set[str] = set()  # folders without a `.git`: each looked at once
+    top = str(root)
     for path in changed:
         parts = path.rstrip("/").split("/")
         for depth in range(1, len(parts) + 1):
             folder = "/".join(parts[:depth])
-            if folder != ".git" and os.path.lexists(root / folder / ".git"):
+            if folder in found:
+                break
+            if folder in looked:
+                continue
+            if folder != ".git" and os.path.lexists(os.path.join(top, folder, ".git")):
                 found.add(folder)
                 break
+            looked.add(folder)
     return sorted(found)
 
 

@@ -29,7 +29,8 @@ class Observation(NamedTuple):
         the first one put back or cleared, the second no longer sees)."""
 
         def both(a: list[str], b: list[str]) -> list[str]:
-            return [*a, *(x for x in b if x not in a)]
+            first = set(a)
+            return [*a, *(x for x in b if x not in first)]
 
         return Observation(
             changed=later.changed,
