@@ -12,7 +12,7 @@ from gsd.cli import lint
 from gsd.core.rules import RULES
 from gsd.core.rules.select import Selection, parse_codes
 from gsd.formats.lines import suppressions
-from tests.conftest import Project, Run, plan_text
+from tests.conftest import Project, Run, git, plan_text
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
 BOGUS = '<task type="bogus">\n<name>n</name>\n<action>a</action>\n</task>'  # GSD011, error
@@ -288,3 +288,15 @@ def test_gsd_rules_says_how_to_choose_and_hide_and_its_example_runs(project: Pro
     assert example == ["validate", "--select", "GSD01,GSD040", "--ignore", "GSD013"]
     three(project)
     assert {c for c, _ in findings(gsd, *example[1:])[1]} == {"GSD011"}
+
+
+def test_staged_validation_reads_the_staged_config(project: Project, gsd) -> None:
+    """`--staged` checks what is about to be committed: its config.json's `validate`
+    section too, not the working tree's."""
+    three(project)
+    config(project, {"ignore": ["GSD011", "GSD003"]})
+    git(project.root, "init", "-q", "-b", "main")
+    git(project.root, "add", "-A")
+    config(project, {"ignore": []})  # changed in the working tree, not staged
+    assert {c for c, _ in findings(gsd, "--staged")[1]} == {"GSD013"}
+    assert {c for c, _ in findings(gsd)[1]} == {"GSD003", "GSD011", "GSD013"}

@@ -182,7 +182,7 @@ def validate_options(options: Options) -> tuple[Path, Report]:
     project = Project(root, staged=options.staged, paths=targets)
     if not options.paths and options.phase is None and not project.source.exists(PLANNING):
         raise UsageError(f"no {PLANNING}/ in {root}", hint="run gsd init, or pass plan files")
-    chosen = selection(configured_selection(root / PLANNING), options.select, options.ignore)
+    chosen = selection(configured_selection(project.source), options.select, options.ignore)
     report = validate(project, targets, strict=options.strict, jobs=options.jobs, selection=chosen)
     return root, report
 

@@ -9,7 +9,6 @@ import posixpath
 import stat
 from collections.abc import Iterable
 from functools import cached_property
-from pathlib import Path
 
 from gsd.core import layout
 from gsd.core.errors import InputError
@@ -22,7 +21,7 @@ from gsd.core.rules.planrules import check_plan
 from gsd.core.rules.select import CODES_WORDS, Selection, parse_codes, suppressed
 from gsd.formats.lines import suppressions
 from gsd.io.plans.project import Project
-from gsd.io.plans.sources import GitBlobs, Unreadable, WorkingTree
+from gsd.io.plans.sources import GitBlobs, Source, Unreadable, WorkingTree
 
 # Below this many plans, starting worker processes costs more than it saves.
 PARALLEL_MIN_PLANS = 400
@@ -125,13 +124,15 @@ def unread_settings(project: Project, targets: Iterable[str]) -> list[Diagnostic
     return [unread_setting(path, k.line, k.message) for k in unread_keys(text)]
 
 
-def configured_selection(planning: Path) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+def configured_selection(source: Source) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     """config.json's `validate.select` (None: not set) and `validate.ignore`, read without
-    pydantic (the git hook's path; gsd.formats.settings checks them the same way)."""
+    pydantic (the git hook's path; gsd.formats.settings checks them the same way) from
+    where the plans are read: the index for `--staged`, the working tree otherwise."""
+    path = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
     try:
-        text = (planning / layout.CONFIG_FILE).read_text(encoding="utf-8")
+        text = source.read(path).decode("utf-8")
         data = json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    except (Unreadable, UnicodeDecodeError, ValueError, RecursionError):
         return None, ()  # none, or broken: a run and gsd doctor say why
     section = data.get("validate") if isinstance(data, dict) else None
     if section is None:
@@ -139,15 +140,14 @@ def configured_selection(planning: Path) -> tuple[tuple[str, ...] | None, tuple[
     from gsd.formats.configkeys import key_lines  # not needed without a `validate` section
 
     lines = key_lines(text)
-    source = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
     if not isinstance(section, dict):
-        where = f"{source}:{lines.get(('validate',), 1)}"
+        where = f"{path}:{lines.get(('validate',), 1)}"
         raise InputError(f"{where}: `validate` must be an object, not {json.dumps(section)}")
     found: dict[str, tuple[str, ...]] = {}
     for key in ("select", "ignore"):
         if key not in section:
             continue
-        value, where = section[key], f"{source}:{lines.get(('validate', key), 1)}"
+        value, where = section[key], f"{path}:{lines.get(('validate', key), 1)}"
         if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
             shown = json.dumps(value, ensure_ascii=False)
             raise InputError(f"{where}: `validate.{key}` must be {CODES_WORDS}, not {shown}")
