@@ -60,6 +60,16 @@ def test_validate_junit_loads_lxml_and_still_not_click() -> None:
     assert loaded_after(code, str(REPO / "examples" / "demo"), modules) == ["lxml"]
 
 
+def test_the_pre_commit_hook_loads_only_what_its_staged_plan_needs(git_project: Project) -> None:
+    """`gsd validate --staged PLAN` (issue 23: at most 3x `python -c pass`): no Click, no
+    pydantic, no json without a config.json, and nothing the hook never uses."""
+    plan = git_project.plan("01-01")
+    git(git_project.root, "add", "-A")
+    code = f"from gsd.cli.entry import main\nmain(['validate', '--staged', {str(plan)!r}])"
+    unused = ("click", "pydantic", "json", "shlex", "hashlib", "tempfile", "shutil")
+    assert loaded_after(code, str(git_project.root), unused) == []
+
+
 @pytest.mark.parametrize("command", ["status", "validate"])
 def test_read_only_commands_load_neither_gitpython_nor_pydantic(
     git_project: Project, command: str

@@ -8,7 +8,7 @@ validate hook imports it. ASCII digits only: ids become file, tag and branch nam
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 # Pattern text, for the regexes of other modules that find these forms inside a line.
@@ -22,7 +22,12 @@ PLAN_ID_RE = re.compile(rf"({PHASE_NUMBER})-({PLAN_NUMBER})")
 # A phase folder: `01-foundation`, `02.1-hotfix`, `12A-x`, `12A.1-x`, `CK-01-x`, or the
 # bare number; groups: project code, number, letter, decimals, slug.
 _PHASE_DIR_RE = re.compile(r"^(?:([A-Za-z]+)-)?([0-9]+)([A-Za-z]?)((?:\.[0-9]+)*)(?:-(.*))?$")
-_PHASE_SPEC_RE = re.compile(r"^([0-9]+)([A-Za-z]?)((?:\.[0-9]+)*)$")
+
+
+@cache
+def _phase_spec_re() -> re.Pattern[str]:
+    return re.compile(r"^([0-9]+)([A-Za-z]?)((?:\.[0-9]+)*)$")
+
 
 # (number, letter, decimals): 2 < 2.1 < 2.2 < 3 and 12 < 12A < 12A.1.
 PhaseKey = tuple[int, str, tuple[int, ...]]
@@ -49,7 +54,7 @@ def parse_phase_name(text: str) -> PhaseName | None:
 
 def is_phase_number(text: str) -> bool:
     """`1`, `01`, `1.0`, `2.1`, `12A`, `12a.1`: a phase number alone, no folder name."""
-    return _PHASE_SPEC_RE.match(text) is not None
+    return _phase_spec_re().match(text) is not None
 
 
 def phase_key(text: str) -> PhaseKey | None:
@@ -58,7 +63,7 @@ def phase_key(text: str) -> PhaseKey | None:
     Trailing `.0` parts are dropped and the letter is upper case, so `1`, `01`, `1.0` and
     `01-foundation` are one phase, as are `12a` and `12A-extra`; `12A` is not `12`.
     """
-    match = _PHASE_DIR_RE.match(text) or _PHASE_SPEC_RE.match(text)
+    match = _PHASE_DIR_RE.match(text) or _phase_spec_re().match(text)
     if match is None:
         return None
     groups = match.groups()

@@ -16,6 +16,7 @@ such paths).
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from gsd.core.ids import task_key
@@ -51,10 +52,12 @@ def archived_milestone(path: str) -> str | None:
 def archive_version(name: str) -> str | None:
     """`v1.0` for the archive folder `v1.0-phases` under `.planning/milestones/`, else None."""
     version = name.removesuffix(ARCHIVED_PHASES_SUFFIX)
-    return version if name != version and _VERSION_RE.fullmatch(version) else None
+    return version if name != version and _version_re().fullmatch(version) else None
 
 
-_VERSION_RE = re.compile(r"v[\d.]+")
+@cache
+def _version_re() -> re.Pattern[str]:
+    return re.compile(r"v[\d.]+")
 
 
 def plan_log(planning: Path, plan_id: str) -> Path:

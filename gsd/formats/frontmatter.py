@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from functools import cache
 from typing import Any, NamedTuple
 
 from gsd.formats import simpleyaml
@@ -160,8 +161,14 @@ def _to_python(node: Any) -> Any:
     return result
 
 
-_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
-_ITEM_LINE = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
+@cache
+def _key_line() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+
+
+@cache
+def _item_line() -> re.Pattern[str]:
+    return re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
 
 
 def lenient_frontmatter(yaml_text: str, keys: Collection[str]) -> dict[str, Any]:
@@ -172,8 +179,8 @@ def lenient_frontmatter(yaml_text: str, keys: Collection[str]) -> dict[str, Any]
     data: dict[str, Any] = {}
     key = ""
     for line in yaml_text.split("\n"):
-        match = _KEY_LINE.match(line)
-        item = _ITEM_LINE.match(line)
+        match = _key_line().match(line)
+        item = _item_line().match(line)
         if match and match[1] in keys:
             key = match[1]
             data[key] = _unquote(match[2] or "")

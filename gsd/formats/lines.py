@@ -14,18 +14,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from functools import cache
 from typing import NamedTuple
 
 from gsd.core.models import Suppression
+
 
 # An ATX heading's opening run, CommonMark 0.31.2 section 4.2
 # (spec.commonmark.org/0.31.2/#atx-headings): up to three spaces of indent (four make an
 # indented code block, and a tab reaches column four), one to six `#`, then a space, a
 # tab or the end of the line (`#5` is text).
-_ATX_OPENING_RE = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
+@cache
+def _atx_opening_re() -> re.Pattern[str]:
+    return re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
+
+
 # A pipe that separates table cells: GFM tables (github.github.com/gfm/#tables-extension-)
 # read `\|` as a pipe inside a cell, so a pipe after a backslash separates nothing.
-_CELL_PIPE_RE = re.compile(r"(?<!\\)\|")
+@cache
+def _cell_pipe_re() -> re.Pattern[str]:
+    return re.compile(r"(?<!\\)\|")
+
+
 # A code fence, CommonMark 0.31.2 section 4.5 (spec.commonmark.org/0.31.2/#fenced-code-blocks):
 # a run of at least three backticks or three tildes, then the info string. CommonMark
 # allows up to three spaces of indent counted from the content column of the list item or
@@ -148,7 +158,7 @@ def heading_of(line: str) -> Heading | None:
     `foo#`, `### foo \\###` keeps its escaped run); `#` alone is an empty heading. A line
     reader knows no containers: a heading inside a list item or a quote is not one.
     """
-    opening = _ATX_OPENING_RE.match(line)
+    opening = _atx_opening_re().match(line)
     if opening is None:
         return None
     title = line[opening.end() :].strip(" \t")
@@ -178,7 +188,7 @@ class TableRow(NamedTuple):
 def split_row(body: str) -> TableRow:
     """`  | a | b \\| c |` as ("  |", [" a ", " b \\| c "], "|"): a GFM table row, where
     `\\|` is a pipe inside a cell; the outer pipes are optional, as in GFM."""
-    pipes = [match.start() for match in _CELL_PIPE_RE.finditer(body)]
+    pipes = [match.start() for match in _cell_pipe_re().finditer(body)]
     start, stop = 0, len(body)
     opening = closing = ""
     if pipes and not body[: pipes[0]].strip(" \t"):
@@ -347,7 +357,9 @@ class Lines:
 
 
 # A `<!-- gsd: ignore CODES -->` comment that ends a line (HTML comments Markdown hides).
-_SUPPRESSION = re.compile(r"<!--\s*gsd:\s*ignore\b([^>]*?)-->\s*$")
+@cache
+def _suppression_re() -> re.Pattern[str]:
+    return re.compile(r"<!--\s*gsd:\s*ignore\b([^>]*?)-->\s*$")
 
 
 def suppressions(text: str) -> Iterator[Suppression]:
@@ -357,7 +369,7 @@ def suppressions(text: str) -> Iterator[Suppression]:
     if "gsd:" not in text:
         return
     for number, row in enumerate(text.splitlines(), 1):
-        match = _SUPPRESSION.search(row) if "gsd:" in row else None
+        match = _suppression_re().search(row) if "gsd:" in row else None
         if match is not None:
             alone = not row[: match.start()].strip()
             codes = tuple(w.upper() for w in re.split(r"[\s,]+", match[1]) if w)

@@ -10,13 +10,20 @@ and the caller falls back to PyYAML; so does anything PyYAML would reject.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 # A plain key: starts with a letter, digit or `_`, holds no `:` or `#`.
 _KEY_RE = re.compile(r"([A-Za-z0-9_][^:#\t]*?)[ ]*:(?:[ ]+(.*))?$")
 _RESERVED_START = frozenset("&*!|>%@`{?:,]}#")
 _DOUBLE_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SINGLE_RE = re.compile(r"'((?:[^']|'')*)'")
+
+
+@cache
+def _single_re() -> re.Pattern[str]:
+    return re.compile(r"'((?:[^']|'')*)'")
+
+
 _ESCAPES = {
     "0": "\0",
     "a": "\a",
@@ -37,7 +44,12 @@ _ESCAPES = {
     "L": "\u2028",
     "P": "\u2029",
 }
-_ESCAPE_RE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+@cache
+def _escape_re() -> re.Pattern[str]:
+    return re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
 
 Line = tuple[int, int, str]  # (0-based line, indent, content without indent)
 
@@ -194,10 +206,10 @@ def _scalar(text: str) -> tuple[str, str]:
         if match is None:
             raise Unsupported("unclosed double-quoted scalar")
         inner = match.group(1)
-        value = _ESCAPE_RE.sub(_unescape, inner) if "\\" in inner else inner
+        value = _escape_re().sub(_unescape, inner) if "\\" in inner else inner
         return value, text[match.end() :]
     if text.startswith("'"):
-        match = _SINGLE_RE.match(text)
+        match = _single_re().match(text)
         if match is None:
             raise Unsupported("unclosed single-quoted scalar")
         return match.group(1).replace("''", "'"), text[match.end() :]
@@ -236,7 +248,7 @@ def _flow_list(text: str) -> list[str]:
             raise Unsupported("unclosed flow sequence")
         if text[pos] in "\"'":
             value, _ = _scalar(text[pos:])
-            match = (_DOUBLE_RE if text[pos] == '"' else _SINGLE_RE).match(text, pos)
+            match = (_DOUBLE_RE if text[pos] == '"' else _single_re()).match(text, pos)
             assert match is not None
             pos = match.end()
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import cache
 
 from gsd.core.ids import PLAN_NUMBER, phase_key
 from gsd.core.models import Diagnostic
@@ -48,8 +49,14 @@ def misnamed_plan(path: str, phase_number: str) -> Diagnostic | None:
     return finding(path, 1, "GSD046", message)
 
 
-_PLAN_WORD = re.compile(r"(?:^|[-_ ])plan(?:$|[-_ ])", re.IGNORECASE)
-_NUMBER_TOKEN = re.compile(rf"^{PLAN_NUMBER}$")
+@cache
+def _plan_word() -> re.Pattern[str]:
+    return re.compile(r"(?:^|[-_ ])plan(?:$|[-_ ])", re.IGNORECASE)
+
+
+@cache
+def _number_token() -> re.Pattern[str]:
+    return re.compile(rf"^{PLAN_NUMBER}$")
 
 
 def expected_plan_name(name: str, phase_number: str) -> str | None:
@@ -61,7 +68,7 @@ def expected_plan_name(name: str, phase_number: str) -> str | None:
     if not name.lower().endswith(".md") or name.endswith("-PLAN.md"):
         return None
     stem = name[:-3]
-    if not _PLAN_WORD.search(stem):
+    if not _plan_word().search(stem):
         return None
     tokens = [t for t in re.split(r"[-_ ]+", stem) if t and t.lower() != "plan"]
     if (
@@ -70,8 +77,8 @@ def expected_plan_name(name: str, phase_number: str) -> str | None:
         and phase_key(tokens[0]) == phase_key(phase_number)
     ):
         tokens = tokens[1:]  # the phase's own number; the plan's number follows
-    numbers = [t for t in tokens if _NUMBER_TOKEN.match(t)]
-    words = [t for t in tokens if not _NUMBER_TOKEN.match(t)]
+    numbers = [t for t in tokens if _number_token().match(t)]
+    words = [t for t in tokens if not _number_token().match(t)]
     number = numbers[0] if numbers else "01"
     slug = "-".join(w.lower() for w in words)
     return f"{phase_number}-{number.zfill(2)}{'-' + slug if slug else ''}-PLAN.md"

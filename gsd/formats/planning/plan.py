@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from gsd.core.models import Diagnostic, Element, Plan, Task
 from gsd.formats import frontmatter
@@ -53,7 +53,11 @@ _OPEN_TAG_RE = re.compile(
 )
 # A backtick opens inline code up to the next backtick on its line (or the line's end).
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*(?:`|(?=\n)|\Z)")
-_INLINE_SPECIALIST_RE = re.compile(r"^[ \t]*specialist:[ \t]*(.*?)[ \t]*$", re.M)
+
+
+@cache
+def _inline_specialist_re() -> re.Pattern[str]:
+    return re.compile(r"^[ \t]*specialist:[ \t]*(.*?)[ \t]*$", re.M)
 
 
 def parse_bytes(data: bytes, path: str) -> Plan:
@@ -127,7 +131,9 @@ def _apply_frontmatter_specialists(plan: Plan) -> None:
 
 
 # `## Task 1: name`, `### Task 2 - name`: a task as a heading, as older GSD plans wrote it
-_LEGACY_TASK_RE = re.compile(r"^#{2,4}[ \t]+Task[ \t]+\d+\b", re.IGNORECASE | re.MULTILINE)
+@cache
+def _legacy_task_re() -> re.Pattern[str]:
+    return re.compile(r"^#{2,4}[ \t]+Task[ \t]+\d+\b", re.IGNORECASE | re.MULTILINE)
 
 
 class _Scanner:
@@ -152,7 +158,7 @@ class _Scanner:
 
     def legacy_task_lines(self) -> list[int]:
         """Lines of `## Task N` headings outside code: how plans were written before <task>."""
-        found = _LEGACY_TASK_RE.finditer(self.text, self.body_offset)
+        found = _legacy_task_re().finditer(self.text, self.body_offset)
         return [self.line_of(m.start()) for m in found if not self.in_code(m.start())]
 
     def _code_ranges(self) -> tuple[list[int], list[int]]:
@@ -281,7 +287,7 @@ class _Scanner:
             cursor = self.text.find(">", close, end) + 1 if child.closed else close
         gaps.append((cursor, end))
         for gap_start, gap_end in gaps:
-            for match in _INLINE_SPECIALIST_RE.finditer(self.text, gap_start, gap_end):
+            for match in _inline_specialist_re().finditer(self.text, gap_start, gap_end):
                 if not self.in_code(match.start()):
                     # a YAML-style `# comment` after the name is not part of it
                     return match.group(1).split(" #", 1)[0].strip().strip("\"'")

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from gsd.core.specialists import NAME_RE
 from gsd.formats.lines import Lines
 
 _BOLD_RE = re.compile(r"^[-*+]\s+\*\*([^*]+)\*\*\s*:?\s*(.*)$")
-_CODE_RE = re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
-_BARE_RE = re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")
+
+
+@cache
+def _code_re() -> re.Pattern[str]:
+    return re.compile(r"^[-*+]\s+`([^`]+)`\s*:?\s*(.*)$")
+
+
+@cache
+def _bare_re() -> re.Pattern[str]:
+    return re.compile(rf"^(?:[-*+]\s+)?({NAME_RE.pattern})$")
+
+
 _ALIASES_NOTE = "The same specialists by the `namespace:name` their folder or plugin gives them."
 
 
@@ -25,7 +36,7 @@ def parse(text: str) -> dict[str, str]:
         line = lines.body(index).strip()
         if not line or line.startswith(("#", "_", ">")):
             continue
-        match = _BOLD_RE.match(line) or _CODE_RE.match(line) or _BARE_RE.match(line)
+        match = _BOLD_RE.match(line) or _code_re().match(line) or _bare_re().match(line)
         if match is None:
             continue
         name = match.group(1).strip()

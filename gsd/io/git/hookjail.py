@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -118,6 +117,8 @@ class Jail:
 def _environment_lines(environ: Mapping[str, str], passed: tuple[str, ...]) -> str:
     """Shell lines that make a hook's environment an agent's (gsd.core.safety.credentials): the
     user's push credentials unset, git's prompt and credential helpers off."""
+    from shlex import quote
+
     from gsd.core.safety import credentials
 
     clean = credentials.agent_environ(environ, passed)
@@ -125,7 +126,7 @@ def _environment_lines(environ: Mapping[str, str], passed: tuple[str, ...]) -> s
     lines = f"unset {' '.join(gone)}\n" if gone else ""
     for name, value in clean.items():
         if environ.get(name) != value:
-            lines += f"{name}={shlex.quote(value)}; export {name}\n"
+            lines += f"{name}={quote(value)}; export {name}\n"
     return lines
 
 
@@ -135,16 +136,18 @@ def _shim(name: str, hooks_path: str, launcher: list[str], tmp: Path, env: str =
     A hook given the message file may rewrite it (as it exists to), but not gsd's own
     `Gsd-*` trailers: a task commit's are what a run counts as done, and a bookkeeping
     commit or merge has none. Compared as git parses them, before and after."""
-    where = shlex.quote(hooks_path)
+    from shlex import quote  # not on the pre-commit hook's path, which writes no shim
+
+    where = quote(hooks_path)
     if not os.path.isabs(hooks_path):
         where = f'"$PWD"/{where}'  # git runs hooks at the top of the checkout
-    argv = " ".join(shlex.quote(part) for part in launcher)
+    argv = " ".join(quote(part) for part in launcher)
     head = (
         "#!/bin/sh\n"
         f"# gsd: the user's {name} hook, run inside the sandbox (gsd/io/git/hookjail.py)\n"
         f"hook={where}/{name}\n"
         '[ -f "$hook" ] && [ -x "$hook" ] || exit 0\n'
-        f"TMPDIR={shlex.quote(str(tmp))}; export TMPDIR\n"
+        f"TMPDIR={quote(str(tmp))}; export TMPDIR\n"
         f"{env}"
     )
     if name not in _MESSAGE_HOOKS:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 import posixpath
 import stat
@@ -131,6 +130,8 @@ def configured_selection(source: Source) -> tuple[tuple[str, ...] | None, tuple[
     path = f"{layout.PLANNING}/{layout.CONFIG_FILE}"
     try:
         text = source.read(path).decode("utf-8")
+        import json  # not needed, nor imported, in a project without config.json
+
         data = json.loads(text)
     except (Unreadable, UnicodeDecodeError, ValueError, RecursionError):
         return None, ()  # none, or broken: a run and gsd doctor say why
