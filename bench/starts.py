@@ -8,7 +8,12 @@ mcp:      `gsd mcp` from its start to the answer to tools/list, read by a client
           sends initialize, initialized and tools/list as an agent CLI does (target:
           0.25 s).
 execute:  the imports of `gsd execute-phase 1 --dry-run` on examples/demo (python -X
-          importtime, top-level cumulative, median; target 120 ms), beside `gsd --version`.
+          importtime, top-level cumulative, median; target 120 ms), beside `gsd --version`,
+          and the share of them that is pydantic's (its modules, what they import first,
+          the settings and agent models built) and Click's.
+floors:   what the hook cannot go below as it is built, each in the same alternation:
+          the interpreter with the standard library its path imports (re, typing,
+          pathlib, subprocess), and the path's modules imported without running.
 
 Commands alternate run by run (order rotated each round); wall seconds by perf_counter.
 """
@@ -25,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import generate
 
@@ -35,6 +41,8 @@ GSD = REPO / ".venv" / "bin" / "gsd"
 STAGED_TARGET = 3.0
 MCP_TARGET_S = 0.25
 EXECUTE_IMPORTS_TARGET_MS = 120.0
+# What `gsd validate --staged` imports before it reads a plan (its floor, run without work).
+HOOK_MODULES = ("gsd.cli.entry", "gsd.cli.lint", "gsd.io.plans.validate", "gsd.io.git.command")
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)")
 
 Say = Callable[..., None]
@@ -111,22 +119,69 @@ def _alternate(subjects: dict[str, Callable[[], float]], rounds: int) -> dict[st
     return times
 
 
-def _import_ms(argv: list[str], cwd: Path, runs: int) -> tuple[float, float, float, int]:
-    """Median, min and max of the top-level cumulative import time, and the modules."""
-    totals, counts = [], []
+# Whose imports a module's subtree is (-X importtime names the first importer): the
+# models gsd builds at import count as pydantic's.
+_SHARES = {"pydantic": ("pydantic", "annotated_types", "typing_inspection"), "click": ("click",)}
+_MODELS = ("gsd.formats.settings", "gsd.formats.agents")
+
+
+def _shares(stderr: str) -> tuple[float, int, dict[str, float]]:
+    """The top-level cumulative import time (ms), the modules, and each share's ms: the
+    self times of a share's modules and of all they imported first."""
+    # (name, self us, children); -X importtime prints children before their parent
+    pending: dict[int, list[tuple[str, int, list[Any]]]] = {}
+    total = count = 0
+    for line in stderr.splitlines():
+        match = _IMPORT_LINE.match(line)
+        if match is None:
+            continue
+        count += 1
+        depth = (len(match.group(3)) - 1) // 2
+        total += int(match.group(2)) if depth == 0 else 0
+        node = (match.group(4), int(match.group(1)), pending.pop(depth + 1, []))
+        pending.setdefault(depth, []).append(node)
+    shares = dict.fromkeys(_SHARES, 0.0)
+
+    def size(node: tuple[str, int, list[Any]]) -> int:
+        return node[1] + sum(size(kid) for kid in node[2])
+
+    def walk(node: tuple[str, int, list[Any]]) -> None:
+        owner = next((k for k, roots in _SHARES.items() if node[0].startswith(roots)), None)
+        if owner is not None:
+            shares[owner] += size(node) / 1000
+            return
+        if node[0] in _MODELS:
+            shares["pydantic"] += node[1] / 1000
+        for kid in node[2]:
+            walk(kid)
+
+    for root in pending.get(0, []):
+        walk(root)
+    return total / 1000, count, shares
+
+
+def _import_ms(
+    argv: list[str], cwd: Path, runs: int
+) -> tuple[float, float, float, int, dict[str, float]]:
+    """Median, min and max of the top-level cumulative import time, the modules, and the
+    median of each share (ms)."""
+    totals, counts, shares = [], [], []
     for _ in range(runs):
         done = subprocess.run(
             [str(VENV_PY), "-X", "importtime", *argv], cwd=cwd, capture_output=True
         )
-        total = count = 0
-        for line in done.stderr.decode(errors="replace").splitlines():
-            match = _IMPORT_LINE.match(line)
-            if match:
-                count += 1
-                total += int(match.group(2)) if len(match.group(3)) == 1 else 0
-        totals.append(total / 1000)
+        total, count, share = _shares(done.stderr.decode(errors="replace"))
+        totals.append(total)
         counts.append(count)
-    return statistics.median(totals), min(totals), max(totals), int(statistics.median(counts))
+        shares.append(share)
+    median_shares = {k: statistics.median(s[k] for s in shares) for k in _SHARES}
+    return (
+        statistics.median(totals),
+        min(totals),
+        max(totals),
+        int(statistics.median(counts)),
+        median_shares,
+    )
 
 
 def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, float]:
@@ -149,8 +204,12 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
         "cwd": str(demo),
     }
     floor = [str(VENV_PY), "-c", "pass"]
+    stdlib = [str(VENV_PY), "-c", "import re, typing, pathlib, subprocess"]
+    imports = [str(VENV_PY), "-c", f"import {', '.join(HOOK_MODULES)}"]
     subjects: dict[str, Callable[[], float]] = {
         "floor: venv python -c pass": lambda: _timed(floor, hooks, None),
+        "floor: + re, typing, pathlib, subprocess": lambda: _timed(stdlib, hooks, None),
+        "floor: + validate --staged's imports": lambda: _timed(imports, hooks, None),
         "gsd validate --staged PLAN": lambda: _timed(
             [str(GSD), "validate", "--staged", plan], hooks, None
         ),
@@ -173,6 +232,10 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
     out = {
         "starts_staged_ratio": statistics.median(times["gsd validate --staged PLAN"]) / base,
         "starts_clihook_ratio": statistics.median(times["gsd hooks run (a non-plan edit)"]) / base,
+        "starts_staged_imports_ratio": statistics.median(
+            times["floor: + validate --staged's imports"]
+        )
+        / base,
     }
     if "gsd mcp: start to tools/list" in times:
         out["starts_mcp_s"] = statistics.median(times["gsd mcp: start to tools/list"])
@@ -181,16 +244,24 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
     version = _import_ms([str(GSD), "--version"], demo, runs)
     say(f"imports (python -X importtime, top-level cumulative; median of {runs}):")
     table(
-        ["command", "median ms", "min-max ms", "modules"],
+        ["command", "median ms", "min-max ms", "modules", "pydantic's", "Click's"],
         [
-            [name, f"{med:.1f}", f"{low:.1f}-{high:.1f}", str(count)]
-            for name, (med, low, high, count) in (
+            [
+                name,
+                f"{med:.1f}",
+                f"{low:.1f}-{high:.1f}",
+                str(count),
+                f"{shares['pydantic']:.1f}",
+                f"{shares['click']:.1f}",
+            ]
+            for name, (med, low, high, count, shares) in (
                 ("gsd execute-phase 1 --dry-run", execute),
                 ("gsd --version", version),
             )
         ],
     )
     out["starts_execute_imports_ms"] = execute[0]
+    out["starts_execute_pydantic_ms"] = execute[4]["pydantic"]
     say()
     return out
 
@@ -210,12 +281,24 @@ def summary_rows() -> list[tuple[str, str, str, float]]:
             "x",
             math.inf,
         ),
+        (
+            "starts_staged_imports_ratio",
+            "starts: validate --staged's imports alone / python -c pass",
+            "x",
+            math.inf,
+        ),
         ("starts_mcp_s", "starts: gsd mcp, start to tools/list", " s", MCP_TARGET_S),
         (
             "starts_execute_imports_ms",
             "starts: execute-phase --dry-run imports",
             " ms",
             EXECUTE_IMPORTS_TARGET_MS,
+        ),
+        (
+            "starts_execute_pydantic_ms",
+            "starts: of those, pydantic's (and the models built)",
+            " ms",
+            math.inf,
         ),
     ]
 
