@@ -12,10 +12,12 @@ execute:  the imports of `gsd execute-phase 1 --dry-run` on examples/demo (pytho
           and the share of them that is pydantic's (its modules, what they import first,
           the settings and agent models built) and Click's.
 floors:   what the hook cannot go below as it is built, each in the same alternation:
-          the interpreter with the standard library its path imports (re, typing,
-          pathlib, subprocess), and the path's modules imported without running.
+          the interpreter importing `re` (any check needs it), then the standard library
+          its path imports (re, typing, pathlib, subprocess), then the path's modules
+          imported without running.
 
-Commands alternate run by run (order rotated each round); wall seconds by perf_counter.
+Commands alternate run by run (order rotated each round); wall seconds by perf_counter,
+CPU (user + system of the processes waited for) from RUSAGE_CHILDREN.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -107,16 +110,26 @@ def _mcp_client(cwd: Path) -> float:
     return took
 
 
-def _alternate(subjects: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+def _alternate(
+    subjects: dict[str, Callable[[], float]], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each subject's wall seconds (as it times itself) and CPU seconds (user + system of
+    the processes it waited for), run by run, order rotated each round."""
     names = list(subjects)
     times: dict[str, list[float]] = {n: [] for n in names}
+    cpus: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds + 1):  # the first round warms caches and is not counted
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             took = subjects[name]()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if r:
                 times[name].append(took)
-    return times
+                cpus[name].append(
+                    after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                )
+    return times, cpus
 
 
 # Whose imports a module's subtree is (-X importtime names the first importer): the
@@ -208,6 +221,7 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
     imports = [str(VENV_PY), "-c", f"import {', '.join(HOOK_MODULES)}"]
     subjects: dict[str, Callable[[], float]] = {
         "floor: venv python -c pass": lambda: _timed(floor, hooks, None),
+        "floor: + re": lambda: _timed([str(VENV_PY), "-c", "import re"], hooks, None),
         "floor: + re, typing, pathlib, subprocess": lambda: _timed(stdlib, hooks, None),
         "floor: + validate --staged's imports": lambda: _timed(imports, hooks, None),
         "gsd validate --staged PLAN": lambda: _timed(
@@ -220,16 +234,23 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
     has_sdk = subprocess.run([str(VENV_PY), "-c", "import mcp"], capture_output=True)
     if has_sdk.returncode == 0:
         subjects["gsd mcp: start to tools/list"] = lambda: _mcp_client(demo)
-    times = _alternate(subjects, rounds)
+    times, cpus = _alternate(subjects, rounds)
     base = statistics.median(times["floor: venv python -c pass"])
+    cpu_base = statistics.median(cpus["floor: venv python -c pass"])
     rows = []
     for name, values in times.items():
-        med = statistics.median(values)
+        med, cpu = statistics.median(values), statistics.median(cpus[name])
         spread = f"{min(values) * 1000:.1f}-{max(values) * 1000:.1f}"
-        rows.append([name, f"{med * 1000:.1f}", spread, f"{med / base:.2f}x"])
-    say(f"{rounds} alternating rounds after one warm-up round; wall ms")
-    table(["command", "median ms", "min-max ms", "vs floor"], rows)
+        cpu_spread = f"{min(cpus[name]) * 1000:.1f}-{max(cpus[name]) * 1000:.1f}"
+        rows.append(
+            [name, f"{med * 1000:.1f}", spread, f"{med / base:.2f}x"]
+            + [f"{cpu * 1000:.1f}", cpu_spread, f"{cpu / cpu_base:.2f}x"]
+        )
+    say(f"{rounds} alternating rounds after one warm-up round; wall, and CPU (user + system)")
+    heads = ["median ms", "min-max ms", "vs floor"]
+    table(["command", *heads, *(f"CPU {h}" for h in heads)], rows)
     out = {
+        "starts_staged_cpu_ratio": statistics.median(cpus["gsd validate --staged PLAN"]) / cpu_base,
         "starts_staged_ratio": statistics.median(times["gsd validate --staged PLAN"]) / base,
         "starts_clihook_ratio": statistics.median(times["gsd hooks run (a non-plan edit)"]) / base,
         "starts_staged_imports_ratio": statistics.median(
@@ -274,6 +295,12 @@ def summary_rows() -> list[tuple[str, str, str, float]]:
             "starts: validate --staged PLAN / python -c pass",
             "x",
             STAGED_TARGET,
+        ),
+        (
+            "starts_staged_cpu_ratio",
+            "starts: the same, CPU",
+            "x",
+            math.inf,
         ),
         (
             "starts_clihook_ratio",
