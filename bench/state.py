@@ -164,4 +164,7 @@ def bench_state(
     results = bench_check(tmp, [40, 100] if quick else [200, 1000], 1 if quick else 5, say, table)
     sizes = [10, 100] if quick else [10, 200, 1000]
     results.update(bench_merge(tmp, sizes, 1 if quick else 5, say, table))
+    import statemerge  # it imports this module's helpers
+
+    results.update(statemerge.bench_execute(tmp, sizes, 1 if quick else 5, say, table))
     return results

@@ -69,9 +69,10 @@ def gather(project: Project) -> Facts:
     failures_of = errorlog.by_plan(errors)
     titles = roadmap.phase_titles(road_text)
     phases = []
+    whole = summaries.TaskSummaries(project.root)  # one `git log`, not one per phase
     for phase in project.phases():
         graph = project.phase_graph(phase)
-        find = summaries.finder(phase.path)
+        find = summaries.finder(phase.path, whole)
         plans = []
         for plan_id, plan in graph.plans.items():
             mine = by_plan.get(plan_id, [])
