@@ -554,6 +554,12 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("state_merge_cpu_ratio", "state: the same, CPU", "x", math.inf),
         (
+            "state_merge_cached_ratio",
+            "state: execute-phase's cached derive, 1,000 / 10 plans",
+            "x",
+            math.inf,
+        ),
+        (
             "state_execute_ratio",
             "state: execute-phase of a 1-task plan, 1,000 / 10 plans",
             "x",
