@@ -117,7 +117,7 @@ def _plan_files(project: Project, phase: Phase) -> tuple[str, list[str]] | None:
         rel = phase.path.relative_to(project.root).as_posix()
     except ValueError:
         return None
-    return rel, project.source.plans_in(rel)
+    return rel, list(project.plan_files(rel))
 
 
 def _kept_plans(
