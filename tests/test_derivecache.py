@@ -234,3 +234,15 @@ def test_a_summary_a_task_commit_brought_is_found_as_each_folder_finds_it(
             assert summaries.finder(folder, whole)(plan) == alone
     assert summaries.finder(beta, whole)("02-02") is None  # not done: a task commit's
     assert not summaries.TaskSummaries(books).none_in(books.parent / "elsewhere")
+
+
+def test_no_commit_yet_asks_no_folder(books: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository without a commit: every `git log HEAD` fails, none is forged."""
+    fresh = books.parent / "fresh"
+    (fresh / ".planning/phases/01-alpha").mkdir(parents=True)
+    git(fresh, "init", "-q")
+    summaries._seen.clear()
+    whole = summaries.TaskSummaries(fresh)
+    asked = logs_asked(monkeypatch)
+    assert whole.none_in(fresh / ".planning/phases/01-alpha")
+    assert [a[0] for a in asked] == ["log", "rev-parse"]

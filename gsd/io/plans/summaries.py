@@ -87,7 +87,7 @@ def _same_repository(root: Path, folder: Path) -> bool:
 def _no_task_summary(root: Path) -> bool:
     """Every commit HEAD reaches (`--full-history`: no side of a merge left out) that
     changed a `*SUMMARY.md` below `root`, merges aside (they name no file): none a task
-    commit. False when git fails (each folder then asks its own `git log`)."""
+    commit. False when git fails otherwise (each folder then asks its own `git log`)."""
     done = gitexec.call(
         [
             "log",
@@ -102,9 +102,16 @@ def _no_task_summary(root: Path) -> bool:
         cwd=root,
         read_only=True,
     )
-    if done.status != 0:
-        return False
+    if done.status != 0:  # none when there is no commit yet (each folder's fails the same)
+        return _unborn(root)
     return not any(record.replace("\0", "").strip() for record in done.stdout.split("\x1e")[1:])
+
+
+def _unborn(root: Path) -> bool:
+    """The repository has no commit yet (`rev-parse --verify --quiet` says so with status
+    1 and nothing else): every `git log HEAD` there fails, `_task_brought` finds none."""
+    done = gitexec.call(["rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, read_only=True)
+    return done.status == 1 and not done.stdout.strip()
 
 
 def _unless_forged(found: Path, plan_id: str, commit: str | None) -> Path | None:
