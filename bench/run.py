@@ -19,7 +19,8 @@ starts: `gsd validate --staged PLAN`, the agent-CLI hook on a non-plan edit and 
        to its tools/list answer against `python -c pass`; execute-phase's import time
        (bench/starts.py).
 state: `gsd sync --check` on 200 and 1,000 done plans, and `gsd sync` after one plan
-       is merged into 10, 200 and 1,000 done plans (bench/state.py).
+       is merged into 10, 200 and 1,000 done plans (bench/state.py); the whole
+       `gsd execute-phase` of a new 1-task plan in those projects (bench/statemerge.py).
 files: one task whose agent creates 10,000 and 30,000 files, gsd's own cost against a
        plain `git add -A && git commit` of them (bench/manyfiles.py).
 
@@ -552,6 +553,19 @@ def main(argv: list[str] | None = None) -> int:
             state.MERGE_TARGET,
         ),
         ("state_merge_cpu_ratio", "state: the same, CPU", "x", math.inf),
+        (
+            "state_merge_cached_ratio",
+            "state: execute-phase's cached derive, 1,000 / 10 plans",
+            "x",
+            math.inf,
+        ),
+        (
+            "state_execute_ratio",
+            "state: execute-phase of a 1-task plan, 1,000 / 10 plans",
+            "x",
+            state.MERGE_TARGET,
+        ),
+        ("state_execute_cpu_ratio", "state: the same, CPU", "x", math.inf),
         *[
             (
                 f"files_ratio_{n}",

@@ -150,17 +150,42 @@ def read_logs(
     records, bad = read(planning / layout.LEGACY_ERROR_LOG)
     warnings += bad
     for path in execlog.log_files(planning):
-        plan_events, raw, bad = execlog.read_split(path)
+        plan_events, plan_records, bad = _read_log(path)
         found += plan_events
+        records += plan_records
         warnings += bad
-        name = f"{layout.LOGS}/{path.name}"
+    found.sort(key=lambda e: str(e.get("ts", "")))
+    return found, sorted(records, key=lambda r: r.moment), warnings
+
+
+# one log's text -> what `_read_log` made of it: a process that reads the same logs again
+# (execute-phase derives after each merge, and a plan's SUMMARY reads its checkout's and
+# its worktree's) reads them but parses each text once
+_parsed: dict[tuple[str, str], tuple[list[execlog.LogEvent], list[ErrorRecord], list[str]]] = {}
+_PARSED_KEPT = 8192
+
+
+def _read_log(path: Path) -> tuple[list[execlog.LogEvent], list[ErrorRecord], list[str]]:
+    """A per-plan log's events, error records and warnings, in file order (fresh lists;
+    the events and records are shared with any earlier read of the same text: read them,
+    never change them)."""
+    text = execlog.read_text(path)
+    if text is None:
+        return [], [], []
+    name = execlog.log_name(path)
+    known = _parsed.get((name, text))
+    if known is None:
+        events, raw, warnings = execlog.split_log(text, name)
+        records = []
         for data in raw:
             try:
                 records.append(ErrorRecord.model_validate(data))
             except ValidationError as error:
                 warnings.append(f"{name}: skipped: {_why(error)}")
-    found.sort(key=lambda e: str(e.get("ts", "")))
-    return found, sorted(records, key=lambda r: r.moment), warnings
+        if len(_parsed) >= _PARSED_KEPT:
+            _parsed.clear()
+        known = _parsed[(name, text)] = (events, records, warnings)
+    return list(known[0]), list(known[1]), list(known[2])
 
 
 def append(path: Path, record: ErrorRecord) -> None:

@@ -138,9 +138,18 @@ def split_log(text: str, name: str) -> tuple[list[dict[str, Any]], list[dict[str
 
 def read_split(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """`split_log` of the file at `path` (warnings name it from .planning/); missing: empty."""
-    text = read_lines_file(path, "run log")
-    name = f"{layout.LOGS}/{path.name}" if path.parent.name == layout.LOGS else path.name
-    return ([], [], []) if text is None else split_log(text, name)
+    text = read_text(path)
+    return ([], [], []) if text is None else split_log(text, log_name(path))
+
+
+def read_text(path: Path) -> str | None:
+    """A run log's text (None: missing), read as `read_split` reads it."""
+    return read_lines_file(path, "run log")
+
+
+def log_name(path: Path) -> str:
+    """How warnings name a run log: from .planning/ (`logs/01-02.jsonl`)."""
+    return f"{layout.LOGS}/{path.name}" if path.parent.name == layout.LOGS else path.name
 
 
 def read_all(planning: Path) -> tuple[list[LogEvent], list[str]]:

@@ -255,6 +255,9 @@ class Lines:
         self.parts = text.split("\n")
         # New lines copy the first line's ending; "" stands for "\n".
         self.cr = "\r" if len(self.parts) > 1 and self.parts[0].endswith("\r") else ""
+        # `plain`'s last answer, and the lines it was for (compared whole: `parts` is
+        # changed in place by its callers too)
+        self._plain_kept: tuple[bool, list[str], list[int]] | None = None
 
     def __len__(self) -> int:
         """The number of lines; a final newline does not start one more."""
@@ -296,6 +299,14 @@ class Lines:
         text has none) and fenced code blocks. Unlike CommonMark, a fence that never
         closes fences nothing: gsd edits these files, and a section it appends after such
         a fence must stay findable, or every run would append it again."""
+        kept = self._plain_kept
+        if kept is not None and kept[0] == frontmatter and kept[1] == self.parts:
+            return list(kept[2])  # the same lines as last time: the same answer
+        found = self._plain(frontmatter)
+        self._plain_kept = (frontmatter, list(self.parts), found)
+        return list(found)
+
+    def _plain(self, frontmatter: bool) -> list[int]:
         start, count = 0, len(self)
         if frontmatter and count and self.body(0).strip() == "---":
             start = next((i + 1 for i in range(1, count) if self.body(i).strip() == "---"), 0)

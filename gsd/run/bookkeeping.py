@@ -21,6 +21,7 @@ from gsd.io.plans.approvalsign import new_lines_signed
 from gsd.io.plans.project import Project
 from gsd.io.records import ANY_SIZE, read_private
 from gsd.run import derive
+from gsd.run.derivecache import DeriveCache
 
 # Logs written during a run go to a journal inside .git first and reach .planning/ just
 # before each docs commit: the tracked tree stays clean between tasks (so checkpoints
@@ -269,6 +270,7 @@ class Books:
         self._left: set[str] = set()  # files left alone (warned about once)
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
         self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
+        self._cache: DeriveCache | None = None  # what `derive` read, kept between runs
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's,
         # and taken in only when every new line is one `gsd approve` signed here
         approved = self.commit_docs and git.dirty_among([layout.APPROVALS])
@@ -327,7 +329,11 @@ class Books:
             return
         planning = self.project.planning
         state_path = planning / layout.STATE_FILE
-        facts = derive.gather(self.project)
+        if self._cache is None:
+            self._cache = DeriveCache.load(self.git.git_dir)
+        self._cache.begin()
+        facts = derive.gather(self.project, self._cache)
+        self._cache.save()
         if not state_path.exists() and any(p.blocker for ph in facts.phases for p in ph.plans):
             if self._editable(self._rel(state_path)):  # where a person looks first
                 save_text(state_path, "# Project State\n")

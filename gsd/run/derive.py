@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gsd.core import layout
 from gsd.core.ids import phase_key
@@ -28,6 +29,8 @@ from gsd.formats.planning import roadmap, summaryread
 from gsd.io.plans import approvals, summaries
 from gsd.io.plans.phases import Phase
 from gsd.io.plans.project import Project
+from gsd.io.plans.sources import WorkingTree
+from gsd.run.derivecache import DeriveCache, Summary
 from gsd.run.statetext import (
     PAUSED,
     Blocker,
@@ -59,8 +62,10 @@ class Change:
 # ----------------------------------------------------------------------------- facts
 
 
-def gather(project: Project) -> Facts:
-    """Every phase's plans as the files in the checkout say they stand."""
+def gather(project: Project, cache: DeriveCache | None = None) -> Facts:
+    """Every phase's plans as the files in the checkout say they stand; with `cache`
+    (execute-phase's, `gsd.run.derivecache`), a phase folder's plans and a SUMMARY's
+    facts are taken from it while their files are as they were."""
     events, errors, warnings = errorlog.read_logs(project.planning)
     road = project.planning / layout.ROADMAP_FILE
     road_text = load_text(road) if road.is_file() else ""
@@ -69,15 +74,21 @@ def gather(project: Project) -> Facts:
     failures_of = errorlog.by_plan(errors)
     titles = roadmap.phase_titles(road_text)
     phases = []
+    whole = summaries.TaskSummaries(project.root)  # one `git log`, not one per phase
     for phase in project.phases():
-        graph = project.phase_graph(phase)
-        find = summaries.finder(phase.path)
-        plans = []
-        for plan_id, plan in graph.plans.items():
-            mine = by_plan.get(plan_id, [])
-            facts = _plan_facts(project, find(plan.id), plan, mine, failures_of(plan_id))
-            days.add(facts.day)
-            plans.append(facts)
+        find = summaries.finder(phase.path, whole)
+
+        def facts_of(key: str, plan: Plan | Listed, found: Path | None) -> PlanFacts:
+            mine = by_plan.get(key, [])
+            return _plan_facts(project, found, plan, mine, failures_of(key), cache)
+
+        plans = _kept_plans(project, phase, find, facts_of, cache)
+        if plans is None:
+            graph = project.phase_graph(phase)
+            plans = [facts_of(key, plan, find(plan.id)) for key, plan in graph.plans.items()]
+            if cache is not None:
+                _keep_plans(project, phase, graph.plans, cache)
+        days.update(facts.day for facts in plans)
         key = phase_key(phase.number.strip())
         title = (titles.get(key) if key is not None else None) or _title(phase)
         phases.append(PhaseFacts(phase, title, tuple(plans)))
@@ -87,6 +98,57 @@ def gather(project: Project) -> Facts:
     # `Phase: 10 of 6` where folders or a collapsed milestone skip numbers: never N > M
     count = max([len(listed), *(key[0] for key in listed)])
     return Facts(tuple(phases), last, tuple(warnings), count)
+
+
+class Listed(NamedTuple):
+    """A plan as the cache keeps it: what a done plan's facts need of it."""
+
+    id: str
+    path: str
+    tasks: int
+
+
+def _plan_files(project: Project, phase: Phase) -> tuple[str, list[str]] | None:
+    """The phase folder (repo-relative) and its plan files, as `phase_plans` lists them;
+    None where the cache does not apply (plans read from git, or a folder elsewhere)."""
+    if not isinstance(project.source, WorkingTree):
+        return None
+    try:
+        rel = phase.path.relative_to(project.root).as_posix()
+    except ValueError:
+        return None
+    return rel, list(project.plan_files(rel))
+
+
+def _kept_plans(
+    project: Project,
+    phase: Phase,
+    find: Callable[[str], Path | None],
+    facts_of: Callable[[str, Plan | Listed, Path | None], PlanFacts],
+    cache: DeriveCache | None,
+) -> list[PlanFacts] | None:
+    """The phase's plans' facts from the cache's listing, when it holds one for the
+    folder as it is and every plan is done (a plan that is not may have a blocker, which
+    needs the plan itself); else None (the phase graph is read)."""
+    where = _plan_files(project, phase) if cache is not None else None
+    kept = cache.folder(where[0], where[1], project.root) if cache and where else None
+    if kept is None:
+        return None
+    plans = []
+    for key, plan_id, path, tasks in kept:
+        found = find(plan_id)
+        if found is None:
+            return None
+        plans.append(facts_of(key, Listed(plan_id, path, tasks), found))
+    return plans
+
+
+def _keep_plans(project: Project, phase: Phase, graph: dict[str, Plan], cache: DeriveCache) -> None:
+    where = _plan_files(project, phase)
+    plans = [project.plan(path) for path in where[1]] if where else []
+    if where is not None and all(plan.readable for plan in plans):
+        listed = [(key, plan.id, plan.path, len(plan.tasks)) for key, plan in graph.items()]
+        cache.keep_folder(where[0], where[1], project.root, listed)
 
 
 def _events_by_plan(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -103,17 +165,29 @@ def _events_by_plan(events: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 def _plan_facts(
     project: Project,
     found: Path | None,
-    plan: Plan,
+    plan: Plan | Listed,
     events: list[dict[str, Any]],
     errors: list[ErrorRecord],
+    cache: DeriveCache | None = None,
 ) -> PlanFacts:
     where = Path(plan.path)
     path = (where.relative_to(project.root) if where.is_absolute() else where).as_posix()
-    base = PlanFacts(
-        plan.id, path, len(plan.tasks), found is not None, active=bool(events or errors)
-    )
+    tasks = plan.tasks if isinstance(plan, Listed) else len(plan.tasks)
+    base = PlanFacts(plan.id, path, tasks, found is not None, active=bool(events or errors))
     if found is None:
+        assert isinstance(plan, Plan)  # the cache lists done plans only
         return PlanFacts(**{**base.__dict__, "blocker": _blocker(project, plan, events, errors)})
+    day, minutes, files = _summary_facts(project, found, cache)
+    return PlanFacts(**{**base.__dict__, "day": day, "minutes": minutes, "files": files})
+
+
+def _summary_facts(project: Project, found: Path, cache: DeriveCache | None) -> Summary:
+    """(day, minutes, files) of a SUMMARY.md: its `completed` date, `duration` in whole
+    minutes (at least 1), and how many key-files it lists."""
+    rel = found.relative_to(project.root).as_posix() if cache is not None else ""
+    kept = cache.summary(rel, found) if cache is not None else None
+    if kept is not None:
+        return kept
     front = summaryread.load(found)
     key_files = front.get("key-files")
     files = 0
@@ -121,9 +195,10 @@ def _plan_facts(
         files = sum(len(v) for v in key_files.values() if isinstance(v, list))
     seconds = _seconds(str(front.get("duration", "")))
     minutes = None if seconds is None else max(1, round(seconds / 60))
-    return PlanFacts(
-        **{**base.__dict__, "day": _day(front.get("completed")), "minutes": minutes, "files": files}
-    )
+    facts = (_day(front.get("completed")), minutes, files)
+    if cache is not None:
+        cache.keep_summary(rel, found, facts)
+    return facts
 
 
 def _blocker(
@@ -176,9 +251,12 @@ def _day(value: object) -> str | None:
     if value is None:
         return None
     try:
-        return parse_timestamp(str(value)).strftime("%Y-%m-%d")
+        moment = parse_timestamp(str(value))
     except (ValueError, IndexError):
         return None
+    # what strftime("%Y-%m-%d") writes, without its cost (10,000s of events); a year
+    # before 1000 as strftime writes it (the C library's, unpadded here)
+    return moment.date().isoformat() if moment.year >= 1000 else moment.strftime("%Y-%m-%d")
 
 
 def _seconds(text: str) -> float | None:

@@ -105,11 +105,16 @@ class Project:
 
     def folder_plans(self, folder: str) -> list[Plan]:
         """The plans directly in one directory (a phase), in file-name order."""
+        paths = self.plan_files(folder)
+        self.preload(paths)
+        return [self.plan(p) for p in paths]
+
+    def plan_files(self, folder: str) -> list[str]:
+        """The plan files directly in one directory, in file-name order, listed once."""
         paths = self._listings.get(folder)
         if paths is None:
             paths = self._listings[folder] = self.source.plans_in(folder)
-        self.preload(paths)
-        return [self.plan(p) for p in paths]
+        return paths
 
     def siblings(self, path: str) -> list[Plan]:
         """Every plan of the phase directory holding `path` (the phase graph's input)."""

@@ -33,9 +33,10 @@ def find(folder: Path | str, plan_id: str) -> Path | None:
     return finder(folder)(plan_id)
 
 
-def finder(folder: Path | str) -> Callable[[str], Path | None]:
+def finder(folder: Path | str, whole: TaskSummaries | None = None) -> Callable[[str], Path | None]:
     """`find` for the plans of one phase folder, its SUMMARY files looked over (and git
-    asked which a task commit brought) once for them all, when the first is found."""
+    asked which a task commit brought) once for them all, when the first is found; none
+    asked when `whole` (the project's one look) says no task commit brought any."""
     brought: dict[str, str] | None = None
 
     def find_one(plan_id: str) -> Path | None:
@@ -44,10 +45,73 @@ def finder(folder: Path | str) -> Callable[[str], Path | None]:
         if found is None:
             return None
         if brought is None:
-            brought = forged(Path(folder))
+            brought = {} if whole is not None and whole.none_in(Path(folder)) else None
+            brought = forged(Path(folder)) if brought is None else brought
         return _unless_forged(found, plan_id, brought.get(found.name))
 
     return find_one
+
+
+class TaskSummaries:
+    """Whether any task commit (one with a `Gsd-Task` trailer) that HEAD reaches changed a
+    SUMMARY file below the project's root: one `git log` for the whole project, asked
+    when a phase folder first needs it. When none did, no folder's `forged` can name one
+    (its `git log` lists a subset of those commits), and none is asked; when one did, or
+    git cannot say, each folder asks its own as before."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._none: bool | None = None
+
+    def none_in(self, folder: Path) -> bool:
+        """True when `folder` is in the project's repository and no task commit ever
+        changed a SUMMARY file of the project."""
+        if not _same_repository(self.root, folder):
+            return False
+        if self._none is None:
+            self._none = _no_task_summary(self.root)
+        return self._none
+
+
+def _same_repository(root: Path, folder: Path) -> bool:
+    """`folder` is below `root` with no `.git` on the way (no nested repository)."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        return False
+    return not any(
+        os.path.lexists(root.joinpath(*parts[: n + 1], ".git")) for n in range(len(parts))
+    )
+
+
+def _no_task_summary(root: Path) -> bool:
+    """Every commit HEAD reaches (`--full-history`: no side of a merge left out) that
+    changed a `*SUMMARY.md` below `root`, merges aside (they name no file): none a task
+    commit. False when git fails otherwise (each folder then asks its own `git log`)."""
+    done = gitexec.call(
+        [
+            "log",
+            "-z",
+            "--full-history",
+            "--no-merges",
+            "--format=%x1e%(trailers:key=Gsd-Task,valueonly)",
+            "HEAD",
+            "--",
+            "*SUMMARY.md",
+        ],
+        cwd=root,
+        read_only=True,
+    )
+    if done.status != 0:  # none when there is no commit yet (each folder's fails the same)
+        return _unborn(root)
+    return not any(record.replace("\0", "").strip() for record in done.stdout.split("\x1e")[1:])
+
+
+def _unborn(root: Path) -> bool:
+    """The repository has no commit yet (`rev-parse --verify --quiet` says so with status
+    1 and nothing else): every `git log HEAD` there fails, `_task_brought` finds none."""
+    done = gitexec.call(["rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, read_only=True)
+    return done.status == 1 and not done.stdout.strip()
 
 
 def _unless_forged(found: Path, plan_id: str, commit: str | None) -> Path | None:
