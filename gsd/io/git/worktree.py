@@ -3,7 +3,18 @@
 (`gsd.io.statedir`: the user's state folder unless configured; never under a `.git/`,
 where Claude Code refuses every edit). The user's checkout is never an agent's working
 directory; these worktrees are gsd's own. Older versions kept them under
-`.git/gsd/worktrees/`: those are found (from `git worktree list`) and removed."""
+`.git/gsd/worktrees/`: those are found (from `git worktree list`) and removed.
+
+A large repository's checkout costs seconds to write and to delete, so a plan's folder
+is not deleted when it ends but kept as the repository's one spare checkout (beside its
+folder: `{key}.spare`, its index `{key}.spare.index`; no longer a worktree git knows),
+and the next plan's worktree is added without a checkout and takes it: `git reset
+--hard` then rewrites only the files that differ from the plan's start, and `git clean
+-ffdx` removes everything else, ignored files and nested repositories too. The agent
+sees exactly what a fresh checkout holds (git's index says which files are unchanged
+from their size, times and inode, the change time included; only gsd's git writes that
+index). Anything unusual (no spare, a gitlink, a step that fails) falls back to the
+full checkout."""
 
 from __future__ import annotations
 
@@ -17,6 +28,7 @@ from pathlib import Path
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, InputError
+from gsd.io.git import hookjail
 from gsd.io.git.branches import Branches
 from gsd.io.git.recovery import OpenCheckpoints
 from gsd.io.git.repo import Git
@@ -86,7 +98,8 @@ class Worktrees:
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                self.branches.add_worktree(where, self.branch(plan_id), start)
+                if not self._take_spare(where, self.branch(plan_id), start):
+                    self.branches.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
         if fresh:  # just checked out: nothing in it but the branch's tip
             return place, []
@@ -102,7 +115,93 @@ class Worktrees:
 
     def _close(self, branch: str) -> None:
         with self._lock:
-            self._remove(self._folder_of(branch))
+            where = self._folder_of(branch)
+            if not self._park(where):
+                self._remove(where)
+
+    # -- the spare checkout ------------------------------------------------------------
+
+    def _spare(self) -> tuple[Path, Path] | None:
+        """The repository's spare checkout and its index (None: no folder known)."""
+        if self.folder is None:
+            return None
+        return self.folder.with_name(f"{self.folder.name}.spare"), self.folder.with_name(
+            f"{self.folder.name}.spare.index"
+        )
+
+    def _park(self, where: Path) -> bool:
+        """Keep a plan's worktree folder as the spare checkout: its index moved out of
+        git's entry for it, its `.git` file removed, the folder renamed, git's entry
+        pruned. False (nothing moved, or the folder no longer a worktree) when there is
+        a spare already or this cannot be: the caller removes the worktree."""
+        spare = self._spare()
+        if spare is None or os.path.lexists(spare[0]) or not (where / ".git").is_file():
+            return False
+        admin = _admin_dir(where)
+        if admin is None or not (admin / "index").is_file():
+            return False
+        try:
+            os.replace(admin / "index", spare[1])
+            (where / ".git").unlink()
+            os.replace(where, spare[0])
+        except OSError:
+            return False
+        self.branches.prune_worktrees()
+        with contextlib.suppress(OSError):  # another plan's worktree is still in it
+            where.parent.rmdir()
+        return True
+
+    def _take_spare(self, where: Path, branch: str, start: str) -> bool:
+        """The plan's worktree made from the spare checkout, at its branch's tip exactly
+        as a fresh checkout would be: added without a checkout, the spare's files and
+        index moved in, tracked files reset and every other file removed. False when
+        there is no spare (or it cannot be used: it is then discarded)."""
+        spare = self._spare()
+        if spare is None or not (spare[0].is_dir() and spare[1].is_file()):
+            return False
+        if self._post_checkout(where):
+            return False  # a fresh checkout runs it: the spare would not
+        try:
+            self.branches.add_worktree(where, branch, start, checkout=False)
+            admin = _admin_dir(where)
+            if admin is None:
+                raise OSError("no git folder for the new worktree")
+            os.replace(where / ".git", spare[0] / ".git")
+            where.rmdir()
+            os.replace(spare[0], where)
+            os.replace(spare[1], admin / "index")
+            place = Git(where)
+            # the index's times are trusted as git trusts them by default, whatever the
+            # repository's config: a file changed since has another change time
+            trusted = ("core.trustctime=true", "-c", "core.checkStat=default")
+            place.git("-c", *trusted, "reset", "--hard", "-q", "HEAD")
+            place.git("clean", "-ffdxq")
+            if any(line.startswith("160000") for line in place.out("ls-files", "-s").split("\n")):
+                raise OSError("a gitlink: its folder's files are not reset")
+        except (OSError, GsdError):
+            self._discard(where, spare)
+            return False
+        return True
+
+    def _post_checkout(self, where: Path) -> bool:
+        """Whether the user has a post-checkout hook git would run in `where`."""
+        known = hookjail.user_has_hook("post-checkout", where)
+        if known is not None:  # a run's jail knows where the hooks are
+            return known
+        value = self.git.out("config", "--get", "core.hooksPath", ok=(0, 1)).strip()
+        hooks = Path(hookjail.user_hooks_path(value, self.git.common_dir, Path.home()))
+        return os.access(
+            (hooks if hooks.is_absolute() else where / hooks) / "post-checkout", os.X_OK
+        )
+
+    def _discard(self, where: Path, spare: tuple[Path, Path]) -> None:
+        """A spare that could not be used, and the worktree made from it, removed."""
+        self._remove(where)
+        self.branches.prune_worktrees()
+        shutil.rmtree(spare[0], ignore_errors=True)
+        with contextlib.suppress(OSError):
+            spare[1].unlink()
+        where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def _remove(self, where: Path) -> None:
         """Remove a worktree of gsd's: its folder and git's entry for it (under
@@ -227,3 +326,14 @@ _GSD_MERGE = re.compile(r"Merge branch 'gsd/[^']+': plan \S+ complete")
 
 def _name_of(branches: dict[str, str], sha: str) -> str:
     return next(name for name, tip in branches.items() if tip == sha)
+
+
+def _admin_dir(where: Path) -> Path | None:
+    """A linked worktree's own git folder, from its `.git` file (None: not one)."""
+    try:
+        text = (where / ".git").read_text(errors="replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    return where / text.removeprefix("gitdir: ").strip()
