@@ -228,7 +228,8 @@ class Journal:
         ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
         for source in sorted(kept.rglob("*")) if ours else []:
             target = source.relative_to(kept).as_posix()
-            if may_write(target):
+            # only a RESULT.txt is ever written (`_replace`): its folders are not asked about
+            if _RESULT_FILE.fullmatch(target) and may_write(target):
                 self.replaced += self._replace(target, self.git.root)
         return [*self.flushed, *self.replaced]
 
