@@ -143,6 +143,27 @@ def test_a_spare_without_its_index_is_not_used(repo: Path) -> None:
     place, _ = trees.open("01-02", base)
     assert not (place.root / "stale.txt").exists()
     assert git(place.root, "status", "--porcelain", "--ignored") == ""
+    assert not spare.exists()  # the half a killed run left is gone
+
+
+def test_a_worktree_killed_before_the_spare_moved_in_is_reset_on_resume(repo: Path) -> None:
+    """Killed between the spare's index moved in and its files: the worktree git knows
+    has the index and no files; the resume puts the plan's start back in full."""
+    trees = worktrees(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    trees.open("01-01", base)
+    trees.close("01-01")
+    spare = trees.folder.with_name(f"{trees.folder.name}.spare")  # type: ignore[union-attr]
+    where = trees.path("01-02")
+    where.parent.mkdir(parents=True)
+    git(repo, "worktree", "add", "-q", "--no-checkout", "-b", "gsd/01-02", str(where), base)
+    admin = Path(git(where, "rev-parse", "--absolute-git-dir").strip())
+    os.replace(spare.with_name(spare.name + ".index"), admin / "index")
+    place, _ = trees.open("01-02", base)
+    files, _ = fresh_checkout(repo, base, repo.parent / "fresh")
+    assert files_of(place.root) == files
+    trees.open("01-03", base)  # the spare's files, without their index: not used
+    assert not spare.exists()
 
 
 def test_a_spare_is_not_used_when_the_user_has_a_post_checkout_hook(repo: Path) -> None:

@@ -153,11 +153,16 @@ class Worktrees:
 
     def _take_spare(self, where: Path, branch: str, start: str) -> bool:
         """The plan's worktree made from the spare checkout, at its branch's tip exactly
-        as a fresh checkout would be: added without a checkout, the spare's files and
-        index moved in, tracked files reset and every other file removed. False when
-        there is no spare (or it cannot be used: it is then discarded)."""
+        as a fresh checkout would be: added without a checkout, the spare's index then
+        its files moved in, tracked files reset and every other file removed. False when
+        there is no spare (or it cannot be used: it is then discarded). Killed at any
+        step, what is left is a worktree a resume resets, or a half spare, discarded."""
         spare = self._spare()
-        if spare is None or not (spare[0].is_dir() and spare[1].is_file()):
+        if spare is None:
+            return False
+        tree, index = spare
+        if not (tree.is_dir() and not tree.is_symlink() and index.is_file()):
+            _drop(tree, index)  # a half of one a killed run left, or none
             return False
         if self._post_checkout(where):
             return False  # a fresh checkout runs it: the spare would not
@@ -166,10 +171,10 @@ class Worktrees:
             admin = _admin_dir(where)
             if admin is None:
                 raise OSError("no git folder for the new worktree")
-            os.replace(where / ".git", spare[0] / ".git")
+            os.replace(index, admin / "index")
+            os.replace(where / ".git", tree / ".git")
             where.rmdir()
-            os.replace(spare[0], where)
-            os.replace(spare[1], admin / "index")
+            os.replace(tree, where)
             place = Git(where)
             # the index's times are trusted as git trusts them by default, whatever the
             # repository's config: a file changed since has another change time
@@ -179,7 +184,10 @@ class Worktrees:
             if any(line.startswith("160000") for line in place.out("ls-files", "-s").split("\n")):
                 raise OSError("a gitlink: its folder's files are not reset")
         except (OSError, GsdError):
-            self._discard(where, spare)
+            self._remove(where)
+            self.branches.prune_worktrees()
+            _drop(tree, index)
+            where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             return False
         return True
 
@@ -193,15 +201,6 @@ class Worktrees:
         return os.access(
             (hooks if hooks.is_absolute() else where / hooks) / "post-checkout", os.X_OK
         )
-
-    def _discard(self, where: Path, spare: tuple[Path, Path]) -> None:
-        """A spare that could not be used, and the worktree made from it, removed."""
-        self._remove(where)
-        self.branches.prune_worktrees()
-        shutil.rmtree(spare[0], ignore_errors=True)
-        with contextlib.suppress(OSError):
-            spare[1].unlink()
-        where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def _remove(self, where: Path) -> None:
         """Remove a worktree of gsd's: its folder and git's entry for it (under
@@ -337,3 +336,12 @@ def _admin_dir(where: Path) -> Path | None:
     if not text.startswith("gitdir: "):
         return None
     return where / text.removeprefix("gitdir: ").strip()
+
+
+def _drop(tree: Path, index: Path) -> None:
+    """A spare checkout's folder and index removed (either may be missing)."""
+    if tree.is_symlink() or tree.is_file():
+        tree.unlink()
+    shutil.rmtree(tree, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        index.unlink()
