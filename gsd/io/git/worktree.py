@@ -181,7 +181,7 @@ class Worktrees:
             trusted = ("core.trustctime=true", "-c", "core.checkStat=default")
             place.git("-c", *trusted, "reset", "--hard", "-q", "HEAD")
             place.git("clean", "-ffdxq")
-            if any(line.startswith("160000") for line in place.out("ls-files", "-s").split("\n")):
+            if "\n160000 " in "\n" + place.out("ls-files", "-s"):  # `MODE SHA STAGE\tPATH`
                 raise OSError("a gitlink: its folder's files are not reset")
         except (OSError, GsdError):
             self._remove(where)
