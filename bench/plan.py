@@ -167,8 +167,8 @@ def measure_size(tmp: Path, files: int, runs: int, say: Say) -> dict[str, list[f
 
 def bench_plan(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, float]:
     say("== plan: one 1-task plan, whole `gsd execute-phase 1`, against a git script ==")
-    sizes = [100, 2_000] if quick else [100, 20_000]
-    runs = 2 if quick else 5
+    sizes = [100, 1_000] if quick else [100, 20_000]
+    runs = 1 if quick else 5
     results: dict[str, float] = {}
     rows = []
     with git_environment(tmp / "plan-home"):

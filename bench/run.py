@@ -573,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
                 "x",
                 plan.RATIO_TARGET if n == 20_000 else math.inf,
             )
-            for n in (100, 2_000, 20_000)
+            for n in (100, 1_000, 20_000)
         ],
     ]
     rows = [
