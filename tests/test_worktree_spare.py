@@ -193,3 +193,23 @@ def test_a_gitlink_makes_the_spare_be_discarded(repo: Path) -> None:
     place, _ = trees.open("01-02", start)
     assert not (place.root / "sub" / "junk").exists()
     assert not spare.exists() and not spare.with_name(spare.name + ".index").exists()
+
+
+def test_a_worktree_whose_git_file_an_agent_rewrote_is_removed_not_kept(repo: Path) -> None:
+    """The `.git` file is in the agent's folder: one naming the user's git folder (or
+    another worktree's) must never make gsd move that folder's index."""
+    trees = worktrees(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    other, _ = trees.open("01-02", base)
+    other_admin = Path(git(other.root, "rev-parse", "--absolute-git-dir").strip())
+    spare = trees.folder.with_name(f"{trees.folder.name}.spare")  # type: ignore[union-attr]
+    for target in (repo / ".git", other_admin):
+        place, _ = trees.open("01-01", base)
+        index = target / "index"
+        before = index.read_bytes()
+        (place.root / ".git").write_text(f"gitdir: {target}\n")
+        trees.close("01-01")
+        assert index.read_bytes() == before
+        assert not spare.exists() and not place.root.exists()
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 2  # 01-02's
+    assert git(repo, "status", "--porcelain") == ""

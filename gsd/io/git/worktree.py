@@ -137,7 +137,7 @@ class Worktrees:
         spare = self._spare()
         if spare is None or os.path.lexists(spare[0]) or not (where / ".git").is_file():
             return False
-        admin = _admin_dir(where)
+        admin = _admin_dir(where, self.git.common_dir)
         if admin is None or not (admin / "index").is_file():
             return False
         try:
@@ -168,7 +168,7 @@ class Worktrees:
             return False  # a fresh checkout runs it: the spare would not
         try:
             self.branches.add_worktree(where, branch, start, checkout=False)
-            admin = _admin_dir(where)
+            admin = _admin_dir(where, self.git.common_dir)
             if admin is None:
                 raise OSError("no git folder for the new worktree")
             os.replace(index, admin / "index")
@@ -327,15 +327,25 @@ def _name_of(branches: dict[str, str], sha: str) -> str:
     return next(name for name, tip in branches.items() if tip == sha)
 
 
-def _admin_dir(where: Path) -> Path | None:
-    """A linked worktree's own git folder, from its `.git` file (None: not one)."""
+def _admin_dir(where: Path, common_dir: Path) -> Path | None:
+    """A linked worktree's own git folder, from its `.git` file, when git's entry there
+    names this worktree back (None: not so). The `.git` file is in the agent's folder:
+    an agent may have rewritten it to name another worktree's folder, or the user's."""
+    dot_git = where / ".git"
     try:
-        text = (where / ".git").read_text(errors="replace")
+        text = dot_git.read_text(errors="replace") if not dot_git.is_symlink() else ""
     except OSError:
         return None
     if not text.startswith("gitdir: "):
         return None
-    return where / text.removeprefix("gitdir: ").strip()
+    admin = Path(os.path.realpath(where / text.removeprefix("gitdir: ").strip()))
+    if admin.parent != Path(os.path.realpath(common_dir / "worktrees")):
+        return None
+    try:  # git's own record of the worktree's `.git`, which no agent writes
+        back = (admin / "gitdir").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return admin if os.path.realpath(back) == os.path.realpath(dot_git) else None
 
 
 def _drop(tree: Path, index: Path) -> None:
