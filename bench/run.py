@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (what `make bench` runs)
     .venv/bin/python bench/run.py --quick    # smoke test: fewer runs, smaller trees
-    .venv/bin/python bench/run.py --only hook|bulk|task|wave|starts|state|agents|files
+    .venv/bin/python bench/run.py --only hook|bulk|task|wave|starts|state|agents|files|plan
     .venv/bin/python bench/run.py --profile  # also cProfile validate() on the largest tree
 
 hook:  `gsd validate PLAN` (one plan, the git-hook case) against `<python> -c pass`.
@@ -23,6 +23,8 @@ state: `gsd sync --check` on 200 and 1,000 done plans, and `gsd sync` after one 
        `gsd execute-phase` of a new 1-task plan in those projects (bench/statemerge.py).
 files: one task whose agent creates 10,000 and 30,000 files, gsd's own cost against a
        plain `git add -A && git commit` of them (bench/manyfiles.py).
+plan:  the whole `gsd execute-phase 1` of a 1-task plan in repositories of 100 and 20,000
+       files against a git script of the same steps, no worktree (bench/plan.py).
 
 Every command is started with subprocess.run and an argv list (never a shell), and
 timed with time.perf_counter around it; subject and floors alternate run by run (task
@@ -57,6 +59,7 @@ import agent_collections  # noqa: E402
 import generate  # noqa: E402
 import manyfiles  # noqa: E402
 import parallel  # noqa: E402
+import plan  # noqa: E402
 import starts  # noqa: E402
 import state  # noqa: E402
 import task  # noqa: E402
@@ -466,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer runs and smaller trees")
     parser.add_argument(
         "--only",
-        choices=["hook", "bulk", "task", "wave", "starts", "state", "agents", "files"],
+        choices=["hook", "bulk", "task", "wave", "starts", "state", "agents", "files", "plan"],
         help="run one benchmark",
     )
     parser.add_argument(
@@ -512,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(state.bench_state(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "files"):
                 results.update(manyfiles.bench_files(tmp, quick=args.quick, say=say, table=table))
+            if args.only in (None, "plan"):
+                results.update(plan.bench_plan(tmp, quick=args.quick, say=say, table=table))
         except (GsdFailed, task.TaskFailed, starts.StartFailed, state.StateFailed) as exc:
             say(f"bench: gsd failed: {exc}")
             return 1
@@ -574,6 +579,15 @@ def main(argv: list[str] | None = None) -> int:
                 manyfiles.RATIO_TARGET if n == 30_000 else math.inf,
             )
             for n in (500, 10_000, 30_000)
+        ],
+        *[
+            (
+                f"plan_ratio_{n}",
+                f"plan: gsd execute-phase, 1-task plan / git script, {n:,} files",
+                "x",
+                plan.RATIO_TARGET if n == 20_000 else math.inf,
+            )
+            for n in (100, 1_000, 20_000)
         ],
     ]
     rows = [

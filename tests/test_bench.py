@@ -29,6 +29,7 @@ def test_every_benchmark_runs_in_its_quick_form() -> None:
         "== state",
         "== agents",
         "== files",
+        "== plan",
         "== summary ==",
     ):
         assert part in done.stdout

@@ -229,7 +229,8 @@ class Journal:
         ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
         for source in sorted(kept.rglob("*")) if ours else []:
             target = source.relative_to(kept).as_posix()
-            if may_write(target):
+            # only a RESULT.txt is ever written (`_replace`): its folders are not asked about
+            if _RESULT_FILE.fullmatch(target) and may_write(target):
                 self.replaced += self._replace(target, self.git.root)
         return [*self.flushed, *self.replaced]
 
@@ -269,6 +270,7 @@ class Books:
         self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
         self._left: set[str] = set()  # files left alone (warned about once)
         self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
+        self._looked: list[str] | None = None  # the files that look was at (None: all)
         self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
         self._cache: DeriveCache | None = None  # what `derive` read, kept between runs
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's,
@@ -288,7 +290,8 @@ class Books:
     def _editable(self, rel: str) -> bool:
         if not self.commit_docs or rel in self.written:
             return True
-        dirty = self._dirty if self._dirty is not None else self.git.dirty_among([rel])
+        seen = self._dirty is not None and (self._looked is None or rel in self._looked)
+        dirty = self._dirty if seen and self._dirty is not None else self.git.dirty_among([rel])
         if rel in self._left or rel in dirty:
             if rel not in self._left:
                 self._left.add(rel)
@@ -323,6 +326,17 @@ class Books:
         plans' branches writes. `flush` first puts the journal's log lines in place (the
         failures the blockers come from). Nothing on a plan's own branch (`on_plan_branch`,
         a CI job's `execute-plan`): those files are the user's branch's, derived there."""
+        looked = self.commit_docs and self._dirty is None
+        if looked:  # one look at the files this step may write, not one per file
+            self._looked = self.candidates()
+            self._dirty = self.git.dirty_among(self._looked)
+        try:
+            self._derive(flush)
+        finally:
+            if looked:
+                self._dirty, self._looked = None, None
+
+    def _derive(self, flush: bool) -> None:
         if flush:
             self.written.update(self.journal.flush(self._editable))
         if self.on_plan_branch:

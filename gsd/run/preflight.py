@@ -35,7 +35,7 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
     """A repository gsd can work in: a first commit, no merge or rebase half done, and
     (in place only) no uncommitted changes to tracked files, which an agent's rollback
     could not tell from its own. Plans run in worktrees leave the user's files alone."""
-    status = git.status()
+    status = git.status() if in_place else git.branch_status()
     if status.head is None:
         raise InputError(
             f"the repository has no commits yet: {git.root}", hint="make an initial commit first"
@@ -107,7 +107,7 @@ def uncommitted(git: Git, files: tuple[list[Path], set[Path]]) -> list[tuple[str
     rel = {f: Path(os.path.relpath(f, git.root)).as_posix() for f in paths}
     if not rel:
         return []
-    status = git.status()
+    status = git.status(rel.values())
     listed = git.out(
         "ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD", "--", *rel.values()
     )

@@ -83,15 +83,17 @@ class Branches:
                 found[path] = line[len("branch refs/heads/") :]
         return found
 
-    def add_worktree(self, path: Path, branch: str, start: str) -> None:
+    def add_worktree(self, path: Path, branch: str, start: str, *, checkout: bool = True) -> None:
         """Check `branch` out at `path`; the branch is created at `start` if it is new.
+        Without `checkout`, no file is written and no index made (`--no-checkout`).
         Not beside another `add_worktree`: git reads the other worktrees' folders."""
+        quiet = ("-q",) if checkout else ("-q", "--no-checkout")
         if self.branch_tip(branch) is None:
             if SHA_RE.fullmatch(start):
                 self.git.ledger.wrote(f"refs/heads/{branch}", start)
-            self.git.git("worktree", "add", "-q", "-b", branch, str(path), start)
+            self.git.git("worktree", "add", *quiet, "-b", branch, str(path), start)
         else:
-            self.git.git("worktree", "add", "-q", str(path), branch)
+            self.git.git("worktree", "add", *quiet, str(path), branch)
 
     def remove_worktree(self, path: Path) -> None:
         """Remove a linked worktree and its folder (a missing one is not an error)."""

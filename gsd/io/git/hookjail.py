@@ -87,6 +87,11 @@ class Jail:
                 self._shims[checkout] = found
             return found
 
+    def has(self, name: str, checkout: Path) -> bool:
+        """Whether the user has the hook `name` that git would run in `checkout`."""
+        hooks = Path(self._hooks_path)
+        return os.access((hooks if hooks.is_absolute() else checkout / hooks) / name, os.X_OK)
+
     def _make(self, checkout: Path, number: int) -> Path:
         from gsd.io.confine import sandbox
         from gsd.io.confine.limits import warden_spec
@@ -174,6 +179,13 @@ def config_args(cwd: Path) -> tuple[str, ...]:
     if jail is None:
         return ()
     return ("-c", f"core.hooksPath={jail.shims(Path(cwd))}")
+
+
+def user_has_hook(name: str, checkout: Path) -> bool | None:
+    """Whether the user has the hook `name` for `checkout` (None: no run is confined,
+    so gsd does not know where the user's hooks are)."""
+    jail = _ACTIVE
+    return None if jail is None else jail.has(name, checkout)
 
 
 @contextlib.contextmanager

@@ -162,12 +162,24 @@ class Git:
         ref = self.out("symbolic-ref", "-q", "HEAD", ok=(0, 1)).strip()
         return ref.removeprefix("refs/heads/") or None
 
-    def status(self) -> Status:
-        """HEAD, branch, tracked changes and untracked files in one pass over the tree."""
-        status = parse_status(self.out(*STATUS))
+    def status(self, paths: Iterable[str] | None = None) -> Status:
+        """HEAD, branch, tracked changes and untracked files in one pass over the tree;
+        with `paths`, the changes and untracked files among those paths alone."""
+        specs = () if paths is None else ("--", *(literal(p) for p in paths))
+        status = parse_status(self.out(*STATUS, *specs))
         if status.head is not None:
             self._hash_size = len(status.head) // 2  # SHA-1 or SHA-256: the index reader needs it
         return status
+
+    def branch_status(self) -> Status:
+        """HEAD and branch as `status` gives them, without a look at the files (changed
+        and untracked empty): two small questions, not a pass over a large tree."""
+        head = self.head()
+        if head is not None:
+            self._hash_size = len(head) // 2
+        return Status(
+            head=head, branch=self.current_branch(), changed=frozenset(), untracked=frozenset()
+        )
 
     def untracked_files(self) -> set[str]:
         """Untracked, non-ignored files (a nested repository shows as "dir/")."""

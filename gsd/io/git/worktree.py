@@ -3,7 +3,18 @@
 (`gsd.io.statedir`: the user's state folder unless configured; never under a `.git/`,
 where Claude Code refuses every edit). The user's checkout is never an agent's working
 directory; these worktrees are gsd's own. Older versions kept them under
-`.git/gsd/worktrees/`: those are found (from `git worktree list`) and removed."""
+`.git/gsd/worktrees/`: those are found (from `git worktree list`) and removed.
+
+A large repository's checkout costs seconds to write and to delete, so a plan's folder
+is not deleted when it ends but kept as the repository's one spare checkout (beside its
+folder: `{key}.spare`, its index `{key}.spare.index`; no longer a worktree git knows),
+and the next plan's worktree is added without a checkout and takes it: `git reset
+--hard` then rewrites only the files that differ from the plan's start, and `git clean
+-ffdx` removes everything else, ignored files and nested repositories too. The agent
+sees exactly what a fresh checkout holds (git's index says which files are unchanged
+from their size, times and inode, the change time included; only gsd's git writes that
+index). Anything unusual (no spare, a gitlink, a step that fails) falls back to the
+full checkout."""
 
 from __future__ import annotations
 
@@ -17,6 +28,7 @@ from pathlib import Path
 
 from gsd.core import layout
 from gsd.core.errors import GsdError, InputError
+from gsd.io.git import hookjail
 from gsd.io.git.branches import Branches
 from gsd.io.git.recovery import OpenCheckpoints
 from gsd.io.git.repo import Git
@@ -86,7 +98,8 @@ class Worktrees:
                 if where.exists():  # a folder git no longer knows: ours, and stale
                     shutil.rmtree(where)
                 where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                self.branches.add_worktree(where, self.branch(plan_id), start)
+                if not self._take_spare(where, self.branch(plan_id), start):
+                    self.branches.add_worktree(where, self.branch(plan_id), start)
         place = Git(where)
         if fresh:  # just checked out: nothing in it but the branch's tip
             return place, []
@@ -102,7 +115,92 @@ class Worktrees:
 
     def _close(self, branch: str) -> None:
         with self._lock:
-            self._remove(self._folder_of(branch))
+            where = self._folder_of(branch)
+            if not self._park(where):
+                self._remove(where)
+
+    # -- the spare checkout ------------------------------------------------------------
+
+    def _spare(self) -> tuple[Path, Path] | None:
+        """The repository's spare checkout and its index (None: no folder known)."""
+        if self.folder is None:
+            return None
+        return self.folder.with_name(f"{self.folder.name}.spare"), self.folder.with_name(
+            f"{self.folder.name}.spare.index"
+        )
+
+    def _park(self, where: Path) -> bool:
+        """Keep a plan's worktree folder as the spare checkout: its index moved out of
+        git's entry for it, its `.git` file removed, the folder renamed, git's entry
+        pruned. False (nothing moved, or the folder no longer a worktree) when there is
+        a spare already or this cannot be: the caller removes the worktree."""
+        spare = self._spare()
+        if spare is None or os.path.lexists(spare[0]) or not (where / ".git").is_file():
+            return False
+        admin = _admin_dir(where, self.git.common_dir)
+        if admin is None or not (admin / "index").is_file():
+            return False
+        try:
+            os.replace(admin / "index", spare[1])
+            (where / ".git").unlink()
+            os.replace(where, spare[0])
+        except OSError:
+            return False
+        self.branches.prune_worktrees()
+        with contextlib.suppress(OSError):  # another plan's worktree is still in it
+            where.parent.rmdir()
+        return True
+
+    def _take_spare(self, where: Path, branch: str, start: str) -> bool:
+        """The plan's worktree made from the spare checkout, at its branch's tip exactly
+        as a fresh checkout would be: added without a checkout, the spare's index then
+        its files moved in, tracked files reset and every other file removed. False when
+        there is no spare (or it cannot be used: it is then discarded). Killed at any
+        step, what is left is a worktree a resume resets, or a half spare, discarded."""
+        spare = self._spare()
+        if spare is None:
+            return False
+        tree, index = spare
+        if not (tree.is_dir() and not tree.is_symlink() and index.is_file()):
+            _drop(tree, index)  # a half of one a killed run left, or none
+            return False
+        if self._post_checkout(where):
+            return False  # a fresh checkout runs it: the spare would not
+        try:
+            self.branches.add_worktree(where, branch, start, checkout=False)
+            admin = _admin_dir(where, self.git.common_dir)
+            if admin is None:
+                raise OSError("no git folder for the new worktree")
+            os.replace(index, admin / "index")
+            os.replace(where / ".git", tree / ".git")
+            where.rmdir()
+            os.replace(tree, where)
+            place = Git(where)
+            # the index's times are trusted as git trusts them by default, whatever the
+            # repository's config: a file changed since has another change time
+            trusted = ("core.trustctime=true", "-c", "core.checkStat=default")
+            place.git("-c", *trusted, "reset", "--hard", "-q", "HEAD")
+            place.git("clean", "-ffdxq")
+            if "\n160000 " in "\n" + place.out("ls-files", "-s"):  # `MODE SHA STAGE\tPATH`
+                raise OSError("a gitlink: its folder's files are not reset")
+        except (OSError, GsdError):
+            self._remove(where)
+            self.branches.prune_worktrees()
+            _drop(tree, index)
+            where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            return False
+        return True
+
+    def _post_checkout(self, where: Path) -> bool:
+        """Whether the user has a post-checkout hook git would run in `where`."""
+        known = hookjail.user_has_hook("post-checkout", where)
+        if known is not None:  # a run's jail knows where the hooks are
+            return known
+        value = self.git.out("config", "--get", "core.hooksPath", ok=(0, 1)).strip()
+        hooks = Path(hookjail.user_hooks_path(value, self.git.common_dir, Path.home()))
+        return os.access(
+            (hooks if hooks.is_absolute() else where / hooks) / "post-checkout", os.X_OK
+        )
 
     def _remove(self, where: Path) -> None:
         """Remove a worktree of gsd's: its folder and git's entry for it (under
@@ -227,3 +325,33 @@ _GSD_MERGE = re.compile(r"Merge branch 'gsd/[^']+': plan \S+ complete")
 
 def _name_of(branches: dict[str, str], sha: str) -> str:
     return next(name for name, tip in branches.items() if tip == sha)
+
+
+def _admin_dir(where: Path, common_dir: Path) -> Path | None:
+    """A linked worktree's own git folder, from its `.git` file, when git's entry there
+    names this worktree back (None: not so). The `.git` file is in the agent's folder:
+    an agent may have rewritten it to name another worktree's folder, or the user's."""
+    dot_git = where / ".git"
+    try:
+        text = dot_git.read_text(errors="replace") if not dot_git.is_symlink() else ""
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    admin = Path(os.path.realpath(where / text.removeprefix("gitdir: ").strip()))
+    if admin.parent != Path(os.path.realpath(common_dir / "worktrees")):
+        return None
+    try:  # git's own record of the worktree's `.git`, which no agent writes
+        back = (admin / "gitdir").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return admin if os.path.realpath(back) == os.path.realpath(dot_git) else None
+
+
+def _drop(tree: Path, index: Path) -> None:
+    """A spare checkout's folder and index removed (either may be missing)."""
+    if tree.is_symlink() or tree.is_file():
+        tree.unlink()
+    shutil.rmtree(tree, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        index.unlink()
