@@ -38,7 +38,9 @@ from gsd.formats import execlog
 
 REPO = Path(__file__).resolve().parent.parent
 GSD = REPO / ".venv" / "bin" / "gsd"
-RATIO_TARGET = 1.3
+RATIO_TARGET = 1.15  # the wave's own wall time / the agents alone (issue 23)
+COMMAND_TARGET = 1.3  # the whole command / the agents alone
+SIZES = (1, 3, 10, 30)
 SLEEP_S = 1.0
 PARALLEL = 3
 
@@ -146,7 +148,7 @@ def run_floor(root: Path, plans: int, script: Path) -> float:
 
 def bench_wave(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, float]:
     say("== wave: plans of one wave side by side (agents sleep 1 s) ==")
-    sizes = [3] if quick else [1, 3, 9]
+    sizes = [3] if quick else list(SIZES)
     rounds = 1 if quick else 3
     script = tmp / "wave-agent.sh"
     script.write_text(AGENT_SH.format(sleep=SLEEP_S))

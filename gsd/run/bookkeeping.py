@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class Journal:
         self.phase_events = Path(self.side).name.startswith(layout.PHASE_LOG_PREFIX)
         self.flushed: dict[str, bytes] = {}  # what the last flush appended, by target
         self.replaced: list[str] = []  # the whole files it put in place
+        self.lock = threading.RLock()  # a wave's threads append while a merge flushes
+        self.running: set[str] = set()  # plans under way in a worktree: `running`
 
     def path(self, name: str) -> Path:
         return self._own(self.folder / name)
@@ -88,6 +91,12 @@ class Journal:
             path.unlink()
         return path
 
+    def run_plan(self, plan_id: str, *, now: bool) -> None:
+        """A plan under way in its worktree (`now`), or over: until then its own lines and
+        RESULT file are its thread's, left alone by a merge's flush of another plan."""
+        with self.lock:
+            (self.running.add if now else self.running.discard)(plan_id)
+
     def plan_log(self, plan_id: str) -> str:
         """The repository path of a plan's log."""
         return layout.plan_log(Path(self.planning_rel), plan_id).as_posix()
@@ -105,7 +114,8 @@ class Journal:
         """An event of the run (not of one plan's tasks): to `side`."""
         if kind in execlog.PHASE_EVENTS and not self.phase_events:
             return  # a plan's branch: no plan owns these
-        execlog.append(self.path(_SIDE), execlog.event(kind, **fields))
+        with self.lock:
+            execlog.append(self.path(_SIDE), execlog.event(kind, **fields))
 
     def plan_event(self, plan_id: str, kind: str, **fields: object) -> None:
         """An event of one plan's run: to its log, with its task commits."""
@@ -113,18 +123,17 @@ class Journal:
 
     def error(self, phase: str, plan_id: str, kind: str, details: str, where: str) -> None:
         """A failure that is no task's attempt (a merge), in the run's side log."""
-        errorlog.append(
-            self.errors,
-            errorlog.ErrorRecord(
-                phase=phase,
-                plan=split_plan_id(plan_id)[1],
-                task="-",
-                specialist="gsd",
-                error_type=kind,
-                details=details,
-                git_state=where,
-            ),
+        record = errorlog.ErrorRecord(
+            phase=phase,
+            plan=split_plan_id(plan_id)[1],
+            task="-",
+            specialist="gsd",
+            error_type=kind,
+            details=details,
+            git_state=where,
         )
+        with self.lock:
+            errorlog.append(self.errors, record)
 
     def keep_output(self, target: str, output: Path) -> None:
         """The raw output of an agent run, for `target` (a phase's `NN-MM-RESULT.txt`,
@@ -145,11 +154,11 @@ class Journal:
         return sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
 
     def _plans(self) -> list[str]:
-        """The plans whose own lines the journal holds."""
+        """The plans whose own lines the journal holds (those `running`: theirs still)."""
         folder = self.folder / _PLANS
         if not folder.is_dir() or folder.is_symlink():
             return []
-        return sorted(p.stem for p in folder.glob("*.jsonl"))
+        return sorted(p.stem for p in folder.glob("*.jsonl") if p.stem not in self.running)
 
     def targets(self) -> list[str]:
         """Every log the next `flush` may append to."""
@@ -167,7 +176,8 @@ class Journal:
         source = self.plan_errors(plan_id)
         data = _whole_lines(_read_own(source))
         if data and self.side != self.plan_log(plan_id):
-            append_line(self.path(_SIDE), data)
+            with self.lock:
+                append_line(self.path(_SIDE), data)
         elif data:
             return  # the side is this plan's own log: flushed from here
         source.unlink(missing_ok=True)
@@ -208,29 +218,31 @@ class Journal:
         own logs when they run in place) to the files in .planning/, and put the whole
         files it keeps in place; return the paths written. A target `may_write` refuses
         (the user changed it and has not committed) keeps its lines here for later."""
-        self.flushed, self.replaced = {}, []
-        if not self.in_place:
-            for plan_id in self._plans():  # a killed run's leftovers: not on any branch
-                self.hand_over(plan_id)
-        sources = [(self.side, self.path(_SIDE))]
-        for plan_id in self._plans():  # in place (or the side is the plan's own log)
-            sources.append((self.plan_log(plan_id), self.plan_errors(plan_id)))
-        for target, source in sources:
-            if not may_write(target):
-                continue
-            data = _whole_lines(_read_own(source))
-            if data:  # the same locked append as every log line (files.append_line)
-                self.appends.note(target, data)
-                append_line(self.git.root / target, data)
-                self.flushed[target] = self.flushed.get(target, b"") + data
-            source.unlink(missing_ok=True)
-        kept = self.folder / "files"
-        ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
-        for source in sorted(kept.rglob("*")) if ours else []:
-            target = source.relative_to(kept).as_posix()
-            if may_write(target):
-                self.replaced += self._replace(target, self.git.root)
-        return [*self.flushed, *self.replaced]
+        with self.lock:
+            self.flushed, self.replaced = {}, []
+            if not self.in_place:
+                for plan_id in self._plans():  # a killed run's leftovers: not on any branch
+                    self.hand_over(plan_id)
+            sources = [(self.side, self.path(_SIDE))]
+            for plan_id in self._plans():  # in place (or the side is the plan's own log)
+                sources.append((self.plan_log(plan_id), self.plan_errors(plan_id)))
+            for target, source in sources:
+                if not may_write(target):
+                    continue
+                data = _whole_lines(_read_own(source))
+                if data:  # the same locked append as every log line (files.append_line)
+                    self.appends.note(target, data)
+                    append_line(self.git.root / target, data)
+                    self.flushed[target] = self.flushed.get(target, b"") + data
+                source.unlink(missing_ok=True)
+            kept = self.folder / "files"
+            ours = kept.is_dir() and not (kept.is_symlink() or self.folder.is_symlink())
+            theirs = {f"{plan_id}-RESULT.txt" for plan_id in self.running}
+            for source in sorted(kept.rglob("*")) if ours else []:
+                target = source.relative_to(kept).as_posix()
+                if may_write(target) and source.name not in theirs:
+                    self.replaced += self._replace(target, self.git.root)
+            return [*self.flushed, *self.replaced]
 
     @property
     def appends(self) -> Appends:
@@ -247,7 +259,8 @@ class Journal:
         for target, data in self.flushed.items():
             plan_id = Path(target).stem
             own = target == self.plan_log(plan_id) and target != self.side
-            append_line(self.plan_errors(plan_id) if own else self.path(_SIDE), data)
+            with self.lock:
+                append_line(self.plan_errors(plan_id) if own else self.path(_SIDE), data)
         self.flushed = {}
         self.settled()  # the undone commit took the files back to what git has
 
