@@ -14,6 +14,7 @@ the merges run on the main thread beside them.
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import threading
@@ -78,6 +79,11 @@ def child(argv: list[str]) -> None:
             raise
     finally:
         totals["whole command (in process)"] = [time.perf_counter() - began]
+        own, children = (
+            resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        totals["CPU: gsd's own process"] = [own.ru_utime + own.ru_stime]
+        totals["CPU: the programs it started"] = [children.ru_utime + children.ru_stime]
         out.write_text(json.dumps(totals))
 
 

@@ -11,6 +11,7 @@ at a time or in a plan's own worktree, and the merges are the main thread's alon
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,6 +27,7 @@ from gsd.run.plans import run_in_place, run_in_worktree
 # the exception that stopped it
 Posted = PlanEnd | int | BaseException
 Post = Callable[[Posted], None]
+AHEAD = 2  # threads per agent slot of a wave side by side
 
 
 def run_wave(run: PhaseRun, number: int, plans: list[Plan]) -> tuple[int, str, PlanEnd] | None:
@@ -79,12 +81,15 @@ def _side_by_side(run: PhaseRun, number: int, groups: list[list[str]]) -> list[P
     nothing more is merged (the branches keep the work for the next run)."""
     start = run.repo.git.head() or "HEAD"
     finished: queue.Queue[Posted] = queue.Queue()
+    # a plan's tasks hold one of `parallel` slots; twice as many threads make the next
+    # plans' worktrees and finish the last ones' SUMMARY.md while the agents run
+    slots = threading.BoundedSemaphore(run.policy.parallel)
     pool = ThreadPoolExecutor(
-        max_workers=min(run.policy.parallel, len(groups)), thread_name_prefix="gsd-plan"
+        max_workers=min(AHEAD * run.policy.parallel, len(groups)), thread_name_prefix="gsd-plan"
     )
     try:
         for index, group in enumerate(groups):
-            pool.submit(_group, run, (index, group), number, start, finished.put)
+            pool.submit(_group, run, (index, group), number, (start, slots), finished.put)
         ends = _as_they_end(run, groups, finished, eager=_kept_out(run))
     except BaseException:
         run.effects.cancel.set()  # agents are ended, their attempts rolled back
@@ -150,19 +155,23 @@ def _merged(run: PhaseRun, end: PlanEnd, group: int, blocked: set[int]) -> PlanE
 
 
 def _group(
-    run: PhaseRun, group: tuple[int, list[str]], number: int, start: str, post: Post
+    run: PhaseRun,
+    group: tuple[int, list[str]],
+    number: int,
+    begin: tuple[str, threading.BoundedSemaphore],
+    post: Post,
 ) -> None:
     """Plans that share files, one after another, each on the one before (a thread);
     each one's end posted as it comes, then the group's number (or what stopped it)."""
     journal = run.effects.journal
-    index, plan_ids = group
+    (index, plan_ids), (start, slots) = group, begin
     try:
         for plan_id in plan_ids:
             if run.effects.cancel.is_set():
                 break
             journal.run_plan(plan_id, now=True)
             try:
-                end = run_in_worktree(run, run.read.graph.plans[plan_id], number, start)
+                end = run_in_worktree(run, run.read.graph.plans[plan_id], number, start, slots)
             finally:
                 journal.run_plan(plan_id, now=False)
             post(end)
