@@ -10,6 +10,7 @@ at a time or in a plan's own worktree, and the merges are the main thread's alon
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -169,11 +170,14 @@ def _group(
         for plan_id in plan_ids:
             if run.effects.cancel.is_set():
                 break
+            slot = _Slot(slots, run.effects.cancel)
             journal.run_plan(plan_id, now=True)
             try:
-                end = run_in_worktree(run, run.read.graph.plans[plan_id], number, start, slots)
+                end = run_in_worktree(run, run.read.graph.plans[plan_id], number, start, slot)
             finally:
                 journal.run_plan(plan_id, now=False)
+            if slot.late:
+                break  # a signal came first: it never began, as if not reached
             post(end)
             if end.status != "complete":
                 break
@@ -182,6 +186,21 @@ def _group(
         post(exc)
         raise
     post(index)
+
+
+class _Slot(contextlib.AbstractContextManager[None]):
+    """One of a wave's agent slots, held by a plan's tasks. `late`: a signal came while
+    the plan waited for it (its worktree made ahead), so its tasks never began."""
+
+    def __init__(self, slots: threading.BoundedSemaphore, cancel: threading.Event) -> None:
+        self.slots, self.cancel, self.late = slots, cancel, False
+
+    def __enter__(self) -> None:
+        self.slots.acquire()
+        self.late = self.cancel.is_set()
+
+    def __exit__(self, *exc: object) -> None:
+        self.slots.release()
 
 
 def _how_it_stopped(ends: list[PlanEnd]) -> tuple[int, str, PlanEnd] | None:
