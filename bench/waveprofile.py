@@ -37,7 +37,7 @@ STEPS = [
     ("SUMMARY.md text", "gsd.run.plans", "plan_summary"),
     ("SUMMARY.md commit", "gsd.run.plans", "_commit_plan_docs"),
     ("run_tasks (task steps + prompt)", "gsd.run.plans", "run_tasks"),
-    ("run_in_worktree (the plan in its thread)", "gsd.run.waves", "run_in_worktree"),
+    ("the plan in its thread (waits for a slot incl.)", "gsd.run.waves", "run_in_worktree"),
     ("merge (main thread)", "gsd.run.waves", "merge_plan"),
     ("derive STATE/ROADMAP (in merges)", "gsd.run.bookkeeping", "Books.derive"),
 ]
