@@ -178,10 +178,12 @@ def _group(
                 journal.run_plan(plan_id, now=False)
             if slot.late:
                 break  # a signal came first: it never began, as if not reached
+            # its tip before it is posted: the merge deletes its branch
+            tip = run.repo.worktrees.tip(plan_id) if end.status == "complete" else None
             post(end)
             if end.status != "complete":
                 break
-            start = run.repo.worktrees.tip(plan_id) or start
+            start = tip or start
     except BaseException as exc:
         post(exc)
         raise
