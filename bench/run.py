@@ -13,7 +13,7 @@ task:  gsd's own cost per task (run_task in this process, less the agent alone) 
        20,000 files; and gsd's peak RSS while an agent prints 1 GiB (bench/task.py).
 agents: `gsd agents list` over 5,000 generated agent files against a read of the same
        files, with each one's peak RSS (bench/agent_collections.py).
-wave:  `gsd execute-phase 1` of one wave of 1, 3 and 9 plans whose agents sleep 1 s,
+wave:  `gsd execute-phase 1` of one wave of 1, 3, 10 and 30 plans whose agents sleep 1 s,
        against the same agents started directly 3 at a time (bench/parallel.py).
 starts: `gsd validate --staged PLAN`, the agent-CLI hook on a non-plan edit and `gsd mcp`
        to its tools/list answer against `python -c pass`; execute-phase's import time
@@ -63,6 +63,7 @@ import plan  # noqa: E402
 import starts  # noqa: E402
 import state  # noqa: E402
 import task  # noqa: E402
+import waveprofile  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
@@ -509,6 +510,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if args.only in (None, "wave"):
                 results.update(parallel.bench_wave(tmp, quick=args.quick, say=say, table=table))
+                if args.profile:
+                    waveprofile.profile_wave(tmp, 30, say=say, table=table)
             if args.only in (None, "starts"):
                 results.update(starts.bench_starts(tmp, quick=args.quick, say=say, table=table))
             if args.only in (None, "state"):
@@ -535,18 +538,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"wave_ratio_{n}",
                 f"wave: gsd's wave / agents alone, {n} plan(s)",
                 "x",
-                parallel.RATIO_TARGET if n == 3 else math.inf,
+                parallel.RATIO_TARGET if n > 1 else math.inf,
             )
-            for n in (1, 3, 9)
+            for n in parallel.SIZES
         ],
         *[
             (
                 f"wave_command_ratio_{n}",
                 f"wave: whole command / agents alone, {n} plan(s)",
                 "x",
-                math.inf,
+                parallel.COMMAND_TARGET if n > 1 else math.inf,
             )
-            for n in (1, 3, 9)
+            for n in parallel.SIZES
         ],
         *starts.summary_rows(),
         ("state_check_s", "state: gsd sync --check, 1,000 done plans", " s", state.CHECK_TARGET_S),

@@ -26,6 +26,7 @@ from gsd.io.plans.phases import Phase
 from gsd.io.plans.project import Project
 from gsd.io.process.signals import Interruption
 from gsd.run import bookkeeping
+from gsd.run.journal import Journal
 
 
 class RunOptions(NamedTuple):
@@ -128,7 +129,7 @@ class RunEffects:
     signals that stop it."""
 
     console: Console
-    journal: bookkeeping.Journal
+    journal: Journal
     books: bookkeeping.Books
     stop: Interruption
 

@@ -144,8 +144,9 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
         return None
     code, message, end = stopped
     run.effects.journal.event("run-end", status="stopped")
-    run.effects.books.derive()  # the failure or pause is in the logs now: a blocker
-    run.effects.books.commit(f"docs({end.plan.id}): run stopped")
+    with run.one_look():
+        run.effects.books.derive()  # the failure or pause is in the logs now: a blocker
+        run.effects.books.commit(f"docs({end.plan.id}): run stopped")
     return RunResult(
         exit_code=code, outcomes=run.sorted_outcomes(), message=message, plans=run.ended
     )
@@ -166,9 +167,10 @@ def _finish(run: PhaseRun) -> RunResult:
             plans=run.ended,
         )
     run.effects.journal.event("run-end", status="complete")
-    run.effects.books.derive()
     scope = options.only_plan or phase.number
-    run.effects.books.commit(f"docs({scope}): {what.split()[0]} run complete")
+    with run.one_look():
+        run.effects.books.derive()
+        run.effects.books.commit(f"docs({scope}): {what.split()[0]} run complete")
     return RunResult(
         exit_code=EXIT_OK,
         outcomes=run.sorted_outcomes(),

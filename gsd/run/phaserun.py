@@ -4,6 +4,8 @@ outcomes, how each plan ended), and how each of its plans ended (`PlanEnd`).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -19,6 +21,7 @@ from gsd.io.plans import summaries
 from gsd.io.process.signals import Interruption
 from gsd.run import bookkeeping
 from gsd.run.context import RunEffects, RunInputs, RunOptions, RunPolicy, RunRepo
+from gsd.run.journal import Journal, side_log
 
 
 class PlanEnd(NamedTuple):
@@ -102,9 +105,21 @@ class PhaseRun:
         effects = self.effects
         name = Interrupted(effects.stop.signum or 2).name
         effects.journal.event("run-end", status="interrupted", signal=name)
-        effects.books.derive()  # Session Continuity: where it stopped, what resumes it
-        effects.books.commit(f"docs({self.read.phase.number}): run interrupted")
+        with self.one_look():
+            effects.books.derive()  # Session Continuity: where it stopped, what resumes it
+            effects.books.commit(f"docs({self.read.phase.number}): run interrupted")
         effects.stop.check(where)
+
+    @contextlib.contextmanager
+    def one_look(self) -> Iterator[None]:
+        """One look at which of the files the books may write you have changed, for a
+        whole step (its derive, then its commit), as a merge takes, not one per file."""
+        books = self.effects.books
+        books.seen(self.repo.git.dirty_among(books.candidates()) if books.commit_docs else None)
+        try:
+            yield
+        finally:
+            books.seen(None)
 
     def sorted_outcomes(self) -> list[TaskOutcome]:
         """Outcomes in plan and task order (the threads of a wave finish in any order)."""
@@ -112,12 +127,10 @@ class PhaseRun:
         return sorted(self.outcomes, key=lambda o: (order.get(o.plan, 0), o.task, o.attempt))
 
 
-def _journal(
-    read: RunInputs, repo: RunRepo, policy: RunPolicy, only_plan: str | None
-) -> bookkeeping.Journal:
+def _journal(read: RunInputs, repo: RunRepo, policy: RunPolicy, only_plan: str | None) -> Journal:
     """The run's log lines: on the user's branch the phase's log, on a plan's own branch
-    (`only_plan` run there) the plan's (`bookkeeping.side_log`)."""
+    (`only_plan` run there) the plan's (`gsd.run.journal.side_log`)."""
     project = read.project
     planning_rel = project.planning.relative_to(project.root).as_posix()
-    side = bookkeeping.side_log(planning_rel, read.phase.number, repo.worktrees.here, only_plan)
-    return bookkeeping.Journal(repo.git, side, in_place=policy.in_place, planning_rel=planning_rel)
+    side = side_log(planning_rel, read.phase.number, repo.worktrees.here, only_plan)
+    return Journal(repo.git, side, in_place=policy.in_place, planning_rel=planning_rel)

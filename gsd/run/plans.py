@@ -5,6 +5,8 @@ When it completes, its SUMMARY.md is written and committed (SPEC 7 step 7).
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,9 +42,17 @@ def run_in_place(run: PhaseRun, plan: Plan, wave: int) -> PlanEnd:
     return end
 
 
-def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd:
+def run_in_worktree(
+    run: PhaseRun,
+    plan: Plan,
+    wave: int,
+    start: str,
+    slot: AbstractContextManager[object] | None = None,
+) -> PlanEnd:
     """A plan run in its own worktree; when complete, its SUMMARY.md is committed on
-    its branch, and STATE.md and ROADMAP.md wait for the merge (`merge_plan`)."""
+    its branch, and STATE.md and ROADMAP.md wait for the merge (`merge_plan`). Its
+    tasks run holding `slot` (one of the wave's agents at once), the worktree made
+    before and the SUMMARY.md committed after, while other plans' agents run."""
     worktrees, journal = run.repo.worktrees, run.effects.journal
     try:
         place, recovered = worktrees.open(plan.id, start)
@@ -57,7 +67,8 @@ def run_in_worktree(run: PhaseRun, plan: Plan, wave: int, start: str) -> PlanEnd
         )
     for tag in recovered:
         run.effects.say(f"rolled back {tag}, left open by an interrupted run")
-    end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
+    with slot or contextlib.nullcontext():
+        end = run_tasks(run, plan, wave, place, Commits(place).committed_tasks())
     if end.status == "complete":
         end, checked = check_complete_plan(run, end, place)
     if end.status == "complete":
