@@ -342,3 +342,12 @@ def test_unreadable_log_is_an_input_error(log: Path) -> None:
 def test_records_grouped_by_plan_are_those_filter_records_keeps(plan_id: str) -> None:
     """Issue 23: the one-pass grouping derive uses, exact to the per-plan filter."""
     assert errorlog.by_plan(LOGGED)(plan_id) == errorlog.filter_records(LOGGED, plan=plan_id)
+
+
+def test_a_short_hash_that_reads_as_a_number_is_printed_as_it_is() -> None:
+    from gsd.core.verdict.outcomes import TaskOutcome
+    from gsd.output.views import render_outcomes
+
+    done = TaskOutcome.blank("01-01", 1, "python-pro")._replace(success=True, commit="7866e06abc")
+    text = render_outcomes("1", [done], "text")
+    assert "7866e06" in text and "e+09" not in text

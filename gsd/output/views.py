@@ -39,16 +39,21 @@ def github_matrix(phase: str, graph: PhaseGraph, wave: int | None = None) -> str
     return json.dumps({"include": include}, separators=(",", ":")) + "\n"
 
 
+ALWAYS_TEXT = frozenset({"commit", "outcome"})  # hashes and words, never numbers
+
+
 def table(rows: Sequence[Mapping[str, object]], markdown: bool, text: Collection[str] = ()) -> str:
     """Rows as an aligned text table, or a Markdown (GitHub) table: every table gsd prints.
 
     `text` names columns that never hold a number: tabulate does not try each of their
-    cells as one (the same table, sooner: a list of 5,000 agents)."""
+    cells as one (the same table, sooner: a list of 5,000 agents). A commit or an
+    outcome is never one, though a short hash such as `7866e06` reads as 7.866e+09."""
     from tabulate import tabulate  # not on the validate hook path
 
     if markdown:
         rows = [{key: markdown_cell(value) for key, value in row.items()} for row in rows]
-    keys = dict.fromkeys(key for row in rows for key in row) if text else {}
+    text = {*text, *ALWAYS_TEXT}
+    keys = dict.fromkeys(key for row in rows for key in row)
     plain = [i for i, key in enumerate(keys) if key in text]
     return str(
         tabulate(
