@@ -113,6 +113,35 @@ def is_protected(path: str) -> bool:
     )
 
 
+def _name_parts(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """PROTECTED_PATTERNS as lower-case suffixes (`*.pem`), prefixes (`.env*`) and an
+    expression for any other form."""
+    plain = [p.lower() for p in patterns]
+    suffixes = tuple(p[1:] for p in plain if p.startswith("*") and not _wild(p[1:]))
+    prefixes = tuple(p[:-1] for p in plain if p.endswith("*") and not _wild(p[:-1]))
+    simple = {f"*{s}" for s in suffixes} | {f"{p}*" for p in prefixes}
+    rest = [fnmatch.translate(p) for p in plain if p not in simple]
+    return suffixes, prefixes, "|".join(rest)
+
+
+def _wild(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+_SUFFIXES, _PREFIXES, _REST = _name_parts(PROTECTED_PATTERNS)
+_OTHER_NAME = re.compile(_REST, re.IGNORECASE) if _REST else None
+
+
+def may_be_protected(name: str) -> bool:
+    """Whether a file or folder name matches a protected pattern in some letter case: a
+    path git's listing of ignored protected files (`:(glob)**/PATTERN`, case-blind under
+    GIT_ICASE_PATHSPECS) can hold has such a name in it; a tree without one, none."""
+    low = name.lower()
+    if low.endswith(_SUFFIXES) or low.startswith(_PREFIXES):
+        return True
+    return _OTHER_NAME is not None and _OTHER_NAME.match(name) is not None
+
+
 def in_scope(path: str, patterns: list[str]) -> bool:
     """A path is in scope if a pattern names it, a folder holding it, or a glob matching it."""
     for pattern in patterns:

@@ -57,18 +57,23 @@ class Checkpoints:
         """
         self._check_tag_name(plan_id, task)
         mark = self.git.ledger.now()
-        with self.git.side(PROTECTED_SCAN, REFS) as side:
+        special, named = specialfiles.walk(self.git.root)
+        # git's listing of ignored protected files holds only paths with a protected name
+        # in them: in a tree the walk found none in, it is empty, and not run
+        sides = (PROTECTED_SCAN, REFS) if named else (REFS,)
+        with self.git.side(*sides) as side:
             status = self.git.status()
-            scan, listing = side.results()
+            *listed, listing = side.results()
+        scan = split(listed[0]) if listed else []
         refs = self.git.ref_table(listing)
-        protected = ProtectedFiles(self.git).save(split(scan))
+        protected = ProtectedFiles(self.git).save(scan)
         head, snapshot = self._snapshot(status, f"{plan_id} task {task}", allow_dirty)
         refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else head
         kept = Kept(
             protected=protected,
             stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
             index_stamp=indexflags.index_stamp(self.git.index),
-            special=specialfiles.scan(self.git.root),
+            special=special,
         )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._tag_name(plan_id, task)
