@@ -128,3 +128,25 @@ def test_a_task_starts_fewer_git_processes(git_project: Project) -> None:
     assert commands.count("ls-files") == 1  # the look after the agent's
     assert commands.count("rev-parse") == 0
     Checkpoints(repo).delete(cp)
+
+
+def test_a_taken_tag_name_is_retried(git_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tag's name is not looked up first: when a ref has it, creating it fails, and
+    another name is tried; the ref that had it is left as it was."""
+    from gsd.io.git.checkpoint import Checkpoints
+    from gsd.io.git.checkpointrecord import CheckpointRecords
+
+    root = git_project.root
+    taken = "refs/tags/checkpoint/01-01/1-20260101T000000Z-aaaaaa"
+    free = "refs/tags/checkpoint/01-01/1-20260101T000000Z-bbbbbb"
+    git(root, "update-ref", taken, "HEAD")
+    names = iter([taken, free])
+    monkeypatch.setattr(Checkpoints, "_tag_name", lambda self, plan_id, task: next(names))
+    repo = Git(root)
+    cp = Checkpoints(repo).create("01-01", 1)
+    assert cp.tag == free
+    assert [c.tag for c in CheckpointRecords(repo).load_all()[0]] == [free]  # no other record
+    listed = git(root, "for-each-ref", "--format=%(refname)", "refs/tags/checkpoint/")
+    assert listed.split() == [taken, free]
+    Checkpoints(repo).delete(cp)
+    assert git(root, "for-each-ref", "--format=%(refname)", "refs/tags/").split() == [taken]
