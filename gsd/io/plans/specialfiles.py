@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gsd.core.safety import enforce, planguard
-from gsd.core.safety.enforce import may_be_protected
+from gsd.core.safety.enforce import any_may_be_protected
 from gsd.io.records import safe_dir
 
 _KINDS = (
@@ -29,13 +29,14 @@ def scan(root: Path) -> dict[str, str]:
     """The protected or `.planning/` entries under `root` that are neither files, folders
     nor symlinks, and the symlinks in `.planning/`, by path (as git names it) -> kind
     ("FIFO", "socket", "symlink", ...)."""
-    return walk(root)[0]
+    return walk(root, names=False)[0]
 
 
-def walk(root: Path) -> tuple[dict[str, str], bool]:
+def walk(root: Path, *, names: bool = True) -> tuple[dict[str, str], bool]:
     """`scan`'s entries, and whether any entry under `root` (`.git` left out) has a name
     that may be protected (`enforce.may_be_protected`): when none has, git's listing of
-    the ignored protected files (`restore.PROTECTED_SCAN`) is empty, and is not run.
+    the ignored protected files (`restore.PROTECTED_SCAN`) is empty, and is not run
+    (`names=False`: not looked at, False).
 
     Folders and regular files are told apart by the type the directory listing carries
     (no `lstat` for them); only the other entries, few, are looked at one by one."""
@@ -49,14 +50,14 @@ def walk(root: Path) -> tuple[dict[str, str], bool]:
             entries = list(os.scandir(os.path.join(top, rel) if rel else top))
         except OSError:
             continue
+        if names and not named:  # `.git` is no such name: it need not be left out
+            named = any_may_be_protected([entry.name for entry in entries])
         for entry in entries:
             try:
                 if entry.is_file(follow_symlinks=False):
-                    named = named or may_be_protected(entry.name)
                     continue  # most entries: no path built, nothing looked up
                 if not rel and entry.name == ".git":
                     continue
-                named = named or may_be_protected(entry.name)
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(f"{rel}/{entry.name}" if rel else entry.name)
                     continue
