@@ -71,6 +71,7 @@ def assess(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
     )
     notes: list[str] = []
+    checked = False  # whether a check ran since `seen` was taken: it may have changed files
     if over:
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
@@ -79,10 +80,13 @@ def assess(
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details = _verify(job)
-    # after the checks: a tracked file a check changed is the task's, seen and enforced
-    observed = Observer(git).observe(checkpoint)
-    seen = seen.then(observed) if seen else observed
+            error_type, details, checked = _verify(job)
+    # after the checks: a tracked file a check changed is the task's, seen and enforced.
+    # With no check run since `seen` was taken (the agent's group ended before it, gsd
+    # only read since), a second look would see the same: it is not taken again.
+    if seen is None or checked:
+        observed = Observer(git).observe(checkpoint)
+        seen = seen.then(observed) if seen else observed
     violations = _nested(git, seen.changed) + _enforce(job, checkpoint, spawn, seen, scope)
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
@@ -241,21 +245,22 @@ def _judge(
     return verdict(bool(seen.changed)), seen
 
 
-def _verify(job: Job) -> tuple[str | None, str]:
+def _verify(job: Job) -> tuple[str | None, str, bool]:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
+    Returns the error type, the details and whether any check ran.
 
     They are the plan author's commands, but they run what the agent just wrote: in the
     sandbox they may write the worktree and a private temporary folder, nothing else."""
     git, task, sandbox = job.git, job.task, job.sandbox
     commands = automated_commands(task)
     if not commands:
-        return None, "no automated verification"
+        return None, "no automated verification", False
     if env_flag("SKIP_VERIFICATION"):
         sys.stderr.write(
             f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
             f"of task {task.index} not run\n"
         )
-        return None, "verification skipped (SKIP_VERIFICATION)"
+        return None, "verification skipped (SKIP_VERIFICATION)", False
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
     with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
@@ -270,7 +275,7 @@ def _verify(job: Job) -> tuple[str | None, str]:
                 environ=env,
             )
         try:
-            return _checks(job, commands, run_dir, env, confinement)
+            return (*_checks(job, commands, run_dir, env, confinement), True)
         finally:
             git.remove_new_untracked(before)  # caches, reports, ...
 
