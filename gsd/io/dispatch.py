@@ -16,6 +16,8 @@ from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_s
 from gsd.core.safety.budget import Budget, resolve_budget
 from gsd.core.safety.policy import Policy, with_extra
 from gsd.core.specialists import EXECUTOR
+from gsd.core.verdict import review
+from gsd.core.words import suggested
 from gsd.formats.agents import Agent
 from gsd.formats.runners import invocation as runners
 from gsd.formats.settings import Settings
@@ -189,6 +191,64 @@ class Dispatcher:
             policy=runners.policy_view(agent, self.policy, confined=self.confined),
             policy_extra=tuple(self.config.policy.extra_deny),
             subagents=self.subagents,
+        )
+
+    def reviewer(
+        self, wave: int, plan: Plan, task: Task, author: TaskDispatch
+    ) -> tuple[Agent, TaskDispatch] | str | None:
+        """Who reviews the task's work (issue 24) and how it runs: its agent, read-only,
+        on config's `review.runner` or else a runner other than the author's; None when
+        the task is not reviewed; one line saying why when the reviewer cannot run."""
+        settings = self.config.review
+        domains = [
+            v for k in ("domain", "subsystem") if isinstance(v := plan.frontmatter.get(k), str)
+        ]
+        name = review.reviewer_for(
+            task.review,
+            settings.agent,
+            settings.when,
+            specialist=task.specialist or author.agent,
+            files=task.files,
+            plan_domains=domains,
+        )
+        if name is None:
+            return None
+        where = (
+            f"{plan.path}:{task.line}: task {task.index} review="
+            if task.review
+            else "config.json review.agent"
+        )
+        if name not in self.agents:
+            return f"{where}{name!r} names no agent gsd found" + suggested(name, self.agents)
+        own = self.agents[name]
+        runner = review.reviewer_runner(settings.runner, own.runner, author.runner or "")
+        try:
+            agent = self.run_as(own, runner, where).model_copy(update={"tier": "read-only"})
+        except InputError as exc:
+            return str(exc)
+        model = own.model if agent.runner == own.runner and own.model != "inherit" else None
+        timeout, source = task_timeout(
+            agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
+        )
+        budget = self.budget(agent)
+        return agent, TaskDispatch(
+            **self._identity(wave, plan, task),
+            agent=agent.name,
+            fallback_reason=None,
+            tier=agent.tier,
+            runner=agent.runner,
+            model=model,
+            argv=self._argv(agent, model, "agent", where, own),
+            timeout_s=timeout,
+            timeout_source=source,
+            runner_source="config" if settings.runner else "agent",
+            model_source="agent" if model else "",
+            agent_source=agent.source,
+            budget_warn=budget.warn if budget else None,
+            budget_abort=budget.abort if budget else None,
+            budget_source=budget.source if budget else "",
+            policy=runners.policy_view(agent, self.policy, confined=self.confined),
+            policy_extra=tuple(self.config.policy.extra_deny),
         )
 
     def _identity(self, wave: int, plan: Plan, task: Task) -> dict[str, Any]:
