@@ -200,26 +200,16 @@ class Dispatcher:
         on config's `review.runner` or else a runner other than the author's; None when
         the task is not reviewed; one line saying why when the reviewer cannot run."""
         settings = self.config.review
-        domains = [
-            v for k in ("domain", "subsystem") if isinstance(v := plan.frontmatter.get(k), str)
-        ]
-        name = review.reviewer_for(
-            task.review,
-            settings.agent,
-            settings.when,
-            specialist=task.specialist or author.agent,
-            files=task.files,
-            plan_domains=domains,
-        )
-        if name is None:
+        named = self._reviewer_name(plan, task, author)
+        if named is None:
             return None
-        where = (
-            f"{plan.path}:{task.line}: task {task.index} review="
-            if task.review
-            else "config.json review.agent"
-        )
+        name, where = named
         if name not in self.agents:
-            return f"{where}{name!r} names no agent gsd found" + suggested(name, self.agents)
+            return (
+                f"{where}: reviewer {name!r} is no agent gsd found"
+                + suggested(name, self.agents)
+                + "; add its agent file or name another"
+            )
         own = self.agents[name]
         runner = review.reviewer_runner(settings.runner, own.runner, author.runner or "")
         try:
@@ -250,6 +240,26 @@ class Dispatcher:
             policy=runners.policy_view(agent, self.policy, confined=self.confined),
             policy_extra=tuple(self.config.policy.extra_deny),
         )
+
+    def _reviewer_name(
+        self, plan: Plan, task: Task, author: TaskDispatch
+    ) -> tuple[str, str] | None:
+        """The reviewer's name for a task, and where it was given; None: not reviewed."""
+        settings = self.config.review
+        domains = [plan.frontmatter.get(key) for key in ("domain", "subsystem")]
+        name = review.reviewer_for(
+            task.review,
+            settings.agent,
+            settings.when,
+            specialist=task.specialist or author.agent,
+            files=task.files,
+            plan_domains=[d for d in domains if isinstance(d, str)],
+        )
+        if name is None:
+            return None
+        if task.review:
+            return name, f"{plan.path}:{task.line}: task {task.index}"
+        return name, f"{layout.CONFIG_FILE}: review.agent"
 
     def _identity(self, wave: int, plan: Plan, task: Task) -> dict[str, Any]:
         """The fields every dispatch of the task has, whoever runs it."""

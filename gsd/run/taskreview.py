@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core import layout
-from gsd.core.verdict.review import Review
+from gsd.core.models import Plan, Task
+from gsd.core.verdict.outcomes import TaskOutcome
+from gsd.core.verdict.review import FAILED, Review
 from gsd.core.words import some
+from gsd.formats import errorlog
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import Templates
 from gsd.formats.reviewreport import parse_review, review_prompt
@@ -40,6 +43,33 @@ class Reviewer(NamedTuple):
     dispatch: TaskDispatch
     templates: Templates
     round: int
+
+
+def next_reviewer(
+    found: tuple[Agent, TaskDispatch] | None, templates: Templates, earlier: list[TaskOutcome]
+) -> Reviewer | None:
+    """The task's reviewer (`Dispatcher.reviewer`) for its next attempt, after the task's
+    `earlier` attempts, and which review of the task it is."""
+    if found is None:
+        return None
+    rounds = 1 + sum(1 for outcome in earlier if outcome.review is not None)
+    return Reviewer(agent=found[0], dispatch=found[1], templates=templates, round=rounds)
+
+
+def record_unreviewable(
+    error_log: Path, plan: Plan, task: Task, dispatch: TaskDispatch, why: str
+) -> None:
+    """A task whose reviewer cannot run, in the plan's error log (`gsd errors`)."""
+    record = errorlog.ErrorRecord(
+        phase=plan.phase,
+        plan=plan.number,
+        task=str(task.index),
+        specialist=dispatch.agent,
+        error_type=FAILED,
+        details=why,
+        runner=dispatch.runner or "",
+    )
+    errorlog.append(error_log, record)
 
 
 def review(job: Job, guards: Guards, done: Assessed, reviewer: Reviewer) -> Assessed:

@@ -23,6 +23,7 @@ from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
+from gsd.run import taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskreview import Reviewer
 from gsd.run.taskrun import run_task
@@ -144,7 +145,8 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
     asked: Review | None = None  # the last review's changes, for the next attempt's prompt
     while True:
         attempt += 1
-        reviewer = _reviewer(run, found, [o for o in tried if o.task == task.index])
+        earlier = [o for o in tried if o.task == task.index]
+        reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
         agent, outcome = _attempt(run, at, dispatch, attempt, reviewer, asked)
         tried.append(outcome)
         _report(run, at, agent.name, outcome)
@@ -177,16 +179,6 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         return outcome
 
 
-def _reviewer(
-    run: PhaseRun, found: tuple[Agent, TaskDispatch] | None, earlier: list[TaskOutcome]
-) -> Reviewer | None:
-    """The task's reviewer for its next attempt, and which review of the task it is."""
-    if found is None:
-        return None
-    rounds = 1 + sum(1 for outcome in earlier if outcome.review is not None)
-    return Reviewer(agent=found[0], dispatch=found[1], templates=run.read.templates, round=rounds)
-
-
 def _unreviewable(
     run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, why: str, tried: list[TaskOutcome]
 ) -> TaskOutcome:
@@ -196,6 +188,9 @@ def _unreviewable(
     )
     tried.append(outcome)
     _report(run, at, dispatch.agent, outcome)
+    taskreview.record_unreviewable(
+        run.effects.journal.plan_errors(at.plan.id), at.plan, at.task, dispatch, why
+    )
     return outcome
 
 
@@ -246,12 +241,9 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
     plan, task, label = at.plan, at.task, at.label
     journal, say = run.effects.journal, run.effects.say
     if outcome.review is not None:  # every verdict in the plan's log, and said
-        said = outcome.review
-        journal.plan_event(
-            plan.id, "review", task=task.index, attempt=outcome.attempt, **said.event()
-        )
-        what = said.verdict or f"error: {said.problem}"
-        say(f"{label}: review by {said.reviewer} ({said.runner}, round {said.round}): {what}")
+        fields = outcome.review.event()
+        journal.plan_event(plan.id, "review", task=task.index, attempt=outcome.attempt, **fields)
+        say(f"{label}: {outcome.review.line()}")
     if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
         result_file = run.read.phase.path / f"{plan.id}-RESULT.txt"
         journal.keep_output(

@@ -58,6 +58,13 @@ class Review(NamedTuple):
         what = "asked for changes" if self.verdict == "changes" else "rejected the work"
         return f"{who} {what}: {said}"
 
+    def line(self) -> str:
+        """How the review is said on the terminal."""
+        said = self.verdict or f"error: {self.problem}"
+        if self.verdict in ("changes", "reject"):
+            said += f" ({len(self.findings)} finding{'s' if len(self.findings) != 1 else ''})"
+        return f"review by {self.reviewer} ({self.runner}, round {self.round}): {said}"
+
     def event(self) -> dict[str, Any]:
         """The fields of the plan's `review` log event."""
         return {
