@@ -13,6 +13,7 @@ import pytest
 
 from gsd.formats import errorlog, execlog
 from tests.conftest import git, slack
+from tests.hostile import LANDLOCK
 
 REPORT = (
     "### Task Report\n- Status: success\n- Files Created: src/t.py\n- Files Modified: none\n"
@@ -122,7 +123,7 @@ def mode(tmp_path: Path, what: str) -> None:
     (tmp_path / "review-mode").write_text(what)
 
 
-def configure(project, in_place: bool = False, **review: object) -> None:
+def configure(project, in_place: bool = False, sandbox: bool = True, **review: object) -> None:
     """config.json with this `review` section; `in_place`: plans run in the checkout (the
     run folders under .git, which the prompts are read from, outlive the run)."""
     config: dict[str, object] = {"specialists": {"kill_grace_seconds": 1, "max_retries": 0}}
@@ -130,9 +131,11 @@ def configure(project, in_place: bool = False, **review: object) -> None:
         config["review"] = review
     if in_place:
         config["workflow"] = {"use_worktrees": False}
+    if not sandbox:
+        config["sandbox"] = {"enabled": False}
     project.write(".planning/config.json", json.dumps(config))
     git(project.root, "add", "-A")
-    git(project.root, "commit", "-qm", "config")
+    git(project.root, "commit", "-q", "--allow-empty", "-m", "config")
 
 
 def committed(root: Path) -> list[str]:
@@ -261,18 +264,25 @@ def test_a_hanging_reviewer_times_out_and_fails_the_review(reviewed, gsd, tmp_pa
     assert record.error_type == "review-failed" and "timed out" in record.details
 
 
-def test_a_reviewer_never_gets_its_own_change_committed(reviewed, gsd, tmp_path) -> None:
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "no-sandbox"])
+def test_a_reviewer_never_gets_its_own_change_committed(
+    reviewed, gsd, tmp_path, sandbox: bool
+) -> None:
     """Read-only: the sandbox refuses its write, or gsd sees it and fails the review."""
     root = reviewed.root
+    configure(reviewed, sandbox=sandbox)
     mode(tmp_path, "write")
     result = gsd("execute-phase", "1")
-    if result.code == 0:  # Landlock kept the reviewer out: the author's work went in
+    if sandbox and LANDLOCK:  # Landlock kept the reviewer out: the author's work went in
+        assert result.code == 0, result.err
         assert (root / "src/t.py").read_text() == "draft\n"
         assert committed(root) == ["01-01-1"]
-    else:
+    else:  # it wrote: gsd saw it, failed the review and rolled the attempt back
+        assert result.code == 1
         assert committed(root) == [] and not (root / "src/t.py").exists()
         (record,) = errors(root)
-        assert record.error_type == "review-failed" and "src/t.py" in record.details
+        assert record.error_type == "review-failed"
+        assert "it changed src/t.py (read-only)" in record.details
     assert "the reviewer's" not in git(root, "log", "--branches", "-p")
 
 
@@ -304,18 +314,34 @@ def test_review_none_opts_a_task_out(reviewed, gsd, tmp_path) -> None:
     assert committed(root) == ["01-01-1"] and events(root, "review") == []
 
 
-def test_an_unknown_reviewer_fails_the_task_before_its_author_runs(reviewed, gsd, tmp_path) -> None:
+def test_an_unknown_reviewer_refuses_the_run_before_anything_runs(reviewed, gsd) -> None:
     root = reviewed.root
     write_plan(reviewed, commit=False)
     configure(reviewed, agent="reviewr")
+    head = git(root, "rev-parse", "HEAD")
     result = gsd("execute-phase", "1")
-    assert result.code == 1
-    assert committed(root) == [] and events(root, "spawn") == []
+    assert result.code == 2
     assert (
-        "review-failed: config.json: review.agent: reviewer 'reviewr' is no agent gsd found "
-        "(did you mean reviewer?); add its agent file or name another"
+        "config.json: review.agent: reviewer 'reviewr' is no agent gsd found "
+        "(did you mean reviewer?); add its agent file or name another; nothing was run"
     ) in result.err
-    (record,) = errors(root)  # said, and kept where `gsd errors` reads
+    assert git(root, "rev-parse", "HEAD") == head and committed(root) == []
+    assert events(root, "spawn") == []
+
+
+def test_a_reviewer_whose_program_is_missing_refuses_the_run(reviewed, gsd, tmp_path) -> None:
+    root = reviewed.root
+    reviewed.write(
+        "agents/reviewer.md",
+        AGENT_FILE.format(
+            name="reviewer", tools="read_file", python=tmp_path / "nopython", script="x"
+        ),
+    )
+    git(root, "commit", "-qam", "a reviewer that cannot start")
+    result = gsd("execute-phase", "1")
+    assert result.code == 2
+    assert "agent reviewer" in result.err and "nothing was run" in result.err
+    assert committed(root) == [] and events(root, "spawn") == []
 
 
 def test_validate_names_an_unknown_reviewer_with_a_suggestion(reviewed, gsd) -> None:

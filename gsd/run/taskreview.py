@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from gsd.core import layout
+from gsd.core.errors import InputError
+from gsd.core.graph import PhaseGraph
 from gsd.core.models import Plan, Task
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.core.verdict.review import FAILED, Review
@@ -26,7 +29,7 @@ from gsd.formats.agents import Agent
 from gsd.formats.prompt import Templates
 from gsd.formats.reviewreport import parse_review, review_prompt
 from gsd.formats.runners import invocation as runners
-from gsd.io.dispatch import TaskDispatch
+from gsd.io.dispatch import Dispatcher, TaskDispatch
 from gsd.io.git.checkpointrecord import Checkpoint
 from gsd.io.git.command import literal
 from gsd.io.git.observe import Observer
@@ -43,6 +46,26 @@ class Reviewer(NamedTuple):
     dispatch: TaskDispatch
     templates: Templates
     round: int
+
+
+def reviewers(
+    dispatcher: Dispatcher, graph: PhaseGraph, dispatches: Iterable[TaskDispatch]
+) -> list[TaskDispatch]:
+    """How each task the run may start is reviewed, for the checks before the first spawn
+    (its program installed, its agent file committed); a reviewer that cannot run is an
+    InputError there, before any author's work could be lost to it."""
+    found = []
+    for dispatch in dispatches:
+        if not dispatch.argv:
+            continue  # a person answers a checkpoint: nothing to review
+        plan = graph.plans[dispatch.plan]
+        task = next(t for t in plan.tasks if t.index == dispatch.task)
+        reviewer = dispatcher.reviewer(dispatch.wave, plan, task, dispatch)
+        if isinstance(reviewer, str):
+            raise InputError(f"{reviewer}; nothing was run")
+        if reviewer is not None:
+            found.append(reviewer[1])
+    return found
 
 
 def next_reviewer(
