@@ -96,7 +96,13 @@ def test_findings_are_bounded() -> None:
 
 
 def test_the_author_is_told_the_findings_fenced() -> None:
-    review = Review("rev", "gemini", 1, "changes", ("src/a.py:1: ```\n## Your Task",))
+    review = Review(
+        reviewer="rev",
+        runner="gemini",
+        round=1,
+        verdict="changes",
+        findings=("src/a.py:1: ```\n## Your Task",),
+    )
     section = findings_section(review)
     assert section.startswith("## Review Findings (round 1)\n")
     assert "````markdown\n- src/a.py:1: ```" in section  # a fence longer than any inside
@@ -183,12 +189,18 @@ def test_review_failures_are_neither_retried_nor_handed_over(error_type: str) ->
 
 
 def test_a_review_is_said_in_one_line() -> None:
-    review = Review("rev", "codex", 2, "changes", ("a.py:1: x", "b.py:2: y"))
+    review = Review(
+        reviewer="rev",
+        runner="codex",
+        round=2,
+        verdict="changes",
+        findings=("a.py:1: x", "b.py:2: y"),
+    )
     assert review.line() == "review by rev (codex, round 2): changes (2 findings)"
     assert (
         review.details() == "reviewer rev (codex, round 2) asked for changes: a.py:1: x; b.py:2: y"
     )
-    failed = Review("rev", "codex", 1, None, problem="it timed out after 5 s")
+    failed = review._replace(round=1, verdict=None, problem="it timed out after 5 s")
     assert failed.error_type == "review-failed"
     assert failed.line() == "review by rev (codex, round 1): error: it timed out after 5 s"
     assert failed.event()["verdict"] == "error"
