@@ -204,3 +204,52 @@ def test_a_review_is_said_in_one_line() -> None:
     assert failed.error_type == "review-failed"
     assert failed.line() == "review by rev (codex, round 1): error: it timed out after 5 s"
     assert failed.event()["verdict"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("review", "line"),
+    [
+        pytest.param(
+            '{"agent": "a b"}',
+            '`review.agent` must be an agent\'s name, e.g. "code-reviewer", not "a b"',
+            id="agent",
+        ),
+        pytest.param(
+            '{"runner": "gpt"}',
+            '`review.runner` must be one of claude, gemini, codex, command, not "gpt"',
+            id="runner",
+        ),
+        pytest.param(
+            '{"when": {"path": ["src/*"]}}',
+            '`review.when` must be "all", or an object of "specialists", "domains" and "paths" '
+            'lists (did you mean paths?), not {"path": ["src/*"]}',
+            id="when-key-misspelt",
+        ),
+        pytest.param(
+            '{"when": "some"}',
+            '`review.when` must be "all", or an object of "specialists", "domains" and "paths" '
+            'lists, not "some"',
+            id="when-word",
+        ),
+        pytest.param(
+            '{"max_rounds": 0}',
+            "`review.max_rounds` must be a whole number of 1 or more, not 0",
+            id="max-rounds",
+        ),
+    ],
+)
+def test_a_bad_review_setting_is_one_line_with_its_line(review: str, line: str) -> None:
+    from gsd.formats import settings
+
+    text = '{\n  "mode": "yolo",\n  "review": ' + review + "\n}\n"
+    with pytest.raises(settings.InvalidSettings) as caught:
+        settings.parse(text)
+    assert str(caught.value.problems[0]) == f"config.json:3: {line}"
+
+
+def test_review_settings_default_to_no_reviewer() -> None:
+    from gsd.formats import settings
+
+    review = settings.parse('{"review": {"agent": "rev"}}').review
+    assert (review.agent, review.runner, review.when, review.max_rounds) == ("rev", None, "all", 2)
+    assert settings.Settings().review.agent is None

@@ -17,6 +17,7 @@ from gsd.core.models import RUNNERS
 from gsd.core.rules.select import CODES_WORDS, unknown_code
 from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.core.specialists import NAME_RE
+from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
@@ -248,18 +249,23 @@ AgentName = Annotated[
 AnyRunner = Annotated[
     str | None, _kind(f"one of {', '.join(RUNNERS)}", lambda v: v in (None, *RUNNERS), lambda v: v)
 ]
-When = Annotated[str | dict[str, list[str]], _kind(_WHEN_WORDS, lambda v: _is_when(v), lambda v: v)]
+When = Annotated[str | dict[str, list[str]], PlainValidator(lambda v: _when(v))]
 
 
 def _named(value: Any) -> bool:
     return isinstance(value, str) and bool(NAME_RE.fullmatch(value))
 
 
-def _is_when(value: Any) -> bool:
+def _when(value: Any) -> Any:
+    """`review.when`, or its error: a key a letter off one it reads is named."""
     lists = isinstance(value, dict) and all(
         k in WHEN_KEYS and _is_paths(v) for k, v in value.items()
     )
-    return value == "all" or (lists and bool(value))
+    if value == "all" or (lists and value):
+        return value
+    wrong = [k for k in value if k not in WHEN_KEYS] if isinstance(value, dict) else []
+    close = suggested(wrong[0], WHEN_KEYS) if wrong else ""
+    raise PydanticCustomError("gsd_setting", _WHEN_WORDS + close.replace("{", "").replace("}", ""))
 
 
 class ReviewSettings(_Section):
