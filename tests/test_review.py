@@ -52,6 +52,11 @@ elif mode == "hang":
     time.sleep(120)
 elif mode == "garbage":
     print("LGTM!")
+elif mode == "commit":  # a reviewer that commits the work itself, as it read it
+    import subprocess
+    subprocess.run(["git", "add", "-A"], capture_output=True)
+    subprocess.run(["git", "commit", "-qm", "reviewer's commit"], capture_output=True)
+    report("approve")
 elif mode == "write":
     try:
         open("src/t.py", "w").write("the reviewer's\\n")
@@ -284,6 +289,20 @@ def test_a_reviewer_never_gets_its_own_change_committed(
         assert record.error_type == "review-failed"
         assert "it changed src/t.py (read-only)" in record.details
     assert "the reviewer's" not in git(root, "log", "--branches", "-p")
+
+
+def test_a_reviewer_that_commits_fails_the_review_without_a_sandbox(
+    reviewed, gsd, tmp_path
+) -> None:
+    root = reviewed.root
+    configure(reviewed, sandbox=False)
+    mode(tmp_path, "commit")
+    result = gsd("execute-phase", "1")
+    assert result.code == 1, result.err
+    assert committed(root) == [] and not (root / "src/t.py").exists()
+    assert "reviewer's commit" not in git(root, "log", "--all", "--format=%s")
+    (record,) = errors(root)
+    assert record.error_type == "review-failed" and "(read-only)" in record.details
 
 
 def test_config_review_when_paths_picks_tasks(reviewed, gsd, tmp_path) -> None:

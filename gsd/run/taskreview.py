@@ -171,11 +171,15 @@ def diff_since(git: Git, checkpoint: Checkpoint, changed: list[str]) -> str:
 
 
 def _fingerprint(git: Git, checkpoint: Checkpoint) -> dict[str, str]:
-    """Each path changed since the checkpoint and what it holds now: what a reviewer
-    must leave as it found it."""
-    found = {}
-    for path in Observer(git).observe(checkpoint).changed:
-        found[path] = _digest(git.root / path)
+    """Each path changed since the checkpoint and what it holds now, HEAD, and the refs,
+    index flags and .git files changed since (the last two put back as they are seen):
+    what a reviewer must leave as it found it."""
+    seen = Observer(git).observe(checkpoint)
+    found = {path: _digest(git.root / path) for path in seen.changed}
+    for what, lines in (("refs", seen.changed_refs), ("flags", seen.flags)):
+        found[f"git {what}"] = "\n".join(sorted(lines))
+    found["git internals"] = "\n".join(sorted(seen.internals))
+    found["HEAD"] = git.head() or ""
     return found
 
 
