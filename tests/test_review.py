@@ -396,3 +396,34 @@ def test_config_review_errors_are_one_line(reviewed, gsd) -> None:
     assert "config.json:2: `review.runner` must be one of claude, gemini, codex, command" in (
         result.err
     )
+
+
+CLAUDE_AGENT = "---\nname: {name}\ndescription: t\ntools: [Read, Write]\nmodel: sonnet\n---\nP.\n"
+
+
+@pytest.mark.parametrize(
+    ("runner", "shown"),
+    [
+        pytest.param(None, "critic on codex, read-only", id="off-the-authors-runner"),
+        pytest.param("gemini", "critic on gemini, read-only", id="config-runner"),
+    ],
+)
+def test_the_dry_run_shows_the_reviewer_on_another_runner(
+    git_project, gsd, runner: str | None, shown: str
+) -> None:
+    for name in ("writer", "critic"):
+        git_project.write(f"agents/{name}.md", CLAUDE_AGENT.format(name=name))
+    git_project.write(".planning/available_agents.md", "- **writer**: w\n- **critic**: c\n")
+    git_project.plan(
+        "01-01",
+        tasks=TASK.format(attrs=' review="critic"', n=1).replace("worker", "writer"),
+        files_modified="[src/t.py]",
+    )
+    if runner:
+        git_project.write(".planning/config.json", json.dumps({"review": {"runner": runner}}))
+    result = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert result.code == 0, result.err
+    (task,) = json.loads(result.out)["tasks"]
+    assert (task["runner"], task["review"]) == ("claude", shown)
+    text = gsd("execute-phase", "1", "--dry-run")
+    assert f"  reviewed by: {shown}\n" in text.out

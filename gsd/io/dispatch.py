@@ -60,6 +60,7 @@ class TaskDispatch(NamedTuple):
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
     subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
+    review: str = ""  # who reviews its work, `AGENT on RUNNER` (the dry run shows it)
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
