@@ -100,7 +100,7 @@ def reviewed(git_project, tmp_path):
     for name, script, tools in (
         ("worker", "author.py", write),
         ("gsd-executor", "author.py", write),
-        ("reviewer", "reviewer.py", "read_file, glob"),
+        ("reviewer", "reviewer.py", "read_file, glob, write_file"),  # read-only all the same
     ):
         git_project.write(
             f"agents/{name}.md",
@@ -187,6 +187,7 @@ def test_an_approved_task_is_committed_and_its_reviewer_saw_the_work(reviewed, g
     assert "src/t.py says fixed." in prompt  # the task's done criteria
     assert "### Review Report\n- Verdict: approve | changes | reject" in prompt
     assert "You change nothing" in prompt
+    assert "Use ONLY tools that read: read_file, glob.\n" in prompt  # not its write_file
     # the author's own output stays the task's RESULT, not the reviewer's
     result_file = root / ".planning/phases/01-alpha/01-01-RESULT.txt"
     assert "### Task Report" in result_file.read_text()

@@ -253,3 +253,32 @@ def test_review_settings_default_to_no_reviewer() -> None:
     review = settings.parse('{"review": {"agent": "rev"}}').review
     assert (review.agent, review.runner, review.when, review.max_rounds) == ("rev", None, "all", 2)
     assert settings.Settings().review.agent is None
+
+
+@pytest.mark.parametrize(
+    ("text", "tools"),
+    [
+        pytest.param("tools: [Read, Write, Bash]\n", ["Read"], id="claude-writer"),
+        pytest.param(
+            "", ["Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"], id="tools-omitted"
+        ),
+        pytest.param(
+            "tools: [Write]\npermissionMode: bypassPermissions\n",
+            ["Read", "Glob", "Grep"],
+            id="no-reader",
+        ),
+        pytest.param(
+            "runner: codex\nsandbox_mode: danger-full-access\n",
+            ["Read", "Glob", "Grep"],
+            id="codex",
+        ),
+    ],
+)
+def test_a_reviewer_runs_read_only_whatever_its_file_says(text: str, tools: list[str]) -> None:
+    from gsd.formats.agents import parse_agent
+    from gsd.formats.reviewreport import read_only
+
+    agent = parse_agent(f"---\nname: critic\ndescription: c\n{text}---\nP.\n", "critic.md")
+    reviewer = read_only(agent)
+    assert reviewer.tier == "read-only" and reviewer.tools == tools
+    assert (reviewer.permission_mode, reviewer.sandbox_mode) == (None, None)

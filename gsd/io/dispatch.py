@@ -19,6 +19,7 @@ from gsd.core.specialists import EXECUTOR
 from gsd.core.verdict import review
 from gsd.core.words import suggested
 from gsd.formats.agents import Agent
+from gsd.formats.reviewreport import read_only
 from gsd.formats.runners import invocation as runners
 from gsd.formats.settings import Settings
 from gsd.io.confine import sandbox
@@ -214,7 +215,7 @@ class Dispatcher:
         own = self.agents[name]
         runner = review.reviewer_runner(settings.runner, own.runner, author.runner or "")
         try:
-            agent = self.run_as(own, runner, where).model_copy(update={"tier": "read-only"})
+            agent = read_only(self.run_as(own, runner, where))
         except InputError as exc:
             return str(exc)
         model = own.model if agent.runner == own.runner and own.model != "inherit" else None
