@@ -128,7 +128,9 @@ def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: dat
 def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
     """The retry ladder (`gsd.core.verdict.outcomes` decides each rung): transient failures retried
     up to `specialists.max_retries`, then one fallback to gsd-executor when
-    `voltagent.fallback_on_error`; validation failures and policy violations are final."""
+    `voltagent.fallback_on_error`; validation failures and policy violations are final.
+    A reviewed task's `changes` runs it again with the findings, up to `review.max_rounds`
+    reviews; a rejection or a failed review is final (`gsd.run.taskreview`)."""
     plan, task, label = at.plan, at.task, at.label
     say, journal = run.effects.say, run.effects.journal
     dispatch = run.read.dispatcher.task(at.wave, plan, task)
