@@ -26,9 +26,11 @@ AUTHOR = f"""\
 import os, sys
 prompt = sys.stdin.read()
 fixed = "## Review Findings" in prompt and "src/t.py:1: say fixed" in prompt
+plan = os.environ["GSD_PLAN"]
+name = "src/t.py" if plan == "01-01" else f"src/t{{plan}}.py"
 os.makedirs("src", exist_ok=True)
-open("src/t.py", "w").write("fixed\\n" if fixed else "draft\\n")
-print({REPORT!r})
+open(name, "w").write("fixed\\n" if fixed else "draft\\n")
+print({REPORT!r}.replace("src/t.py", name))
 """
 
 # The reviewer does what the file `review-mode` beside it says; it keeps its prompt.
@@ -428,3 +430,21 @@ def test_the_dry_run_shows_the_reviewer_on_another_runner(
     assert (task["runner"], task["review"]) == ("claude", shown)
     text = gsd("execute-phase", "1", "--dry-run")
     assert f"  reviewed by: {shown}\n" in text.out
+
+
+def test_plans_of_one_wave_are_reviewed_side_by_side(reviewed, gsd, tmp_path) -> None:
+    """Two plans run at once, each in its worktree, each task reviewed there."""
+    root = reviewed.root
+    reviewed.plan(
+        "01-02",
+        tasks=TASK.format(attrs=' review="reviewer"', n=1).replace("src/t.py", "src/t01-02.py"),
+        files_modified="[src/t01-02.py]",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a second plan")
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert sorted(committed(root)) == ["01-01-1", "01-02-1"]
+    assert (root / "src/t.py").read_text() == (root / "src/t01-02.py").read_text() == "draft\n"
+    reviews = sorted((e["plan"], e["verdict"]) for e in events(root, "review"))
+    assert reviews == [("01-01", "approve"), ("01-02", "approve")]
