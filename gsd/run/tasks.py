@@ -14,14 +14,18 @@ from typing import NamedTuple
 from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
+from gsd.core.verdict import review
 from gsd.core.verdict.outcomes import TaskOutcome, next_rung
-from gsd.formats import prompt
+from gsd.core.verdict.review import Review
+from gsd.formats import prompt, reviewreport
 from gsd.formats.agents import Agent
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
+from gsd.run import taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.taskreview import Reviewer
 from gsd.run.taskrun import run_task
 
 
@@ -124,7 +128,9 @@ def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: dat
 def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
     """The retry ladder (`gsd.core.verdict.outcomes` decides each rung): transient failures retried
     up to `specialists.max_retries`, then one fallback to gsd-executor when
-    `voltagent.fallback_on_error`; validation failures and policy violations are final."""
+    `voltagent.fallback_on_error`; validation failures and policy violations are final.
+    A reviewed task's `changes` runs it again with the findings, up to `review.max_rounds`
+    reviews; a rejection or a failed review is final (`gsd.run.taskreview`)."""
     plan, task, label = at.plan, at.task, at.label
     say, journal = run.effects.say, run.effects.journal
     dispatch = run.read.dispatcher.task(at.wave, plan, task)
@@ -134,14 +140,27 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
             f"{dispatch.fallback_reason}"
         )
     retries = run.policy.retries
+    found = run.read.dispatcher.reviewer(at.wave, plan, task, dispatch)
+    if isinstance(found, str):  # no reviewer to run: the author's work could not be accepted
+        return _unreviewable(run, at, dispatch, found, tried)
     attempt = 0
+    asked: Review | None = None  # the last review's changes, for the next attempt's prompt
     while True:
         attempt += 1
-        agent, outcome = _attempt(run, at, dispatch, attempt)
+        earlier = [o for o in tried if o.task == task.index]
+        reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
+        agent, outcome = _attempt(run, at, dispatch, attempt, reviewer, asked)
         tried.append(outcome)
         _report(run, at, agent.name, outcome)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
+        if outcome.error_type == review.CHANGES and outcome.review is not None:
+            mine = [o.error_type for o in tried if o.task == task.index]
+            if review.rounds_used(mine) >= run.read.project.config.review.max_rounds:
+                return outcome  # the reviewer still asks for changes: the task fails
+            journal.plan_event(plan.id, "retry", task=task.index, reason=review.CHANGES)
+            asked = outcome.review
+            continue
         rung = next_rung(
             outcome,
             retries=retries,
@@ -162,14 +181,37 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         return outcome
 
 
+def _unreviewable(
+    run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, why: str, tried: list[TaskOutcome]
+) -> TaskOutcome:
+    """A task whose reviewer cannot run: it fails before its author runs (no work lost)."""
+    outcome = TaskOutcome.failed_early(
+        at.plan.id, at.task.index, dispatch.agent, 1, error_type=review.FAILED, details=why
+    )
+    tried.append(outcome)
+    _report(run, at, dispatch.agent, outcome)
+    taskreview.record_unreviewable(
+        run.effects.journal.plan_errors(at.plan.id), at.plan, at.task, dispatch, why
+    )
+    return outcome
+
+
 def _attempt(
-    run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, attempt: int
+    run: PhaseRun,
+    at: TaskAt,
+    dispatch: TaskDispatch,
+    attempt: int,
+    reviewer: Reviewer | None = None,
+    asked: Review | None = None,
 ) -> tuple[Agent, TaskOutcome]:
-    """One rung of the ladder: the prompt built for the agent `dispatch` names, the
-    spawn journalled, the task run in its place; the agent and what became of it."""
+    """One rung of the ladder: the prompt built for the agent `dispatch` names (with the
+    findings of a review that `asked` for changes), the spawn journalled, the task run in
+    its place (reviewed by `reviewer`); the agent and what became of it."""
     plan, task, label = at.plan, at.task, at.label
     agent = run.read.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
     text = prompt.build_prompt(agent, plan, task, at.context, run.read.templates)
+    if asked is not None:
+        text += "\n" + reviewreport.findings_section(asked) + "\n"
     run.effects.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
     run.effects.journal.plan_event(
         plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt
@@ -190,6 +232,7 @@ def _attempt(
             cancel=run.effects.cancel,
             sandbox=run.read.sandbox,
             large_file_mb=run.policy.large_file_mb,
+            reviewer=reviewer,
         )
     return agent, outcome
 
@@ -199,6 +242,10 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
     said: the commit of a success, the error and the rollback of a failure."""
     plan, task, label = at.plan, at.task, at.label
     journal, say = run.effects.journal, run.effects.say
+    if outcome.review is not None:  # every verdict in the plan's log, and said
+        fields = outcome.review.event()
+        journal.plan_event(plan.id, "review", task=task.index, attempt=outcome.attempt, **fields)
+        say(f"{label}: {outcome.review.line()}")
     if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
         result_file = run.read.phase.path / f"{plan.id}-RESULT.txt"
         journal.keep_output(

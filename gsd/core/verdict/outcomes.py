@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from gsd.core.models import TaskReport
+from gsd.core.verdict.review import ERROR_TYPES as REVIEW_ERRORS
+from gsd.core.verdict.review import Review
 
 
 class TaskOutcome(NamedTuple):
@@ -37,6 +39,7 @@ class TaskOutcome(NamedTuple):
     budget_abort: int | None = None
     # a writing tier's success that changed no file and claimed none (shown, not failed)
     no_change: bool = False
+    review: Review | None = None  # what its reviewer said (the review gate, issue 24)
 
     @classmethod
     def blank(cls, plan: str, task: int, agent: str, attempt: int = 1) -> TaskOutcome:
@@ -97,8 +100,9 @@ class TaskCommit(NamedTuple):
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
 # never retried nor handed to the fallback: the same work would fail the same way
-# (a delegation past its token budget's abort threshold would be stopped again)
-FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded"})
+# (a delegation past its token budget's abort threshold would be stopped again); a
+# review's changes are retried by the review gate's own count (`review.max_rounds`)
+FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded", *REVIEW_ERRORS})
 
 Rung = Literal["retry", "fallback", "stop"]
 
