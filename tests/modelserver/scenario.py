@@ -79,3 +79,17 @@ def task_report(
             marker,
         ]
     )
+
+
+def answer(text: str, usage: tuple[int, int] = (1000, 50)) -> Scenario:
+    """A model that calls no tool and answers `text` (a reviewer, a proposal)."""
+    return Scenario((), text, usage)
+
+
+def review_report(verdict: str, *findings: str) -> str:
+    """A Review Report as issue 24 names it: `approve`, `changes` or `reject`, and its
+    findings (`path:line what`), one a line."""
+    listed = [f"  - {finding}" for finding in findings] or ["  - none"]
+    return "\n".join(
+        ["Reviewed.", "", "### Review Report", f"- Verdict: {verdict}", "- Findings:", *listed]
+    )

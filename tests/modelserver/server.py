@@ -5,19 +5,24 @@ Stdlib only. Each request is logged (path, JSON body, the usage the reply report
 test can read the tool results a CLI sent back and the tokens it was told it used.
 Which turn of the scenario to answer is read from the conversation the CLI sends (how
 many tool calls it already holds), so retries and side requests never shift it.
+
+One scenario serves every agent loop; a Script (tests/modelserver/routes.py, which says
+how) gives each conversation its own, so agents on several CLIs share one server.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.modelserver import anthropic, gemini, responses
+from tests.modelserver.routes import Chosen, Router, Script
 from tests.modelserver.scenario import Scenario
-from tests.modelserver.wire import Reply
+from tests.modelserver.wire import Opening, Reply
 
 
 @dataclass
@@ -27,13 +32,19 @@ class Logged:
     body: Any
     usage: tuple[int, int] | None
     turn: int | None  # the scenario turn answered; None: a side request
+    route: str | None = None  # a Script's route that answered ("" its default)
+    call: int | None = None  # which call of that route (0: its first)
 
 
 class ModelServer:
-    """`with ModelServer(scenario) as server:` serves on `server.url` until the block ends."""
+    """`with ModelServer(scenario) as server:` serves on `server.url` until the block ends;
+    `ModelServer(Script(...))` gives each conversation the scenario of its route."""
 
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
+    def __init__(self, scenario: Scenario | Script) -> None:
+        self.script = scenario if isinstance(scenario, Script) else Script(default=scenario)
+        self.scenario = self.script.default  # the single-scenario use's
+        self.router = Router(self.script)
+        self.misses: list[str] = []  # why a call got no scenario (one line each)
         self.log: list[Logged] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -72,14 +83,53 @@ class ModelServer:
             done = [e.turn for e in self.log if e.turn is not None]
         return max(done) + 1 if done else 0
 
+    def calls(self, route: str) -> list[list[Logged]]:
+        """The logged requests of each call a route answered, its first call first."""
+        with self._lock:
+            mine = [e for e in self.log if e.route == route and e.call is not None]
+        count = max((e.call or 0 for e in mine), default=-1) + 1
+        return [[e for e in mine if e.call == n] for n in range(count)]
+
     def answer(self, method: str, path: str, body: Any) -> Reply:
+        return self._answer(method, path, body)[0]
+
+    def _answer(self, method: str, path: str, body: Any) -> tuple[Reply, Chosen | None]:
         if path.startswith("/v1/messages"):
-            return anthropic.reply(body, self.scenario)
+            chosen = self._choose("claude", anthropic.conversation(body))
+            return self._reply(chosen, lambda s: anthropic.reply(body, s))
         if path.startswith("/v1/responses"):
-            return responses.reply(body, self.scenario)
+            chosen = self._choose("codex", responses.conversation(body))
+            return self._reply(chosen, lambda s: responses.reply(body, s))
         if path.startswith("/v1beta/models/"):
-            return gemini.reply(path, body, self.scenario)
-        return Reply(body={}, status=200 if method == "HEAD" else 404)
+            chosen = self._choose("gemini", gemini.conversation(path, body))
+            return self._reply(chosen, lambda s: gemini.reply(path, body, s))
+        return Reply(body={}, status=200 if method == "HEAD" else 404), None
+
+    def _choose(self, cli: str, found: Opening | None) -> Chosen | None:
+        """The scenario of this request's conversation; None for a side request (or
+        with one scenario for all: nothing to choose)."""
+        if found is None or not self.script.routes:
+            return None
+        chosen = self.router.choose(cli, found)
+        if chosen.scenario is None:
+            with self._lock:
+                self.misses.append(chosen.miss)
+        return chosen
+
+    def _reply(
+        self, chosen: Chosen | None, build: Callable[[Scenario], Reply]
+    ) -> tuple[Reply, Chosen | None]:
+        """The reply of the chosen scenario, or an HTTP 400 saying why there is none;
+        with nothing chosen, the one scenario's (a side request uses none)."""
+        if chosen is None:
+            return build(self.script.default or _SIDE), None
+        if chosen.scenario is None:
+            error = {"type": "invalid_request_error", "code": 400, "message": chosen.miss}
+            return Reply(body={"type": "error", "error": error}, status=400), chosen
+        return build(chosen.scenario), chosen
+
+
+_SIDE = Scenario((), "ok")
 
 
 def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
@@ -105,8 +155,9 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw) if raw else None
             except ValueError:
                 body = raw.decode("utf-8", "replace")
-            reply = server.answer(method, self.path, body)
-            server.record(Logged(method, self.path, body, reply.usage, reply.turn))
+            reply, chosen = server._answer(method, self.path, body)
+            route, call = (chosen.route, chosen.call) if chosen else (None, None)
+            server.record(Logged(method, self.path, body, reply.usage, reply.turn, route, call))
             if reply.body is not None or not reply.events:
                 data = json.dumps(reply.body or {}).encode()
                 self.send_response(reply.status)

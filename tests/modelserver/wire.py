@@ -50,3 +50,47 @@ def text_of(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(text_of(v) for v in value)
     return ""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What identifies an agent loop's conversation on each of its requests.
+
+    `key`: the text of its messages before the model's first answer (the prompt the CLI
+    opened with), the same on every request of one conversation; `system`: its system
+    prompt (searched by a route, not part of the key); `fresh`: the model has not
+    answered yet, so this request starts a new conversation."""
+
+    key: str
+    system: str
+    fresh: bool
+
+    @property
+    def text(self) -> str:
+        """What a route's pattern is searched in: the system prompt, then the opening."""
+        return f"{self.system}\n{self.key}"
+
+
+def opening(items: list[dict[str, Any]], answered: Any, system: Any) -> Opening:
+    """The Opening of a conversation whose messages are `items`, `answered(item)` true
+    for the model's own (a tool call, an answer): the items before the first of those."""
+    before: list[str] = []
+    for item in items:
+        if answered(item):
+            return Opening("\n".join(before), texts(system), fresh=False)
+        before.append(texts(item))
+    return Opening("\n".join(before), texts(system), fresh=True)
+
+
+def texts(value: Any) -> str:
+    """The text a message carries: a plain string, or every `text` or string `content`
+    field inside it (never the markers a CLI moves between requests: `cache_control`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        found = [v for k, v in value.items() if k in ("text", "content") and isinstance(v, str)]
+        found += [texts(v) for v in value.values() if isinstance(v, list | dict)]
+        return "\n".join(t for t in found if t)
+    if isinstance(value, list):
+        return "\n".join(t for t in (texts(v) for v in value) if t)
+    return ""

@@ -1,0 +1,255 @@
+"""Several real agent CLIs in one `gsd execute-phase`, each following its own script.
+
+One scripted model server (tests/modelserver, its Script of routes) serves claude,
+codex and gemini at once: an author on claude writes a file, an author on codex writes
+another, and a read-only reviewer on gemini (the tier issue 24's review gate runs its
+reviewer at) answers a fixed Review Report, `changes` on its first call and `approve`
+on its second (the next wave). Judged by git (each task's commit and its files), by
+gsd's records (each plan's RESULT file holds its last agent's answer) and by the
+server's log (which CLI each route's calls came from), never by what gsd printed.
+
+The CLIs come from `make clis` (tests/test_clis.py's cli_bin fixture); without them
+these tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gsd.formats.runners.invocation import parse_output
+from gsd.io.confine.sandbox import landlock_abi
+from tests.e2e.cells import CONFIGURE, run_git, user_environment
+from tests.modelserver.routes import Script, route
+from tests.modelserver.scenario import Scenario, answer, review_report, task_report, write
+from tests.modelserver.server import Logged, ModelServer
+from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
+from tests.test_runners import TOOLS
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(landlock_abi() == 0, reason="no Landlock on this kernel"),
+]
+
+AGENTS = {  # name: (runner, tier)
+    "greeter": ("claude", "read+write"),
+    "closer": ("codex", "read+write"),
+    "critic": ("gemini", "read-only"),
+}
+TASK = """\
+<task type="auto" specialist="{agent}">
+  <name>{name}</name>
+  <files>{files}</files>
+  <action>{marker}: {action}</action>
+  <verify><automated>true</automated></verify>
+  <done>Done.</done>
+</task>"""
+PLAN = """\
+---
+phase: 01-mixed
+plan: {plan}
+type: execute
+wave: {wave}
+depends_on: {depends}
+files_modified: [{files}]
+autonomous: true
+must_haves:
+  truths:
+    - "the greeting files exist"
+  artifacts: []
+  key_links: []
+---
+
+<objective>{objective}</objective>
+
+<tasks>
+{tasks}
+</tasks>
+"""
+FINDING = "src/hello.txt:1 say who is greeted"
+
+
+def task(agent: str, name: str, files: str, action: str) -> str:
+    return TASK.format(agent=agent, name=name, files=files, marker=f"ROUTE-{agent}", action=action)
+
+
+def plans() -> dict[str, str]:
+    first = [
+        task("greeter", "Task 1: greet", "src/hello.txt", "write src/hello.txt"),
+        task("closer", "Task 2: close", "src/bye.txt", "write src/bye.txt"),
+        task("critic", "Task 3: review", "src/hello.txt", "review the greeting files"),
+    ]
+    again = task("critic", "Task 1: review again", "src/hello.txt", "review them again")
+    return {
+        "01-01": PLAN.format(
+            plan="01",
+            wave=1,
+            depends="[]",
+            files="src/hello.txt, src/bye.txt",
+            objective="Make the greeting files, then review them.",
+            tasks="\n".join(first),
+        ),
+        "01-02": PLAN.format(
+            plan="02",
+            wave=2,
+            depends="[01-01]",
+            files="src/hello.txt",
+            objective="Review the greeting files again.",
+            tasks=again,
+        ),
+    }
+
+
+def script() -> Script:
+    """Each agent's conversations by the marker its task's action carries."""
+
+    def review(verdict: str, *findings: str) -> Scenario:
+        return answer(f"{review_report(verdict, *findings)}\n\n{task_report()}")
+
+    return Script(
+        route(
+            "greeter",
+            r"ROUTE-greeter",
+            Scenario((write("src/hello.txt", "hello\n"),), task_report(created=("src/hello.txt",))),
+            cli="claude",
+        ),
+        route(
+            "closer",
+            r"ROUTE-closer",
+            Scenario((write("src/bye.txt", "bye\n"),), task_report(created=("src/bye.txt",))),
+            cli="codex",
+        ),
+        route(
+            "critic", r"ROUTE-critic", review("changes", FINDING), review("approve"), cli="gemini"
+        ),
+    )
+
+
+def agent_file(name: str) -> str:
+    runner, tier = AGENTS[name]
+    return "\n".join(
+        [
+            "---",
+            f"name: {name}",
+            f"description: the {name}",
+            f"tools: {TOOLS[tier]}",
+            f"runner: {runner}",
+            "timeout_mins: 2",
+            "---",
+            f"The {name}.",
+            "",
+        ]
+    )
+
+
+def build(repo: Path) -> None:
+    files = {
+        **{f".planning/phases/01-mixed/{p}-PLAN.md": text for p, text in plans().items()},
+        **{f".claude/agents/{name}.md": agent_file(name) for name in AGENTS},
+        ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in AGENTS),
+        ".planning/config.json": json.dumps(
+            {
+                "specialists": {"max_retries": 0, "kill_grace_seconds": 2},
+                "voltagent": {"fallback_on_error": False},
+            }
+        ),
+        "README.md": "mixed\n",
+        "src/README.md": "sources\n",
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "plan")
+
+
+@dataclass
+class Ran:
+    code: int
+    out: str
+    err: str
+    repo: Path
+    server: ModelServer
+
+    def git(self, *args: str) -> str:
+        argv = ["git", "-c", "safe.directory=*", "-C", str(self.repo), *args]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+    def said(self) -> str:
+        return f"exit {self.code}\n{self.out[-3000:]}\n{self.err[-3000:]}\n{self.server.misses}"
+
+    def calls(self, name: str) -> list[list[Logged]]:
+        return self.server.calls(name)
+
+
+@pytest.fixture(scope="module")
+def ran(cli_bin: Path) -> Iterator[Ran]:  # noqa: F811
+    """One `gsd execute-phase 1` in a new repository, every CLI pointed at one server."""
+    base = Path(tempfile.mkdtemp(prefix="gsd-multiagent-"))
+    home, repo = base / "home", base / "repo"
+    home.mkdir()
+    build(repo)
+    with ModelServer(script()) as server:
+        env = user_environment(cli_bin, home)
+        for configure in CONFIGURE.values():
+            env.update(configure(home, server.url))
+        done = subprocess.run(
+            [sys.executable, "-m", "gsd", "execute-phase", "1"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+    yield Ran(done.returncode, done.stdout, done.stderr, repo, server)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_each_author_on_its_cli_wrote_its_file(ran: Ran) -> None:
+    assert ran.code == 0, ran.said()
+    assert ran.server.misses == [], ran.said()
+    for trailer, path, text in (
+        ("01-01-1", "src/hello.txt", "hello\n"),
+        ("01-01-2", "src/bye.txt", "bye\n"),
+    ):
+        commit = ran.git("log", "main", "--format=%H", f"--grep=^Gsd-Task: {trailer}$").split()
+        assert len(commit) == 1, (trailer, ran.said())
+        files = ran.git("show", "--name-only", "--format=", commit[0]).split()
+        assert [f for f in files if f.startswith("src/")] == [path], (trailer, files)
+        assert ran.git("show", f"{commit[0]}:{path}") == text
+    # the reviewer's tasks changed nothing: no commit of theirs touches a file
+    for trailer in ("01-01-3", "01-02-1"):
+        assert ran.git("log", "main", f"--grep=^Gsd-Task: {trailer}$", "--name-only") == ""
+
+
+def test_each_route_was_served_to_its_own_cli(ran: Ran) -> None:
+    paths = {"greeter": "/v1/messages", "closer": "/v1/responses", "critic": "/v1beta/models/"}
+    for name, path in paths.items():
+        calls = ran.calls(name)
+        assert len(calls) == (2 if name == "critic" else 1), (name, ran.said())
+        assert all(e.path.startswith(path) for call in calls for e in call), name
+    [greet] = ran.calls("greeter")  # a write, then the report: two turns
+    assert sorted({e.turn for e in greet}) == [0, 1]
+
+
+def test_the_read_only_reviewer_answered_changes_then_approve(ran: Ran) -> None:
+    """gsd's records of each plan's last agent run (SPEC 1's NN-MM-RESULT.txt), read as
+    gsd reads a gemini run's output, hold the reviewer's fixed answers in call order."""
+    phase = ran.repo / ".planning" / "phases" / "01-mixed"
+    first, second = (
+        parse_output("gemini", (phase / f"{plan}-RESULT.txt").read_text()).text
+        for plan in ("01-01", "01-02")
+    )
+    assert "- Verdict: changes\n- Findings:\n  - " + FINDING in first, first
+    assert "- Verdict: approve\n- Findings:\n  - none" in second, second
+    assert "changes" not in second, second
