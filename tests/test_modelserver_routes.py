@@ -97,6 +97,7 @@ def test_a_conversation_keeps_its_scenario_through_its_turns() -> None:
     assert server.misses == []
     assert [[e.turn for e in call] for call in server.calls("a")] == [[0, 1]]
     assert [[e.turn for e in call] for call in server.calls("b")] == [[0, 1]]
+    assert server.prompts("a") == ["You are claude.\nWorking directory: /w\nROUTE-a go"]
 
 
 def test_a_route_for_one_cli_leaves_the_others_calls_to_the_next_route() -> None:

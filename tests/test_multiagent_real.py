@@ -240,6 +240,11 @@ def test_each_route_was_served_to_its_own_cli(ran: Ran) -> None:
         assert all(e.path.startswith(path) for call in calls for e in call), name
     [greet] = ran.calls("greeter")  # a write, then the report: two turns
     assert sorted({e.turn for e in greet}) == [0, 1]
+    # each call was asked its own task: the server's view of gsd's prompts
+    [greeting] = ran.server.prompts("greeter")
+    assert "write src/hello.txt" in greeting and "The greeter." in greeting
+    first, second = ran.server.prompts("critic")
+    assert "review the greeting files" in first and "review them again" in second
 
 
 def test_the_read_only_reviewer_answered_changes_then_approve(ran: Ran) -> None:

@@ -5,15 +5,18 @@ use, unchanged). `ModelServer(Script(...))` serves several agents at once (an au
 on claude, a reviewer on codex, a proposal, a challenge ...), on one port for all three
 protocols:
 
-    script = Script(
-        route("author", r"Write the greeting", Scenario((write("a.txt", "hi\n"),), task_report())),
+    from tests.modelserver.scenario import Scenario, answer, review_report, write ...
+    script = Script(  # the narrower route first (see "Writing patterns" below)
         route("reviewer", r"### Review Report", answer(review_report("changes", "a.txt:1 no")),
               answer(review_report("approve")), cli="codex"),
+        route("author", r"ROUTE-author", Scenario((write("a.txt", "hi"),), task_report()),
+              Scenario((write("a.txt", "hi, you"),), task_report())),  # its retry
     )
     with ModelServer(script) as server:
         ...  # point every CLI at server.url (anthropic/responses/gemini.configure)
         assert server.misses == []
         [first, second] = server.calls("reviewer")  # each call's logged requests
+        asked = server.prompts("reviewer")  # what each call was asked (its opening)
 
 How a request finds its scenario. A request of an agent loop belongs to a conversation
 identified by its opening: the text of the messages before the model's first answer
@@ -32,6 +35,14 @@ classifiers, token counts) need no scenario and never count as a call.
 Calls are counted in the order their first requests reach the server: agents that run
 one after another (tasks of one plan, a reviewer after its author) get their scenarios
 in that order; agents that run side by side should match different routes.
+
+Writing patterns. gsd's prompt holds the task it runs (its name, its action: a marker
+such as `ROUTE-greeter` in the action is the simplest key), its persona and, for a
+retry, what went wrong; a prompt about another task can hold that task's text too (a
+reviewer's prompt holds the task and diff it reviews, a retry's the findings). So put
+the narrower route first (the reviewer's, matching what only its prompt holds, such as
+the Review Report format it is asked for, before the author's), or bind a route to its
+CLI with `cli=`. `server.prompts(route)` shows what each call was actually asked.
 """
 
 from __future__ import annotations

@@ -90,20 +90,21 @@ class ModelServer:
         count = max((e.call or 0 for e in mine), default=-1) + 1
         return [[e for e in mine if e.call == n] for n in range(count)]
 
+    def prompts(self, route: str) -> list[str]:
+        """What each call a route answered was asked, its first call first: its system
+        prompt and its opening messages (the prompt gsd gave the agent)."""
+        found = [conversation(call[0].path, call[0].body)[1] for call in self.calls(route)]
+        return [opened.text if opened else "" for opened in found]
+
     def answer(self, method: str, path: str, body: Any) -> Reply:
         return self._answer(method, path, body)[0]
 
     def _answer(self, method: str, path: str, body: Any) -> tuple[Reply, Chosen | None]:
-        if path.startswith("/v1/messages"):
-            chosen = self._choose("claude", anthropic.conversation(body))
-            return self._reply(chosen, lambda s: anthropic.reply(body, s))
-        if path.startswith("/v1/responses"):
-            chosen = self._choose("codex", responses.conversation(body))
-            return self._reply(chosen, lambda s: responses.reply(body, s))
-        if path.startswith("/v1beta/models/"):
-            chosen = self._choose("gemini", gemini.conversation(path, body))
-            return self._reply(chosen, lambda s: gemini.reply(path, body, s))
-        return Reply(body={}, status=200 if method == "HEAD" else 404), None
+        cli, found = conversation(path, body)
+        if not cli:
+            return Reply(body={}, status=200 if method == "HEAD" else 404), None
+        chosen = self._choose(cli, found)
+        return self._reply(chosen, lambda scenario: _REPLY[cli](path, body, scenario))
 
     def _choose(self, cli: str, found: Opening | None) -> Chosen | None:
         """The scenario of this request's conversation; None for a side request (or
@@ -130,6 +131,23 @@ class ModelServer:
 
 
 _SIDE = Scenario((), "ok")
+_REPLY: dict[str, Callable[[str, Any, Scenario], Reply]] = {
+    "claude": lambda path, body, scenario: anthropic.reply(body, scenario),
+    "codex": lambda path, body, scenario: responses.reply(body, scenario),
+    "gemini": gemini.reply,
+}
+
+
+def conversation(path: str, body: Any) -> tuple[str, Opening | None]:
+    """The CLI whose protocol `path` is ("" for none) and the agent loop conversation
+    the request belongs to (None for a side request)."""
+    if path.startswith("/v1/messages"):
+        return "claude", anthropic.conversation(body)
+    if path.startswith("/v1/responses"):
+        return "codex", responses.conversation(body)
+    if path.startswith("/v1beta/models/"):
+        return "gemini", gemini.conversation(path, body)
+    return "", None
 
 
 def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
