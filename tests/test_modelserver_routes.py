@@ -124,7 +124,9 @@ def test_side_requests_are_no_call_and_an_unmatched_call_is_an_error() -> None:
         author = post(server, "/v1/messages", claude("ROUTE-a go"))
     assert title[0] == 200 and count[0] == 200 and author[0] == 200
     assert lost[0] == 400
-    assert server.misses == ["gemini: no route matches the call opening 'no marker here'"]
+    assert server.misses == [
+        "gemini: no route matches the call whose prompt begins 'no marker here'"
+    ]
     assert [len(c) for c in server.calls("a")] == [1]  # the title took none of its calls
 
 

@@ -29,7 +29,14 @@ from gsd.formats.runners.invocation import parse_output
 from gsd.io.confine.sandbox import landlock_abi
 from tests.e2e.cells import CONFIGURE, run_git, user_environment
 from tests.modelserver.routes import Script, route
-from tests.modelserver.scenario import Scenario, answer, review_report, task_report, write
+from tests.modelserver.scenario import (
+    Scenario,
+    answer,
+    review_report,
+    shell,
+    task_report,
+    write,
+)
 from tests.modelserver.server import Logged, ModelServer
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 from tests.test_runners import TOOLS
@@ -41,6 +48,7 @@ pytestmark = [
 
 AGENTS = {  # name: (runner, tier)
     "greeter": ("claude", "read+write"),
+    "fixer": ("claude", "full"),
     "closer": ("codex", "read+write"),
     "critic": ("gemini", "read-only"),
 }
@@ -49,7 +57,7 @@ TASK = """\
   <name>{name}</name>
   <files>{files}</files>
   <action>{marker}: {action}</action>
-  <verify><automated>true</automated></verify>
+  <verify><automated>{verify}</automated></verify>
   <done>Done.</done>
 </task>"""
 PLAN = """\
@@ -75,10 +83,17 @@ must_haves:
 </tasks>
 """
 FINDING = "src/hello.txt:1 say who is greeted"
+FIX_CHECK = "grep -qx good src/fix.txt"
+FIXER_MINUTES = 0.1  # its first attempt is stopped after 6 seconds
+# a command that outlasts it (a bare `sleep 60` did not keep claude 2.1.330 busy here)
+STALL = "python3 -c 'import time; time.sleep(60)'"
 
 
-def task(agent: str, name: str, files: str, action: str) -> str:
-    return TASK.format(agent=agent, name=name, files=files, marker=f"ROUTE-{agent}", action=action)
+def task(agent: str, name: str, files: str, action: str, verify: str = "true") -> str:
+    marker = f"ROUTE-{agent}"
+    return TASK.format(
+        agent=agent, name=name, files=files, marker=marker, action=action, verify=verify
+    )
 
 
 def plans() -> dict[str, str]:
@@ -87,7 +102,10 @@ def plans() -> dict[str, str]:
         task("closer", "Task 2: close", "src/bye.txt", "write src/bye.txt"),
         task("critic", "Task 3: review", "src/hello.txt", "review the greeting files"),
     ]
-    again = task("critic", "Task 1: review again", "src/hello.txt", "review them again")
+    # its first attempt writes a file, then outlasts its timeout (gsd retries a timeout);
+    # the retry, the same prompt again, is the route's second call: its second scenario
+    fix = task("fixer", "Task 1: fix", "src/fix.txt", "write src/fix.txt", FIX_CHECK)
+    again = task("critic", "Task 2: review again", "src/hello.txt", "review them again")
     return {
         "01-01": PLAN.format(
             plan="01",
@@ -101,9 +119,9 @@ def plans() -> dict[str, str]:
             plan="02",
             wave=2,
             depends="[01-01]",
-            files="src/hello.txt",
-            objective="Review the greeting files again.",
-            tasks=again,
+            files="src/fix.txt",
+            objective="Fix a file, then review the greeting files again.",
+            tasks=f"{fix}\n{again}",
         ),
     }
 
@@ -128,6 +146,13 @@ def script() -> Script:
             cli="codex",
         ),
         route(
+            "fixer",
+            r"ROUTE-fixer",
+            Scenario((write("src/fix.txt", "bad\n"), shell(STALL)), task_report()),
+            Scenario((write("src/fix.txt", "good\n"),), task_report(created=("src/fix.txt",))),
+            cli="claude",
+        ),
+        route(
             "critic", r"ROUTE-critic", review("changes", FINDING), review("approve"), cli="gemini"
         ),
     )
@@ -142,7 +167,7 @@ def agent_file(name: str) -> str:
             f"description: the {name}",
             f"tools: {TOOLS[tier]}",
             f"runner: {runner}",
-            "timeout_mins: 2",
+            f"timeout_mins: {FIXER_MINUTES if name == 'fixer' else 2}",
             "---",
             f"The {name}.",
             "",
@@ -157,7 +182,7 @@ def build(repo: Path) -> None:
         ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in AGENTS),
         ".planning/config.json": json.dumps(
             {
-                "specialists": {"max_retries": 0, "kill_grace_seconds": 2},
+                "specialists": {"max_retries": 1, "kill_grace_seconds": 2},
                 "voltagent": {"fallback_on_error": False},
             }
         ),
@@ -228,15 +253,20 @@ def test_each_author_on_its_cli_wrote_its_file(ran: Ran) -> None:
         assert [f for f in files if f.startswith("src/")] == [path], (trailer, files)
         assert ran.git("show", f"{commit[0]}:{path}") == text
     # the reviewer's tasks changed nothing: no commit of theirs touches a file
-    for trailer in ("01-01-3", "01-02-1"):
+    for trailer in ("01-01-3", "01-02-2"):
         assert ran.git("log", "main", f"--grep=^Gsd-Task: {trailer}$", "--name-only") == ""
 
 
 def test_each_route_was_served_to_its_own_cli(ran: Ran) -> None:
-    paths = {"greeter": "/v1/messages", "closer": "/v1/responses", "critic": "/v1beta/models/"}
+    paths = {
+        "greeter": "/v1/messages",
+        "fixer": "/v1/messages",
+        "closer": "/v1/responses",
+        "critic": "/v1beta/models/",
+    }
     for name, path in paths.items():
         calls = ran.calls(name)
-        assert len(calls) == (2 if name == "critic" else 1), (name, ran.said())
+        assert len(calls) == (2 if name in ("critic", "fixer") else 1), (name, ran.said())
         assert all(e.path.startswith(path) for call in calls for e in call), name
     [greet] = ran.calls("greeter")  # a write, then the report: two turns
     assert sorted({e.turn for e in greet}) == [0, 1]
@@ -258,3 +288,18 @@ def test_the_read_only_reviewer_answered_changes_then_approve(ran: Ran) -> None:
     assert "- Verdict: changes\n- Findings:\n  - " + FINDING in first, first
     assert "- Verdict: approve\n- Findings:\n  - none" in second, second
     assert "changes" not in second, second
+
+
+def test_a_retry_is_the_routes_next_call(ran: Ran) -> None:
+    """The fixer's first attempt timed out and was rolled back; the retry got the
+    route's second scenario and its work is what was committed."""
+    commit = ran.git("log", "main", "--format=%H", "--grep=^Gsd-Task: 01-02-1$").split()
+    assert len(commit) == 1, ran.said()
+    assert ran.git("show", f"{commit[0]}:src/fix.txt") == "good\n"
+    assert "bad" not in ran.git("log", "main", "-p", "--", "src/fix.txt")
+    events = [json.loads(line) for line in (ran.repo / ".planning/logs/01-02.jsonl").open()]
+    fixes = [e for e in events if e.get("event") == "result" and e.get("task") == 1]
+    assert [(e["success"], e["error_type"]) for e in fixes] == [
+        (False, "timeout"),
+        (True, None),
+    ], fixes

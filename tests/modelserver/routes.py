@@ -141,8 +141,10 @@ class Router:
                 )
         if self.script.default is not None:
             return Chosen("", self._count_default(), self.script.default)
-        opened = " ".join(found.key.split())[:120]
-        return Chosen("", 0, None, f"{cli}: no route matches the call opening {opened!r}")
+        opened = " ".join(found.prompt.split())[:120]
+        return Chosen(
+            "", 0, None, f"{cli}: no route matches the call whose prompt begins {opened!r}"
+        )
 
     def _count_default(self) -> int:
         call = self._taken.get("", 0)

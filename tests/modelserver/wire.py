@@ -64,6 +64,7 @@ class Opening:
     key: str
     system: str
     fresh: bool
+    prompt: str = ""  # its last message's text: the prompt, after what the CLI adds
 
     @property
     def text(self) -> str:
@@ -77,9 +78,27 @@ def opening(items: list[dict[str, Any]], answered: Any, system: Any) -> Opening:
     before: list[str] = []
     for item in items:
         if answered(item):
-            return Opening("\n".join(before), texts(system), fresh=False)
+            break
         before.append(texts(item))
-    return Opening("\n".join(before), texts(system), fresh=True)
+    else:
+        return Opening("\n".join(before), texts(system), True, _last(items))
+    return Opening("\n".join(before), texts(system), False, _last(items[: len(before)]))
+
+
+def _last(value: Any) -> str:
+    """The last text inside `value` (a CLI puts its own context before the prompt)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        value = [
+            v
+            for k, v in value.items()
+            if isinstance(v, list | dict) or (k in ("text", "content") and isinstance(v, str))
+        ]
+    for each in reversed(value if isinstance(value, list) else []):
+        if (text := _last(each)).strip():
+            return text
+    return ""
 
 
 def texts(value: Any) -> str:
