@@ -1,12 +1,15 @@
 """Several real agent CLIs in one `gsd execute-phase`, each following its own script.
 
 One scripted model server (tests/modelserver, its Script of routes) serves claude,
-codex and gemini at once: an author on claude writes a file, an author on codex writes
-another, and a read-only reviewer on gemini (the tier issue 24's review gate runs its
-reviewer at) answers a fixed Review Report, `changes` on its first call and `approve`
-on its second (the next wave). Judged by git (each task's commit and its files), by
-gsd's records (each plan's RESULT file holds its last agent's answer) and by the
-server's log (which CLI each route's calls came from), never by what gsd printed.
+codex and gemini at once. Wave 1: an author on claude writes a file, an author on codex
+writes another, and a read-only reviewer on gemini (the tier issue 24's review gate
+runs its reviewer at) answers a fixed Review Report, `changes`. Wave 2: the gemini
+reviewer's second call answers `approve`; a claude author's first attempt outlasts its
+timeout and is rolled back, and its retry (the same prompt, the route's second call)
+does the work; read-only reviewers on claude and codex answer their own reports. Judged
+by git (each task's commit and its files), by gsd's records (each plan's RESULT file
+holds its last agent's answer, the run log each attempt) and by the server's log (which
+CLI each route's calls came from, what each was asked), never by what gsd printed.
 
 The CLIs come from `make clis` (tests/test_clis.py's cli_bin fixture); without them
 these tests skip and say why.
@@ -51,6 +54,9 @@ AGENTS = {  # name: (runner, tier)
     "fixer": ("claude", "full"),
     "closer": ("codex", "read+write"),
     "critic": ("gemini", "read-only"),
+    # read-only reviewers on the other two CLIs, each alone in its plan (wave 2)
+    "auditor": ("claude", "read-only"),
+    "checker": ("codex", "read-only"),
 }
 TASK = """\
 <task type="auto" specialist="{agent}">
@@ -83,6 +89,7 @@ must_haves:
 </tasks>
 """
 FINDING = "src/hello.txt:1 say who is greeted"
+REJECTED = "src/bye.txt:1 a farewell nobody asked for"
 FIX_CHECK = "grep -qx good src/fix.txt"
 FIXER_MINUTES = 0.1  # its first attempt is stopped after 6 seconds
 # a command that outlasts it (a bare `sleep 60` did not keep claude 2.1.330 busy here)
@@ -123,6 +130,17 @@ def plans() -> dict[str, str]:
             objective="Fix a file, then review the greeting files again.",
             tasks=f"{fix}\n{again}",
         ),
+        **{
+            f"01-0{number}": PLAN.format(
+                plan=f"0{number}",
+                wave=2,
+                depends="[01-01]",
+                files="src/bye.txt",
+                objective="Review the farewell.",
+                tasks=task(agent, "Task 1: audit", "src/bye.txt", "review src/bye.txt"),
+            )
+            for number, agent in ((3, "auditor"), (4, "checker"))
+        },
     }
 
 
@@ -155,6 +173,8 @@ def script() -> Script:
         route(
             "critic", r"ROUTE-critic", review("changes", FINDING), review("approve"), cli="gemini"
         ),
+        route("auditor", r"ROUTE-auditor", review("reject", REJECTED), cli="claude"),
+        route("checker", r"ROUTE-checker", review("approve"), cli="codex"),
     )
 
 
@@ -263,6 +283,8 @@ def test_each_route_was_served_to_its_own_cli(ran: Ran) -> None:
         "fixer": "/v1/messages",
         "closer": "/v1/responses",
         "critic": "/v1beta/models/",
+        "auditor": "/v1/messages",
+        "checker": "/v1/responses",
     }
     for name, path in paths.items():
         calls = ran.calls(name)
@@ -288,6 +310,19 @@ def test_the_read_only_reviewer_answered_changes_then_approve(ran: Ran) -> None:
     assert "- Verdict: changes\n- Findings:\n  - " + FINDING in first, first
     assert "- Verdict: approve\n- Findings:\n  - none" in second, second
     assert "changes" not in second, second
+
+
+def test_a_read_only_reviewer_on_each_cli_answered_its_text(ran: Ran) -> None:
+    """The same, for the reviewers on claude and codex: gsd read the answer each CLI
+    gave back from the scripted model (its RESULT file, read as gsd reads that CLI's)."""
+    phase = ran.repo / ".planning" / "phases" / "01-mixed"
+    for plan, runner, expected in (
+        ("01-03", "claude", f"- Verdict: reject\n- Findings:\n  - {REJECTED}"),
+        ("01-04", "codex", "- Verdict: approve\n- Findings:\n  - none"),
+    ):
+        said = parse_output(runner, (phase / f"{plan}-RESULT.txt").read_text()).text
+        assert expected in said and said.endswith("## TASK COMPLETE"), (plan, said)
+        assert ran.git("log", "main", f"--grep=^Gsd-Task: {plan}-1$", "--name-only") == ""
 
 
 def test_a_retry_is_the_routes_next_call(ran: Ran) -> None:
