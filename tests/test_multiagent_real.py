@@ -91,7 +91,7 @@ must_haves:
 FINDING = "src/hello.txt:1 say who is greeted"
 REJECTED = "src/bye.txt:1 a farewell nobody asked for"
 FIX_CHECK = "grep -qx good src/fix.txt"
-FIXER_MINUTES = 0.1  # its first attempt is stopped after 6 seconds
+FIXER_MINUTES = 0.15  # 9 s: a claude run here takes 1-2 s; its first attempt stalls
 # a command that outlasts it (a bare `sleep 60` did not keep claude 2.1.330 busy here)
 STALL = "python3 -c 'import time; time.sleep(60)'"
 
