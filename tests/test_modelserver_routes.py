@@ -20,12 +20,14 @@ pytestmark = pytest.mark.unit  # `make test-fast` runs these
 CLAUDE_TOOLS = [{"name": "Read"}, {"name": "Bash"}, {"name": "Write"}]
 
 
-def post(server: ModelServer, path: str, body: dict[str, Any]) -> tuple[int, str]:
+def post(
+    server: ModelServer, path: str, body: dict[str, Any], timeout: float = 10
+) -> tuple[int, str]:
     request = urllib.request.Request(
         server.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
     )
     try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
             return reply.status, reply.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
@@ -152,3 +154,29 @@ def test_a_script_written_wrong_fails_where_it_is_written() -> None:
         route("a", "x", AUTHOR, cli="clause")
     with pytest.raises(ValueError, match="two routes share a name"):
         Script(route("a", "x", AUTHOR), route("a", "y", AUTHOR))
+
+
+def test_a_scenario_may_end_in_an_error() -> None:
+    refuses = Scenario((write("a.txt", "a\n"),), task_report(), ending="error")
+    with ModelServer(Script(route("a", "ROUTE-a", refuses))) as server:
+        step = post(server, "/v1/responses", codex("ROUTE-a go"))
+        ended = post(server, "/v1/responses", {**codex("ROUTE-a go"), "input": codex_turn()})
+    assert step[0] == 200 and "exec_command" in step[1]
+    assert ended[0] == 400 and "the scripted model refuses" in ended[1]
+    assert [e.turn for e in server.log] == [0, 1]
+
+
+def test_a_scenario_may_never_answer_and_a_bad_ending_is_refused() -> None:
+    with ModelServer(Scenario((), "never said", ending="hang")) as server:
+        with pytest.raises(TimeoutError):
+            post(server, GEMINI, gemini("anything"), timeout=0.3)
+        assert [(e.path, e.turn) for e in server.log] == [(GEMINI, 0)]  # logged, held
+    with pytest.raises(ValueError, match="ending 'crash': one of answer, hang, error"):
+        Scenario((), "x", ending="crash")
+
+
+def codex_turn() -> list[dict[str, Any]]:
+    """codex's opening, its call of the first step and the call's output."""
+    call = {"type": "function_call", "call_id": "call_0000", "name": "exec_command"}
+    output = {"type": "function_call_output", "call_id": "call_0000", "output": "ok"}
+    return [*codex("ROUTE-a go")["input"], call, output]

@@ -4,9 +4,11 @@ One scripted model server (tests/modelserver, its Script of routes) serves claud
 codex and gemini at once. Wave 1: an author on claude writes a file, an author on codex
 writes another, and a read-only reviewer on gemini (the tier issue 24's review gate
 runs its reviewer at) answers a fixed Review Report, `changes`. Wave 2: the gemini
-reviewer's second call answers `approve`; a claude author's first attempt outlasts its
-timeout and is rolled back, and its retry (the same prompt, the route's second call)
-does the work; read-only reviewers on claude and codex answer their own reports. Judged
+reviewer's second call answers `approve`; a claude author's model hangs past its
+timeout after a write, the attempt is rolled back, and its retry (the same prompt, the
+route's second call) does the work; read-only reviewers on claude and codex answer
+their own reports. Then, alone: a reviewer whose model refuses and one whose model
+never answers each fail their task (a review gate's "error, never a silent approve"). Judged
 by git (each task's commit and its files), by gsd's records (each plan's RESULT file
 holds its last agent's answer, the run log each attempt) and by the server's log (which
 CLI each route's calls came from, what each was asked), never by what gsd printed.
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from gsd.formats import errorlog
 from gsd.formats.runners.invocation import parse_output
 from gsd.io.confine.sandbox import landlock_abi
 from tests.e2e.cells import CONFIGURE, run_git, user_environment
@@ -36,7 +39,6 @@ from tests.modelserver.scenario import (
     Scenario,
     answer,
     review_report,
-    shell,
     task_report,
     write,
 )
@@ -51,7 +53,7 @@ pytestmark = [
 
 AGENTS = {  # name: (runner, tier)
     "greeter": ("claude", "read+write"),
-    "fixer": ("claude", "full"),
+    "fixer": ("claude", "read+write"),
     "closer": ("codex", "read+write"),
     "critic": ("gemini", "read-only"),
     # read-only reviewers on the other two CLIs, each alone in its plan (wave 2)
@@ -91,9 +93,7 @@ must_haves:
 FINDING = "src/hello.txt:1 say who is greeted"
 REJECTED = "src/bye.txt:1 a farewell nobody asked for"
 FIX_CHECK = "grep -qx good src/fix.txt"
-FIXER_MINUTES = 0.15  # 9 s: a claude run here takes 1-2 s; its first attempt stalls
-# a command that outlasts it (a bare `sleep 60` did not keep claude 2.1.330 busy here)
-STALL = "python3 -c 'import time; time.sleep(60)'"
+FIXER_MINUTES = 0.15  # 9 s: a claude run here takes 1-2 s; its first attempt hangs
 
 
 def task(agent: str, name: str, files: str, action: str, verify: str = "true") -> str:
@@ -109,7 +109,8 @@ def plans() -> dict[str, str]:
         task("closer", "Task 2: close", "src/bye.txt", "write src/bye.txt"),
         task("critic", "Task 3: review", "src/hello.txt", "review the greeting files"),
     ]
-    # its first attempt writes a file, then outlasts its timeout (gsd retries a timeout);
+    # its first attempt writes a file, then its model hangs past the timeout (gsd
+    # retries a timeout);
     # the retry, the same prompt again, is the route's second call: its second scenario
     fix = task("fixer", "Task 1: fix", "src/fix.txt", "write src/fix.txt", FIX_CHECK)
     again = task("critic", "Task 2: review again", "src/hello.txt", "review them again")
@@ -166,7 +167,7 @@ def script() -> Script:
         route(
             "fixer",
             r"ROUTE-fixer",
-            Scenario((write("src/fix.txt", "bad\n"), shell(STALL)), task_report()),
+            Scenario((write("src/fix.txt", "bad\n"),), task_report(), ending="hang"),
             Scenario((write("src/fix.txt", "good\n"),), task_report(created=("src/fix.txt",))),
             cli="claude",
         ),
@@ -178,8 +179,7 @@ def script() -> Script:
     )
 
 
-def agent_file(name: str) -> str:
-    runner, tier = AGENTS[name]
+def agent_file(name: str, runner: str, tier: str, minutes: float) -> str:
     return "\n".join(
         [
             "---",
@@ -187,7 +187,7 @@ def agent_file(name: str) -> str:
             f"description: the {name}",
             f"tools: {TOOLS[tier]}",
             f"runner: {runner}",
-            f"timeout_mins: {FIXER_MINUTES if name == 'fixer' else 2}",
+            f"timeout_mins: {minutes}",
             "---",
             f"The {name}.",
             "",
@@ -195,14 +195,18 @@ def agent_file(name: str) -> str:
     )
 
 
-def build(repo: Path) -> None:
+def build(
+    repo: Path, plans: dict[str, str], agents: dict[str, tuple[str, str, float]], retries: int
+) -> None:
+    """A repository holding `plans` (id: text) and `agents` (name: runner, tier,
+    minutes), `retries` retries of a timeout, no fallback."""
     files = {
-        **{f".planning/phases/01-mixed/{p}-PLAN.md": text for p, text in plans().items()},
-        **{f".claude/agents/{name}.md": agent_file(name) for name in AGENTS},
-        ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in AGENTS),
+        **{f".planning/phases/01-mixed/{p}-PLAN.md": text for p, text in plans.items()},
+        **{f".claude/agents/{name}.md": agent_file(name, *spec) for name, spec in agents.items()},
+        ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in agents),
         ".planning/config.json": json.dumps(
             {
-                "specialists": {"max_retries": 1, "kill_grace_seconds": 2},
+                "specialists": {"max_retries": retries, "kill_grace_seconds": 2},
                 "voltagent": {"fallback_on_error": False},
             }
         ),
@@ -236,15 +240,21 @@ class Ran:
         return self.server.calls(name)
 
 
-@pytest.fixture(scope="module")
-def ran(cli_bin: Path) -> Iterator[Ran]:  # noqa: F811
-    """One `gsd execute-phase 1` in a new repository, every CLI pointed at one server."""
-    base = Path(tempfile.mkdtemp(prefix="gsd-multiagent-"))
+def execute(
+    bin_dir: Path,
+    base: Path,
+    plans: dict[str, str],
+    agents: dict[str, tuple[str, str, float]],
+    script: Script,
+    retries: int = 1,
+) -> Ran:
+    """`gsd execute-phase 1` in a new repository under `base`, every CLI (from
+    `bin_dir`) pointed at one server playing `script`."""
     home, repo = base / "home", base / "repo"
     home.mkdir()
-    build(repo)
-    with ModelServer(script()) as server:
-        env = user_environment(cli_bin, home)
+    build(repo, plans, agents, retries)
+    with ModelServer(script) as server:
+        env = user_environment(bin_dir, home)
         for configure in CONFIGURE.values():
             env.update(configure(home, server.url))
         done = subprocess.run(
@@ -256,7 +266,18 @@ def ran(cli_bin: Path) -> Iterator[Ran]:  # noqa: F811
             timeout=300,
             stdin=subprocess.DEVNULL,
         )
-    yield Ran(done.returncode, done.stdout, done.stderr, repo, server)
+    return Ran(done.returncode, done.stdout, done.stderr, repo, server)
+
+
+@pytest.fixture(scope="module")
+def ran(cli_bin: Path) -> Iterator[Ran]:  # noqa: F811
+    """The phase of this module's docstring, run once for its tests."""
+    base = Path(tempfile.mkdtemp(prefix="gsd-multiagent-"))
+    agents = {
+        name: (runner, tier, FIXER_MINUTES if name == "fixer" else 2)
+        for name, (runner, tier) in AGENTS.items()
+    }
+    yield execute(cli_bin, base, plans(), agents, script())
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -338,3 +359,39 @@ def test_a_retry_is_the_routes_next_call(ran: Ran) -> None:
         (False, "timeout"),
         (True, None),
     ], fixes
+
+
+def test_a_reviewer_whose_model_fails_or_hangs_fails_its_task(
+    cli_bin: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """What a review gate must take for an error, never an approval, played by real
+    CLIs: a read-only codex whose model refuses (the CLI exits with an error) and a
+    read-only gemini whose model never answers (stopped at its timeout; no retry)."""
+    agents = {"breaker": ("codex", "read-only", 2), "sleeper": ("gemini", "read-only", 0.1)}
+    plans = {
+        f"01-0{number}": PLAN.format(
+            plan=f"0{number}",
+            wave=1,
+            depends="[]",
+            files=f"src/{agent}.txt",
+            objective="Review the sources.",
+            tasks=task(agent, "Task 1: review", f"src/{agent}.txt", "review the sources"),
+        )
+        for number, agent in ((1, "breaker"), (2, "sleeper"))
+    }
+    script = Script(
+        route("breaker", "ROUTE-breaker", answer("", ending="error"), cli="codex"),
+        route("sleeper", "ROUTE-sleeper", answer("", ending="hang"), cli="gemini"),
+    )
+    (tmp_path / "run").mkdir()
+    ran = execute(cli_bin, tmp_path / "run", plans, agents, script, retries=0)
+    assert ran.code != 0, ran.said()
+    records = [e.model_dump() for e in errorlog.read_all(ran.repo / ".planning")[0]]
+    failed = {(r["plan"], r["error_type"]) for r in records}
+    assert failed == {("01", "nonzero-exit"), ("02", "timeout")}, (failed, ran.said())
+    [broke] = [r for r in records if r["plan"] == "01"]
+    assert "the scripted model refuses" in broke["details"], broke
+    assert ran.git("log", "main", "--grep=^Gsd-Task:") == ""
+    assert ran.server.misses == [], ran.said()
+    assert [len(call) for call in ran.calls("sleeper")] == [1], ran.said()

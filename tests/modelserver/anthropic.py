@@ -72,7 +72,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
     else:
         blocks, stop = [("text", scenario.final)], "end_turn"
     events = _message(blocks, stop, scenario.usage, f"msg_{turn:04d}")
-    return Reply(events=events, usage=scenario.usage, turn=turn)
+    return Reply(events=events, usage=scenario.usage, turn=turn, final=turn >= len(script))
 
 
 def _tool_uses(message: dict[str, Any]) -> int:

@@ -94,7 +94,8 @@ def reply(path: str, body: Any, scenario: Scenario) -> Reply:
     else:
         part = {"text": scenario.final}
     chunk = _response([part], scenario.usage)
-    return Reply(events=[(None, chunk)], usage=scenario.usage, turn=turn)
+    final = turn >= len(script)
+    return Reply(events=[(None, chunk)], usage=scenario.usage, turn=turn, final=final)
 
 
 # gemini-cli 0.61.0's session context: "- **Workspace Directories:**\n  - /x"

@@ -141,6 +141,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
         events=_response(output, scenario.usage, f"resp_{turn:04d}"),
         usage=scenario.usage,
         turn=turn,
+        final=turn >= len(script),
     )
 
 

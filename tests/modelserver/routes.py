@@ -30,7 +30,9 @@ as in the single-scenario use. A call no route takes gets `Script.default`; with
 one, and for a route's call past its last scenario, the server answers HTTP 400 with
 a one-line reason that is also kept in `server.misses` (a test asserts it is empty):
 a script that ran out is a failure, never a silent answer. Side requests (titles,
-classifiers, token counts) need no scenario and never count as a call.
+classifiers, token counts) need no scenario and never count as a call. A scenario's
+`ending` plays a model that fails: `error` (HTTP 400 at its last turn: the CLI exits
+with an error) or `hang` (never answered: the CLI runs into gsd's timeout).
 
 Calls are counted in the order their first requests reach the server: agents that run
 one after another (tasks of one plan, a reviewer after its author) get their scenarios

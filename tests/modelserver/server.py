@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -47,6 +47,7 @@ class ModelServer:
         self.misses: list[str] = []  # why a call got no scenario (one line each)
         self.log: list[Logged] = []
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -64,6 +65,7 @@ class ModelServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()  # a hung reply lets go
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -120,14 +122,24 @@ class ModelServer:
     def _reply(
         self, chosen: Chosen | None, build: Callable[[Scenario], Reply]
     ) -> tuple[Reply, Chosen | None]:
-        """The reply of the chosen scenario, or an HTTP 400 saying why there is none;
-        with nothing chosen, the one scenario's (a side request uses none)."""
-        if chosen is None:
-            return build(self.script.default or _SIDE), None
-        if chosen.scenario is None:
-            error = {"type": "invalid_request_error", "code": 400, "message": chosen.miss}
-            return Reply(body={"type": "error", "error": error}, status=400), chosen
-        return build(chosen.scenario), chosen
+        """The reply of the chosen scenario (with nothing chosen, the one scenario's; a
+        side request uses none), its last turn ended as the scenario says; or an HTTP
+        400 saying why no scenario was left."""
+        if chosen is not None and chosen.scenario is None:
+            return _error(400, chosen.miss), chosen
+        scenario = chosen.scenario if chosen else (self.script.default or _SIDE)
+        reply = build(scenario)
+        if not reply.final or scenario.ending == "answer":
+            return reply, chosen
+        if scenario.ending == "hang":  # held until the server closes
+            return replace(_error(503, "the scripted model hung", reply.turn), held=True), chosen
+        return _error(400, "the scripted model refuses (its ending: error)", reply.turn), chosen
+
+
+def _error(status: int, message: str, turn: int | None = None) -> Reply:
+    """An HTTP error in the shape the three APIs share enough of (a type, a message)."""
+    error = {"type": "invalid_request_error", "code": status, "message": message}
+    return Reply(body={"type": "error", "error": error}, status=status, turn=turn)
 
 
 _SIDE = Scenario((), "ok")
@@ -176,6 +188,14 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             reply, chosen = server._answer(method, self.path, body)
             route, call = (chosen.route, chosen.call) if chosen else (None, None)
             server.record(Logged(method, self.path, body, reply.usage, reply.turn, route, call))
+            if reply.held:
+                server._closing.wait()
+            try:
+                self._send(method, reply)
+            except OSError:  # the CLI is gone (gsd stopped it): nobody to answer
+                self.close_connection = True
+
+        def _send(self, method: str, reply: Reply) -> None:
             if reply.body is not None or not reply.events:
                 data = json.dumps(reply.body or {}).encode()
                 self.send_response(reply.status)

@@ -12,13 +12,16 @@ from typing import Any
 @dataclass
 class Reply:
     """SSE events (name, data) or one JSON body; the usage (input, output) it reported,
-    None when none; the scenario turn it answered, None for a side request."""
+    None when none; the scenario turn it answered, None for a side request; whether
+    that turn is the scenario's final answer; whether it is held back."""
 
     events: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
     body: dict[str, Any] | None = None
     usage: tuple[int, int] | None = None
     status: int = 200
     turn: int | None = None
+    final: bool = False
+    held: bool = False  # sent only when the server closes (a model that hangs)
 
 
 # How each CLI tells its model where it works: claude "Working directory: /x",
