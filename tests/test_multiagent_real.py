@@ -34,6 +34,7 @@ from gsd.formats import errorlog
 from gsd.formats.runners.invocation import parse_output
 from gsd.io.confine.sandbox import landlock_abi
 from tests.e2e.cells import CONFIGURE, run_git, user_environment
+from tests.modelserver import anthropic
 from tests.modelserver.routes import Script, route
 from tests.modelserver.scenario import (
     Scenario,
@@ -109,9 +110,9 @@ def plans() -> dict[str, str]:
         task("closer", "Task 2: close", "src/bye.txt", "write src/bye.txt"),
         task("critic", "Task 3: review", "src/hello.txt", "review the greeting files"),
     ]
-    # its first attempt writes a file, then its model hangs past the timeout (gsd
-    # retries a timeout);
-    # the retry, the same prompt again, is the route's second call: its second scenario
+    # the fixer's first attempt writes a file, then its model hangs past the timeout
+    # (gsd retries a timeout); the retry, the same prompt again, is the route's second
+    # call and gets its second scenario
     fix = task("fixer", "Task 1: fix", "src/fix.txt", "write src/fix.txt", FIX_CHECK)
     again = task("critic", "Task 2: review again", "src/hello.txt", "review them again")
     return {
@@ -347,8 +348,13 @@ def test_a_read_only_reviewer_on_each_cli_answered_its_text(ran: Ran) -> None:
 
 
 def test_a_retry_is_the_routes_next_call(ran: Ran) -> None:
-    """The fixer's first attempt timed out and was rolled back; the retry got the
-    route's second scenario and its work is what was committed."""
+    """The fixer's first attempt wrote its file (what salvage would keep), then timed
+    out and was rolled back; the retry got the route's second scenario and its work is
+    what was committed."""
+    first, _ = ran.calls("fixer")
+    wrote = anthropic.tool_results([e.body for e in first])["toolu_0000"]
+    assert "successfully" in wrote, wrote
+    assert first[-1].turn == 1  # the hung request: the turn after the write
     commit = ran.git("log", "main", "--format=%H", "--grep=^Gsd-Task: 01-02-1$").split()
     assert len(commit) == 1, ran.said()
     assert ran.git("show", f"{commit[0]}:src/fix.txt") == "good\n"
