@@ -180,3 +180,17 @@ def codex_turn() -> list[dict[str, Any]]:
     call = {"type": "function_call", "call_id": "call_0000", "name": "exec_command"}
     output = {"type": "function_call_output", "call_id": "call_0000", "output": "ok"}
     return [*codex("ROUTE-a go")["input"], call, output]
+
+
+def test_a_scripted_review_report_is_what_gsds_review_gate_reads() -> None:
+    from gsd.formats.reviewreport import parse_review
+
+    changes = parse_review(review_report("changes", "src/a.py:3: no test", "src/b.py:1: typo"))
+    assert not isinstance(changes, str), changes
+    assert (changes.verdict, changes.findings) == (
+        "changes",
+        ("src/a.py:3: no test", "src/b.py:1: typo"),
+    )
+    approve = parse_review(review_report("approve"))
+    assert not isinstance(approve, str), approve
+    assert (approve.verdict, approve.findings) == ("approve", ())

@@ -91,8 +91,8 @@ must_haves:
 {tasks}
 </tasks>
 """
-FINDING = "src/hello.txt:1 say who is greeted"
-REJECTED = "src/bye.txt:1 a farewell nobody asked for"
+FINDING = "src/hello.txt:1: say who is greeted"
+REJECTED = "src/bye.txt:1: a farewell nobody asked for"
 FIX_CHECK = "grep -qx good src/fix.txt"
 FIXER_MINUTES = 0.15  # 9 s: a claude run here takes 1-2 s; its first attempt hangs
 
@@ -330,7 +330,7 @@ def test_the_read_only_reviewer_answered_changes_then_approve(ran: Ran) -> None:
         for plan in ("01-01", "01-02")
     )
     assert "- Verdict: changes\n- Findings:\n  - " + FINDING in first, first
-    assert "- Verdict: approve\n- Findings:\n  - none" in second, second
+    assert "- Verdict: approve\n- Findings: none" in second, second
     assert "changes" not in second, second
 
 
@@ -340,7 +340,7 @@ def test_a_read_only_reviewer_on_each_cli_answered_its_text(ran: Ran) -> None:
     phase = ran.repo / ".planning" / "phases" / "01-mixed"
     for plan, runner, expected in (
         ("01-03", "claude", f"- Verdict: reject\n- Findings:\n  - {REJECTED}"),
-        ("01-04", "codex", "- Verdict: approve\n- Findings:\n  - none"),
+        ("01-04", "codex", "- Verdict: approve\n- Findings: none"),
     ):
         said = parse_output(runner, (phase / f"{plan}-RESULT.txt").read_text()).text
         assert expected in said and said.endswith("## TASK COMPLETE"), (plan, said)

@@ -101,9 +101,9 @@ def answer(text: str, usage: tuple[int, int] = (1000, 50), ending: str = "answer
 
 
 def review_report(verdict: str, *findings: str) -> str:
-    """A Review Report as issue 24 names it: `approve`, `changes` or `reject`, and its
-    findings (`path:line what`), one a line."""
-    listed = [f"  - {finding}" for finding in findings] or ["  - none"]
-    return "\n".join(
-        ["Reviewed.", "", "### Review Report", f"- Verdict: {verdict}", "- Findings:", *listed]
-    )
+    """A Review Report as issue 24 names it (gsd.formats.reviewreport's format):
+    `approve`, `changes` or `reject`, and its findings (`path:line: what`), one a line;
+    none: `- Findings: none`."""
+    listed = ["- Findings:", *(f"  - {finding}" for finding in findings)]
+    lines = listed if findings else ["- Findings: none"]
+    return "\n".join(["Reviewed.", "", "### Review Report", f"- Verdict: {verdict}", *lines])
