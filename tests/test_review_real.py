@@ -80,3 +80,28 @@ def test_changes_then_approve_across_two_clis(cli_bin: Path, tmp_path: Path) -> 
     draft, retry = ran.server.prompts("writer")
     assert FINDING not in draft
     assert "## Review Findings (round 1)" in retry and f"- {FINDING}" in retry, retry[-3000:]
+
+
+def test_a_malformed_review_on_codex_says_what_is_wrong_with_it(
+    cli_bin: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """codex's answer is read out of its JSON events: the problem said is the one with
+    that answer, not that its raw JSON lines hold no report."""
+    made = task_report(created=("src/t.txt",))
+    bad = "### Review Report\n- Verdict: changes\n- Findings:\n  - the file is wrong\n"
+    plan = PLAN.format(
+        plan="01", wave=1, depends="[]", files="src/t.txt", objective="Review.", tasks=TASK
+    )
+    script = Script(
+        route("critic", r"### Review Report", answer(bad), cli="codex"),
+        route("writer", r"ROUTE-writer", Scenario((write("src/t.txt", "draft\n"),), made)),
+    )
+    agents = {"writer": ("claude", "read+write", 2), "critic": ("codex", "read-only", 2)}
+    (tmp_path / "run").mkdir()
+    ran = execute(cli_bin, tmp_path / "run", {"01-01": plan}, agents, script, retries=0)
+    assert ran.code != 0, ran.said()
+    assert ran.git("log", "main", "--format=%H", "--grep=^Gsd-Task: 01-01-1$").split() == []
+    found, _ = execlog.read_all(ran.repo / ".planning")
+    problems = [e.get("problem") for e in found if e["event"] == "review"]
+    assert problems == ["finding 'the file is wrong' is not `file:line: what`"], found

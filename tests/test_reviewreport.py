@@ -39,6 +39,11 @@ pytestmark = pytest.mark.unit  # `make test-fast` runs these
             ReviewReport("approve", ()),
             id="the-last-report-counts",
         ),
+        pytest.param(
+            "### Review Report\n- Verdict: approve\n- Findings:\n  - none\n",
+            ReviewReport("approve", ()),
+            id="none-as-an-item",
+        ),
     ],
 )
 def test_a_review_report_is_read(text: str, expected: ReviewReport) -> None:

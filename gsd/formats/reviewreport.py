@@ -8,7 +8,7 @@ reason; the reviewer's prompt; and the findings as the author's retry is told th
   - src/app.py:12: the error is swallowed
 ```
 
-`- Findings: none` on one line is no findings. The parser takes the last report in the
+`- Findings: none` (or a single item `none`) is no findings. The parser takes the last report in the
 text (an agent may quote the format before answering) and says what is wrong with it
 when it is not one: a review that cannot be read is an error, never an approval.
 """
@@ -94,7 +94,8 @@ def parse_review(text: str) -> ReviewReport | str:
             continue
         item = _ITEM_RE.match(line)
         if field == "findings" and item:
-            findings.append(item.group(1))
+            if item.group(1).strip().strip("`*_ ").lower() not in _NONE:  # `  - none`
+                findings.append(item.group(1))
         elif line.strip() and field != "findings":
             problems.append(f"line {number} after the heading is no field: {line.strip()[:80]!r}")
     return _checked(verdict, findings, problems)

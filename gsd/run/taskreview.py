@@ -145,8 +145,9 @@ def _verdict(reviewer: Reviewer, spawned: proc.Spawned, result_text: str | None)
     output = runners.parse_output(agent.runner, stdout, result_text, stderr)
     report = parse_review(output.text)
     if isinstance(report, str) and output.text != stdout:
-        report = parse_review(stdout)
-    if isinstance(report, str):
+        raw = parse_review(stdout)  # a runner whose text gsd could not pick out
+        report = report if isinstance(raw, str) and output.text else raw
+    if isinstance(report, str):  # the problem with the answer gsd read, when it read one
         return said._replace(problem=report)
     return said._replace(verdict=report.verdict, findings=report.findings)
 
