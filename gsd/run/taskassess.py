@@ -53,6 +53,7 @@ class Assessed(NamedTuple):
     tokens: int | None = None  # input + output, against the budget
     budget: BudgetStatus | None = None  # within, over (the warn budget) or aborted
     no_change: bool = False  # a writing tier's success that changed and claimed nothing
+    verify_output: str | None = None  # the failed `<automated>` check's output file
 
 
 def assess(
@@ -71,6 +72,7 @@ def assess(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
     )
     notes: list[str] = []
+    verify_output: str | None = None
     if over:
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
@@ -79,7 +81,7 @@ def assess(
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details = _verify(job)
+            error_type, details, verify_output = _verify(job)
     # after the checks: a tracked file a check changed is the task's, seen and enforced
     observed = Observer(git).observe(checkpoint)
     seen = seen.then(observed) if seen else observed
@@ -102,6 +104,7 @@ def assess(
         tokens=tokens,
         budget=budget,
         no_change=no_change,
+        verify_output=verify_output if error_type == "validation-failed" else None,
     )
 
 
@@ -241,7 +244,7 @@ def _judge(
     return verdict(bool(seen.changed)), seen
 
 
-def _verify(job: Job) -> tuple[str | None, str]:
+def _verify(job: Job) -> tuple[str | None, str, str | None]:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
 
     They are the plan author's commands, but they run what the agent just wrote: in the
@@ -249,13 +252,13 @@ def _verify(job: Job) -> tuple[str | None, str]:
     git, task, sandbox = job.git, job.task, job.sandbox
     commands = automated_commands(task)
     if not commands:
-        return None, "no automated verification"
+        return None, "no automated verification", None
     if env_flag("SKIP_VERIFICATION"):
         sys.stderr.write(
             f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
             f"of task {task.index} not run\n"
         )
-        return None, "verification skipped (SKIP_VERIFICATION)"
+        return None, "verification skipped (SKIP_VERIFICATION)", None
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
     with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
@@ -281,9 +284,9 @@ def _checks(
     run_dir: Path,
     env: dict[str, str],
     confinement: Confinement | None,
-) -> tuple[str | None, str]:
+) -> tuple[str | None, str, str | None]:
     """The `<automated>` commands one by one (in `run_dir`, with `env`, confined); the
-    first that fails fails the task."""
+    first that fails fails the task (its output file is the third item)."""
     git, task, dispatch = job.git, job.task, job.dispatch
     for number, command in enumerate(commands, 1):
         # `<automated>` is by definition a shell command line the plan author wrote
@@ -302,13 +305,13 @@ def _checks(
         )
         warn_survivors(done, f"task {task.index} check `{command}`")
         if done.limit:
-            return "resource-limit", over_limit(done, f"`{command}`")
+            return "resource-limit", over_limit(done, f"`{command}`"), None
         if done.exit_code != 0:
             last = tail(done.stdout_path, 2000).strip().splitlines()[-3:]
-            return "validation-failed", (
-                f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
-            )
-    return None, f"{plural(len(commands), 'automated check')} passed"
+            said = f": {' | '.join(last)}" if last else ""
+            output = str(run_dir / f"verify-{number}.out")
+            return "validation-failed", f"`{command}` exited {done.exit_code}{said}", output
+    return None, f"{plural(len(commands), 'automated check')} passed", None
 
 
 def over_limit(spawned: proc.Spawned, what: str) -> str:

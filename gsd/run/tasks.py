@@ -6,7 +6,7 @@ as `gsd.core.verdict.outcomes` decides. A human checkpoint pauses the plan until
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -14,15 +14,19 @@ from typing import NamedTuple
 from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
-from gsd.core.verdict.outcomes import TaskOutcome, next_rung
+from gsd.core.verdict.outcomes import TaskOutcome, next_step
 from gsd.formats import prompt
 from gsd.formats.agents import Agent
+from gsd.formats.lesson import OUTPUT_CHARS, Lesson, with_lesson
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
 from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.taskassess import tail
 from gsd.run.taskrun import run_task
+
+OUTPUT_BYTES = 4 * OUTPUT_CHARS  # a character is up to 4 bytes of UTF-8
 
 
 class TaskAt(NamedTuple):
@@ -122,9 +126,10 @@ def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: dat
 
 
 def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
-    """The retry ladder (`gsd.core.verdict.outcomes` decides each rung): transient failures retried
-    up to `specialists.max_retries`, then one fallback to gsd-executor when
-    `voltagent.fallback_on_error`; validation failures and policy violations are final."""
+    """The retry ladder: after each failed attempt, the next step of `run.policy.ladder`
+    that fits the failure (`gsd.core.verdict.outcomes.next_step` decides): `immediate`
+    the same prompt again, `with_context` the prompt with what went wrong
+    (gsd.formats.lesson), `fallback` gsd-executor; none left, the failure is the task's."""
     plan, task, label = at.plan, at.task, at.label
     say, journal = run.effects.say, run.effects.journal
     dispatch = run.read.dispatcher.task(at.wave, plan, task)
@@ -133,46 +138,70 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
             f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
             f"{dispatch.fallback_reason}"
         )
-    retries = run.policy.retries
-    attempt = 0
+    step: str = "first"
+    used, attempt, lesson = 0, 0, None
     while True:
         attempt += 1
-        agent, outcome = _attempt(run, at, dispatch, attempt)
+        agent, outcome = _attempt(run, at, dispatch, attempt, step, lesson)
         tried.append(outcome)
         _report(run, at, agent.name, outcome)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
-        rung = next_rung(
-            outcome,
-            retries=retries,
-            fallback_on_error=run.policy.fallback,
-            on_fallback=agent.name == EXECUTOR,
+        found, used = next_step(
+            outcome, run.policy.ladder, used, on_fallback=agent.name == EXECUTOR
         )
-        if rung == "retry":
-            journal.plan_event(plan.id, "retry", task=task.index)
+        if found is None:
+            return outcome
+        step, lesson = found, lesson_of(outcome) if found == "with_context" else None
+        if found != "fallback":
+            journal.plan_event(plan.id, "retry", task=task.index, step=found)
             continue
-        if rung == "fallback":  # gsd-executor is always installed
-            journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
-            dispatch = run.read.dispatcher.task(
-                at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
-            )
-            say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
-            retries = attempt  # the fallback gets exactly one attempt
-            continue
-        return outcome
+        # gsd-executor is always installed
+        journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR, step=found)
+        dispatch = run.read.dispatcher.task(
+            at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
+        )
+        say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
+
+
+def lesson_of(failed: TaskOutcome, findings: Sequence[str] = ()) -> Lesson:
+    """What the failed attempt `failed` tells the next one (a `with_context` step): its
+    error and details, the end of its failed check's output, the files it changed (rolled
+    back since) and a reviewer's `findings`, if any."""
+    output = tail(Path(failed.verify_output), OUTPUT_BYTES) if failed.verify_output else ""
+    return Lesson(
+        attempt=failed.attempt,
+        agent=failed.agent,
+        error_type=failed.error_type or "unknown",
+        details=failed.details,
+        verify_output=output,
+        touched=tuple(failed.changed),
+        findings=tuple(findings),
+    )
 
 
 def _attempt(
-    run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, attempt: int
+    run: PhaseRun,
+    at: TaskAt,
+    dispatch: TaskDispatch,
+    attempt: int,
+    step: str,
+    lesson: Lesson | None,
 ) -> tuple[Agent, TaskOutcome]:
-    """One rung of the ladder: the prompt built for the agent `dispatch` names, the
-    spawn journalled, the task run in its place; the agent and what became of it."""
+    """One rung of the ladder: the prompt built for the agent `dispatch` names (with the
+    `lesson` of the attempt before, on a `with_context` step), the spawn journalled, the
+    task run in its place; the agent and what became of it."""
     plan, task, label = at.plan, at.task, at.label
     agent = run.read.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
     text = prompt.build_prompt(agent, plan, task, at.context, run.read.templates)
-    run.effects.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+    if lesson is not None:
+        text = with_lesson(text, lesson)
+    how = "" if step in ("first", "immediate") else f", {step}"
+    run.effects.say(
+        f"{label}: {agent.name} (attempt {attempt}{how}, timeout {dispatch.timeout_s:g} s)"
+    )
     run.effects.journal.plan_event(
-        plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt
+        plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt, step=step
     )
     with run.effects.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
@@ -190,8 +219,9 @@ def _attempt(
             cancel=run.effects.cancel,
             sandbox=run.read.sandbox,
             large_file_mb=run.policy.large_file_mb,
+            step=step,
         )
-    return agent, outcome
+    return agent, outcome._replace(step=step)
 
 
 def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None:
@@ -210,6 +240,7 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         task=task.index,
         agent=agent,
         attempt=outcome.attempt,
+        step=outcome.step,
         success=outcome.success,
         soft_success=outcome.soft_success,
         error_type=outcome.error_type,
