@@ -172,6 +172,8 @@ def _selected(events: Iterable[LogEvent], last_run_only: bool) -> list[LogEvent]
 
 
 def _row(e: LogEvent) -> TimelineRow:
+    from gsd.formats.execlog import step_of
+
     kind = e.get("event")
     what = {
         "result": "ok" if e.get("success") else str(e.get("error_type")),
@@ -179,6 +181,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "merge": f"{e.get('branch', '')} {e.get('status', '')}".strip(),
         "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
         "wave-end": f"wave {e.get('wave', '')} done",
+        **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"
