@@ -177,3 +177,6 @@ def test_with_context_twice_tells_the_last_failure(answering, gsd, tmp_path) -> 
         (3, "with_context", True),
     ]
     assert "Attempt 2 at this task (worker) failed" in prompts(tmp_path)[2]
+    summary = (root / ".planning/phases/01-alpha/01-01-SUMMARY.md").read_text()
+    assert "- **Task 1 attempt 1 (worker):** validation-failed" in summary
+    assert "- **Task 1 attempt 2 (worker, with_context):** validation-failed" in summary
