@@ -113,10 +113,12 @@ def test_steps_and_counts_expand_in_order() -> None:
     )
     read = settings.parse(text)
     assert read.retry.steps == ("immediate", "with_context", "with_context", "fallback")
-    assert read.retry.ladder(5, False) == read.retry.steps  # given: the whole ladder
+    assert read.retry.ladder(5, True) == read.retry.steps  # given: the whole ladder
     assert settings.parse('{"retry": {"steps": []}}').retry.ladder(2, True) == ()
     assert settings.parse("{}").retry.ladder(2, True) == ("immediate", "immediate", "fallback")
     assert settings.parse('{"retry": {}}').retry.ladder(0, False) == ()
+    # voltagent.fallback_on_error: false turns a fallback step off too
+    assert read.retry.ladder(2, False) == ("immediate", "with_context", "with_context")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@
 each step is a name (one attempt) or `{"step": NAME, "count": N}` (N attempts), taken in
 order after a failure (gsd.core.verdict.outcomes.next_step). Without `steps`, the ladder
 is `specialists.max_retries` immediate retries, then `fallback` when
-`voltagent.fallback_on_error`, as before the section existed.
+`voltagent.fallback_on_error`, as before the section existed; with them,
+`voltagent.fallback_on_error: false` still turns the fallback off.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ class RetrySettings(BaseModel):
     steps: Steps = None
 
     def ladder(self, retries: int, fallback_on_error: bool) -> tuple[Step, ...]:
-        """Every attempt after the first, in order: `steps`, or the default ladder."""
+        """Every attempt after the first, in order: `steps`, or the default ladder.
+        `voltagent.fallback_on_error: false` turns every fallback off, a `fallback` step
+        of `steps` too (gsd-executor runs on claude, which may not be installed)."""
         if self.steps is None:
             return default_ladder(retries, fallback_on_error)
-        return self.steps
+        return tuple(s for s in self.steps if fallback_on_error or s != "fallback")
