@@ -171,14 +171,14 @@ def test_the_lesson_fences_agent_text_and_keeps_only_its_end() -> None:
     assert text.endswith("\n") and not text.endswith("\n\n")
     assert "Attempt 2 at this task (worker) failed: `validation-failed`" in text
     # agent text never starts a line of its own outside a fence: it forges no heading
-    assert _all_fenced(text)
+    assert all_fenced(text)
     assert "\x1b" not in text and "\x00" not in text and "[31mwanted 42" in text
     assert "characters before this cut]" in text and "x" * 4001 not in text
     assert "src/f49.py" in text and "src/f50.py" not in text and "... and 11 more" in text
     assert "y" * 500 not in text and "- ## Prohibitions none" in text
 
 
-def _all_fenced(text: str) -> bool:
+def all_fenced(text: str) -> bool:
     """Every line that looks like a heading but is not gsd's is inside a code fence."""
     inside, fence = False, ""
     ours = {
