@@ -130,6 +130,9 @@ def test_a_with_context_retry_is_told_what_failed_and_passes(answering, gsd, tmp
     junit = gsd("report", "--format", "junit").out
     assert "attempt 1: worker: validation-failed" in junit
     assert "attempt 2 (with_context): worker: ok" in junit
+    html = gsd("report", "--format", "html").out
+    assert 'data-attempt="2"' in html and 'data-step="with_context"' in html
+    assert "01-01 task 1 attempt 2 (worker, with_context): ok" in html
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.formats.execlog import step_of
+
 if TYPE_CHECKING:
     from gsd.formats.execlog import LogEvent
     from gsd.io.plans.project import Project
@@ -172,8 +174,6 @@ def _selected(events: Iterable[LogEvent], last_run_only: bool) -> list[LogEvent]
 
 
 def _row(e: LogEvent) -> TimelineRow:
-    from gsd.formats.execlog import step_of
-
     kind = e.get("event")
     what = {
         "result": "ok" if e.get("success") else str(e.get("error_type")),
@@ -289,6 +289,7 @@ class Bar:
     outcome: str
     start: float
     end: float
+    step: str = ""  # the retry ladder's step ("" for a task's first attempt)
 
 
 @dataclass(frozen=True)
@@ -347,6 +348,7 @@ def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
                     outcome=_row(e).outcome,
                     start=round(max(end - took, 0.0), 1),
                     end=max(end, round(took, 1)),
+                    step=step_of(e),
                 )
             )
     seconds = max([at(e) for e in events] + [a.end for a in attempts])
