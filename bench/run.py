@@ -530,7 +530,16 @@ def main(argv: list[str] | None = None) -> int:
         ("bulk_cpu_ratio_j1", "bulk: gsd validate -j1, CPU / the floor's", "x", BULK_TARGET),
         ("growth", "bulk: growth (last/first marginal, worse of med/min)", "", LINEAR_TOLERANCE),
         *[
-            (f"task_ratio_{n}", f"task: gsd own / git floor, {n:,} files", "x", task.RATIO_TARGET)
+            (
+                f"task_ratio_{n}",
+                f"task: gsd own / git floor, {n:,} files",
+                "x",
+                task.ratio_target(n),
+            )
+            for n in (100, 2_000, 20_000)
+        ],
+        *[
+            (f"task_git_{n}", f"task: git processes per task, {n:,} files (floor: 4)", "", math.inf)
             for n in (100, 2_000, 20_000)
         ],
         *[

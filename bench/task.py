@@ -51,7 +51,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 VENV_PY = REPO / ".venv" / "bin" / "python"
 
-RATIO_TARGET = 2.0
+RATIO_TARGET = 2.0  # per task, gsd own / the floor (issue 23: at 100 files) ...
+LARGE_TARGET = 1.5  # ... and at LARGE files
+LARGE = 20_000
+
+
+def ratio_target(files: int) -> float:
+    """Issue 23's per-task target at this size: 2x, and 1.5x at 20,000 files."""
+    return LARGE_TARGET if files >= LARGE else RATIO_TARGET
+
+
 MEMORY_TARGET_MB = 100.0
 ONE_GIB = 1 << 30
 FILES_PER_DIR = 50
@@ -791,6 +800,7 @@ def bench_task(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, f
             own_med, own_min = g_med - a_med, g_min - a_min
             ratio, ratio_min = own_med / f_med, own_min / f_min
             out[f"task_ratio_{files}"] = ratio
+            out[f"task_git_{files}"] = result["started"] / result["tasks"]
             rows.append(
                 [
                     f"{files:,}",
@@ -829,8 +839,8 @@ def bench_task(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str, f
             ratio = out[f"task_ratio_{files}"]
             say(
                 f"per-task ratio at {files:,} files (median gsd own / median floor): "
-                f"{ratio:.2f}x, target <= {RATIO_TARGET:g}x: "
-                f"{'MET' if ratio <= RATIO_TARGET else 'MISSED'}"
+                f"{ratio:.2f}x, target <= {ratio_target(files):g}x: "
+                f"{'MET' if ratio <= ratio_target(files) else 'MISSED'}"
             )
         say("")
         for result in results:

@@ -243,3 +243,20 @@ def test_doctor_says_where_plan_worktrees_go_or_why_not(repo: Path, gsd) -> None
     (found,) = [f for f in json.loads(done.out)["findings"] if f["topic"] == "worktrees"]
     assert found["status"] == "problem" and "inside the repository" in found["message"]
     assert done.code != 0
+
+
+def test_checkpoints_prune_removes_the_spare_checkout_a_run_left(repo: Path) -> None:
+    done = run_gsd(repo, "execute-phase", "1")
+    assert done.returncode == 0, done.stderr
+    folder = plan_worktree(repo, "01-01").parent
+    spare = folder.with_name(f"{folder.name}.spare")
+    assert spare.is_dir() and any(spare.iterdir())  # the last plan's checkout, kept
+    assert folder.with_name(f"{folder.name}.spare.index").is_file()
+
+    pruned = run_gsd(repo, "checkpoints", "prune")
+    assert pruned.returncode == 0, pruned.stderr
+    assert f"removed the spare checkout {spare}" in pruned.stderr
+    assert not spare.exists() and not folder.with_name(f"{folder.name}.spare.index").exists()
+    assert task_commits(repo) == ALL_TASKS  # the work is on the branch, not in the spare
+    again = run_gsd(repo, "checkpoints", "prune")
+    assert "spare" not in again.stderr

@@ -15,11 +15,13 @@ from gsd.cli.shared import (
     planned_project,
     warn,
 )
-from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from gsd.core import layout
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, GsdError, UsageError
 from gsd.core.ids import is_plan_id, split_plan_id
 from gsd.core.words import plural
 
 if TYPE_CHECKING:
+    from gsd.io.git.repo import Git
     from gsd.io.plans.phases import Phase
     from gsd.io.plans.project import Project
 
@@ -299,7 +301,8 @@ def checkpoints_prune(older_than: float | None) -> int:
     open checkpoints are forgotten too, nothing rolled back: run it once you have looked
     at what the interrupted run left. In plan worktrees, gsd's own, half-done attempts
     are rolled back from their signed records, and worktrees an older gsd left under
-    .git/gsd/worktrees/ are removed (their branches keep the work).
+    .git/gsd/worktrees/ are removed (their branches keep the work), and so is the spare
+    checkout the last plan left for the next one.
 
     Example: gsd checkpoints prune --older-than 24
     """
@@ -315,7 +318,8 @@ def checkpoints_prune(older_than: float | None) -> int:
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
-        for line in Worktrees(git, None).settle(forget=True):
+        worktrees = Worktrees(git, _worktrees_folder(git))
+        for line in [*worktrees.settle(forget=True), *worktrees.drop_spare()]:
             click.echo(f"gsd: {line}", err=True)
         forgotten = OpenCheckpoints(git).drop() if age is None else []
         pruned = [*forgotten, *Checkpoints(git).prune(age)]
@@ -323,6 +327,21 @@ def checkpoints_prune(older_than: float | None) -> int:
         click.echo(f"deleted {tag}")
     click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)
     return EXIT_OK
+
+
+def _worktrees_folder(git: Git) -> Path | None:
+    """Where this repository's plan worktrees go (None: not a gsd project, or a folder
+    the run would refuse; there is then no spare checkout to remove)."""
+    import os
+
+    from gsd.io.plans.project import Project
+
+    if not (git.root / layout.PLANNING).is_dir():
+        return None
+    try:
+        return Project(git.root).worktrees_folder(git.root, git.common_dir, os.environ)
+    except GsdError:
+        return None
 
 
 COMMANDS = (execute_phase, execute_plan, approve, sync, checkpoints)

@@ -61,10 +61,13 @@ def current_umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+def write_atomic(
+    path: Path, data: str | bytes, *, mode: int | None = None, sync: bool = True
+) -> None:
     """Write `data` (text as UTF-8) to `path` through a temporary file in the same folder
     and a rename; the file and then the folder are synced, so a crash leaves the old file
-    or the new one, whole. gsd's one atomic writer (gsd.io.records' too).
+    or the new one, whole. gsd's one atomic writer (gsd.io.records' too). `sync=False`
+    leaves the syncs out, for a file no run reads after a crash (a spawn's prompt).
 
     The file gets `mode` when given (e.g. 0o755 for a git hook), else the mode it
     already has, else the one the umask gives a new file; it is set before the rename,
@@ -85,11 +88,13 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fchmod(out.fileno(), chosen)
-            os.fsync(out.fileno())
+            if sync:
+                os.fsync(out.fileno())
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
         temp = None
         with contextlib.suppress(OSError):  # the rename on disk too (not every file system can)
-            os.fsync(folder)
+            if sync:
+                os.fsync(folder)
     except BaseException as error:
         if temp is not None and folder is not None:
             with contextlib.suppress(OSError):

@@ -56,6 +56,15 @@ class Assessed(NamedTuple):
     verify_output: str | None = None  # the failed `<automated>` check's output file
 
 
+class Checks(NamedTuple):
+    """What the `<automated>` checks came to."""
+
+    error_type: str | None
+    details: str
+    ran: bool = False  # whether any check ran (it may have changed files)
+    output: str | None = None  # the failed check's output file (under .git)
+
+
 def assess(
     job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str, large_file_mb: float = 10.0
 ) -> Assessed:
@@ -72,7 +81,7 @@ def assess(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
     )
     notes: list[str] = []
-    verify_output: str | None = None
+    checks = Checks(None, "")  # none ran since `seen` was taken: nothing they changed
     if over:
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
@@ -81,10 +90,14 @@ def assess(
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details, verify_output = _verify(job)
-    # after the checks: a tracked file a check changed is the task's, seen and enforced
-    observed = Observer(git).observe(checkpoint)
-    seen = seen.then(observed) if seen else observed
+            checks = _verify(job)
+            error_type, details = checks.error_type, checks.details
+    # after the checks: a tracked file a check changed is the task's, seen and enforced.
+    # With no check run since `seen` was taken (the agent's group ended before it, gsd
+    # only read since), a second look would see the same: it is not taken again.
+    if seen is None or checks.ran:
+        observed = Observer(git).observe(checkpoint)
+        seen = seen.then(observed) if seen else observed
     violations = _nested(git, seen.changed) + _enforce(job, checkpoint, spawn, seen, scope)
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
@@ -104,7 +117,7 @@ def assess(
         tokens=tokens,
         budget=budget,
         no_change=no_change,
-        verify_output=verify_output if error_type == "validation-failed" else None,
+        verify_output=checks.output if error_type == "validation-failed" else None,
     )
 
 
@@ -244,7 +257,7 @@ def _judge(
     return verdict(bool(seen.changed)), seen
 
 
-def _verify(job: Job) -> tuple[str | None, str, str | None]:
+def _verify(job: Job) -> Checks:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
 
     They are the plan author's commands, but they run what the agent just wrote: in the
@@ -252,13 +265,13 @@ def _verify(job: Job) -> tuple[str | None, str, str | None]:
     git, task, sandbox = job.git, job.task, job.sandbox
     commands = automated_commands(task)
     if not commands:
-        return None, "no automated verification", None
+        return Checks(None, "no automated verification")
     if env_flag("SKIP_VERIFICATION"):
         sys.stderr.write(
             f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
             f"of task {task.index} not run\n"
         )
-        return None, "verification skipped (SKIP_VERIFICATION)", None
+        return Checks(None, "verification skipped (SKIP_VERIFICATION)")
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
     with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
@@ -284,9 +297,9 @@ def _checks(
     run_dir: Path,
     env: dict[str, str],
     confinement: Confinement | None,
-) -> tuple[str | None, str, str | None]:
+) -> Checks:
     """The `<automated>` commands one by one (in `run_dir`, with `env`, confined); the
-    first that fails fails the task (its output file is the third item)."""
+    first that fails fails the task."""
     git, task, dispatch = job.git, job.task, job.dispatch
     for number, command in enumerate(commands, 1):
         # `<automated>` is by definition a shell command line the plan author wrote
@@ -305,13 +318,14 @@ def _checks(
         )
         warn_survivors(done, f"task {task.index} check `{command}`")
         if done.limit:
-            return "resource-limit", over_limit(done, f"`{command}`"), None
+            return Checks("resource-limit", over_limit(done, f"`{command}`"), ran=True)
         if done.exit_code != 0:
             last = tail(done.stdout_path, 2000).strip().splitlines()[-3:]
             said = f": {' | '.join(last)}" if last else ""
+            failed = f"`{command}` exited {done.exit_code}{said}"
             output = str(run_dir / f"verify-{number}.out")
-            return "validation-failed", f"`{command}` exited {done.exit_code}{said}", output
-    return None, f"{plural(len(commands), 'automated check')} passed", None
+            return Checks("validation-failed", failed, ran=True, output=output)
+    return Checks(None, f"{plural(len(commands), 'automated check')} passed", ran=True)
 
 
 def over_limit(spawned: proc.Spawned, what: str) -> str:

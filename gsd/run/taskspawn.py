@@ -139,7 +139,9 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     figure is an estimate)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
-    write_atomic(prompt_file, job.prompt)  # in the git folder: no link followed
+    # in the git folder: no link followed; not synced: a crash ends the attempt, and the
+    # next one writes its own prompt
+    write_atomic(prompt_file, job.prompt, sync=False)
     extra = _write_runner_files(job, prompt_file.parent)
     with tempfile.TemporaryDirectory(prefix="gsd-task-") as tmp:
         tmpdir = Path(tmp)

@@ -113,6 +113,47 @@ def is_protected(path: str) -> bool:
     )
 
 
+def _name_parts(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """PROTECTED_PATTERNS as lower-case suffixes (`*.pem`), prefixes (`.env*`) and an
+    expression for any other form."""
+    plain = [p.lower() for p in patterns]
+    suffixes = tuple(p[1:] for p in plain if p.startswith("*") and not _wild(p[1:]))
+    prefixes = tuple(p[:-1] for p in plain if p.endswith("*") and not _wild(p[:-1]))
+    simple = {f"*{s}" for s in suffixes} | {f"{p}*" for p in prefixes}
+    rest = [fnmatch.translate(p) for p in plain if p not in simple]
+    return suffixes, prefixes, "|".join(rest)
+
+
+def _wild(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+_SUFFIXES, _PREFIXES, _REST = _name_parts(PROTECTED_PATTERNS)
+_OTHER_NAME = re.compile(_REST, re.IGNORECASE) if _REST else None
+
+
+_EDGES = [
+    *(re.escape(suffix) + r"(?:\x00|\Z)" for suffix in _SUFFIXES),
+    *(r"(?:\A|\x00)" + re.escape(prefix) for prefix in _PREFIXES),
+]
+_ANY_EDGE = re.compile("|".join(_EDGES)) if _EDGES else None
+
+
+def may_be_protected(name: str) -> bool:
+    """Whether a file or folder name matches a protected pattern in some letter case: a
+    path git's listing of ignored protected files (`:(glob)**/PATTERN`, case-blind under
+    GIT_ICASE_PATHSPECS) can hold has such a name in it; a tree without one, none."""
+    return any_may_be_protected([name])
+
+
+def any_may_be_protected(names: list[str]) -> bool:
+    """`may_be_protected` of any of `names` (a folder's entries): one search of them all."""
+    low = "\0".join(names).lower()
+    if _ANY_EDGE is not None and _ANY_EDGE.search(low):
+        return True
+    return _OTHER_NAME is not None and any(_OTHER_NAME.match(name) for name in names)
+
+
 def in_scope(path: str, patterns: list[str]) -> bool:
     """A path is in scope if a pattern names it, a folder holding it, or a glob matching it."""
     for pattern in patterns:

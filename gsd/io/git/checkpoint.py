@@ -29,6 +29,12 @@ from gsd.io.git.repo import REFS, Git, Status
 from gsd.io.git.restore import PROTECTED_SCAN, STASH_LOG, ProtectedFiles, RefRestorer
 from gsd.io.plans import specialfiles
 
+TAG_TRIES = 20  # checkpoint tag names tried before giving up
+
+
+class _TagTaken(GsdError):
+    """A ref already has the checkpoint tag's name: another name is tried."""
+
 
 class Checkpoints:
     """The checkpoints of one repository (or linked worktree)."""
@@ -51,26 +57,26 @@ class Checkpoints:
         """
         self._check_tag_name(plan_id, task)
         mark = self.git.ledger.now()
-        with self.git.side(PROTECTED_SCAN, REFS) as side:
+        special, named = specialfiles.walk(self.git.root)
+        # git's listing of ignored protected files holds only paths with a protected name
+        # in them: in a tree the walk found none in, it is empty, and not run
+        sides = (PROTECTED_SCAN, REFS) if named else (REFS,)
+        with self.git.side(*sides) as side:
             status = self.git.status()
-            scan, listing = side.results()
+            *listed, listing = side.results()
+        scan = split(listed[0]) if listed else []
         refs = self.git.ref_table(listing)
-        protected = ProtectedFiles(self.git).save(split(scan))
+        protected = ProtectedFiles(self.git).save(scan)
         head, snapshot = self._snapshot(status, f"{plan_id} task {task}", allow_dirty)
         refs["HEAD"] = f"ref: refs/heads/{status.branch}" if status.branch else head
         kept = Kept(
             protected=protected,
             stash_log=gitguard.save(self.git.common_dir, STASH_LOG),
             index_stamp=indexflags.index_stamp(self.git.index),
-            special=specialfiles.scan(self.git.root),
+            special=special,
         )
         flags, foreign = self.git.index_flags(), tuple(sorted(self._foreign_branches()))
         tag = self._tag_name(plan_id, task)
-        internals = (
-            {}
-            if confined
-            else gitguard.guard(self.git.common_dir).enter(tag, self.internal_roots())
-        )
         checkpoint = Checkpoint(
             tag=tag,
             head=head,
@@ -80,15 +86,29 @@ class Checkpoints:
             refs=refs,
             flags=flags,
             foreign=foreign,
-            internals=gitguard.digests(internals),
+            internals={},
             protected=gitguard.digests(protected),
             root=str(self.git.root),
             mark=mark,
             kept=kept,
             confined=confined,
         )
-        self._record_and_tag(checkpoint, snapshot or head)
-        return checkpoint
+        for _ in range(TAG_TRIES):
+            checkpoint = self._entered(checkpoint)
+            try:
+                self._record_and_tag(checkpoint, snapshot or head)
+                return checkpoint
+            except _TagTaken:  # a ref of that name already: another name, as good
+                checkpoint = checkpoint._replace(tag=self._tag_name(plan_id, task))
+        raise GsdError(f"cannot find a free checkpoint tag name for {plan_id} task {task}")
+
+    def _entered(self, checkpoint: Checkpoint) -> Checkpoint:
+        """The checkpoint with its .git internals watched under its tag (not when the
+        agent is confined: then they are the user's to change)."""
+        if checkpoint.confined:
+            return checkpoint
+        saved = gitguard.guard(self.git.common_dir).enter(checkpoint.tag, self.internal_roots())
+        return checkpoint._replace(internals=gitguard.digests(saved))
 
     def _record_and_tag(self, checkpoint: Checkpoint, target: str) -> None:
         """The record before the tag: a run killed between the two leaves a record (the
@@ -245,13 +265,10 @@ class Checkpoints:
             )
 
     def _tag_name(self, plan_id: str, task: int) -> str:
-        """A checkpoint tag name no ref has (its time and 24 random bits)."""
-        for _ in range(20):
-            stamp = datetime.now(timezone.utc).strftime(STAMP)
-            tag = f"{CHECKPOINT_PREFIX}{plan_id}/{task}-{stamp}-{secrets.token_hex(3)}"
-            if self.git.git("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status != 0:
-                return tag
-        raise GsdError(f"cannot find a free checkpoint tag name for {plan_id} task {task}")
+        """A checkpoint tag name (its time and 24 random bits). Not looked up: creating
+        the tag fails when a ref has the name (`_create_tag`), and another is tried."""
+        stamp = datetime.now(timezone.utc).strftime(STAMP)
+        return f"{CHECKPOINT_PREFIX}{plan_id}/{task}-{stamp}-{secrets.token_hex(3)}"
 
     def _create_tag(self, tag: str, target: str) -> None:
         # In the ledger first: no other task's watch ever sees it as an agent's tag.
@@ -260,6 +277,8 @@ class Checkpoints:
         done = self.git.git("update-ref", "-m", "gsd checkpoint", tag, target, "", ok=(0, 128))
         if done.status != 0:
             self.git.ledger.forget(tag)
+            if self.git.git("rev-parse", "--verify", "-q", tag, ok=(0, 1)).status == 0:
+                raise _TagTaken(f"checkpoint tag {tag} exists")
             raise GsdError(
                 f"cannot create checkpoint tag {tag}: {first_reason(done.stderr)}",
                 hint="check that the repository is writable",

@@ -129,6 +129,17 @@ class Worktrees:
             f"{self.folder.name}.spare.index"
         )
 
+    def drop_spare(self) -> list[str]:
+        """The spare checkout removed (`gsd checkpoints prune`): a full copy of the
+        repository the last plan left; the next plan checks out in full. One line per
+        thing removed."""
+        spare = self._spare()
+        with self._lock:
+            if spare is None or not any(os.path.lexists(p) for p in spare):
+                return []
+            _drop(*spare)
+        return [f"removed the spare checkout {spare[0]}"]
+
     def _park(self, where: Path) -> bool:
         """Keep a plan's worktree folder as the spare checkout: its index moved out of
         git's entry for it, its `.git` file removed, the folder renamed, git's entry

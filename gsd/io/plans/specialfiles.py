@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gsd.core.safety import enforce, planguard
+from gsd.core.safety.enforce import any_may_be_protected
 from gsd.io.records import safe_dir
 
 _KINDS = (
@@ -28,31 +29,52 @@ def scan(root: Path) -> dict[str, str]:
     """The protected or `.planning/` entries under `root` that are neither files, folders
     nor symlinks, and the symlinks in `.planning/`, by path (as git names it) -> kind
     ("FIFO", "socket", "symlink", ...)."""
+    return walk(root, names=False)[0]
+
+
+def walk(root: Path, *, names: bool = True) -> tuple[dict[str, str], bool]:
+    """`scan`'s entries, and whether any entry under `root` (`.git` left out) has a name
+    that may be protected (`enforce.may_be_protected`): when none has, git's listing of
+    the ignored protected files (`restore.PROTECTED_SCAN`) is empty, and is not run
+    (`names=False`: not looked at, False).
+
+    Folders and regular files are told apart by the type the directory listing carries
+    (no `lstat` for them); only the other entries, few, are looked at one by one."""
     found: dict[str, str] = {}
+    named = False
     pending = [""]
+    top = os.fspath(root)
     while pending:
         rel = pending.pop()
         try:
-            entries = list(os.scandir(root / rel if rel else root))
+            entries = list(os.scandir(os.path.join(top, rel) if rel else top))
         except OSError:
             continue
+        if names and not named:  # `.git` is no such name: it need not be left out
+            named = any_may_be_protected([entry.name for entry in entries])
         for entry in entries:
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            if not rel and entry.name == ".git":
-                continue
             try:
+                if entry.is_file(follow_symlinks=False):
+                    continue  # most entries: no path built, nothing looked up
+                if not rel and entry.name == ".git":
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(f"{rel}/{entry.name}" if rel else entry.name)
+                    continue
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 continue
-            if stat.S_ISDIR(mode):
-                pending.append(path)
-                continue
-            kind = next((word for test, word in _KINDS if test(mode)), None)
-            if kind and (enforce.is_protected(path) or planguard.in_planning(path)):
-                found[path] = kind
-            elif stat.S_ISLNK(mode) and planguard.in_planning(path):
-                found[path] = "symlink"  # git may ignore it: seen here all the same
-    return found
+            _note(found, f"{rel}/{entry.name}" if rel else entry.name, mode)
+    return found, named
+
+
+def _note(found: dict[str, str], path: str, mode: int) -> None:
+    """Add `path` to `found` when it is special (neither folder nor regular file)."""
+    kind = next((word for test, word in _KINDS if test(mode)), None)
+    if kind and (enforce.is_protected(path) or planguard.in_planning(path)):
+        found[path] = kind
+    elif stat.S_ISLNK(mode) and planguard.in_planning(path):
+        found[path] = "symlink"  # git may ignore it: seen here all the same
 
 
 def links(root: Path, paths: Iterable[str]) -> dict[str, str]:
