@@ -40,7 +40,8 @@ class Lesson(NamedTuple):
 
 def with_lesson(prompt: str, lesson: Lesson) -> str:
     """The prompt with what went wrong before as its last section, one newline at the end."""
-    return f"{prompt.rstrip(chr(10))}\n\n{section(lesson)}\n"
+    body = prompt.rstrip("\n")
+    return f"{body}\n\n{section(lesson)}\n"
 
 
 def section(lesson: Lesson) -> str:
