@@ -35,6 +35,7 @@ FAILURES = [
     ("nonzero-exit", False),
     ("validation-failed", False),
     ("policy-violation", False),
+    ("review-rejected", False),
 ]
 
 
@@ -100,7 +101,10 @@ def test_with_context_takes_a_failed_check_the_plain_steps_pass_over() -> None:
     assert next_step(failed("nonzero-exit"), ladder, 2, on_fallback=True) == (None, 3)
 
 
-@pytest.mark.parametrize("error_type", ["policy-violation", "budget-exceeded"])
+@pytest.mark.parametrize(
+    "error_type",
+    ["policy-violation", "budget-exceeded", "review-rejected", "review-failed", "review-changes"],
+)
 def test_no_step_follows_a_policy_violation_or_a_budget_abort(error_type: str) -> None:
     ladder: tuple[Step, ...] = ("with_context", "with_context", "fallback")
     assert next_step(failed(error_type), ladder, 0, on_fallback=False) == (None, 3)

@@ -202,6 +202,13 @@ TRIGGERS: dict[str, Trigger] = {
         at("<task "),
         "error",
     ),
+    "GSD023": Trigger(
+        "shell-in-review",
+        {"01-01": plan_text(tasks=auto_task(attrs=' review="$(id)"'))},
+        PLAN_01,
+        at("<task "),
+        "error",
+    ),
     "GSD030": Trigger(
         "absolute-files-modified",
         {"01-01": plan_text(files_modified="[/etc/passwd]")},

@@ -12,7 +12,7 @@ from gsd.core import layout
 
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
-    from gsd.io.dispatch import TaskDispatch
+    from gsd.io.dispatch import Dispatcher, TaskDispatch
     from gsd.io.plans.phases import Phase
     from gsd.io.plans.project import Project
 
@@ -52,14 +52,40 @@ def dry_run_tasks(
     dispatcher, warnings = project.dispatcher(cli_timeout=timeout)
     warn(warnings)
     graph = project.phase_graph(found_phase)
-    tasks = dispatcher.phase(graph, wave=wave, plan_id=plan_id)
+    tasks, reviewers = with_reviewers(
+        dispatcher, graph, dispatcher.phase(graph, wave=wave, plan_id=plan_id), warn
+    )
     fallbacks = dispatcher.fallbacks(graph, tasks)
-    missing = preflight.missing_programs(tasks, project.root, os.environ, fallbacks)
+    missing = preflight.missing_programs([*tasks, *reviewers], project.root, os.environ, fallbacks)
     if missing:
         message, hint = preflight.missing_message(missing)
         warn([f"{message}; a live run would refuse to start ({hint})"])
-    warn(uncommitted_warning(project, graph, [*tasks, *fallbacks]))
+    warn(uncommitted_warning(project, graph, [*tasks, *reviewers, *fallbacks]))
     return with_sandbox(project, preflight.marked(tasks, missing))
+
+
+def with_reviewers(
+    dispatcher: Dispatcher,
+    graph: PhaseGraph,
+    tasks: list[TaskDispatch],
+    warn: Callable[[list[str]], None],
+) -> tuple[list[TaskDispatch], list[TaskDispatch]]:
+    """Each task with who reviews it (the review gate), and the reviewers' own dispatches;
+    a reviewer that cannot run is a warning: the live run refuses to start."""
+    shown, reviewers = [], []
+    for task in tasks:
+        plan = graph.plans[task.plan]
+        found = None
+        if task.argv:  # a person answers a checkpoint: nothing to review
+            own = next(t for t in plan.tasks if t.index == task.task)
+            found = dispatcher.reviewer(task.wave, plan, own, task)
+        if isinstance(found, str):
+            warn([f"{found}; a live run would refuse to start"])
+        elif found is not None:
+            reviewers.append(found[1])
+            task = task._replace(review=f"{found[0].name} on {found[0].runner}, read-only")
+        shown.append(task)
+    return shown, reviewers
 
 
 def uncommitted_warning(

@@ -40,6 +40,9 @@ ERROR_TYPES = (
     "permission-denied",  # the runner denied the writes of a task that changed nothing
     "plan-invalid",  # a *-PLAN.md the task wrote fails `gsd validate`
     "resource-limit",  # it went over config.json's sandbox.memory or sandbox.processes
+    "review-changes",  # its reviewer asked for changes (retried up to review.max_rounds)
+    "review-rejected",  # its reviewer rejected the work
+    "review-failed",  # its reviewer crashed, timed out or answered no Review Report
     "unknown",
 )
 

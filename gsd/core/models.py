@@ -165,6 +165,12 @@ class Task:
         """`model="..."`: the model this task asks its runner for (SPEC 0)."""
         return self.attrs.get("model")
 
+    @property
+    def review(self) -> str | None:
+        """`review="AGENT"`: the agent that reviews this task's work before gsd accepts
+        its commit (issue 24); `review="none"` opts out of config's `review`."""
+        return self.attrs.get("review")
+
 
 class Plan:
     """A parsed PLAN.md file; `frontmatter` holds strings, lists and dicts only."""

@@ -29,6 +29,7 @@ EVENTS = (
     "run-start",
     "wave-start",
     "spawn",
+    "review",
     "result",
     "retry",
     "fallback",

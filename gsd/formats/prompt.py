@@ -334,6 +334,9 @@ def _task_section(plan: Plan, task: Task) -> str:
     return "\n\n".join(parts)
 
 
+task_section = _task_section  # the reviewer's prompt shows the task as the author's does
+
+
 def _verify(task: Task) -> list[str]:
     verify = task.child("verify")
     if verify is None or not _verbatim(verify.text):

@@ -13,8 +13,11 @@ from pydantic_core import PydanticCustomError
 
 from gsd.core import layout
 from gsd.core.errors import InputError
+from gsd.core.models import RUNNERS
 from gsd.core.rules.select import CODES_WORDS, unknown_code
 from gsd.core.safety.policy import RULE_FORMS, parse_rule
+from gsd.core.specialists import NAME_RE
+from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
 from gsd.formats.retrysettings import RetrySettings, step_problem
 
@@ -242,6 +245,43 @@ Runner = Annotated[
 ]
 
 
+WHEN_KEYS = ("specialists", "domains", "paths")  # `review.when`'s lists, or "all"
+_WHEN_WORDS = '"all", or an object of "specialists", "domains" and "paths" lists'
+AgentName = Annotated[
+    str | None,
+    _kind('an agent\'s name, e.g. "code-reviewer"', lambda v: v is None or _named(v), lambda v: v),
+]
+AnyRunner = Annotated[
+    str | None, _kind(f"one of {', '.join(RUNNERS)}", lambda v: v in (None, *RUNNERS), lambda v: v)
+]
+When = Annotated[str | dict[str, list[str]], PlainValidator(lambda v: _when(v))]
+
+
+def _named(value: Any) -> bool:
+    return isinstance(value, str) and bool(NAME_RE.fullmatch(value))
+
+
+def _when(value: Any) -> Any:
+    """`review.when`, or its error: a key a letter off one it reads is named."""
+    lists = isinstance(value, dict) and all(
+        k in WHEN_KEYS and _is_paths(v) for k, v in value.items()
+    )
+    if value == "all" or (lists and value):
+        return value
+    wrong = [k for k in value if k not in WHEN_KEYS] if isinstance(value, dict) else []
+    close = suggested(wrong[0], WHEN_KEYS) if wrong else ""
+    raise PydanticCustomError("gsd_setting", _WHEN_WORDS + close.replace("{", "").replace("}", ""))
+
+
+class ReviewSettings(_Section):
+    """The review gate (issue 24): who reviews a task's work before gsd accepts it."""
+
+    agent: AgentName = None  # None: only tasks with `review="AGENT"` are reviewed
+    runner: AnyRunner = None  # None: a runner other than the author's
+    when: When = "all"
+    max_rounds: Agents = 2  # reviews of one task, the last `changes` failing it
+
+
 class PolicySettings(_Section):
     extra_deny: Rules = Field(default_factory=list)  # gsd.core.safety.policy: added to the baseline
 
@@ -273,6 +313,7 @@ class Settings(_Section):
     budgets: dict[Runner, TokenBudget] = Field(default_factory=dict)
     policy: PolicySettings = PolicySettings()
     rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
+    review: ReviewSettings = ReviewSettings()
     retry: RetrySettings = RetrySettings()  # the retry ladder's steps (gsd.formats.retrysettings)
 
     @field_validator("parallelization", mode="before")

@@ -16,7 +16,10 @@ from gsd.core.resolve import Resolution, debug_print, disabled_agents, resolve_s
 from gsd.core.safety.budget import Budget, resolve_budget
 from gsd.core.safety.policy import Policy, with_extra
 from gsd.core.specialists import EXECUTOR
+from gsd.core.verdict import review
+from gsd.core.words import suggested
 from gsd.formats.agents import Agent
+from gsd.formats.reviewreport import read_only
 from gsd.formats.runners import invocation as runners
 from gsd.formats.settings import Settings
 from gsd.io.confine import sandbox
@@ -58,6 +61,7 @@ class TaskDispatch(NamedTuple):
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
     subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
+    review: str = ""  # who reviews its work, `AGENT on RUNNER` (the dry run shows it)
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -190,6 +194,74 @@ class Dispatcher:
             policy_extra=tuple(self.config.policy.extra_deny),
             subagents=self.subagents,
         )
+
+    def reviewer(
+        self, wave: int, plan: Plan, task: Task, author: TaskDispatch
+    ) -> tuple[Agent, TaskDispatch] | str | None:
+        """Who reviews the task's work (issue 24) and how it runs: its agent, read-only,
+        on config's `review.runner` or else a runner other than the author's; None when
+        the task is not reviewed; one line saying why when the reviewer cannot run."""
+        settings = self.config.review
+        named = self._reviewer_name(plan, task, author)
+        if named is None:
+            return None
+        name, where = named
+        if name not in self.agents:
+            return (
+                f"{where}: reviewer {name!r} is no agent gsd found"
+                + suggested(name, self.agents)
+                + "; add its agent file or name another"
+            )
+        own = self.agents[name]
+        runner = review.reviewer_runner(settings.runner, own.runner, author.runner or "")
+        try:
+            agent = read_only(self.run_as(own, runner, where))
+        except InputError as exc:
+            return str(exc)
+        model = own.model if agent.runner == own.runner and own.model != "inherit" else None
+        timeout, source = task_timeout(
+            agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
+        )
+        budget = self.budget(agent)
+        return agent, TaskDispatch(
+            **self._identity(wave, plan, task),
+            agent=agent.name,
+            fallback_reason=None,
+            tier=agent.tier,
+            runner=agent.runner,
+            model=model,
+            argv=self._argv(agent, model, "agent", where, own),
+            timeout_s=timeout,
+            timeout_source=source,
+            runner_source="config" if settings.runner else "agent",
+            model_source="agent" if model else "",
+            agent_source=agent.source,
+            budget_warn=budget.warn if budget else None,
+            budget_abort=budget.abort if budget else None,
+            budget_source=budget.source if budget else "",
+            policy=runners.policy_view(agent, self.policy, confined=self.confined),
+            policy_extra=tuple(self.config.policy.extra_deny),
+        )
+
+    def _reviewer_name(
+        self, plan: Plan, task: Task, author: TaskDispatch
+    ) -> tuple[str, str] | None:
+        """The reviewer's name for a task, and where it was given; None: not reviewed."""
+        settings = self.config.review
+        domains = [plan.frontmatter.get(key) for key in ("domain", "subsystem")]
+        name = review.reviewer_for(
+            task.review,
+            settings.agent,
+            settings.when,
+            specialist=task.specialist or author.agent,
+            files=task.files,
+            plan_domains=[d for d in domains if isinstance(d, str)],
+        )
+        if name is None:
+            return None
+        if task.review:
+            return name, f"{plan.path}:{task.line}: task {task.index}"
+        return name, f"{layout.CONFIG_FILE}: review.agent"
 
     def _identity(self, wave: int, plan: Plan, task: Task) -> dict[str, Any]:
         """The fields every dispatch of the task has, whoever runs it."""

@@ -209,6 +209,8 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  tier {t.tier}, runner {runner}, model {model}")
         out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
+        if t.review:
+            out.append(f"  reviewed by: {t.review}")
         if t.missing:
             out.append(f"  missing: {t.missing}")
         if t.sandbox:

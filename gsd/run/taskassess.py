@@ -18,6 +18,7 @@ from gsd.core.models import RunnerOutput, TaskReport
 from gsd.core.safety import enforce
 from gsd.core.safety.budget import Budget, BudgetStatus, budget_status
 from gsd.core.verdict import done, judge
+from gsd.core.verdict.review import Review
 from gsd.core.words import plural
 from gsd.formats import taskreport
 from gsd.formats.agents import Agent
@@ -53,6 +54,7 @@ class Assessed(NamedTuple):
     tokens: int | None = None  # input + output, against the budget
     budget: BudgetStatus | None = None  # within, over (the warn budget) or aborted
     no_change: bool = False  # a writing tier's success that changed and claimed nothing
+    review: Review | None = None  # what its reviewer said, when it was reviewed
     verify_output: str | None = None  # the failed `<automated>` check's output file
 
 

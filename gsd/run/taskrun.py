@@ -27,8 +27,10 @@ from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.checkpointrecord import Checkpoint
 from gsd.io.git.commits import Commits
 from gsd.io.git.repo import Git
+from gsd.run import taskreview
 from gsd.run.taskassess import STDERR_TAIL, Assessed, assess, tail
-from gsd.run.taskspawn import Job, failed_before_spawn, prepare, spawn_agent
+from gsd.run.taskreview import Reviewer
+from gsd.run.taskspawn import Guards, Job, failed_before_spawn, prepare, spawn_agent
 
 STDERR_LINES = 5  # a failure's details end with this many of the agent's stderr lines
 STDERR_CHARS = 600  # ... and no more characters than this
@@ -51,12 +53,14 @@ def run_task(
     sandbox: Settings | None = None,
     large_file_mb: float = 10.0,
     step: str = "first",
+    reviewer: Reviewer | None = None,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
     Its steps: prepare (the checkpoint), spawn (the agent), assess (verdict, checks,
-    policy), settle (commit, or roll back to the checkpoint) and record (a failure's
-    line in the error log).
+    policy; with `reviewer`, a success that changed something is then reviewed:
+    `gsd.run.taskreview`), settle (commit, or roll back to the checkpoint) and record
+    (a failure's line in the error log).
 
     With `sandbox`, the agent writes only what its confinement allows (gsd.io.confine.sandbox).
     A failure is appended to `error_log` (default: the plan's log, for callers of this
@@ -76,6 +80,20 @@ def run_task(
         cancel=cancel,
         sandbox=sandbox,
     )
+    return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer, step)
+
+
+def _steps(
+    job: Job,
+    allow_dirty: bool,
+    scope: str,
+    large_file_mb: float,
+    error_log: Path,
+    reviewer: Reviewer | None,
+    step: str,
+) -> TaskOutcome:
+    """`run_task`'s steps, for its `job` (made by the retry ladder's `step`)."""
+    git, cancel = job.git, job.cancel
     guards = prepare(job, allow_dirty)
     if isinstance(guards, TaskOutcome):  # no checkpoint: nothing ran, nothing to undo
         _record(error_log, job, guards, None, step)
@@ -87,13 +105,24 @@ def run_task(
                 job, error_type="unknown", details="interrupted before the agent started"
             )
         spawn = spawn_agent(job, guards)
-        assessed = assess(job, guards.checkpoint, spawn, scope, large_file_mb)
+        assessed = _reviewed(
+            job, guards, assess(job, guards.checkpoint, spawn, scope, large_file_mb), reviewer
+        )
     outcome, rollback_failed = _settle(job, guards.checkpoint, assessed)
     if not outcome.success and not (cancel is not None and cancel.is_set()):
         _record(error_log, job, outcome, guards.checkpoint, step)  # an interruption: nobody's
     if rollback_failed is not None:
         raise rollback_failed
     return outcome
+
+
+def _reviewed(job: Job, guards: Guards, assessed: Assessed, reviewer: Reviewer | None) -> Assessed:
+    """A success that changed something, as its reviewer judged it (when it has one)."""
+    if reviewer is None or assessed.error_type is not None or not assessed.changed:
+        return assessed  # a failure, or nothing to accept: nothing to review
+    if job.cancel is not None and job.cancel.is_set():
+        return assessed  # interrupted: the caller rolls it back
+    return taskreview.review(job, guards, assessed, reviewer)
 
 
 @contextlib.contextmanager
@@ -120,7 +149,7 @@ def _settle(
         with _rolled_back_on_crash(git, checkpoint):
             commit, error_type, details = _commit(job, checkpoint, done.changed)
     stderr = tail(spawned.stderr_path, STDERR_TAIL) if error_type is not None else ""
-    if error_type is not None:
+    if error_type is not None and done.review is None:  # the reviewer's words are enough
         details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
     if error_type is None:
@@ -159,6 +188,7 @@ def _settle(
         budget_abort=job.dispatch.budget_abort,
         no_change=done.no_change and not failed,
         verify_output=done.verify_output,
+        review=done.review,
     )
     return outcome, rollback_failed
 

@@ -14,16 +14,20 @@ from typing import NamedTuple
 from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
+from gsd.core.verdict import review
 from gsd.core.verdict.outcomes import TaskOutcome, next_step
-from gsd.formats import prompt
+from gsd.core.verdict.review import Review
+from gsd.formats import prompt, reviewreport
 from gsd.formats.agents import Agent
 from gsd.formats.lesson import OUTPUT_CHARS, Lesson, with_lesson
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
+from gsd.run import taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
+from gsd.run.taskreview import Reviewer
 from gsd.run.taskrun import run_task
 
 OUTPUT_BYTES = 4 * OUTPUT_CHARS  # a character is up to 4 bytes of UTF-8
@@ -129,7 +133,10 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
     """The retry ladder: after each failed attempt, the next step of `run.policy.ladder`
     that fits the failure (`gsd.core.verdict.outcomes.next_step` decides): `immediate`
     the same prompt again, `with_context` the prompt with what went wrong
-    (gsd.formats.lesson), `fallback` gsd-executor; none left, the failure is the task's."""
+    (gsd.formats.lesson), `fallback` gsd-executor; none left, the failure is the task's.
+    A reviewed task's `changes` runs it again with the findings (step `review-changes`,
+    outside the ladder), up to `review.max_rounds` reviews; a rejection or a failed review
+    is final (`gsd.run.taskreview`)."""
     plan, task, label = at.plan, at.task, at.label
     say, journal = run.effects.say, run.effects.journal
     dispatch = run.read.dispatcher.task(at.wave, plan, task)
@@ -138,26 +145,37 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
             f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
             f"{dispatch.fallback_reason}"
         )
+    found = run.read.dispatcher.reviewer(at.wave, plan, task, dispatch)
+    if isinstance(found, str):  # no reviewer to run: the author's work could not be accepted
+        return _unreviewable(run, at, dispatch, found, tried)
     step: str = "first"
     used, attempt, lesson = 0, 0, None
+    asked: Review | None = None  # the last review's changes, for the next attempt's prompt
     while True:
         attempt += 1
-        agent, outcome = _attempt(run, at, dispatch, attempt, step, lesson)
+        earlier = [o for o in tried if o.task == task.index]
+        reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
+        agent, outcome = _attempt(run, at, dispatch, attempt, (step, lesson), reviewer, asked)
         tried.append(outcome)
         _report(run, at, agent.name, outcome)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
-        found, used = next_step(
-            outcome, run.policy.ladder, used, on_fallback=agent.name == EXECUTOR
-        )
-        if found is None:
+        if outcome.error_type == review.CHANGES and outcome.review is not None:
+            mine = [o.error_type for o in tried if o.task == task.index]
+            if review.rounds_used(mine) >= run.read.project.config.review.max_rounds:
+                return outcome  # the reviewer still asks for changes: the task fails
+            step, lesson, asked = review.CHANGES, None, outcome.review
+            journal.plan_event(plan.id, "retry", task=task.index, reason=step, step=step)
+            continue
+        then, used = next_step(outcome, run.policy.ladder, used, on_fallback=agent.name == EXECUTOR)
+        if then is None:
             return outcome
-        step, lesson = found, lesson_of(outcome) if found == "with_context" else None
-        if found != "fallback":
-            journal.plan_event(plan.id, "retry", task=task.index, step=found)
+        step, lesson = then, lesson_of(outcome) if then == "with_context" else None
+        if then != "fallback":
+            journal.plan_event(plan.id, "retry", task=task.index, step=then)
             continue
         # gsd-executor is always installed
-        journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR, step=found)
+        journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR, step=then)
         dispatch = run.read.dispatcher.task(
             at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
         )
@@ -180,20 +198,41 @@ def lesson_of(failed: TaskOutcome, findings: Sequence[str] = ()) -> Lesson:
     )
 
 
+def _unreviewable(
+    run: PhaseRun, at: TaskAt, dispatch: TaskDispatch, why: str, tried: list[TaskOutcome]
+) -> TaskOutcome:
+    """A task whose reviewer cannot run: it fails before its author runs (no work lost)."""
+    outcome = TaskOutcome.failed_early(
+        at.plan.id, at.task.index, dispatch.agent, 1, error_type=review.FAILED, details=why
+    )
+    tried.append(outcome)
+    _report(run, at, dispatch.agent, outcome)
+    taskreview.record_unreviewable(
+        run.effects.journal.plan_errors(at.plan.id), at.plan, at.task, dispatch, why
+    )
+    return outcome
+
+
 def _attempt(
     run: PhaseRun,
     at: TaskAt,
     dispatch: TaskDispatch,
     attempt: int,
-    step: str,
-    lesson: Lesson | None,
+    learned: tuple[str, Lesson | None],
+    reviewer: Reviewer | None = None,
+    asked: Review | None = None,
 ) -> tuple[Agent, TaskOutcome]:
     """One rung of the ladder: the prompt built for the agent `dispatch` names (with the
-    `lesson` of the attempt before, on a `with_context` step), the spawn journalled, the
-    task run in its place; the agent and what became of it."""
+    findings of a review that `asked` for changes, and on a `with_context` step the
+    lesson of the attempt before: `learned` is the ladder's step and that lesson), the
+    spawn journalled, the task run in its place (reviewed by `reviewer`); the agent and
+    what became of it."""
+    step, lesson = learned
     plan, task, label = at.plan, at.task, at.label
     agent = run.read.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
     text = prompt.build_prompt(agent, plan, task, at.context, run.read.templates)
+    if asked is not None:
+        text += "\n" + reviewreport.findings_section(asked) + "\n"
     if lesson is not None:
         text = with_lesson(text, lesson)
     how = "" if step in ("first", "immediate") else f", {step}"
@@ -219,6 +258,7 @@ def _attempt(
             cancel=run.effects.cancel,
             sandbox=run.read.sandbox,
             large_file_mb=run.policy.large_file_mb,
+            reviewer=reviewer,
             step=step,
         )
     return agent, outcome._replace(step=step)
@@ -229,6 +269,10 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
     said: the commit of a success, the error and the rollback of a failure."""
     plan, task, label = at.plan, at.task, at.label
     journal, say = run.effects.journal, run.effects.say
+    if outcome.review is not None:  # every verdict in the plan's log, and said
+        fields = outcome.review.event()
+        journal.plan_event(plan.id, "review", task=task.index, attempt=outcome.attempt, **fields)
+        say(f"{label}: {outcome.review.line()}")
     if outcome.output:  # SPEC 1: NN-MM-RESULT.txt, the last agent run's output
         result_file = run.read.phase.path / f"{plan.id}-RESULT.txt"
         journal.keep_output(

@@ -54,6 +54,7 @@ class Job(NamedTuple):
     environ: Mapping[str, str]
     cancel: threading.Event | None
     sandbox: Settings | None
+    run_dir: Path | None = None  # where its prompt and output go; None: the task's own
 
 
 class Guards(NamedTuple):
@@ -139,6 +140,8 @@ def _launch(job: Job) -> tuple[proc.Spawned, str | None, int | None, bool]:
     figure is an estimate)."""
     git, plan, task, agent = job.git, job.plan, job.task, job.agent
     prompt_file = run_files(git.git_dir, plan.id, task.index)[0]
+    if job.run_dir is not None:  # a reviewer's: the author's output stays as it was
+        prompt_file = job.run_dir / "prompt.md"
     # in the git folder: no link followed; not synced: a crash ends the attempt, and the
     # next one writes its own prompt
     write_atomic(prompt_file, job.prompt, sync=False)

@@ -274,6 +274,27 @@ def _runner_override(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnosti
         yield diag(plan, task.line, "GSD022", f"task {task.index} has model=: {problem}")
 
 
+@rule("GSD023", "error", "task `review=` names no agent of the roster, or a malformed name")
+def _reviewer(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    """`review="AGENT"` (issue 24): unlike a specialist, a reviewer never falls back to
+    gsd-executor, so a name the roster lacks is an error; `review="none"` opts out."""
+    name = task.review
+    standing = classify(name, facts.roster)
+    if name is None or standing in ("empty", "no-roster", "listed"):
+        return
+    if standing == "malformed":
+        why = "a malformed name (only letters, digits and _.:- are allowed)"
+    else:
+        why = "which is not in .planning/available_agents.md" + suggested(name, facts.roster or ())
+    yield diag(
+        plan,
+        task.line,
+        "GSD023",
+        f"task {task.index} has review={name!r}, {why}; name an agent of the roster "
+        '(or review="none")',
+    )
+
+
 def _task_files(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     files = task.child("files")
     if files is not None:
@@ -287,6 +308,7 @@ TASK_RULES: tuple[TaskRule, ...] = (
     _checkpoint_autonomy,
     _specialist,
     _runner_override,
+    _reviewer,
     _task_files,
 )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from gsd.core.models import TaskReport
+from gsd.core.verdict.review import ERROR_TYPES as REVIEW_ERRORS
+from gsd.core.verdict.review import Review
 
 
 class TaskOutcome(NamedTuple):
@@ -37,6 +39,7 @@ class TaskOutcome(NamedTuple):
     budget_abort: int | None = None
     # a writing tier's success that changed no file and claimed none (shown, not failed)
     no_change: bool = False
+    review: Review | None = None  # what its reviewer said (the review gate, issue 24)
     step: str = "first"  # the retry ladder's step that made this attempt (STEPS), or "first"
     verify_output: str | None = None  # the failed `<automated>` check's output file (under .git)
 
@@ -99,8 +102,9 @@ class TaskCommit(NamedTuple):
 # retried (SPEC 7 step 5), as are failures the runner blamed on a rate limit
 TRANSIENT = frozenset({"timeout", "timeout-kill"})
 # never retried nor handed to the fallback: the same work would fail the same way
-# (a delegation past its token budget's abort threshold would be stopped again)
-FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded"})
+# (a delegation past its token budget's abort threshold would be stopped again); a
+# review's changes are retried by the review gate's own count (`review.max_rounds`)
+FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded", *REVIEW_ERRORS})
 
 Rung = Literal["retry", "fallback", "stop"]
 
@@ -124,7 +128,9 @@ def next_rung(
 
 Step = Literal["immediate", "with_context", "fallback"]
 STEPS: tuple[Step, ...] = ("immediate", "with_context", "fallback")
-NEVER_AGAIN = frozenset({"policy-violation", "budget-exceeded"})  # no step at all
+# no step at all: a review's rejection or failure is final (its changes are retried by
+# the review gate, outside the ladder)
+NEVER_AGAIN = frozenset({"policy-violation", "budget-exceeded", *REVIEW_ERRORS})
 
 
 def default_ladder(retries: int, fallback_on_error: bool) -> tuple[Step, ...]:
@@ -145,9 +151,9 @@ def next_step(
     Each step is one attempt, taken in order; a step that does not fit the failure is
     passed over (and spent): `immediate` (the same prompt again) fits only a transient
     failure; `with_context` (the prompt with what went wrong) fits any failure but a
-    policy violation or a budget's abort, a failed `<verify>` check included; `fallback`
-    (gsd-executor, the first prompt) fits what `next_rung` hands over, unless the task
-    is on gsd-executor already."""
+    policy violation, a budget's abort or a review's verdict, a failed `<verify>` check
+    included; `fallback` (gsd-executor, the first prompt) fits what `next_rung` hands
+    over, unless the task is on gsd-executor already."""
     for at in range(used, len(ladder)):
         if _fits(ladder[at], failed, on_fallback):
             return ladder[at], at + 1
