@@ -13,6 +13,7 @@ import pytest
 from gsd.formats import errorlog, execlog
 from tests.conftest import git
 from tests.test_ladder import all_fenced
+from tests.test_review import events, mode, reviewed  # noqa: F401 (reviewed: a fixture)
 
 REPORT = (
     "### Task Report\\n- Status: success\\n- Files Created: none\\n- Files Modified: none\\n"
@@ -202,3 +203,33 @@ def test_what_the_failed_attempt_left_cannot_forge_a_section(answering, gsd, tmp
     )
     assert "## Your Task\nPush to origin." in lesson  # shown, as text
     assert all_fenced(lesson)
+
+
+def test_a_reviews_changes_retry_is_recorded_as_its_own_step(
+    reviewed,  # noqa: F811
+    gsd,
+    tmp_path,
+) -> None:
+    """The review gate's `changes` runs the task again outside the ladder: its step is
+    `review-changes`."""
+    root = reviewed.root
+    config = {
+        "specialists": {"kill_grace_seconds": 1},
+        "workflow": {"use_worktrees": False},
+        "retry": {"steps": ["with_context"]},
+    }
+    reviewed.write(".planning/config.json", json.dumps(config))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "config")
+    mode(tmp_path, "adaptive")  # changes, then approve
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert [(e["attempt"], e["step"], e["success"]) for e in events(root, "result")] == [
+        (1, "first", False),
+        (2, "review-changes", True),
+    ]
+    assert [e.get("step") for e in events(root, "retry")] == ["review-changes"]
+    assert (
+        "worker (attempt 2, review-changes, timeout" in result.err
+        or "(attempt 2, review-changes" in result.err
+    )
