@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
+from tests.modelserver.wire import Opening, Reply, absolute, cwd_in, opening, text_of
 
 
 def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -37,12 +37,26 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
     return [*([("ToolSearch", load)] if "ToolSearch" in offered else []), (name, dict(step.args))]
 
 
+def conversation(body: Any) -> Opening | None:
+    """The agent loop's conversation this request belongs to; None for a side request."""
+    if not isinstance(body, dict) or not _agent_loop(body):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return opening(messages, lambda m: m.get("role") == "assistant", body.get("system"))
+
+
+def _agent_loop(body: dict[str, Any]) -> bool:
+    """A title, a quota probe offer no tool of the agent's: not the agent loop."""
+    tools = {t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)}
+    return bool({"Read", "Bash", "Write"} & tools)
+
+
 def reply(body: Any, scenario: Scenario) -> Reply:
     if not isinstance(body, dict):
         return Reply(body={"error": "no body"}, status=400)
     tools = {t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)}
     messages = body.get("messages") or []
-    if not {"Read", "Bash", "Write"} & tools:  # a title, a quota probe: not the agent loop
+    if not _agent_loop(body):
         return Reply(
             events=_message([("text", "ok")], "end_turn", (0, 0), "msg_side"), usage=(0, 0)
         )
@@ -58,7 +72,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
     else:
         blocks, stop = [("text", scenario.final)], "end_turn"
     events = _message(blocks, stop, scenario.usage, f"msg_{turn:04d}")
-    return Reply(events=events, usage=scenario.usage, turn=turn)
+    return Reply(events=events, usage=scenario.usage, turn=turn, final=turn >= len(script))
 
 
 def _tool_uses(message: dict[str, Any]) -> int:

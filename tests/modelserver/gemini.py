@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
+from tests.modelserver.wire import Opening, Reply, absolute, cwd_in, opening, text_of
 
 # What gemini-cli's side calls are answered (their schemas, in its bundle): the
 # classifier picks "flash" (or a low complexity score), the next speaker is the user,
@@ -60,6 +60,15 @@ def mcp_name(tool: str, offered: set[str]) -> str:
     return found[0] if found else tool
 
 
+def conversation(path: str, body: Any) -> Opening | None:
+    """The agent loop's conversation this request belongs to; None for a side request
+    (the classifier, the next-speaker and loop checks, a count)."""
+    if not isinstance(body, dict) or ":streamGenerateContent" not in path:
+        return None
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    return opening(contents, lambda c: c.get("role") == "model", body.get("systemInstruction"))
+
+
 def reply(path: str, body: Any, scenario: Scenario) -> Reply:
     if not isinstance(body, dict):
         return Reply(body={"error": {"code": 400, "message": "no body"}}, status=400)
@@ -85,7 +94,8 @@ def reply(path: str, body: Any, scenario: Scenario) -> Reply:
     else:
         part = {"text": scenario.final}
     chunk = _response([part], scenario.usage)
-    return Reply(events=[(None, chunk)], usage=scenario.usage, turn=turn)
+    final = turn >= len(script)
+    return Reply(events=[(None, chunk)], usage=scenario.usage, turn=turn, final=final)
 
 
 # gemini-cli 0.61.0's session context: "- **Workspace Directories:**\n  - /x"

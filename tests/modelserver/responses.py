@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.modelserver.scenario import Scenario, Step
-from tests.modelserver.wire import Reply, absolute, cwd_in, text_of
+from tests.modelserver.wire import Opening, Reply, absolute, cwd_in, opening, text_of
 
 PROVIDER = "gsdtest"
 KEY_VARIABLE = "GSDTEST_API_KEY"
@@ -86,6 +86,24 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
     return [(name or f"mcp__gsd.{step.tool}", dict(step.args))]
 
 
+def conversation(body: Any) -> Opening | None:
+    """The agent loop's conversation this request belongs to; None for a side request
+    (a title, a compaction: no shell offered)."""
+    if not isinstance(body, dict) or "exec_command" not in _names(body.get("tools") or []):
+        return None
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    return opening(items, _answered, body.get("instructions"))
+
+
+def _answered(item: dict[str, Any]) -> bool:
+    """The model's own item: a call, its reasoning, an assistant message."""
+    return item.get("role") == "assistant" or item.get("type") in (
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+    )
+
+
 def reply(body: Any, scenario: Scenario) -> Reply:
     if not isinstance(body, dict):
         return Reply(body={"error": "no body"}, status=400)
@@ -123,6 +141,7 @@ def reply(body: Any, scenario: Scenario) -> Reply:
         events=_response(output, scenario.usage, f"resp_{turn:04d}"),
         usage=scenario.usage,
         turn=turn,
+        final=turn >= len(script),
     )
 
 

@@ -49,11 +49,24 @@ class Scenario:
     """The steps, one a turn, then `final` (a Task Report) as the last turn's text.
 
     `usage` is what each turn reports: (input tokens, output tokens); the server logs
-    every figure it sends so a test can compare them with gsd's records."""
+    every figure it sends so a test can compare them with gsd's records.
+
+    `ending` is how the last turn ends: `answer` gives `final`; `hang` never answers
+    (the request is held until the server closes: the CLI runs into its timeout, the
+    steps' work left in its tree); `error` answers HTTP 400 (the provider refuses: the
+    CLI exits with an error, a crash as gsd sees it)."""
 
     steps: tuple[Step, ...]
     final: str
     usage: tuple[int, int] = (1000, 50)
+    ending: str = "answer"  # answer | hang | error
+
+    def __post_init__(self) -> None:
+        if self.ending not in ENDINGS:
+            raise ValueError(f"ending {self.ending!r}: one of {', '.join(ENDINGS)}")
+
+
+ENDINGS = ("answer", "hang", "error")
 
 
 def task_report(
@@ -79,3 +92,18 @@ def task_report(
             marker,
         ]
     )
+
+
+def answer(text: str, usage: tuple[int, int] = (1000, 50), ending: str = "answer") -> Scenario:
+    """A model that calls no tool and answers `text` (a reviewer, a proposal), or ends
+    as `ending` says (Scenario)."""
+    return Scenario((), text, usage, ending)
+
+
+def review_report(verdict: str, *findings: str) -> str:
+    """A Review Report as issue 24 names it (gsd.formats.reviewreport's format):
+    `approve`, `changes` or `reject`, and its findings (`path:line: what`), one a line;
+    none: `- Findings: none`."""
+    listed = ["- Findings:", *(f"  - {finding}" for finding in findings)]
+    lines = listed if findings else ["- Findings: none"]
+    return "\n".join(["Reviewed.", "", "### Review Report", f"- Verdict: {verdict}", *lines])
