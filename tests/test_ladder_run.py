@@ -12,6 +12,7 @@ import pytest
 
 from gsd.formats import errorlog, execlog
 from tests.conftest import git
+from tests.test_execute import AGENT_FILE
 from tests.test_ladder import all_fenced
 from tests.test_review import events, mode, reviewed  # noqa: F401 (reviewed: a fixture)
 
@@ -37,18 +38,6 @@ os.makedirs("src", exist_ok=True)
 answer = found.group(1) if found and "src/answer.txt" in files else "a guess"
 open("src/answer.txt", "w").write(answer + "\\n")
 print("{report}")
-"""
-
-AGENT_FILE = """\
----
-name: {name}
-description: "test agent"
-tools: [read_file, write_file, replace, run_shell_command]
-timeout_mins: 1
-runner: command
-command: ["{python}", "{script}"]
----
-Test persona.
 """
 
 # the number is only in the check's output: the plan (and so every prompt) has `$((40+2))`
