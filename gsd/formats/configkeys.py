@@ -1,11 +1,12 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox`, `policy`, `validate`, `review` and `retry`: no GSD
-writes them but gsd. `budgets` is checked whole by its model (an unknown key there is an
+gsd owns `specialists`, `sandbox`, `policy`, `validate` and `retry`: no GSD writes them
+but gsd. `budgets` is checked whole by its model (an unknown key there is an
 error).
 Every other section is shared with upstream GSD and its forks (`workflow`,
-`parallelization`, `git`, `voltagent`, `verification` hold their keys too): a key there
+`parallelization`, `git`, `voltagent`, `verification` hold their keys too, and forks
+keep their own reviewers under `review`: `enabled`, `fail_mode`...): a key there
 is warned about only when it is a letter or two off one gsd reads
 (`workflow.use_worktree`), as is a top-level key a letter or two off one of gsd's own
 sections (`specialist`)."""
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 
 from gsd.core.words import suggested
 
-OWNED = ("specialists", "sandbox", "policy", "validate", "review", "retry")
+OWNED = ("specialists", "sandbox", "policy", "validate", "retry")
 
 # The keys gsd reads, by section: gsd.formats.settings.Settings's fields (kept here, with a
 # test that they match it, so that `gsd validate` need not load pydantic).
