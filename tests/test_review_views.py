@@ -78,7 +78,7 @@ def test_changes_then_approve_is_in_summary_and_every_report(reviewed, gsd, tmp_
         "review round 1 of attempt 1: reviewer (command): changes: src/t.py:1: say fixed",
         f"attempt 1: worker: review-changes ({_seconds(case, 0)} s)",
         "review round 2 of attempt 2: reviewer (command): approve: no findings",
-        f"attempt 2: worker: ok ({_seconds(case, 1)} s)",
+        f"attempt 2 (review-changes): worker: ok ({_seconds(case, 1)} s)",  # the ladder step
     ]
 
 
