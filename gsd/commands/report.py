@@ -4,9 +4,10 @@ test cases, from the logs in .planning/logs/ (and an older .planning/execution-l
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.commands.reportreviews import ReviewRow, outcome, review_rows
 from gsd.formats.execlog import step_of
 
 if TYPE_CHECKING:
@@ -15,20 +16,8 @@ if TYPE_CHECKING:
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset(
-    {
-        "run-start",
-        "wave-start",
-        "spawn",
-        "rollback",
-        "retry",
-        "fallback",
-        "commit",
-        "merge",
-        "plan-complete",
-        "checkpoint-paused",
-        "wave-end",
-        "run-end",
-    }
+    "run-start wave-start spawn rollback review retry fallback commit merge plan-complete "
+    "checkpoint-paused wave-end run-end".split()
 )
 
 
@@ -82,13 +71,15 @@ class Delegation:
 
 @dataclass(frozen=True)
 class RunReport:
-    """`gsd report`'s data: the timeline, the retries, the totals and the budgets."""
+    """`gsd report`'s data: the timeline, the retries, the totals, the budgets and the
+    reviews."""
 
     timeline: list[TimelineRow]
     retries: int
     per_agent: list[Totals]
     per_plan: list[Totals]
     budgets: list[Delegation]
+    reviews: list[ReviewRow] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -97,6 +88,7 @@ class RunReport:
             "per_agent": [t.to_json("agent") for t in self.per_agent],
             "per_plan": [t.to_json("plan") for t in self.per_plan],
             "budgets": [asdict(b) for b in self.budgets],
+            "reviews": [asdict(r) for r in self.reviews],
         }
 
 
@@ -122,6 +114,7 @@ def build(events: Iterable[LogEvent], last_run_only: bool = True) -> RunReport:
         per_agent=list(agents.values()),
         per_plan=list(plans.values()),
         budgets=[delegation(e) for e in events if e.get("event") == "result"],
+        reviews=review_rows(events),
     )
 
 
@@ -182,6 +175,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
         "wave-end": f"wave {e.get('wave', '')} done",
         **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
+        "review": outcome(e) if kind == "review" else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"
@@ -192,7 +186,7 @@ def _row(e: LogEvent) -> TimelineRow:
         event=kind,
         plan=e.get("plan", ""),
         task=e.get("task", ""),
-        agent=e.get("agent", ""),
+        agent=e.get("agent", e.get("reviewer", "")),
         seconds=e.get("duration_s", ""),
         outcome=what,
     )
@@ -217,6 +211,7 @@ class TaskCase(NamedTuple):
     why: str
     attempts: tuple[LogEvent, ...]  # its `result` events, in order
     seconds: float
+    reviews: tuple[LogEvent, ...] = ()  # its `review` events, in order
 
 
 PAUSED = "checkpoint-paused"
@@ -275,6 +270,7 @@ def _case(plan: str, task: str, events: list[LogEvent], planned: PlannedTask | N
         why=why,
         attempts=attempts,
         seconds=seconds,
+        reviews=tuple(e for e in events if e.get("event") == "review"),
     )
 
 

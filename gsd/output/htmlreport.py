@@ -10,15 +10,19 @@ parser reads the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import astuple
 from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from gsd.core.visible import visible
 from gsd.core.words import plural
 
 if TYPE_CHECKING:
     from gsd.commands.report import Bar, Bars, RunReport, Totals, WaveSpan
+    from gsd.commands.reportreviews import ReviewRow
 
 SVG = "http://www.w3.org/2000/svg"
 COLOURS = {
@@ -30,6 +34,8 @@ COLOURS = {
     "interrupted": "#868e96",
 }
 FAILED = "#e03131"
+# XML 1.0 cannot hold these characters at all, not even escaped (lxml refuses them)
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 WIDTH, LABEL, LANE = 960, 110, 30
 STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}svg text{font:12px system-ui,sans-serif}
@@ -66,8 +72,27 @@ def render(report: RunReport, bars: Bars, title: str = "gsd report") -> str:
             etree.SubElement(body, "h2").text = f"{_field_name(field)} per {name}"
             values = [(r.name, _value(r, field)) for r in rows]
             body.append(bar_chart(values, unit))
+    if report.reviews:  # the review gate's verdicts (issue 24), a row per review
+        etree.SubElement(body, "h2").text = "Reviews"
+        body.append(reviews_table(report.reviews))
     text = str(etree.tostring(html, encoding="unicode", method="xml"))
     return "<!DOCTYPE html>\n" + text + "\n"
+
+
+def reviews_table(reviews: list[ReviewRow]) -> etree._Element:
+    """A table row per review: plan, task, attempt, round, reviewer, runner, verdict and
+    findings (agent text: lxml escapes it)."""
+    table = etree.Element("table", {"class": "reviews"})
+    heads = ("plan", "task", "attempt", "round", "reviewer", "runner", "verdict", "findings")
+    row = etree.SubElement(table, "tr")
+    for head in heads:
+        etree.SubElement(row, "th").text = head
+    for review in reviews:
+        row = etree.SubElement(table, "tr", {"class": f"verdict-{review.verdict}"})
+        for value in astuple(review):
+            text = _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], visible(str(value)))
+            etree.SubElement(row, "td").text = text
+    return table
 
 
 def _field_name(field: str) -> str:

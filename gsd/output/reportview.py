@@ -31,6 +31,8 @@ def render(report: RunReport, fmt: str) -> str:
         ("Per plan", [t.to_json("plan") for t in report.per_plan]),
         ("Token budgets", [asdict(b) for b in report.budgets]),
     ]
+    if report.reviews:  # the review gate's verdicts (issue 24), a row per review
+        sections.append(("Reviews", [asdict(r) for r in report.reviews]))
     return "\n".join(
         line for title, rows in sections for line in (heading.format(title), "", table(rows))
     )
@@ -39,17 +41,19 @@ def render(report: RunReport, fmt: str) -> str:
 def junit(cases: list[TaskCase]) -> str:
     """`gsd report --format junit`: a test suite per plan, a test case per task; each
     attempt is a line of its output, a failed task's last attempt is its failure."""
+    from gsd.commands.reportreviews import failure_details
     from gsd.formats.junit import Case, Failure, Suite, document  # lxml: only for junit
 
     suites: dict[str, list[Case]] = {}
     for case in cases:
         title = f"task {case.task}" + (f": {case.name}" if case.name else "")
-        lines = "".join(_attempt_line(e) + "\n" for e in case.attempts)
+        lines = "".join(line + "\n" for line in _case_lines(case))
         failure = None
         if case.outcome == "failed":
             last = case.attempts[-1]
             message = f"{case.why} (attempt {last.get('attempt', len(case.attempts))})"
-            failure = Failure(message, case.why, lines)
+            said = failure_details(case.why, case.reviews)  # a failed review: what it said
+            failure = Failure(message + (f": {said}" if said else ""), case.why, lines)
         skipped = case.why if case.outcome == "skipped" else None
         seconds = case.seconds if case.attempts else None
         suites.setdefault(case.plan, []).append(
@@ -63,6 +67,19 @@ def junit(cases: list[TaskCase]) -> str:
             )
         )
     return document("gsd report", [Suite(f"plan {plan}", found) for plan, found in suites.items()])
+
+
+def _case_lines(case: TaskCase) -> list[str]:
+    """A line per attempt, each after the lines of its reviews (logged before it)."""
+    from gsd.commands.reportreviews import review_line
+
+    reviews = list(case.reviews)
+    lines = []
+    for e in case.attempts:
+        mine = [r for r in reviews if r.get("attempt") == e.get("attempt")][:1]
+        reviews = [r for r in reviews if r not in mine]
+        lines += [review_line(r) for r in mine] + [_attempt_line(e)]
+    return lines + [review_line(r) for r in reviews]
 
 
 def _attempt_line(e: LogEvent) -> str:

@@ -65,6 +65,22 @@ class Review(NamedTuple):
             said += f" ({len(self.findings)} finding{'s' if len(self.findings) != 1 else ''})"
         return f"review by {self.reviewer} ({self.runner}, round {self.round}): {said}"
 
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> Review:
+        """The review a plan log's `review` event records (`event`'s inverse); a field
+        missing or of the wrong type reads as nothing said."""
+        verdict = event.get("verdict")
+        findings = event.get("findings")
+        number = event.get("round")
+        return cls(
+            reviewer=str(event.get("reviewer") or "?"),
+            runner=str(event.get("runner") or "?"),
+            round=number if isinstance(number, int) and not isinstance(number, bool) else 0,
+            verdict=verdict if verdict in VERDICTS else None,
+            findings=tuple(str(f) for f in findings) if isinstance(findings, list) else (),
+            problem=str(event.get("problem") or ("" if verdict in VERDICTS else "unknown")),
+        )
+
     def event(self) -> dict[str, Any]:
         """The fields of the plan's `review` log event."""
         return {

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gsd.core.verdict.outcomes import TaskCommit, TaskOutcome
+from gsd.core.verdict.review import Review
 from gsd.formats import errorlog
 from gsd.formats.errorlog import ErrorRecord
 
@@ -16,19 +17,33 @@ from gsd.formats.errorlog import ErrorRecord
 def logged_attempts(plan_id: str, plannings: Iterable[Path]) -> list[TaskOutcome]:
     """Every attempt at the plan's tasks that its logs in these `.planning/` folders
     record (a line two checkouts both hold counts once), in time order: the `result`
-    events, with the details and exit code of the matching error record."""
+    events, with the details and exit code of the matching error record and the verdict
+    of the attempt's `review` event."""
     events: dict[str, dict[str, Any]] = {}
     records: dict[str, ErrorRecord] = {}
     for planning in plannings:
         found, errors, _ = errorlog.read_logs(planning)  # each log read once
         for event in found:
-            if event.get("plan") == plan_id and event.get("event") == "result":
+            if event.get("plan") == plan_id and event.get("event") in ("result", "review"):
                 events.setdefault(json.dumps(event, sort_keys=True), event)
         for record in errorlog.filter_records(errors, plan=plan_id):
             records.setdefault(errorlog.to_line(record), record)
     failures = {(r.task, r.attempt, r.specialist, r.error_type): r for r in records.values()}
     ordered = sorted(events.values(), key=lambda e: str(e.get("ts", "")))
-    return [_attempt(plan_id, event, failures) for event in ordered]
+    attempts: list[TaskOutcome] = []
+    reviews: dict[tuple[str, int], Review] = {}  # logged just before its attempt's result
+    for event in ordered:
+        if event.get("event") == "review":
+            reviews[_key(event)] = Review.from_event(event)
+        else:
+            said = reviews.pop(_key(event), None)
+            attempts.append(_attempt(plan_id, event, failures)._replace(review=said))
+    return attempts
+
+
+def _key(event: Mapping[str, Any]) -> tuple[str, int]:
+    """The task and attempt an event is of: a `review` event's and its `result`'s."""
+    return str(event.get("task")), _int(event.get("attempt")) or 1
 
 
 def _attempt(

@@ -16,6 +16,7 @@ from gsd.core.visible import visible
 from gsd.core.words import plural
 from gsd.formats.files import write_atomic
 from gsd.formats.lines import markdown_table
+from gsd.formats.planning.summaryreviews import review_section
 
 NO_DEVIATIONS = "None - plan executed exactly as written."
 NOT_REPORTED = "not reported"
@@ -58,9 +59,8 @@ def render(
     numbers = sorted(set(task_names) | set(done))
     new_files = _new_files(done, created)
     files = _files(done)
-    if seconds is None:
-        seconds = (as_utc(finished) - as_utc(started)).total_seconds()
-    seconds = max(0.0, seconds)
+    took = (as_utc(finished) - as_utc(started)).total_seconds()
+    seconds = max(0.0, took if seconds is None else seconds)
     completed = as_utc(finished).strftime("%Y-%m-%d")
     front = _frontmatter_text(
         phase=phase_dir,
@@ -84,6 +84,7 @@ def render(
         "",
         *_section("Task Commits", _task_commit_lines(numbers, task_names, done)),
         *_section("Files Created/Modified", _file_lines(files, new_files, done)),
+        *review_section(outcomes),
         *_section("Deviations from Plan", _deviation_lines(numbers, done)),
         *_section("Issues Encountered", _issue_lines(outcomes)),
         *_section("Tokens and Cost", _token_lines(outcomes)),
