@@ -301,8 +301,11 @@ def _shorten(text: str, width: int = DETAILS_WIDTH) -> str:
 
 
 def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, Any]]:
-    """One table row per record; `short` cuts details to 60 characters for text tables."""
+    """One table row per record; `short` cuts details to 60 characters for text tables.
+    A `salvage` column (the ref `gsd salvage show` takes) when any attempt was salvaged."""
     out: list[dict[str, Any]] = []
+    records = list(records)
+    salvaged = any(getattr(record, "salvage", None) for record in records)
     for record in records:
         details = " ".join(record.details.split())  # a table cell is one line
         out.append(
@@ -318,4 +321,7 @@ def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, 
                 "details": _shorten(details) if short else details,
             }
         )
+        if salvaged:
+            ref = str(getattr(record, "salvage", None) or "-")
+            out[-1]["salvage"] = ref.removeprefix("refs/gsd/salvage/") if short else ref
     return out

@@ -23,6 +23,7 @@ from gsd.formats import errorlog
 from gsd.formats.agents import Agent
 from gsd.io.confine.sandbox import Settings
 from gsd.io.dispatch import TaskDispatch
+from gsd.io.git import salvage
 from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.checkpointrecord import Checkpoint
 from gsd.io.git.commits import Commits
@@ -151,9 +152,11 @@ def _settle(
     if error_type is not None and done.review is None:  # the reviewer's words are enough
         details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
+    kept = None
     if error_type is None:
         Checkpoints(git).delete(checkpoint)
     else:
+        kept, details = _salvaged(job, checkpoint, error_type, done.changed, details)
         try:
             Checkpoints(git).rollback(checkpoint)
         except GsdError as exc:  # the tree is not restored: log the failure, then stop
@@ -187,8 +190,25 @@ def _settle(
         budget_abort=job.dispatch.budget_abort,
         no_change=done.no_change and not failed,
         review=done.review,
+        salvage=kept,
     )
     return outcome, rollback_failed
+
+
+def _salvaged(
+    job: Job, checkpoint: Checkpoint, error_type: str, changed: list[str], details: str
+) -> tuple[str | None, str]:
+    """The attempt's changes kept under a salvage ref before its rollback (an interrupted
+    attempt's too: its work is worth keeping), and the details; a salvage that fails is
+    said in the details, and the rollback goes on."""
+    if not changed:
+        return None, details
+    where = (job.plan.id, job.task.index, job.attempt)
+    try:
+        base = checkpoint.snapshot or checkpoint.head
+        return salvage.keep(job.git, base, where, error_type, changed), details
+    except (GsdError, OSError) as exc:
+        return None, f"{details}; {salvage.describe(exc)}"
 
 
 def _commit(
@@ -256,5 +276,6 @@ def _record(path: Path, job: Job, outcome: TaskOutcome, checkpoint: Checkpoint |
             attempt=outcome.attempt,
             runner=agent.runner,
             duration_s=outcome.duration_s,
+            **({"salvage": outcome.salvage} if outcome.salvage else {}),
         ),
     )

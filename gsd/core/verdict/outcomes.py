@@ -40,6 +40,7 @@ class TaskOutcome(NamedTuple):
     # a writing tier's success that changed no file and claimed none (shown, not failed)
     no_change: bool = False
     review: Review | None = None  # what its reviewer said (the review gate, issue 24)
+    salvage: str | None = None  # the ref a rolled-back attempt's changes are kept under
 
     @classmethod
     def blank(cls, plan: str, task: int, agent: str, attempt: int = 1) -> TaskOutcome:
