@@ -143,3 +143,47 @@ def test_gsd_errors_names_the_salvage_beside_the_failure(git_project, gsd, tmp_p
         "refs/gsd/salvage/01-01/1/1",
         "refs/gsd/salvage/01-01/1/2",
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0", "0"),
+        ('"7"', '"7"'),
+        ("true", "true"),
+    ],
+)
+def test_keep_days_is_validated_in_one_line(value: str, said: str) -> None:
+    from gsd.formats.settings import InvalidSettings, parse
+
+    with pytest.raises(InvalidSettings) as caught:
+        parse('{\n  "salvage": {"keep_days": ' + value + "}\n}", "c.json")
+    assert str(caught.value).splitlines() == [
+        f"c.json:2: `salvage.keep_days` must be a number of days > 0, or null (kept until "
+        f"pruned), not {said}"
+    ]
+    assert parse('{"salvage": {"keep_days": 1.5}}').salvage.keep_days == 1.5
+
+
+def test_keep_days_prunes_older_salvage_at_the_start_of_a_run(
+    git_project, gsd, tmp_path, monkeypatch
+) -> None:
+    root = git_project.root
+    failing_phase(git_project, tmp_path, "exit")
+    tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    head = git(root, "rev-parse", "HEAD").strip()
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+    old = git(root, "commit-tree", tree, "-p", head, "-m", "old\n\nGsd-Error-Type: timeout")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    git(root, "update-ref", "refs/gsd/salvage/01-09/1/1", old.strip())
+    config = json.loads((root / ".planning" / "config.json").read_text())
+    config["salvage"] = {"keep_days": 30}
+    git_project.write(".planning/config.json", json.dumps(config))
+    git(root, "commit", "-qam", "keep 30 days")
+    result = gsd("execute-phase", "1")
+    assert result.code == 1
+    assert "deleted 1 salvage ref older than 30 days" in result.err
+    assert sorted(salvage_refs(root)) == [
+        "refs/gsd/salvage/01-01/1/1",
+        "refs/gsd/salvage/01-01/1/2",
+    ]

@@ -19,6 +19,7 @@ from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.core.specialists import NAME_RE
 from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
+from gsd.formats.salvagesettings import SalvageSettings
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
 
@@ -309,6 +310,7 @@ class Settings(_Section):
     policy: PolicySettings = PolicySettings()
     rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     review: ReviewSettings = ReviewSettings()
+    salvage: SalvageSettings = SalvageSettings()
 
     @field_validator("parallelization", mode="before")
     @classmethod
