@@ -29,6 +29,7 @@ PREFIX = "refs/gsd/salvage/"
 TRAILER = "Gsd-Error-Type: "
 _IDENTITY = ("-c", "user.name=gsd", "-c", "user.email=gsd@localhost")  # when the user has none
 _TRIES = 20  # names tried for one attempt when a salvage of that name exists
+MAX_FILE_BYTES = 50 << 20  # a bigger file (an agent's dump, a model) is not kept
 
 
 class Salvage(NamedTuple):
@@ -51,7 +52,7 @@ def keep(
     """Keep the attempt's changes to `changed` (relative to commit `base`, its checkpoint)
     as a salvage commit; returns its ref, or None when nothing (protected files aside)
     differs. `where`: (plan id, task, attempt)."""
-    paths = [p for p in changed if not is_protected(p)]
+    paths = [p for p in changed if not is_protected(p) and _small(git.root / p)]
     if not paths:
         return None
     with _temporary_index(git) as index:
@@ -64,6 +65,15 @@ def keep(
     message = f"gsd salvage {plan} task {task} attempt {attempt}\n\n{TRAILER}{error_type}\n"
     sha = _commit_tree(git, tree, base, message)
     return _create_ref(git, f"{PREFIX}{plan}/{task}/{attempt}", sha)
+
+
+def _small(path: Path) -> bool:
+    """Whether the file at `path` (not followed: a link is kept as a link) may be kept;
+    a file gone since is a deletion, kept."""
+    try:
+        return os.lstat(path).st_size <= MAX_FILE_BYTES
+    except OSError:
+        return True
 
 
 @contextlib.contextmanager
