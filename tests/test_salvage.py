@@ -4,7 +4,11 @@ listed, shown, applied to the user's checkout and pruned; with real git and comm
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,7 @@ with open("README.md", "a") as f:
     f.write("agent line\\n")
 open("deploy.key", "w").write("secret\\n")
 if {mode!r} == "hang":
+    open({started!r}, "w").close()
     time.sleep(60)
 sys.exit(3)
 """
@@ -55,13 +60,17 @@ def files_of(root: Path, ref: str) -> list[str]:
 
 def failing_phase(project, tmp_path: Path, mode: str) -> None:
     script = tmp_path / "agent.py"
-    script.write_text(AGENT.format(mode=mode))
+    (tmp_path / "control").mkdir()
+    script.write_text(AGENT.format(mode=mode, started=str(tmp_path / "control" / "started")))
     for name in ("worker", "gsd-executor"):
         project.write(
             f"agents/{name}.md", AGENT_FILE.format(name=name, python=sys.executable, script=script)
         )
     project.write(".planning/available_agents.md", "- **worker**: test\n")
-    config = {"specialists": {"kill_grace_seconds": 1, "max_retries": 0}}
+    config = {
+        "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+        "sandbox": {"writable": [str(tmp_path / "control")]},
+    }
     project.write(".planning/config.json", json.dumps(config))
     project.plan("01-01", text=plan_text(tasks=TASK, files_modified="[src/a.py, README.md]"))
     git(project.root, "add", "-A")
@@ -187,3 +196,27 @@ def test_keep_days_prunes_older_salvage_at_the_start_of_a_run(
         "refs/gsd/salvage/01-01/1/1",
         "refs/gsd/salvage/01-01/1/2",
     ]
+
+
+def test_an_interrupted_attempt_is_salvaged_too(git_project, tmp_path) -> None:
+    """Decided: a Ctrl-C's attempt is worth keeping (it is rolled back, not recorded
+    against the specialist, and its work is under its salvage ref)."""
+    root = git_project.root
+    failing_phase(git_project, tmp_path, "hang")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gsd", "execute-phase", "1"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "control" / "started").exists():
+        assert time.monotonic() < deadline and process.poll() is None, "the agent never started"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert sorted(salvage_refs(root)) == ["refs/gsd/salvage/01-01/1/1"]
+    assert files_of(root, "refs/gsd/salvage/01-01/1/1") == ["README.md", "src/a.py"]
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""

@@ -31,6 +31,7 @@ def salvage_list(fmt: str) -> int:
     """
     from gsd.io.git import salvage as salvaged
     from gsd.io.git.repo import Git
+    from gsd.io.terminal import escaped_output
     from gsd.output import views
 
     now = datetime.now(timezone.utc)
@@ -49,7 +50,8 @@ def salvage_list(fmt: str) -> int:
     if not rows and fmt != "json":
         click.echo("No salvaged attempts.")
         return EXIT_OK
-    click.echo(views.render_rows(rows, fmt, "salvage"), nl=False)
+    with escaped_output():  # file names are the agent's
+        click.echo(views.render_rows(rows, fmt, "salvage", text=_TEXT), nl=False)
     return EXIT_OK
 
 
@@ -103,4 +105,5 @@ def _age(seconds: float) -> str:
     return f"{int(max(seconds, 0))}s"
 
 
+_TEXT = ("ref", "plan", "task", "attempt", "error_type", "age", "files")
 COMMANDS = (salvage,)
