@@ -101,6 +101,11 @@ def test_a_failed_attempt_is_salvaged_and_the_checkout_is_as_before(
     records, _ = errorlog.read_all(root / ".planning")
     assert [getattr(r, "salvage", None) for r in records] == sorted(refs)
     expected = "timeout" if mode == "hang" else "nonzero-exit"
+    assert "its changes are kept under refs/gsd/salvage/01-01/1/1" in result.err
+    timeline = json.loads(gsd("report", "--format", "json").out)["timeline"]
+    kept = [r["outcome"] for r in timeline if r["event"] == "rollback"]
+    assert kept == [f"kept under {ref}" for ref in sorted(refs)]
+    assert "kept under refs/gsd/salvage/01-01/1/2" in gsd("report", "--format", "markdown").out
     listed = json.loads(gsd("salvage", "list", "--format", "json").out)["salvage"]
     assert [(s["plan"], s["task"], s["attempt"]) for s in listed] == [
         ("01-01", "1", "1"),

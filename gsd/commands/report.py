@@ -179,6 +179,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "merge": f"{e.get('branch', '')} {e.get('status', '')}".strip(),
         "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
         "wave-end": f"wave {e.get('wave', '')} done",
+        "rollback": f"kept under {e.get('salvage')}" if e.get("salvage") else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"
