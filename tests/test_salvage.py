@@ -225,3 +225,32 @@ def test_an_interrupted_attempt_is_salvaged_too(git_project, tmp_path) -> None:
     assert sorted(salvage_refs(root)) == ["refs/gsd/salvage/01-01/1/1"]
     assert files_of(root, "refs/gsd/salvage/01-01/1/1") == ["README.md", "src/a.py"]
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_keep_uses_its_own_index_and_leaves_out_protected_and_ignored_files(git_project) -> None:
+    from gsd.io.git import salvage
+    from gsd.io.git.repo import Git
+
+    root = git_project.root
+    git_project.write(".gitignore", "*.log\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "ignore logs")
+    head = git(root, "rev-parse", "HEAD").strip()
+    git_project.write("README.md", "demo\nchanged\n")
+    git_project.write("new.py", "print(1)\n")
+    git_project.write(".env", "TOKEN=1\n")
+    git_project.write("run.log", "noise\n")
+    git_project.write("staged.txt", "the user's staged file\n")
+    git(root, "add", "staged.txt")
+    index_before = (root / ".git" / "index").read_bytes()
+    changed = ["README.md", "new.py", ".env", "run.log"]
+    ref = salvage.keep(Git(root), head, ("01-03", 2, 1), "timeout", changed)
+    assert ref == "refs/gsd/salvage/01-03/2/1"
+    assert files_of(root, ref) == ["README.md", "new.py"]
+    assert (root / ".git" / "index").read_bytes() == index_before
+    assert git(root, "diff", "--cached", "--name-only") == "staged.txt\n"
+    assert not list((root / ".git").glob("gsd-salvage-*"))  # its index is gone
+    # a second attempt of that number (a later run) never overwrites the first
+    again = salvage.keep(Git(root), head, ("01-03", 2, 1), "timeout", ["new.py"])
+    assert again == "refs/gsd/salvage/01-03/2/1-2"
+    assert salvage.keep(Git(root), head, ("01-03", 2, 2), "timeout", [".env"]) is None

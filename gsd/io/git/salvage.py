@@ -57,7 +57,9 @@ def keep(
         return None
     with _temporary_index(git) as index:
         _call(git, index, "read-tree", base)
-        _call(git, index, "add", "-A", "--ignore-errors", "--", *(literal(p) for p in paths))
+        # 1: some path was ignored or unreadable; the others are added all the same
+        specs = (literal(p) for p in paths)
+        _call(git, index, "add", "-A", "--ignore-errors", "--", *specs, ok=(0, 1))
         tree = _call(git, index, "write-tree").strip()
     if tree == git.out("rev-parse", f"{base}^{{tree}}").strip():
         return None
@@ -87,9 +89,9 @@ def _temporary_index(git: Git) -> Iterator[Path]:
                 os.unlink(stale)
 
 
-def _call(git: Git, index: Path | None, *args: str, input: bytes | None = None) -> str:
-    done = gitexec.call(args, cwd=git.root, index_file=index, input=input)
-    if done.status != 0:
+def _call(git: Git, index: Path | None, *args: str, ok: tuple[int, ...] = (0,)) -> str:
+    done = gitexec.call(args, cwd=git.root, index_file=index)
+    if done.status not in ok:
         raise GsdError(
             f"git {args[0]} failed while salvaging: {first_reason(done.stderr)}",
             hint="the attempt is rolled back without a salvage",
