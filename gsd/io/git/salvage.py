@@ -60,6 +60,7 @@ def keep(
         # 1: some path was ignored or unreadable; the others are added all the same
         specs = (literal(p) for p in paths)
         _call(git, index, "add", "-A", "--ignore-errors", "--", *specs, ok=(0, 1))
+        _drop_new_gitlinks(git, index, base)
         tree = _call(git, index, "write-tree").strip()
     if tree == git.out("rev-parse", f"{base}^{{tree}}").strip():
         return None
@@ -67,6 +68,23 @@ def keep(
     message = f"gsd salvage {plan} task {task} attempt {attempt}\n\n{TRAILER}{error_type}\n"
     sha = _commit_tree(git, tree, base, message)
     return _create_ref(git, f"{PREFIX}{plan}/{task}/{attempt}", sha)
+
+
+def _drop_new_gitlinks(git: Git, index: Path, base: str) -> None:
+    """A nested repository the agent made is never kept as a bare gitlink (its commits
+    live in its own .git, which the rollback removes): out of the salvage."""
+    links = _gitlinks(_call(git, index, "ls-files", "-s", "-z"))
+    if not links:
+        return
+    listed = _call(git, None, "ls-tree", "-r", "-z", base, "--", *(literal(p) for p in links))
+    doomed = sorted(links - _gitlinks(listed))
+    if doomed:
+        _call(git, index, "update-index", "--force-remove", "--", *doomed)
+
+
+def _gitlinks(out: str) -> set[str]:
+    """The paths of `ls-files -s -z` or `ls-tree -z` entries that are gitlinks."""
+    return {entry.partition("\t")[2] for entry in split(out) if entry.startswith("160000 ")}
 
 
 def _small(path: Path) -> bool:
