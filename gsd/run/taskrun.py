@@ -201,6 +201,8 @@ def _salvaged(
     """The attempt's changes kept under a salvage ref before its rollback (an interrupted
     attempt's too: its work is worth keeping), and the details; a salvage that fails is
     said in the details, and the rollback goes on."""
+    users = set(checkpoint.untracked)  # in place: the user's untracked files are never kept
+    changed = [path for path in changed if path not in users]
     if not changed:
         return None, details
     where = (job.plan.id, job.task.index, job.attempt)
