@@ -390,6 +390,30 @@ def test_the_fallback_agents_runner_is_checked_too(
     assert live.err == f"gsd: error: {named}; nothing was run ({hint})\n"
 
 
+@pytest.mark.parametrize(
+    ("steps", "fallback", "checked"),
+    [
+        pytest.param(["with_context"], True, False, id="no-fallback-step"),
+        pytest.param(["with_context", "fallback"], True, True, id="a-fallback-step"),
+        pytest.param(["fallback"], False, False, id="fallback-turned-off"),
+    ],
+)
+def test_the_fallback_agents_runner_is_checked_when_the_retry_ladder_has_a_fallback(
+    git_project, gsd, git_only: Path, steps: list[str], fallback: bool, checked: bool
+) -> None:
+    fake_runner_programs(git_only, ("gemini",))
+    git_project.write("agents/python-pro.md", GEMINI_PRO)
+    git_project.write(".planning/available_agents.md", "- **python-pro**: Python\n")
+    config = {"voltagent": {"fallback_on_error": fallback}, "retry": {"steps": steps}}
+    git_project.write(".planning/config.json", json.dumps(config))
+    git_project.plan("01-01", tasks=auto_task(attrs=' specialist="python-pro"'))
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "plans")
+    dry = gsd("execute-phase", "1", "--dry-run", "--format", "json")
+    assert dry.code == 0
+    assert ("fallback agent gsd-executor" in dry.err) == checked, dry.err
+
+
 COMMAND_AGENT = (
     "---\nname: python-pro\ntools: [write_file, run_shell_command]\nrunner: command\n"
     'command: ["bin/agent.py", "--fast"]\n---\nA local agent.\n'

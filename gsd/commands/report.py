@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.formats.execlog import step_of
+
 if TYPE_CHECKING:
     from gsd.formats.execlog import LogEvent
     from gsd.io.plans.project import Project
@@ -180,6 +182,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
         "wave-end": f"wave {e.get('wave', '')} done",
         "rollback": f"kept under {e.get('salvage')}" if e.get("salvage") else "",
+        **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"
@@ -287,6 +290,7 @@ class Bar:
     outcome: str
     start: float
     end: float
+    step: str = ""  # the retry ladder's step ("" for a task's first attempt)
 
 
 @dataclass(frozen=True)
@@ -345,6 +349,7 @@ def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
                     outcome=_row(e).outcome,
                     start=round(max(end - took, 0.0), 1),
                     end=max(end, round(took, 1)),
+                    step=step_of(e),
                 )
             )
     seconds = max([at(e) for e in events] + [a.end for a in attempts])

@@ -1,8 +1,9 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox`, `policy`, `validate`, `review` and `salvage`: no GSD writes them
-but gsd. `budgets` is checked whole by its model (an unknown key there is an error).
+gsd owns `specialists`, `sandbox`, `policy`, `validate`, `review`, `retry` and
+`salvage`: no GSD writes them but gsd. `budgets` is checked whole by its model (an
+unknown key there is an error).
 Every other section is shared with upstream GSD and its forks (`workflow`,
 `parallelization`, `git`, `voltagent`, `verification` hold their keys too): a key there
 is warned about only when it is a letter or two off one gsd reads
@@ -17,7 +18,7 @@ from typing import Any, NamedTuple
 
 from gsd.core.words import suggested
 
-OWNED = ("specialists", "sandbox", "policy", "validate", "review", "salvage")
+OWNED = ("specialists", "sandbox", "policy", "validate", "review", "retry", "salvage")
 
 # The keys gsd reads, by section: gsd.formats.settings.Settings's fields (kept here, with a
 # test that they match it, so that `gsd validate` need not load pydantic).
@@ -41,6 +42,7 @@ READ: dict[str, tuple[str, ...]] = {
     "validate": ("select", "ignore"),
     "review": ("agent", "runner", "when", "max_rounds"),
     "salvage": ("keep_days",),
+    "retry": ("steps",),
 }
 TOP = ("mode", *READ, "budgets")  # budgets: checked whole by its model
 

@@ -302,9 +302,12 @@ def _shorten(text: str, width: int = DETAILS_WIDTH) -> str:
 
 def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, Any]]:
     """One table row per record; `short` cuts details to 60 characters for text tables.
-    A `salvage` column (the ref `gsd salvage show` takes) when any attempt was salvaged."""
-    out: list[dict[str, Any]] = []
+    A `step` column (the retry ladder's step of the attempt) follows `attempt` when a
+    record has one (older logs have none); a `salvage` column (the ref `gsd salvage
+    show` takes) when any attempt was salvaged."""
     records = list(records)
+    stepped = any(_step(record) for record in records)
+    out: list[dict[str, Any]] = []
     salvaged = any(getattr(record, "salvage", None) for record in records)
     for record in records:
         details = " ".join(record.details.split())  # a table cell is one line
@@ -318,6 +321,7 @@ def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, 
                 "type": record.error_type,
                 "exit": "-" if record.exit_code is None else record.exit_code,
                 "attempt": record.attempt,
+                **({"step": _step(record) or "-"} if stepped else {}),
                 "details": _shorten(details) if short else details,
             }
         )
@@ -325,3 +329,9 @@ def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, 
             ref = str(getattr(record, "salvage", None) or "-")
             out[-1]["salvage"] = ref.removeprefix("refs/gsd/salvage/") if short else ref
     return out
+
+
+def _step(record: ErrorRecord) -> str:
+    """The retry ladder's step of the record's attempt ("" when not recorded)."""
+    step = (record.model_extra or {}).get("step")
+    return step if isinstance(step, str) else ""

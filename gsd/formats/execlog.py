@@ -47,6 +47,13 @@ EVENTS = (
 PHASE_EVENTS = frozenset({"run-start", "wave-start", "wave-end", "run-end"})
 
 
+def step_of(e: LogEvent) -> str:
+    """The retry ladder's step of an attempt's `spawn`, `result`, `retry` or `fallback`
+    event ("" for a task's first attempt, and in logs older than the ladder)."""
+    step = e.get("step")
+    return step if isinstance(step, str) and step != "first" else ""
+
+
 def log_files(planning: Path) -> list[Path]:
     """Every per-plan and phase log in `.planning/logs/`, by name."""
     folder = planning / layout.LOGS

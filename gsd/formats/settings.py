@@ -19,6 +19,7 @@ from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.core.specialists import NAME_RE
 from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
+from gsd.formats.retrysettings import RetrySettings, step_problem
 from gsd.formats.salvagesettings import SalvageSettings
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
@@ -76,6 +77,10 @@ def _is_rule(value: Any) -> bool:
         return isinstance(value, str) and bool(parse_rule(value))
     except ValueError:
         return False
+
+
+def _is_step(value: Any) -> bool:
+    return not step_problem(value)
 
 
 def _is_rules(value: Any) -> bool:
@@ -311,6 +316,7 @@ class Settings(_Section):
     rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     review: ReviewSettings = ReviewSettings()
     salvage: SalvageSettings = SalvageSettings()
+    retry: RetrySettings = RetrySettings()  # the retry ladder's steps (gsd.formats.retrysettings)
 
     @field_validator("parallelization", mode="before")
     @classmethod
@@ -379,7 +385,8 @@ def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -
 def _first_bad_item(key: tuple[Any, ...], value: Any) -> tuple[int, ...]:
     """In a list of paths or rules, the index of the first item that is not one (its line
     is shown)."""
-    good = _is_rule if key == ("policy", "extra_deny") else (lambda item: isinstance(item, str))
+    checks = {("policy", "extra_deny"): _is_rule, ("retry", "steps"): _is_step}
+    good = checks.get(key, lambda item: isinstance(item, str))
     if isinstance(value, list):
         return next(((i,) for i, item in enumerate(value) if not good(item)), ())
     return ()

@@ -355,9 +355,14 @@ class Dispatcher:
     def fallbacks(
         self, graph: PhaseGraph, dispatches: Iterable[TaskDispatch]
     ) -> list[TaskDispatch]:
-        """How each task that may fall back to gsd-executor would run on it, when
-        `voltagent.fallback_on_error` lets a failed specialist hand its task over."""
-        if not self.config.voltagent.fallback_on_error:
+        """How each task that may fall back to gsd-executor would run on it, when the
+        retry ladder has a `fallback` step (`retry.steps`, else `voltagent.fallback_on_error`)
+        that lets a failed specialist hand its task over."""
+        config = self.config
+        ladder = config.retry.ladder(
+            config.specialists.max_retries, config.voltagent.fallback_on_error
+        )
+        if "fallback" not in ladder:
             return []
         out = []
         for dispatch in dispatches:

@@ -139,12 +139,13 @@ def timeline_svg(bars: Bars) -> etree._Element:
                 class_="attempt",
                 rx=2,
             )
-            for key in ("plan", "task", "attempt", "agent", "outcome"):
+            for key in ("plan", "task", "attempt", "agent", "outcome", "step"):
                 bar.set(f"data-{key}", str(getattr(a, key)))
+            step = f", {a.step}" if a.step else ""
             _add(
                 bar,
                 "title",
-                f"{plan} task {a.task} attempt {a.attempt} ({a.agent}): "
+                f"{plan} task {a.task} attempt {a.attempt} ({a.agent}{step}): "
                 f"{a.outcome}, {a.start:g}-{a.end:g} s",
             )
     _axis(svg, span, x, bottom)

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from gsd.formats.execlog import step_of
 from gsd.output.views import Row, render_rows
 
 if TYPE_CHECKING:
@@ -65,10 +66,13 @@ def junit(cases: list[TaskCase]) -> str:
 
 
 def _attempt_line(e: LogEvent) -> str:
-    """`attempt 2: gsd-executor: timeout (12.5 s)`."""
+    """`attempt 2 (fallback): gsd-executor: timeout (12.5 s)`: the retry ladder's step
+    in brackets, when the log has one."""
     how = "ok" if e.get("success") else str(e.get("error_type"))
     if e.get("success") and e.get("soft_success"):
         how = "soft success"
     seconds = e.get("duration_s")
     took = f" ({seconds} s)" if isinstance(seconds, (int, float)) else ""
-    return f"attempt {e.get('attempt', '?')}: {e.get('agent', '?')}: {how}{took}"
+    step = step_of(e)
+    shown = f" ({step})" if step else ""
+    return f"attempt {e.get('attempt', '?')}{shown}: {e.get('agent', '?')}: {how}{took}"

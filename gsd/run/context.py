@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from gsd.core.graph import PhaseGraph
+from gsd.core.verdict.outcomes import Step
 from gsd.formats import prompt
 from gsd.formats.settings import Settings
 from gsd.io.confine.sandbox import Settings as SandboxSettings
@@ -77,6 +78,9 @@ class RunPolicy:
     large_file_mb: float
     must_haves: str  # warn or fail
     outside_references: str  # skip or check
+    # each attempt after a task's first, in order (config `retry.steps`, or the ladder of
+    # `retries` and `fallback`): gsd.core.verdict.outcomes.next_step
+    ladder: tuple[Step, ...] = ()
 
     @classmethod
     def decide(cls, settings: Settings, options: RunOptions) -> RunPolicy:
@@ -93,6 +97,9 @@ class RunPolicy:
             large_file_mb=settings.specialists.large_file_mb,
             must_haves=settings.verification.must_haves,
             outside_references=settings.verification.outside_references,
+            ladder=settings.retry.ladder(
+                settings.specialists.max_retries, settings.voltagent.fallback_on_error
+            ),
         )
 
 

@@ -55,6 +55,16 @@ class Assessed(NamedTuple):
     budget: BudgetStatus | None = None  # within, over (the warn budget) or aborted
     no_change: bool = False  # a writing tier's success that changed and claimed nothing
     review: Review | None = None  # what its reviewer said, when it was reviewed
+    verify_output: str | None = None  # the failed `<automated>` check's output file
+
+
+class Checks(NamedTuple):
+    """What the `<automated>` checks came to."""
+
+    error_type: str | None
+    details: str
+    ran: bool = False  # whether any check ran (it may have changed files)
+    output: str | None = None  # the failed check's output file (under .git)
 
 
 def assess(
@@ -73,7 +83,7 @@ def assess(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
     )
     notes: list[str] = []
-    checked = False  # whether a check ran since `seen` was taken: it may have changed files
+    checks = Checks(None, "")  # none ran since `seen` was taken: nothing they changed
     if over:
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
@@ -82,11 +92,12 @@ def assess(
         seen = seen or Observer(git).observe(checkpoint)
         error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
         if error_type is None:
-            error_type, details, checked = _verify(job)
+            checks = _verify(job)
+            error_type, details = checks.error_type, checks.details
     # after the checks: a tracked file a check changed is the task's, seen and enforced.
     # With no check run since `seen` was taken (the agent's group ended before it, gsd
     # only read since), a second look would see the same: it is not taken again.
-    if seen is None or checked:
+    if seen is None or checks.ran:
         observed = Observer(git).observe(checkpoint)
         seen = seen.then(observed) if seen else observed
     violations = _nested(git, seen.changed) + _enforce(job, checkpoint, spawn, seen, scope)
@@ -108,6 +119,7 @@ def assess(
         tokens=tokens,
         budget=budget,
         no_change=no_change,
+        verify_output=checks.output if error_type == "validation-failed" else None,
     )
 
 
@@ -247,22 +259,21 @@ def _judge(
     return verdict(bool(seen.changed)), seen
 
 
-def _verify(job: Job) -> tuple[str | None, str, bool]:
+def _verify(job: Job) -> Checks:
     """Run `<automated>` checks under the supervisor; their leftovers are not the task's.
-    Returns the error type, the details and whether any check ran.
 
     They are the plan author's commands, but they run what the agent just wrote: in the
     sandbox they may write the worktree and a private temporary folder, nothing else."""
     git, task, sandbox = job.git, job.task, job.sandbox
     commands = automated_commands(task)
     if not commands:
-        return None, "no automated verification", False
+        return Checks(None, "no automated verification")
     if env_flag("SKIP_VERIFICATION"):
         sys.stderr.write(
             f"gsd: warning: SKIP_VERIFICATION=true: {plural(len(commands), '<automated> check')} "
             f"of task {task.index} not run\n"
         )
-        return None, "verification skipped (SKIP_VERIFICATION)", False
+        return Checks(None, "verification skipped (SKIP_VERIFICATION)")
     before = git.untracked_files()
     run_dir = run_files(git.git_dir, "verify", task.index)[0].parent
     with tempfile.TemporaryDirectory(prefix="gsd-verify-") as tmp:
@@ -277,7 +288,7 @@ def _verify(job: Job) -> tuple[str | None, str, bool]:
                 environ=env,
             )
         try:
-            return (*_checks(job, commands, run_dir, env, confinement), True)
+            return _checks(job, commands, run_dir, env, confinement)
         finally:
             git.remove_new_untracked(before)  # caches, reports, ...
 
@@ -288,7 +299,7 @@ def _checks(
     run_dir: Path,
     env: dict[str, str],
     confinement: Confinement | None,
-) -> tuple[str | None, str]:
+) -> Checks:
     """The `<automated>` commands one by one (in `run_dir`, with `env`, confined); the
     first that fails fails the task."""
     git, task, dispatch = job.git, job.task, job.dispatch
@@ -309,13 +320,14 @@ def _checks(
         )
         warn_survivors(done, f"task {task.index} check `{command}`")
         if done.limit:
-            return "resource-limit", over_limit(done, f"`{command}`")
+            return Checks("resource-limit", over_limit(done, f"`{command}`"), ran=True)
         if done.exit_code != 0:
             last = tail(done.stdout_path, 2000).strip().splitlines()[-3:]
-            return "validation-failed", (
-                f"`{command}` exited {done.exit_code}" + (f": {' | '.join(last)}" if last else "")
-            )
-    return None, f"{plural(len(commands), 'automated check')} passed"
+            said = f": {' | '.join(last)}" if last else ""
+            failed = f"`{command}` exited {done.exit_code}{said}"
+            output = str(run_dir / f"verify-{number}.out")
+            return Checks("validation-failed", failed, ran=True, output=output)
+    return Checks(None, f"{plural(len(commands), 'automated check')} passed", ran=True)
 
 
 def over_limit(spawned: proc.Spawned, what: str) -> str:

@@ -53,6 +53,7 @@ def run_task(
     cancel: threading.Event | None = None,
     sandbox: Settings | None = None,
     large_file_mb: float = 10.0,
+    step: str = "first",
     reviewer: Reviewer | None = None,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
@@ -63,10 +64,9 @@ def run_task(
     (a failure's line in the error log).
 
     With `sandbox`, the agent writes only what its confinement allows (gsd.io.confine.sandbox).
-    A failure is appended to `error_log` (default: the plan's own log,
-    .planning/logs/{plan}.jsonl, for callers of this function alone; the orchestrator
-    passes the plan's journal, so the work tree stays clean between tasks).
-    Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
+    A failure is appended to `error_log` (default: the plan's log, for callers of this
+    function alone; the orchestrator passes the plan's journal), with its `step` (the retry
+    ladder's). Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
     """
     error_log = error_log or layout.plan_log(git.root / layout.PLANNING, plan.id)
     job = Job(
@@ -81,7 +81,7 @@ def run_task(
         cancel=cancel,
         sandbox=sandbox,
     )
-    return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer)
+    return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer, step)
 
 
 def _steps(
@@ -91,12 +91,13 @@ def _steps(
     large_file_mb: float,
     error_log: Path,
     reviewer: Reviewer | None,
+    step: str,
 ) -> TaskOutcome:
-    """`run_task`'s steps, for its `job`."""
+    """`run_task`'s steps, for its `job` (made by the retry ladder's `step`)."""
     git, cancel = job.git, job.cancel
     guards = prepare(job, allow_dirty)
     if isinstance(guards, TaskOutcome):  # no checkpoint: nothing ran, nothing to undo
-        _record(error_log, job, guards, None)
+        _record(error_log, job, guards, None, step)
         return guards
     with _rolled_back_on_crash(git, guards.checkpoint):
         if cancel is not None and cancel.is_set():  # interrupted before the spawn
@@ -110,7 +111,7 @@ def _steps(
         )
     outcome, rollback_failed = _settle(job, guards.checkpoint, assessed)
     if not outcome.success and not (cancel is not None and cancel.is_set()):
-        _record(error_log, job, outcome, guards.checkpoint)  # an interruption is nobody's
+        _record(error_log, job, outcome, guards.checkpoint, step)  # an interruption: nobody's
     if rollback_failed is not None:
         raise rollback_failed
     return outcome
@@ -189,6 +190,7 @@ def _settle(
         budget_warn=job.dispatch.budget_warn,
         budget_abort=job.dispatch.budget_abort,
         no_change=done.no_change and not failed,
+        verify_output=done.verify_output,
         review=done.review,
         salvage=kept,
     )
@@ -260,9 +262,11 @@ def _printed(path: Path) -> bool:
         return False
 
 
-def _record(path: Path, job: Job, outcome: TaskOutcome, checkpoint: Checkpoint | None) -> None:
+def _record(
+    path: Path, job: Job, outcome: TaskOutcome, checkpoint: Checkpoint | None, step: str
+) -> None:
     """Append a failed attempt to the error log: the line `gsd errors` and the retry
-    ladder read (which checkpoint, which runner, how it ended)."""
+    ladder read (which checkpoint, which runner, how it ended, the ladder's step)."""
     plan, agent = job.plan, job.agent
     errorlog.append(
         path,
@@ -278,6 +282,7 @@ def _record(path: Path, job: Job, outcome: TaskOutcome, checkpoint: Checkpoint |
             attempt=outcome.attempt,
             runner=agent.runner,
             duration_s=outcome.duration_s,
-            **({"salvage": outcome.salvage} if outcome.salvage else {}),
-        ),
+        ).model_copy(
+            update={"step": step, **({"salvage": outcome.salvage} if outcome.salvage else {})}
+        ),  # kept as an unknown key: SPEC 6's order
     )

@@ -6,7 +6,7 @@ as `gsd.core.verdict.outcomes` decides. A human checkpoint pauses the plan until
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -15,18 +15,22 @@ from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
 from gsd.core.verdict import review
-from gsd.core.verdict.outcomes import TaskOutcome, next_rung
+from gsd.core.verdict.outcomes import TaskOutcome, next_step
 from gsd.core.verdict.review import Review
 from gsd.formats import prompt, reviewreport
 from gsd.formats.agents import Agent
+from gsd.formats.lesson import OUTPUT_CHARS, Lesson, with_lesson
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
 from gsd.run import taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
+from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
 from gsd.run.taskrun import run_task
+
+OUTPUT_BYTES = 4 * OUTPUT_CHARS  # a character is up to 4 bytes of UTF-8
 
 
 class TaskAt(NamedTuple):
@@ -126,11 +130,13 @@ def _paused(run: PhaseRun, at: TaskAt, attempts: list[TaskOutcome], started: dat
 
 
 def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
-    """The retry ladder (`gsd.core.verdict.outcomes` decides each rung): transient failures retried
-    up to `specialists.max_retries`, then one fallback to gsd-executor when
-    `voltagent.fallback_on_error`; validation failures and policy violations are final.
-    A reviewed task's `changes` runs it again with the findings, up to `review.max_rounds`
-    reviews; a rejection or a failed review is final (`gsd.run.taskreview`)."""
+    """The retry ladder: after each failed attempt, the next step of `run.policy.ladder`
+    that fits the failure (`gsd.core.verdict.outcomes.next_step` decides): `immediate`
+    the same prompt again, `with_context` the prompt with what went wrong
+    (gsd.formats.lesson), `fallback` gsd-executor; none left, the failure is the task's.
+    A reviewed task's `changes` runs it again with the findings (step `review-changes`,
+    outside the ladder), up to `review.max_rounds` reviews; a rejection or a failed review
+    is final (`gsd.run.taskreview`)."""
     plan, task, label = at.plan, at.task, at.label
     say, journal = run.effects.say, run.effects.journal
     dispatch = run.read.dispatcher.task(at.wave, plan, task)
@@ -139,17 +145,17 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
             f"warning: {label}: {dispatch.agent} instead of {dispatch.specialist!r}: "
             f"{dispatch.fallback_reason}"
         )
-    retries = run.policy.retries
     found = run.read.dispatcher.reviewer(at.wave, plan, task, dispatch)
     if isinstance(found, str):  # no reviewer to run: the author's work could not be accepted
         return _unreviewable(run, at, dispatch, found, tried)
-    attempt = 0
+    step: str = "first"
+    used, attempt, lesson = 0, 0, None
     asked: Review | None = None  # the last review's changes, for the next attempt's prompt
     while True:
         attempt += 1
         earlier = [o for o in tried if o.task == task.index]
         reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
-        agent, outcome = _attempt(run, at, dispatch, attempt, reviewer, asked)
+        agent, outcome = _attempt(run, at, dispatch, attempt, (step, lesson), reviewer, asked)
         tried.append(outcome)
         _report(run, at, agent.name, outcome)
         if outcome.success or run.effects.cancel.is_set():
@@ -158,27 +164,38 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
             mine = [o.error_type for o in tried if o.task == task.index]
             if review.rounds_used(mine) >= run.read.project.config.review.max_rounds:
                 return outcome  # the reviewer still asks for changes: the task fails
-            journal.plan_event(plan.id, "retry", task=task.index, reason=review.CHANGES)
-            asked = outcome.review
+            step, lesson, asked = review.CHANGES, None, outcome.review
+            journal.plan_event(plan.id, "retry", task=task.index, reason=step, step=step)
             continue
-        rung = next_rung(
-            outcome,
-            retries=retries,
-            fallback_on_error=run.policy.fallback,
-            on_fallback=agent.name == EXECUTOR,
+        then, used = next_step(outcome, run.policy.ladder, used, on_fallback=agent.name == EXECUTOR)
+        if then is None:
+            return outcome
+        step, lesson = then, lesson_of(outcome) if then == "with_context" else None
+        if then != "fallback":
+            journal.plan_event(plan.id, "retry", task=task.index, step=then)
+            continue
+        # gsd-executor is always installed
+        journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR, step=then)
+        dispatch = run.read.dispatcher.task(
+            at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
         )
-        if rung == "retry":
-            journal.plan_event(plan.id, "retry", task=task.index)
-            continue
-        if rung == "fallback":  # gsd-executor is always installed
-            journal.plan_event(plan.id, "fallback", task=task.index, agent=EXECUTOR)
-            dispatch = run.read.dispatcher.task(
-                at.wave, plan, task, fallback=f"{agent.name} failed: {outcome.error_type}"
-            )
-            say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
-            retries = attempt  # the fallback gets exactly one attempt
-            continue
-        return outcome
+        say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
+
+
+def lesson_of(failed: TaskOutcome, findings: Sequence[str] = ()) -> Lesson:
+    """What the failed attempt `failed` tells the next one (a `with_context` step): its
+    error and details, the end of its failed check's output, the files it changed (rolled
+    back since) and a reviewer's `findings`, if any."""
+    output = tail(Path(failed.verify_output), OUTPUT_BYTES) if failed.verify_output else ""
+    return Lesson(
+        attempt=failed.attempt,
+        agent=failed.agent,
+        error_type=failed.error_type or "unknown",
+        details=failed.details,
+        verify_output=output,
+        touched=tuple(failed.changed),
+        findings=tuple(findings),
+    )
 
 
 def _unreviewable(
@@ -201,20 +218,29 @@ def _attempt(
     at: TaskAt,
     dispatch: TaskDispatch,
     attempt: int,
+    learned: tuple[str, Lesson | None],
     reviewer: Reviewer | None = None,
     asked: Review | None = None,
 ) -> tuple[Agent, TaskOutcome]:
     """One rung of the ladder: the prompt built for the agent `dispatch` names (with the
-    findings of a review that `asked` for changes), the spawn journalled, the task run in
-    its place (reviewed by `reviewer`); the agent and what became of it."""
+    findings of a review that `asked` for changes, and on a `with_context` step the
+    lesson of the attempt before: `learned` is the ladder's step and that lesson), the
+    spawn journalled, the task run in its place (reviewed by `reviewer`); the agent and
+    what became of it."""
+    step, lesson = learned
     plan, task, label = at.plan, at.task, at.label
     agent = run.read.dispatcher.agent_for(dispatch)  # on the task's runner=, if set
     text = prompt.build_prompt(agent, plan, task, at.context, run.read.templates)
     if asked is not None:
         text += "\n" + reviewreport.findings_section(asked) + "\n"
-    run.effects.say(f"{label}: {agent.name} (attempt {attempt}, timeout {dispatch.timeout_s:g} s)")
+    if lesson is not None:
+        text = with_lesson(text, lesson)
+    how = "" if step in ("first", "immediate") else f", {step}"
+    run.effects.say(
+        f"{label}: {agent.name} (attempt {attempt}{how}, timeout {dispatch.timeout_s:g} s)"
+    )
     run.effects.journal.plan_event(
-        plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt
+        plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt, step=step
     )
     with run.effects.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
@@ -233,8 +259,9 @@ def _attempt(
             sandbox=run.read.sandbox,
             large_file_mb=run.policy.large_file_mb,
             reviewer=reviewer,
+            step=step,
         )
-    return agent, outcome
+    return agent, outcome._replace(step=step)
 
 
 def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None:
@@ -257,6 +284,7 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         task=task.index,
         agent=agent,
         attempt=outcome.attempt,
+        step=outcome.step,
         success=outcome.success,
         soft_success=outcome.soft_success,
         error_type=outcome.error_type,

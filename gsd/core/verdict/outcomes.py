@@ -40,6 +40,8 @@ class TaskOutcome(NamedTuple):
     # a writing tier's success that changed no file and claimed none (shown, not failed)
     no_change: bool = False
     review: Review | None = None  # what its reviewer said (the review gate, issue 24)
+    step: str = "first"  # the retry ladder's step that made this attempt (STEPS), or "first"
+    verify_output: str | None = None  # the failed `<automated>` check's output file (under .git)
     salvage: str | None = None  # the ref a rolled-back attempt's changes are kept under
 
     @classmethod
@@ -121,3 +123,49 @@ def next_rung(
     if fallback_on_error and failed.error_type not in FINAL and not on_fallback:
         return "fallback"
     return "stop"
+
+
+# The retry ladder as config (`retry.steps`): an ordered list of steps, each one attempt.
+
+Step = Literal["immediate", "with_context", "fallback"]
+STEPS: tuple[Step, ...] = ("immediate", "with_context", "fallback")
+# no step at all: a review's rejection or failure is final (its changes are retried by
+# the review gate, outside the ladder)
+NEVER_AGAIN = frozenset({"policy-violation", "budget-exceeded", *REVIEW_ERRORS})
+
+
+def default_ladder(retries: int, fallback_on_error: bool) -> tuple[Step, ...]:
+    """The ladder when config.json gives no `retry.steps`: `specialists.max_retries`
+    immediate retries, then one fallback when `voltagent.fallback_on_error` (the rungs
+    `next_rung` decides, step by step)."""
+    again: Step = "immediate"
+    last: tuple[Step, ...] = ("fallback",) if fallback_on_error else ()
+    return (again,) * retries + last
+
+
+def next_step(
+    failed: TaskOutcome, ladder: tuple[Step, ...], used: int, *, on_fallback: bool
+) -> tuple[Step | None, int]:
+    """The step of the attempt after the failed attempt `failed`, when `used` steps of
+    `ladder` are spent, and how many are spent then; None: the failure is the task's.
+
+    Each step is one attempt, taken in order; a step that does not fit the failure is
+    passed over (and spent): `immediate` (the same prompt again) fits only a transient
+    failure; `with_context` (the prompt with what went wrong) fits any failure but a
+    policy violation, a budget's abort or a review's verdict, a failed `<verify>` check
+    included; `fallback` (gsd-executor, the first prompt) fits what `next_rung` hands
+    over, unless the task is on gsd-executor already."""
+    for at in range(used, len(ladder)):
+        if _fits(ladder[at], failed, on_fallback):
+            return ladder[at], at + 1
+    return None, len(ladder)
+
+
+def _fits(step: Step, failed: TaskOutcome, on_fallback: bool) -> bool:
+    if step == "immediate":  # as `next_rung` retries
+        return failed.error_type in TRANSIENT or failed.rate_limited
+    if failed.error_type in NEVER_AGAIN:
+        return False
+    if step == "fallback":
+        return failed.error_type not in FINAL and not on_fallback
+    return True

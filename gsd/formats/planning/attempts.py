@@ -48,6 +48,7 @@ def _attempt(
         output_tokens=_count(event, "output_tokens"),
         cost_usd=_cost(event),
         no_change=event.get("no_change") is True,
+        step=str(event.get("step") or "first"),
     )
 
 

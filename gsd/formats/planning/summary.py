@@ -235,7 +235,8 @@ def _deviation_lines(numbers: list[int], done: Mapping[int, TaskOutcome]) -> lis
 def _issue_lines(outcomes: Iterable[TaskOutcome]) -> list[str]:
     lines = []
     for outcome in outcomes:
-        where = f"Task {outcome.task} attempt {outcome.attempt} ({outcome.agent})"
+        step = "" if outcome.step == "first" else f", {outcome.step}"  # the retry ladder's
+        where = f"Task {outcome.task} attempt {outcome.attempt} ({outcome.agent}{step})"
         if not outcome.success:
             details = " ".join(outcome.details.split())
             exit_note = "" if outcome.exit_code is None else f", exit {outcome.exit_code}"
