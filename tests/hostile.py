@@ -356,7 +356,7 @@ def _user_refs(root: Path, branch: str) -> dict[str, str]:
     for line in _lines(root, "for-each-ref", "--format=%(refname) %(objectname)"):
         ref, sha = line.split()
         if ref in (f"refs/heads/{branch}", "refs/stash") or ref.startswith(
-            ("refs/heads/gsd/", "refs/tags/checkpoint/")
+            ("refs/heads/gsd/", "refs/tags/checkpoint/", "refs/gsd/salvage/")
         ):
             continue
         refs[ref] = sha

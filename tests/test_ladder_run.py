@@ -109,7 +109,8 @@ def test_a_with_context_retry_is_told_what_failed_and_passes(answering, gsd, tmp
     assert results(root) == [(1, "first", False), (2, "with_context", True)]
     records, _ = errorlog.read_all(root / ".planning")
     assert [(r.error_type, r.attempt, r.model_extra) for r in records] == [
-        ("validation-failed", 1, {"step": "first"})
+        # the rolled-back attempt's work is kept (issue 24's salvage) and named in its record
+        ("validation-failed", 1, {"step": "first", "salvage": "refs/gsd/salvage/01-01/1/1"})
     ]
     errors = gsd("errors")
     assert errors.code == 0 and "step" in errors.out.splitlines()[0]

@@ -294,7 +294,7 @@ def checkpoints_list(fmt: str) -> int:
 @checkpoints.command("prune")
 @click.option("--older-than", type=click.FloatRange(min=0), help="Only tags older than H hours.")
 def checkpoints_prune(older_than: float | None) -> int:
-    """Delete the checkpoint tags a crashed run left behind.
+    """Delete the checkpoint tags a crashed run left behind, and the salvage refs.
 
     Refused while a run is live.
     In this checkout (where agents work only with workflow.use_worktrees false) the
@@ -308,6 +308,7 @@ def checkpoints_prune(older_than: float | None) -> int:
     """
     from datetime import timedelta
 
+    from gsd.io.git import salvage
     from gsd.io.git.checkpoint import Checkpoints
     from gsd.io.git.recovery import OpenCheckpoints
     from gsd.io.git.repo import Git
@@ -323,9 +324,12 @@ def checkpoints_prune(older_than: float | None) -> int:
             click.echo(f"gsd: {line}", err=True)
         forgotten = OpenCheckpoints(git).drop() if age is None else []
         pruned = [*forgotten, *Checkpoints(git).prune(age)]
-    for tag in pruned:
+        salvaged = salvage.prune(git, age)
+    for tag in [*pruned, *salvaged]:
         click.echo(f"deleted {tag}")
     click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)
+    if salvaged:
+        click.echo(f"{plural(len(salvaged), 'salvage ref')} deleted", err=True)
     return EXIT_OK
 
 

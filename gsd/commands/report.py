@@ -174,6 +174,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "merge": f"{e.get('branch', '')} {e.get('status', '')}".strip(),
         "wave-start": f"wave {e.get('wave', '')}: {', '.join(map(str, e.get('plans') or []))}",
         "wave-end": f"wave {e.get('wave', '')} done",
+        "rollback": f"kept under {e.get('salvage')}" if e.get("salvage") else "",
         **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
         "review": outcome(e) if kind == "review" else "",
     }.get(str(kind), "")

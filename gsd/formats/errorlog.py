@@ -303,10 +303,12 @@ def _shorten(text: str, width: int = DETAILS_WIDTH) -> str:
 def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, Any]]:
     """One table row per record; `short` cuts details to 60 characters for text tables.
     A `step` column (the retry ladder's step of the attempt) follows `attempt` when a
-    record has one (older logs have none)."""
+    record has one (older logs have none); a `salvage` column (the ref `gsd salvage
+    show` takes) when any attempt was salvaged."""
     records = list(records)
     stepped = any(_step(record) for record in records)
     out: list[dict[str, Any]] = []
+    salvaged = any(getattr(record, "salvage", None) for record in records)
     for record in records:
         details = " ".join(record.details.split())  # a table cell is one line
         out.append(
@@ -323,6 +325,9 @@ def rows(records: Iterable[ErrorRecord], short: bool = False) -> list[dict[str, 
                 "details": _shorten(details) if short else details,
             }
         )
+        if salvaged:
+            ref = str(getattr(record, "salvage", None) or "-")
+            out[-1]["salvage"] = ref.removeprefix("refs/gsd/salvage/") if short else ref
     return out
 
 

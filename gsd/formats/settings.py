@@ -20,6 +20,7 @@ from gsd.core.specialists import NAME_RE
 from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
 from gsd.formats.retrysettings import RetrySettings, step_problem
+from gsd.formats.salvagesettings import SalvageSettings
 
 # The one place a setting's kind becomes the words of its error: "`key` must be {words}".
 
@@ -314,6 +315,7 @@ class Settings(_Section):
     policy: PolicySettings = PolicySettings()
     rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     review: ReviewSettings = ReviewSettings()
+    salvage: SalvageSettings = SalvageSettings()
     retry: RetrySettings = RetrySettings()  # the retry ladder's steps (gsd.formats.retrysettings)
 
     @field_validator("parallelization", mode="before")

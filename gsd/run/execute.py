@@ -26,7 +26,7 @@ from gsd.io.plans.project import Project
 from gsd.io.process.signals import Interruption
 from gsd.run.context import RunInputs, RunOptions, RunRepo
 from gsd.run.phaserun import PhaseRun
-from gsd.run.start import check_before_spawning, recover, validated_graph
+from gsd.run.start import check_before_spawning, prune_salvage, recover, validated_graph
 from gsd.run.taskspawn import running_registry
 from gsd.run.waves import run_wave
 
@@ -58,6 +58,7 @@ def execute_phase(
         ):
             folder = project.worktrees_folder(git.root, git.common_dir, environ)
             worktrees = recover(git, folder, console.say)
+            prune_salvage(project, git, console.say)
             read = _read(project, phase, options, environ, console)
             repo = RunRepo.open(git, worktrees)
             return _execute(PhaseRun.start(options, read, repo, console, stop))

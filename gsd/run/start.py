@@ -14,6 +14,7 @@ from gsd.core.graph import PhaseGraph
 from gsd.core.words import plural
 from gsd.formats.diagnostics import listed_errors
 from gsd.io.confine import sandbox
+from gsd.io.git import salvage
 from gsd.io.git.recovery import OpenCheckpoints
 from gsd.io.git.repo import Git
 from gsd.io.git.worktree import Worktrees
@@ -42,6 +43,22 @@ def recover(git: Git, folder: Path, say: Callable[[str], None]) -> Worktrees:
     for line in worktrees.tidy():
         say(line)
     return worktrees
+
+
+def prune_salvage(project: Project, git: Git, say: Callable[[str], None]) -> None:
+    """Delete the salvage refs older than config `salvage.keep_days` (none when unset; a
+    config.json that does not load is validation's to report, not this step's)."""
+    from datetime import timedelta
+
+    try:
+        days = project.config.salvage.keep_days
+    except GsdError:
+        return
+    if days is None:
+        return
+    pruned = salvage.prune(git, timedelta(days=days))
+    if pruned:
+        say(f"deleted {plural(len(pruned), 'salvage ref')} older than {days:g} days")
 
 
 def validated_graph(

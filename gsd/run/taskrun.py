@@ -23,6 +23,7 @@ from gsd.formats import errorlog
 from gsd.formats.agents import Agent
 from gsd.io.confine.sandbox import Settings
 from gsd.io.dispatch import TaskDispatch
+from gsd.io.git import salvage
 from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.checkpointrecord import Checkpoint
 from gsd.io.git.commits import Commits
@@ -152,9 +153,11 @@ def _settle(
     if error_type is not None and done.review is None:  # the reviewer's words are enough
         details = _with_stderr(details, stderr)
     rollback_failed: GsdError | None = None
+    kept = None
     if error_type is None:
         Checkpoints(git).delete(checkpoint)
     else:
+        kept, details = _salvaged(job, checkpoint, error_type, done.changed, details)
         try:
             Checkpoints(git).rollback(checkpoint)
         except GsdError as exc:  # the tree is not restored: log the failure, then stop
@@ -189,8 +192,27 @@ def _settle(
         no_change=done.no_change and not failed,
         verify_output=done.verify_output,
         review=done.review,
+        salvage=kept,
     )
     return outcome, rollback_failed
+
+
+def _salvaged(
+    job: Job, checkpoint: Checkpoint, error_type: str, changed: list[str], details: str
+) -> tuple[str | None, str]:
+    """The attempt's changes kept under a salvage ref before its rollback (an interrupted
+    attempt's too: its work is worth keeping), and the details; a salvage that fails is
+    said in the details, and the rollback goes on."""
+    users = set(checkpoint.untracked)  # in place: the user's untracked files are never kept
+    changed = [path for path in changed if path not in users]
+    if not changed:
+        return None, details
+    where = (job.plan.id, job.task.index, job.attempt)
+    try:
+        base = checkpoint.snapshot or checkpoint.head
+        return salvage.keep(job.git, base, where, error_type, changed), details
+    except (GsdError, OSError) as exc:
+        return None, f"{details}; {salvage.describe(exc)}"
 
 
 def _commit(
@@ -260,5 +282,7 @@ def _record(
             attempt=outcome.attempt,
             runner=agent.runner,
             duration_s=outcome.duration_s,
-        ).model_copy(update={"step": step}),  # kept as an unknown key: SPEC 6's order
+        ).model_copy(
+            update={"step": step, **({"salvage": outcome.salvage} if outcome.salvage else {})}
+        ),  # kept as an unknown key: SPEC 6's order
     )

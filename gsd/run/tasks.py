@@ -306,8 +306,13 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         say(f"{label}: interrupted; the attempt is rolled back")
     else:
         say(f"{label}: {outcome.error_type}: {_first_line(outcome.details)}")
+    if outcome.salvage:
+        say(f"{label}: its changes are kept under {outcome.salvage} (gsd salvage show)")
     if outcome.checkpoint:  # run_task put the tree back to it
-        journal.plan_event(plan.id, "rollback", task=task.index, checkpoint=outcome.checkpoint)
+        kept = {"salvage": outcome.salvage} if outcome.salvage else {}
+        journal.plan_event(
+            plan.id, "rollback", task=task.index, checkpoint=outcome.checkpoint, **kept
+        )
 
 
 def _success_line(outcome: TaskOutcome) -> str:

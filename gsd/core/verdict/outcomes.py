@@ -42,6 +42,7 @@ class TaskOutcome(NamedTuple):
     review: Review | None = None  # what its reviewer said (the review gate, issue 24)
     step: str = "first"  # the retry ladder's step that made this attempt (STEPS), or "first"
     verify_output: str | None = None  # the failed `<automated>` check's output file (under .git)
+    salvage: str | None = None  # the ref a rolled-back attempt's changes are kept under
 
     @classmethod
     def blank(cls, plan: str, task: int, agent: str, attempt: int = 1) -> TaskOutcome:
