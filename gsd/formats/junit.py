@@ -20,7 +20,7 @@ from lxml import etree
 from gsd.core.visible import visible
 
 # XML 1.0 cannot hold these characters at all, not even escaped (lxml refuses them)
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class Failure(NamedTuple):
@@ -98,4 +98,4 @@ def _text(value: str) -> str:
     """`value` with what XML cannot hold written out as Python would (`\\x01`, `\\ufffe`):
     a plan or an agent's output may contain it; then what XML holds but a terminal or a
     CI page would obey (CR, DEL, C1, bidi overrides) shown as `cat -v` does."""
-    return visible(_NOT_XML.sub(lambda m: ascii(m.group())[1:-1], value), lines=True)
+    return visible(NOT_XML.sub(lambda m: ascii(m.group())[1:-1], value), lines=True)

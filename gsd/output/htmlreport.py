@@ -10,7 +10,6 @@ parser reads the same way.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import astuple
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from lxml import etree
 
 from gsd.core.visible import visible
 from gsd.core.words import plural
+from gsd.formats.junit import NOT_XML
 
 if TYPE_CHECKING:
     from gsd.commands.report import Bar, Bars, RunReport, Totals, WaveSpan
@@ -35,7 +35,6 @@ COLOURS = {
 }
 FAILED = "#e03131"
 # XML 1.0 cannot hold these characters at all, not even escaped (lxml refuses them)
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 WIDTH, LABEL, LANE = 960, 110, 30
 STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}svg text{font:12px system-ui,sans-serif}
@@ -90,7 +89,7 @@ def reviews_table(reviews: list[ReviewRow]) -> etree._Element:
     for review in reviews:
         row = etree.SubElement(table, "tr", {"class": f"verdict-{review.verdict}"})
         for value in astuple(review):
-            text = _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], visible(str(value)))
+            text = NOT_XML.sub(lambda m: ascii(m.group())[1:-1], visible(str(value)))
             etree.SubElement(row, "td").text = text
     return table
 
