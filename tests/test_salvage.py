@@ -15,6 +15,7 @@ import pytest
 
 from gsd.formats import errorlog
 from tests.conftest import git, plan_text, slack
+from tests.test_execute import AGENT_FILE
 
 AGENT = """\
 import os, sys, time
@@ -28,18 +29,6 @@ if {mode!r} == "hang":
     open({started!r}, "w").close()
     time.sleep(60)
 sys.exit(3)
-"""
-
-AGENT_FILE = """\
----
-name: {name}
-description: "test agent"
-tools: [read_file, write_file, replace, run_shell_command]
-timeout_mins: 1
-runner: command
-command: ["{python}", "{script}"]
----
-Test persona.
 """
 
 TASK = (
