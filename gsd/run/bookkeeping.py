@@ -4,7 +4,8 @@ the journal's lines (`gsd.run.journal`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gsd.core import layout
@@ -35,8 +36,8 @@ class Books:
         self.commit_docs = project.config.git.commit_docs
         self.written: set[str] = set()  # repo-relative paths gsd changed since its last commit
         self._left: set[str] = set()  # files left alone (warned about once)
-        self._dirty: set[str] | None = None  # `seen`: one look at the checkout for a step
-        self._looked: list[str] | None = None  # the files that look was at (None: all)
+        self._dirty: set[str] | None = None  # `looking`: one look at the checkout for a step
+        self._looked: list[str] = []  # the files that look was at
         self.on_plan_branch = False  # the checkout is a plan's branch: STATE.md is not its
         self._cache: DeriveCache | None = None  # what `derive` read, kept between runs
         # `gsd approve` appends answers between runs; the file is gsd's, never the user's,
@@ -56,7 +57,7 @@ class Books:
     def _editable(self, rel: str) -> bool:
         if not self.commit_docs or rel in self.written:
             return True
-        seen = self._dirty is not None and (self._looked is None or rel in self._looked)
+        seen = self._dirty is not None and rel in self._looked
         dirty = self._dirty if seen and self._dirty is not None else self.git.dirty_among([rel])
         if rel in self._left or rel in dirty:
             if rel not in self._left:
@@ -78,10 +79,20 @@ class Books:
             *self.journal.kept_targets(),
         ]
 
-    def seen(self, dirty: set[str] | None) -> None:
-        """Which of `candidates` the user has changed, from a look the caller took anyway
-        (the merge's own); None: look again for each file."""
-        self._dirty = dirty
+    @contextlib.contextmanager
+    def looking(self) -> Iterator[None]:
+        """One look (`git status` of `candidates`) at which of the files the books may
+        write you have changed, for a whole step (a merge; a derive and its commit), not
+        one per file. Within a step already looking, that look holds."""
+        if not self.commit_docs or self._dirty is not None:
+            yield
+            return
+        self._looked = self.candidates()
+        self._dirty = self.git.dirty_among(self._looked)
+        try:
+            yield
+        finally:
+            self._dirty, self._looked = None, []
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.project.root).as_posix()
@@ -92,15 +103,8 @@ class Books:
         plans' branches writes. `flush` first puts the journal's log lines in place (the
         failures the blockers come from). Nothing on a plan's own branch (`on_plan_branch`,
         a CI job's `execute-plan`): those files are the user's branch's, derived there."""
-        looked = self.commit_docs and self._dirty is None
-        if looked:  # one look at the files this step may write, not one per file
-            self._looked = self.candidates()
-            self._dirty = self.git.dirty_among(self._looked)
-        try:
+        with self.looking():
             self._derive(flush)
-        finally:
-            if looked:
-                self._dirty, self._looked = None, None
 
     def _derive(self, flush: bool) -> None:
         if flush:

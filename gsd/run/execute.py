@@ -145,7 +145,7 @@ def _run_wave(run: PhaseRun, number: int, wave: list[str]) -> RunResult | None:
         return None
     code, message, end = stopped
     run.effects.journal.event("run-end", status="stopped")
-    with run.one_look():
+    with run.effects.books.looking():
         run.effects.books.derive()  # the failure or pause is in the logs now: a blocker
         run.effects.books.commit(f"docs({end.plan.id}): run stopped")
     return RunResult(
@@ -169,7 +169,7 @@ def _finish(run: PhaseRun) -> RunResult:
         )
     run.effects.journal.event("run-end", status="complete")
     scope = options.only_plan or phase.number
-    with run.one_look():
+    with run.effects.books.looking():
         run.effects.books.derive()
         run.effects.books.commit(f"docs({scope}): {what.split()[0]} run complete")
     return RunResult(

@@ -18,20 +18,17 @@ def merge_plan(run: PhaseRun, end: PlanEnd) -> PlanEnd:
     """Merge a complete plan's branch back `--no-ff`, STATE.md and ROADMAP.md updated
     in the merge commit itself: a run killed before it commits merges again. The
     user's uncommitted files are never overwritten: such a merge does not start."""
-    try:
+    # one look at the files the bookkeeping may write, for the merge alone; the user's
+    # other uncommitted files git itself keeps: a merge that would overwrite one never starts
+    with run.effects.books.looking():
         return _merge(run, end)
-    finally:
-        run.effects.books.seen(None)  # the look the merge took is for the merge alone
 
 
 def _merge(run: PhaseRun, end: PlanEnd) -> PlanEnd:
-    books, journal, git = run.effects.books, run.effects.journal, run.repo.git
+    journal, git = run.effects.journal, run.repo.git
     plan = end.plan
     branch = run.repo.worktrees.branch(plan.id)
     message = f"Merge branch '{branch}': plan {plan.id} complete\n"
-    # one look at the files the bookkeeping may write; the user's other uncommitted
-    # files git itself keeps: a merge that would overwrite one never starts
-    books.seen(git.dirty_among(books.candidates()))
     present = [
         p for p in Branches(git).added_by(branch) if os.path.lexists(run.read.project.root / p)
     ]

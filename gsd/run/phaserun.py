@@ -4,8 +4,6 @@ outcomes, how each plan ended), and how each of its plans ended (`PlanEnd`).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -105,21 +103,10 @@ class PhaseRun:
         effects = self.effects
         name = Interrupted(effects.stop.signum or 2).name
         effects.journal.event("run-end", status="interrupted", signal=name)
-        with self.one_look():
+        with effects.books.looking():
             effects.books.derive()  # Session Continuity: where it stopped, what resumes it
             effects.books.commit(f"docs({self.read.phase.number}): run interrupted")
         effects.stop.check(where)
-
-    @contextlib.contextmanager
-    def one_look(self) -> Iterator[None]:
-        """One look at which of the files the books may write you have changed, for a
-        whole step (its derive, then its commit), as a merge takes, not one per file."""
-        books = self.effects.books
-        books.seen(self.repo.git.dirty_among(books.candidates()) if books.commit_docs else None)
-        try:
-            yield
-        finally:
-            books.seen(None)
 
     def sorted_outcomes(self) -> list[TaskOutcome]:
         """Outcomes in plan and task order (the threads of a wave finish in any order)."""
