@@ -73,13 +73,12 @@ class RunPolicy:
     in_place: bool  # plans run in the user's checkout (`workflow.use_worktrees: false`)
     parallel: int  # how many plans of a wave run at once, each in its worktree
     scope: str  # `specialists.scope`: warn or fail on files outside a task's list
-    retries: int  # `specialists.max_retries`
-    fallback: bool  # `voltagent.fallback_on_error`: gsd-executor takes over a failure
     large_file_mb: float
     must_haves: str  # warn or fail
     outside_references: str  # skip or check
     # each attempt after a task's first, in order (config `retry.steps`, or the ladder of
-    # `retries` and `fallback`): gsd.core.verdict.outcomes.next_step
+    # `specialists.max_retries` and `voltagent.fallback_on_error`):
+    # gsd.core.verdict.outcomes.next_step
     ladder: tuple[Step, ...] = ()
 
     @classmethod
@@ -92,8 +91,6 @@ class RunPolicy:
             in_place=not settings.workflow.use_worktrees,
             parallel=_max_parallel(settings, options),
             scope=settings.specialists.scope,
-            retries=settings.specialists.max_retries,
-            fallback=settings.voltagent.fallback_on_error,
             large_file_mb=settings.specialists.large_file_mb,
             must_haves=settings.verification.must_haves,
             outside_references=settings.verification.outside_references,
