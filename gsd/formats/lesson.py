@@ -1,10 +1,11 @@
 """What went wrong before: the section a `with_context` retry's prompt ends with.
 
 A failed attempt's error type and details, the end of its failed `<verify>` check's
-output, a reviewer's findings and the files it changed (rolled back since) are told to
-the next attempt. All of it may be agent text: each part is cut to its end, stripped of
-control characters and put in a fence it cannot close (gsd.formats.prompt.fenced), so
-that it cannot forge one of gsd's own sections.
+output and the files it changed (rolled back since) are told to the next attempt (a
+reviewer's findings reach it through the review gate's own section,
+`gsd.formats.reviewreport.findings_section`). All of it may be agent text: each part is
+cut to its end, stripped of control characters and put in a fence it cannot close
+(gsd.formats.prompt.fenced), so that it cannot forge one of gsd's own sections.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from gsd.formats.prompt import fenced
 HEADING = "## What Went Wrong Before"
 DETAILS_CHARS = 2000  # the end of gsd's account of the failure
 OUTPUT_CHARS = 4000  # the end of the failed check's output
-MAX_FINDINGS = 30
-FINDING_CHARS = 500
 MAX_FILES = 50
 PATH_CHARS = 300
 
@@ -35,7 +34,6 @@ class Lesson(NamedTuple):
     details: str
     verify_output: str = ""  # the failed `<automated>` check's output (its end)
     touched: tuple[str, ...] = ()  # the files the attempt changed, rolled back since
-    findings: tuple[str, ...] = ()  # a reviewer's findings, `file:line` items
 
 
 def with_lesson(prompt: str, lesson: Lesson) -> str:
@@ -58,10 +56,6 @@ def section(lesson: Lesson) -> str:
     if lesson.verify_output.strip():
         parts.append("### The failed check's output (its end)")
         parts.append(fenced(_tail(lesson.verify_output, OUTPUT_CHARS)))
-    if lesson.findings:
-        parts.append("### The reviewer's findings")
-        shown = [f"- {_line(f, FINDING_CHARS)}" for f in lesson.findings[:MAX_FINDINGS]]
-        parts.append(fenced("\n".join(shown + _more(len(lesson.findings), MAX_FINDINGS))))
     if lesson.touched:
         parts.append("### The files that attempt changed")
         shown = [_line(path, PATH_CHARS) for path in lesson.touched[:MAX_FILES]]

@@ -6,7 +6,7 @@ as `gsd.core.verdict.outcomes` decides. A human checkpoint pauses the plan until
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -182,10 +182,10 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         say(f"warning: {label}: {EXECUTOR} takes over: {dispatch.fallback_reason}")
 
 
-def lesson_of(failed: TaskOutcome, findings: Sequence[str] = ()) -> Lesson:
+def lesson_of(failed: TaskOutcome) -> Lesson:
     """What the failed attempt `failed` tells the next one (a `with_context` step): its
-    error and details, the end of its failed check's output, the files it changed (rolled
-    back since) and a reviewer's `findings`, if any."""
+    error and details, the end of its failed check's output and the files it changed
+    (rolled back since)."""
     output = tail(Path(failed.verify_output), OUTPUT_BYTES) if failed.verify_output else ""
     return Lesson(
         attempt=failed.attempt,
@@ -194,7 +194,6 @@ def lesson_of(failed: TaskOutcome, findings: Sequence[str] = ()) -> Lesson:
         details=failed.details,
         verify_output=output,
         touched=tuple(failed.changed),
-        findings=tuple(findings),
     )
 
 
