@@ -168,32 +168,38 @@ class Dispatcher:
         if fallback is not None and runner == "command" and own.runner != "command":
             runner = None  # the fallback has no command of its own: it runs on its runner
         agent = self.run_as(own, runner, f"{plan.path}:{task.line}: task {task.index}")
+        model, model_source = self.model(task, own, agent.runner)
+        return TaskDispatch(
+            **base,
+            **self._run_by(agent),
+            fallback_reason=resolution.fallback_reason,
+            model=model,
+            argv=self._argv(agent, model, model_source, f"{plan.path}:{task.line}", own),
+            runner_source="plan" if runner is not None else "agent",
+            model_source=model_source,
+            subagents=self.subagents,
+        )
+
+    def _run_by(self, agent: Agent) -> dict[str, Any]:
+        """The fields of a dispatch that follow from the agent that runs it: its name,
+        tier, runner and file, its timeout, its token budget and its policy."""
         timeout, source = task_timeout(
             agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
         )
-        model, model_source = self.model(task, own, agent.runner)
-        argv = self._argv(agent, model, model_source, f"{plan.path}:{task.line}", own)
         budget = self.budget(agent)
-        return TaskDispatch(
-            **base,
-            agent=agent.name,
-            fallback_reason=resolution.fallback_reason,
-            tier=agent.tier,
-            runner=agent.runner,
-            model=model,
-            argv=argv,
-            timeout_s=timeout,
-            timeout_source=source,
-            runner_source="plan" if runner is not None else "agent",
-            model_source=model_source,
-            agent_source=agent.source,
-            budget_warn=budget.warn if budget else None,
-            budget_abort=budget.abort if budget else None,
-            budget_source=budget.source if budget else "",
-            policy=runners.policy_view(agent, self.policy, confined=self.confined),
-            policy_extra=tuple(self.config.policy.extra_deny),
-            subagents=self.subagents,
-        )
+        return {
+            "agent": agent.name,
+            "tier": agent.tier,
+            "runner": agent.runner,
+            "agent_source": agent.source,
+            "timeout_s": timeout,
+            "timeout_source": source,
+            "budget_warn": budget.warn if budget else None,
+            "budget_abort": budget.abort if budget else None,
+            "budget_source": budget.source if budget else "",
+            "policy": runners.policy_view(agent, self.policy, confined=self.confined),
+            "policy_extra": tuple(self.config.policy.extra_deny),
+        }
 
     def reviewer(
         self, wave: int, plan: Plan, task: Task, author: TaskDispatch
@@ -219,28 +225,14 @@ class Dispatcher:
         except InputError as exc:
             return str(exc)
         model = own.model if agent.runner == own.runner and own.model != "inherit" else None
-        timeout, source = task_timeout(
-            agent, self.config, cli_timeout=self.cli_timeout, environ=self.environ
-        )
-        budget = self.budget(agent)
         return agent, TaskDispatch(
             **self._identity(wave, plan, task),
-            agent=agent.name,
+            **self._run_by(agent),
             fallback_reason=None,
-            tier=agent.tier,
-            runner=agent.runner,
             model=model,
             argv=self._argv(agent, model, "agent", where, own),
-            timeout_s=timeout,
-            timeout_source=source,
             runner_source="config" if settings.runner else "agent",
             model_source="agent" if model else "",
-            agent_source=agent.source,
-            budget_warn=budget.warn if budget else None,
-            budget_abort=budget.abort if budget else None,
-            budget_source=budget.source if budget else "",
-            policy=runners.policy_view(agent, self.policy, confined=self.confined),
-            policy_extra=tuple(self.config.policy.extra_deny),
         )
 
     def _reviewer_name(
