@@ -120,6 +120,16 @@ class Branches:
         self.git.ledger.wrote(f"refs/heads/{branch}", "")
         self.git.git("update-ref", "-m", "gsd: plan merged", "-d", f"refs/heads/{branch}")
 
+    def delete_refs(self, refs: list[str], why: str) -> None:
+        """Delete refs of gsd's own (checkpoint tags, salvage refs) in one transaction,
+        each in the ledger first: no task's watch blames an agent for it."""
+        if not refs:
+            return
+        for ref in refs:
+            self.git.ledger.wrote(ref, "")
+        orders = "".join(f"delete {ref}\0\0" for ref in refs)
+        self.git.git("update-ref", "-m", why, "--stdin", "-z", input=orders)
+
     def merge_head(self) -> str | None:
         """The commit being merged when a merge stopped half way, else None."""
         text = records.read_private(self.git.git_dir / "MERGE_HEAD", limit=4096) or b""

@@ -14,6 +14,7 @@ from gsd.formats import nofollow
 from gsd.io import records
 from gsd.io.git import guard as gitguard
 from gsd.io.git import indexflags
+from gsd.io.git.branches import Branches
 from gsd.io.git.checkpointrecord import (
     CHECKPOINT_NAME,
     CHECKPOINT_PREFIX,
@@ -250,9 +251,7 @@ class Checkpoints:
         else:
             cutoff = datetime.now(timezone.utc) - older_than
             doomed = [cp.tag for cp in self.tags() if cp.created < cutoff]
-        for ref in doomed:
-            self.git.git("update-ref", "-d", ref)
-            self.git.ledger.wrote(ref, "")
+        Branches(self.git).delete_refs(doomed, "gsd checkpoints prune")
         return doomed
 
     def _check_tag_name(self, plan_id: str, task: int) -> None:

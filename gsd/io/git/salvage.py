@@ -22,6 +22,7 @@ from gsd.core.errors import GsdError
 from gsd.core.safety.enforce import is_protected
 from gsd.core.words import one_line, some
 from gsd.io.git import command as gitexec
+from gsd.io.git.branches import Branches
 from gsd.io.git.command import first_reason, literal, split
 from gsd.io.git.repo import Git
 
@@ -141,8 +142,9 @@ def _create_ref(git: Git, ref: str, sha: str) -> str:
     raise GsdError(f"cannot create salvage ref {ref}: {_TRIES} names taken")
 
 
-def listed(git: Git) -> list[Salvage]:
-    """The salvage refs of the repository, oldest first."""
+def listed(git: Git, *, files: bool = True) -> list[Salvage]:
+    """The salvage refs of the repository, oldest first (without `files`, the files of
+    each are not asked for: one `git diff-tree` a salvage)."""
     fields = "%(refname)%00%(objectname)%00%(committerdate:unix)%00%(contents)%00%(parent)"
     out = git.out("for-each-ref", f"--format={fields}%01", PREFIX)
     found = []
@@ -156,7 +158,11 @@ def listed(git: Git) -> list[Salvage]:
         if not attempt or "/" in attempt or not parent:
             continue
         error = next((ln[len(TRAILER) :] for ln in text.splitlines() if ln.startswith(TRAILER)), "")
-        files = split(git.out("diff-tree", "-r", "-z", "--name-only", "--no-renames", parent, sha))
+        changed = (
+            git.out("diff-tree", "-r", "-z", "--name-only", "--no-renames", parent, sha)
+            if files
+            else ""
+        )
         created = datetime.fromtimestamp(int(stamp or 0), timezone.utc)
         found.append(
             Salvage(
@@ -168,7 +174,7 @@ def listed(git: Git) -> list[Salvage]:
                 attempt=attempt,
                 error_type=error,
                 created=created,
-                files=tuple(files),
+                files=tuple(split(changed)),
             )
         )
     return sorted(found, key=lambda s: (s.created, s.ref))
@@ -197,7 +203,11 @@ def find(git: Git, spec: tuple[str, ...]) -> Salvage:
 
 def diff(git: Git, salvage: Salvage) -> str:
     """The salvage's changes, as `git diff` (binary files included) shows them."""
-    return git.out("diff", "--binary", "--no-color", "--no-renames", salvage.parent, salvage.sha)
+    return git.out(*_diff(salvage))
+
+
+def _diff(salvage: Salvage) -> tuple[str, ...]:
+    return ("diff", "--binary", "--no-color", "--no-renames", salvage.parent, salvage.sha)
 
 
 def apply(git: Git, salvage: Salvage) -> list[str]:
@@ -210,10 +220,7 @@ def apply(git: Git, salvage: Salvage) -> list[str]:
             " would touch it",
             hint="commit or stash it first, then run gsd salvage apply again",
         )
-    patch = gitexec.call(
-        ("diff", "--binary", "--no-color", "--no-renames", salvage.parent, salvage.sha),
-        cwd=git.root,
-    )
+    patch = gitexec.call(_diff(salvage), cwd=git.root)  # bytes, as `git apply` takes them
     done = gitexec.call(("apply", "--whitespace=nowarn", "-"), cwd=git.root, input=patch.out)
     if done.status != 0:
         raise GsdError(
@@ -227,10 +234,8 @@ def apply(git: Git, salvage: Salvage) -> list[str]:
 def prune(git: Git, older_than: timedelta | None = None) -> list[str]:
     """Delete salvage refs (all, or those older than `older_than`); returns them."""
     cutoff = None if older_than is None else datetime.now(timezone.utc) - older_than
-    doomed = [s.ref for s in listed(git) if cutoff is None or s.created < cutoff]
-    for ref in doomed:
-        git.ledger.wrote(ref, "")
-        git.git("update-ref", "-d", ref)
+    doomed = [s.ref for s in listed(git, files=False) if cutoff is None or s.created < cutoff]
+    Branches(git).delete_refs(doomed, "gsd salvage prune")
     return doomed
 
 
