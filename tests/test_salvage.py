@@ -243,3 +243,21 @@ def test_keep_uses_its_own_index_and_leaves_out_protected_and_ignored_files(git_
     again = salvage.keep(Git(root), head, ("01-03", 2, 1), "timeout", ["new.py"])
     assert again == "refs/gsd/salvage/01-03/2/1-2"
     assert salvage.keep(Git(root), head, ("01-03", 2, 2), "timeout", [".env"]) is None
+
+
+def test_a_path_neither_on_disk_nor_at_the_start_does_not_lose_the_others(git_project) -> None:
+    """A file the agent made and removed again is named among the changes but is in
+    neither tree: the rest is still kept (git's `add` would refuse the whole list)."""
+    from gsd.io.git import salvage
+    from gsd.io.git.repo import Git
+
+    root = git_project.root
+    head = git(root, "rev-parse", "HEAD").strip()
+    git_project.write("new.py", "print(1)\n")
+    (root / "README.md").unlink()
+    ref = salvage.keep(
+        Git(root), head, ("01-03", 1, 1), "timeout", ["new.py", "README.md", "ghost"]
+    )
+    assert ref is not None and files_of(root, ref) == ["README.md", "new.py"]
+    shown = git(root, "diff", "--name-status", head, ref)
+    assert shown == "D\tREADME.md\nA\tnew.py\n"

@@ -30,8 +30,8 @@ from gsd.formats.prompt import Templates
 from gsd.formats.reviewreport import parse_review, review_prompt
 from gsd.formats.runners import invocation as runners
 from gsd.io.dispatch import Dispatcher, TaskDispatch
+from gsd.io.git import salvage
 from gsd.io.git.checkpointrecord import Checkpoint
-from gsd.io.git.command import literal
 from gsd.io.git.observe import Observer
 from gsd.io.git.repo import Git
 from gsd.io.process import proc
@@ -153,22 +153,13 @@ def _verdict(reviewer: Reviewer, spawned: proc.Spawned, result_text: str | None)
 
 
 def diff_since(git: Git, checkpoint: Checkpoint, changed: list[str]) -> str:
-    """What the attempt changed against the commit it started from, as one diff: tracked
-    paths against that commit, new files in full."""
+    """What the attempt changed against the commit it started from, as one diff (new
+    files in full): its files as its commit would hold them (`salvage.attempt_tree`),
+    against that commit."""
     if not changed:
         return ""
-    listed = git.out("ls-tree", "-r", "-z", "--name-only", checkpoint.head, "--", *changed)
-    known = set(listed.split("\0"))
-    known |= git.tracked_among(changed)
-    old = [p for p in changed if p in known]
-    parts = []
-    if old:
-        spec = [literal(p) for p in old]
-        parts.append(git.out("diff", "--no-color", "--no-ext-diff", checkpoint.head, "--", *spec))
-    for path in (p for p in changed if p not in known and os.path.lexists(git.root / p)):
-        done = git.git("diff", "--no-color", "--no-index", "--", "/dev/null", path, ok=(0, 1))
-        parts.append(done.stdout)
-    return "".join(parts).rstrip("\n")
+    tree = salvage.attempt_tree(git, checkpoint.head, changed)
+    return git.out("diff", "--no-color", "--no-ext-diff", checkpoint.head, tree).rstrip("\n")
 
 
 def _fingerprint(git: Git, checkpoint: Checkpoint) -> dict[str, str]:

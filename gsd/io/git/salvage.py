@@ -56,19 +56,35 @@ def keep(
     paths = [p for p in changed if not is_protected(p) and _small(git.root / p)]
     if not paths:
         return None
-    with _temporary_index(git) as index:
-        _call(git, index, "read-tree", base)
-        # 1: some path was ignored or unreadable; the others are added all the same
-        specs = (literal(p) for p in paths)
-        _call(git, index, "add", "-A", "--ignore-errors", "--", *specs, ok=(0, 1))
-        _drop_new_gitlinks(git, index, base)
-        tree = _call(git, index, "write-tree").strip()
+    tree = attempt_tree(git, base, paths)
     if tree == git.out("rev-parse", f"{base}^{{tree}}").strip():
         return None
     plan, task, attempt = where
     message = f"gsd salvage {plan} task {task} attempt {attempt}\n\n{TRAILER}{error_type}\n"
     sha = _commit_tree(git, tree, base, message)
     return _create_ref(git, f"{PREFIX}{plan}/{task}/{attempt}", sha)
+
+
+def attempt_tree(git: Git, base: str, paths: list[str]) -> str:
+    """The tree of commit `base` with `paths` as they are in the checkout now (what an
+    attempt changed, as its commit would hold them: ignored files and a nested
+    repository the agent made left out), built in a temporary index: the checkout's own
+    index and files are not touched. The salvage's tree, and what a reviewer is shown."""
+    gone = [p for p in paths if not os.path.lexists(git.root / p)]
+    if gone:  # a path neither on disk nor in `base` would fail the whole `add`
+        listed = git.out("ls-tree", "-r", "-z", "--name-only", base, "--", *map(literal, gone))
+        kept = set(split(listed))
+        missing = set(gone)
+        paths = [p for p in paths if p in kept or p not in missing]
+    if not paths:
+        return git.out("rev-parse", f"{base}^{{tree}}").strip()
+    with _temporary_index(git) as index:
+        _call(git, index, "read-tree", base)
+        # 1: some path was ignored or unreadable; the others are added all the same
+        specs = (literal(p) for p in paths)
+        _call(git, index, "add", "-A", "--ignore-errors", "--", *specs, ok=(0, 1))
+        _drop_new_gitlinks(git, index, base)
+        return _call(git, index, "write-tree").strip()
 
 
 def _drop_new_gitlinks(git: Git, index: Path, base: str) -> None:
