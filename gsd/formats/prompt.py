@@ -171,7 +171,7 @@ def build_prompt(
         templates.render(TIER_TEMPLATES[agent.tier], tools=tools),
         context_chain(context, templates),
         _plan_section(plan, task, context.plan_text),
-        _task_section(plan, task),
+        task_section(plan, task),
         templates.render("task-report"),
         templates.render("prohibitions", files=", ".join(allowed_files(plan, task)) or NO_FILES),
     ]
@@ -309,7 +309,9 @@ def _plan_section(plan: Plan, task: Task, plan_text: str) -> str:
     return "\n\n".join(parts)
 
 
-def _task_section(plan: Plan, task: Task) -> str:
+def task_section(plan: Plan, task: Task) -> str:
+    """The task's section of a prompt: the author's, and the reviewer's (it shows the
+    task as the author was shown it)."""
     parts = [
         TASK_HEADING,
         f"Task {task.index} of plan `{_inline(plan.id)}`, type `{_inline(task.type)}`.",
@@ -332,9 +334,6 @@ def _task_section(plan: Plan, task: Task) -> str:
             parts.append(f"### `<{child.tag}>`")
             parts.append(fenced(_verbatim(child.text)))
     return "\n\n".join(parts)
-
-
-task_section = _task_section  # the reviewer's prompt shows the task as the author's does
 
 
 def _verify(task: Task) -> list[str]:

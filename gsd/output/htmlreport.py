@@ -34,7 +34,6 @@ COLOURS = {
     "interrupted": "#868e96",
 }
 FAILED = "#e03131"
-# XML 1.0 cannot hold these characters at all, not even escaped (lxml refuses them)
 WIDTH, LABEL, LANE = 960, 110, 30
 STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}svg text{font:12px system-ui,sans-serif}
