@@ -367,6 +367,15 @@ def test_a_retry_is_the_routes_next_call(ran: Ran) -> None:
     ], fixes
 
 
+def test_the_timed_out_attempts_write_is_kept_under_its_salvage_ref(ran: Ran) -> None:
+    """What claude's own Write tool wrote before its model hung is in git after the
+    rollback: the salvage ref of plan 01-02 task 1 attempt 1, off every branch."""
+    ref = "refs/gsd/salvage/01-02/1/1"
+    assert ran.git("show", f"{ref}:src/fix.txt") == "bad\n", ran.said()
+    assert ran.git("diff", "--name-only", f"{ref}^", ref) == "src/fix.txt\n"
+    assert ran.git("branch", "--all", "--contains", ref) == ""  # on no branch
+
+
 def test_a_reviewer_whose_model_fails_or_hangs_fails_its_task(
     cli_bin: Path,  # noqa: F811
     tmp_path: Path,
