@@ -33,17 +33,18 @@ _CAPABILITIES = {"roots", "sampling", "elicitation", "experimental", "tasks"}
 _END = b"\0gsd-mcp-end\n"  # written by gsd after the SDK's server returned: never JSON
 
 
-def main() -> int:
-    """`gsd mcp` (`gsd.cli.entry` calls it without Click, as the Click command does)."""
-    answers = recorded()  # None: not the SDK they were recorded from
+def main(allow_run: bool = False) -> int:
+    """`gsd mcp` (`gsd.cli.entry` calls it without Click, as the Click command does).
+    With `allow_run` the tools differ from the recorded ones: the SDK answers all."""
+    answers = None if allow_run else recorded()  # None: not the SDK they were recorded from
     if answers is None:
-        sdk_serve()
+        sdk_serve(allow_run)
     else:  # initialize and tools/list answered at once, the SDK imported after
         serve(answers, sdk_serve)
     return EXIT_OK
 
 
-def sdk_serve() -> None:
+def sdk_serve(allow_run: bool = False) -> None:
     """The MCP SDK's server on stdio, until the client leaves."""
     try:
         from gsd.cli.mcp_server import serve as serve_sdk
@@ -54,7 +55,7 @@ def sdk_serve() -> None:
             f"gsd mcp needs the MCP Python SDK 2.x ({exc.name} cannot be imported)",
             hint="install it with pip install 'gsd-plans[mcp]'",
         ) from None
-    serve_sdk()
+    serve_sdk(allow_run)
 
 
 def installed_version(package: str) -> str | None:

@@ -182,6 +182,14 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --task 3 --option b
     """
+    click.echo(approve_checkpoint(plan_id, task_index, option_id))
+    return EXIT_OK
+
+
+def approve_checkpoint(plan_id: str, task_index: int | None, option_id: str | None) -> str:
+    """`gsd approve` in the project of the current directory, whoever asks (the command,
+    `gsd mcp --allow-run`'s approve tool): the answer recorded, or a GsdError saying why
+    not; returns the line that says what was approved."""
     from gsd.io.lock import repo_lock
     from gsd.io.plans import approvals
     from gsd.io.plans.project import Project, find_root
@@ -194,8 +202,7 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
         approvals.check_option(plan, task, option_id)
         approvals.record(project, plan_id, task.index, option_id)
     chosen = f" (option {option_id})" if option_id else ""
-    click.echo(f"approved {plan_id} task {task.index}: {task.type}{chosen}")
-    return EXIT_OK
+    return f"approved {plan_id} task {task.index}: {task.type}{chosen}"
 
 
 @click.command(cls=SummarisedCommand)
