@@ -167,7 +167,7 @@ def test_a_phase_started_watched_and_done(phase) -> None:
 
     _, (started, seen, ended, progress) = session(root, body, "--allow-run")
     data = started.structured_content
-    assert data["started"] and data["status"]["state"] == "running", data
+    assert data["running"] and data["status"]["state"] == "running", data
     assert seen[0]["phase"] == "01-alpha" and seen[0]["wave"] == 1, seen
     assert [t["plan"] for t in seen[0]["running"]] == ["01-01"], seen
     assert ended["state"] == "complete", ended

@@ -82,8 +82,13 @@ def start_data(args: list[str]) -> tuple[dict[str, object], str]:
         raise GsdError(
             f"gsd {' '.join(args)} exited {code}: {last}", hint=f"its output: {launch.output}"
         )
-    data = {"started": code is None, **launch.to_json(), "exit_code": code}
-    data["status"] = status.to_json()
+    data: dict[str, object] = {
+        "running": code is None,
+        "pid": launch.pid,
+        "output": str(launch.output),
+        "exit_code": code,
+        "status": status.to_json(),
+    }
     head = (
         f"started gsd {' '.join(args)} in the background (pid {launch.pid}); "
         "watch it with run_status and progress"
