@@ -92,6 +92,31 @@ def build(base: Path) -> Path:
     return repo
 
 
+def hub(
+    bin_dir: Path, repo: Path, home: Path, scenario: Scenario, extra: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """claude in `repo`, `gsd mcp --allow-run` registered for the user, the model playing
+    `scenario`: its run, and each tool result it sent back to the model."""
+    with ModelServer(scenario) as server:
+        env = {**user_environment(bin_dir, home), **anthropic.configure(home, server.url)}
+        gsd = [sys.executable, "-m", "gsd", "mcp", "--allow-run"]
+        add = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
+        subprocess.run(add, env=env, check=True, capture_output=True, cwd=home)
+        allowed = ",".join(f"mcp__gsd__{name}" for name in TOOLS)
+        argv = ["claude", "-p", "--output-format", "json", "--allowedTools", allowed]
+        done = subprocess.run(
+            [*argv, "--permission-mode", "dontAsk"],
+            input="Run phase 1 of this project with gsd, watch it, and say how it went.",
+            cwd=repo,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=slack(180),
+        )
+        bodies = [entry.body for entry in server.log]
+    return done, list(anthropic.tool_results(bodies).values())
+
+
 def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
     repo = build(tmp_path)
     (tmp_path / "markers" / "sleep-01-01-1").write_text("2")  # a run to watch
@@ -105,26 +130,9 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
         mcp("progress", phase="1"),
     )
     scenario = Scenario(steps=steps, final="Phase 1 is under way.", usage=(900, 40))
-    with ModelServer(scenario) as server:
-        env = {**user_environment(cli_bin, home), **anthropic.configure(home, server.url)}
-        gsd = [sys.executable, "-m", "gsd", "mcp", "--allow-run"]
-        add = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
-        subprocess.run(add, env=env, check=True, capture_output=True, cwd=home)
-        allowed = ",".join(f"mcp__gsd__{name}" for name in TOOLS)
-        argv = ["claude", "-p", "--output-format", "json", "--allowedTools", allowed]
-        done = subprocess.run(
-            [*argv, "--permission-mode", "dontAsk"],
-            input="Run phase 1 of this project with gsd, watch it, and say how it went.",
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=slack(180),
-        )
-        bodies = [entry.body for entry in server.log]
+    done, results = hub(cli_bin, repo, home, scenario, {})
     said = f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, said
-    results = list(anthropic.tool_results(bodies).values())
     # claude hands its model each tool's structured content, as JSON
     started = [json.loads(r) for r in results if r.startswith('{"running":')]
     assert len(started) == 1 and started[0]["running"], (results, said)
@@ -147,3 +155,19 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
     assert (repo / ".planning/phases/01-hub/01-01-SUMMARY.md").is_file()
     assert git(repo, "for-each-ref", "refs/heads/gsd/") == ""
     assert not layout.lock_file(repo / ".git").exists()
+
+
+def test_an_agent_under_a_gsd_run_gets_no_run_tool(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
+    """claude started by a gsd run has GSD_TASK in its environment, and so has the `gsd
+    mcp` it starts: `--allow-run` or not, no run tool is served, nothing runs."""
+    repo = build(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    scenario = Scenario(steps=(mcp("execute_phase", phase="1"),), final="Tried.")
+    done, results = hub(cli_bin, repo, home, scenario, {"GSD_TASK": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not any(r.startswith('{"running":') for r in results), results
+    # not listed to claude at all: its ToolSearch finds nothing, the call no such tool
+    assert any("No such tool available: mcp__gsd__execute_phase" in r for r in results), results
+    assert not layout.background_dir(repo / ".git").exists()
+    assert git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)").split() == []
