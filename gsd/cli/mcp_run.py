@@ -74,7 +74,6 @@ def start_data(args: list[str]) -> tuple[dict[str, object], str]:
         time.sleep(0.2)
     code = process.poll()
     if code is not None:
-        time.sleep(0.1)  # the reaper thread writes the exit status into the record
         status = runwatch.run_status(project)
     said = background.output_tail(launch)
     if code not in (None, 0, 1, 4):  # 2: refused before anything ran; 128+: a signal
@@ -121,7 +120,7 @@ def plan_args(plan: str, timeout: float | None) -> list[str]:
     if not is_plan_id(plan):
         raise UsageError(f"{plan!r} is not a plan id", hint="plan ids look like 01-02")
     here().find_plan(plan)
-    return ["execute-plan", plan] + (["--timeout", f"{timeout:g}"] if timeout else [])
+    return ["execute-plan", plan] + (["--timeout", f"{timeout:g}"] if timeout is not None else [])
 
 
 def status_data() -> tuple[dict[str, object], str]:
@@ -141,7 +140,6 @@ def stop_data(wait_s: float) -> tuple[dict[str, object], str]:
         raise UsageError(f"wait_s {wait_s:g}: give 0 < wait_s <= {MAX_STOP_S:g} seconds")
     project = here()
     pid, ended = background.stop(project.root, wait_s)
-    time.sleep(0.1) if ended else None  # the reaper thread records the exit status
     status = runwatch.run_status(project)
     head = (
         f"the run (pid {pid}) stopped: every agent ended, its attempts rolled back"

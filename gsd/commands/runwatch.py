@@ -121,10 +121,14 @@ def run_status(project: Project) -> RunStatus:
     launch = background.latest(project.root)
     events = this_run(run_events(project))
     started = events[0].get("ts") if events else None
-    if holder is not None and _newer(holder.get("started"), started):
-        events, started = [], holder.get("started")  # the live run has logged nothing yet
+    launched = launch is not None and background.still_running(launch)
+    if launch is not None and not launched and launch.exit_code is None:
+        launch = background.latest(project.root)  # ended just now: its exit status
+    since = holder.get("started") if holder else launch.started if launch and launched else None
+    if since is not None and _newer(since, started):
+        events, started = [], since  # the live run has logged nothing yet
     ended = next((e for e in reversed(events) if e.get("event") == "run-end"), None)
-    if holder is not None or (launch is not None and background.still_running(launch)):
+    if holder is not None or launched:
         state = "running"  # or starting, or ending: the lock is not all of it
     elif ended is not None:
         state = str(ended.get("status", "ended"))

@@ -16,9 +16,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gsd.core import layout
@@ -53,13 +52,14 @@ class Launch:
 
 def start(root: Path, args: list[str]) -> tuple[Launch, subprocess.Popen[bytes]]:
     """Start `gsd ARGS` (a RUN_COMMANDS command) in `root`, detached: its own session, no
-    stdin, its output to a file under the git dir. A thread of this process waits for it
-    and writes its exit status into the launch record."""
+    stdin, its output to a file under the git dir. Its exit status goes into the launch
+    record when `latest` sees it ended."""
     if not args or args[0] not in RUN_COMMANDS:
         raise ValueError(f"not a run command: {args}")
     folder = layout.background_dir(common_git_dir(root))
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    now = time.time_ns()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9)) + f".{now // 1000 % 10**6:06d}"
     argv = [sys.executable, "-m", "gsd", *args]
     scratch = folder / f"{stamp}-{os.getpid()}.out"
     with open(scratch, "ab") as output:
@@ -76,28 +76,38 @@ def start(root: Path, args: list[str]) -> tuple[Launch, subprocess.Popen[bytes]]
     os.replace(scratch, named)  # the open file follows: the run writes on
     launch = Launch(process.pid, argv, utc_stamp(), named, named.with_suffix(".json"))
     _write(launch)
-    threading.Thread(target=_reap, args=(launch, process), daemon=True).start()
+    _reap()
+    _children[process.pid] = (process, launch)
     return launch, process
+
+
+# The runs this process started, polled (and so reaped) whenever one is looked at: no
+# thread waits on them (one blocked in wait() would make every poll() answer None).
+_children: dict[int, tuple[subprocess.Popen[bytes], Launch]] = {}
+
+
+def _reap() -> None:
+    """Each run this process started that has ended: its exit status into its record."""
+    for pid, (process, launch) in list(_children.items()):
+        if process.poll() is not None:
+            _write(replace(launch, exit_code=process.returncode))
+            del _children[pid]
 
 
 def _write(launch: Launch) -> None:
     write_atomic(launch.record, json.dumps(launch.to_json(), indent=1) + "\n", sync=False)
 
 
-def _reap(launch: Launch, process: subprocess.Popen[bytes]) -> None:
-    code = process.wait()
-    _write(Launch(launch.pid, launch.argv, launch.started, launch.output, launch.record, code))
-
-
 def latest(root: Path) -> Launch | None:
     """The last run started in the background in this repository, or None."""
+    _reap()
     folder = layout.background_dir(common_git_dir(root))
     records = sorted(folder.glob("*.json")) if folder.is_dir() else []
     for record in reversed(records):
         try:
             data = json.loads(record.read_text(encoding="utf-8"))
             code = data.get("exit_code")
-            return Launch(
+            found = Launch(
                 int(data["pid"]),
                 [str(a) for a in data["argv"]],
                 str(data["started"]),
@@ -107,6 +117,7 @@ def latest(root: Path) -> Launch | None:
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        return found
     return None
 
 
@@ -151,7 +162,13 @@ def stop(root: Path, seconds: float) -> tuple[int, bool]:
         )
     pid = int(str(holder["pid"]))
     argv = holder.get("argv")
-    if not _same_command(pid, argv if isinstance(argv, list) else []):
+    argv = [str(a) for a in argv] if isinstance(argv, list) else []
+    if not set(argv[1:2]) & set(RUN_COMMANDS):
+        raise GsdError(
+            f"the run lock is held by `gsd {' '.join(argv[1:])}` (pid {pid}), not by a run",
+            hint="try again once it is done",
+        )
+    if not _same_command(pid, list(argv)):
         raise GsdError(
             f"the run lock names pid {pid}, which is not the gsd run that took it",
             hint=f"check the process, then remove {layout.lock_file(common)}",
