@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from gsd.core import layout
 from tests.conftest import git, slack
 from tests.test_execute import CHECKPOINT, REPORT, install_agents, task, task_commits
 from tests.test_mcp import TOOLS, gsd_argv
+from tests.test_runwatch import hold_lock
 
 pytest.importorskip("mcp.server.mcpserver", reason="the MCP SDK 2.x is not installed (make venv)")
 
@@ -139,6 +141,15 @@ def test_run_tools_are_served_only_with_allow_run(phase) -> None:
     agent_env = {**os.environ, "GSD_TASK": "1"}
     tools, refused = session(phase.root, body, "--allow-run", env=agent_env)
     assert tools == TOOLS and refused.is_error and "GSD_TASK" in refused.content[0].text
+    # nor to a server the live run is an ancestor of, whatever its environment (a CLI
+    # may pass its MCP servers none): here this test's process holds the lock
+    hold_lock(phase.root, [sys.argv[0], "execute-phase", "1"])
+    try:
+        tools, refused = session(phase.root, body, "--allow-run")
+    finally:
+        layout.lock_file(phase.root / ".git").unlink()
+    assert tools == TOOLS and refused.is_error, refused.content
+    assert f"the gsd run (pid {os.getpid()}) started it" in refused.content[0].text
     assert task_commits(phase.root) == [] and lock_free(phase.root)
 
 

@@ -9,7 +9,8 @@ back); approve is `gsd approve`, with its refusals. Nothing here takes `--auto` 
 `--allow-dirty`: a human checkpoint still waits for a person's approve.
 
 Not served without `--allow-run`, nor to an agent a gsd run started (GSD_TASK is in its
-environment): calling them then is an error result of one line.
+environment, or the run is among the server's ancestors): calling them then is an
+error result of one line.
 """
 
 from __future__ import annotations
@@ -33,12 +34,40 @@ UNDER_AGENT = "GSD_TASK"  # set for every agent gsd spawns (gsd.formats.runners.
 Register = Callable[..., Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]]
 
 
-def refusal(name: str) -> str:
-    """The one line a run tool's call gets when the server does not serve it."""
+def under_a_run() -> str | None:
+    """Why this server is an agent's, whose run must not be driven from inside: GSD_TASK
+    in its environment (gsd sets it for every agent), or the live run of its repository
+    among its ancestors (a CLI that passes its MCP servers no environment); else None."""
     if os.environ.get(UNDER_AGENT):
+        return f"{UNDER_AGENT} is set"
+    from pathlib import Path
+
+    from gsd.io.lock import common_git_dir, live_holder
+
+    try:
+        holder = live_holder(common_git_dir(Path.cwd()))
+    except GsdError:
+        return None
+    pid = os.getppid()
+    for _ in range(64):  # up the process tree to init
+        if holder is None or pid <= 1:
+            return None
+        if pid == holder.get("pid"):
+            return f"the gsd run (pid {pid}) started it"
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+    return None
+
+
+def refusal(name: str, allow_run: bool) -> str:
+    """The one line a run tool's call gets when the server does not serve it."""
+    why = under_a_run() if allow_run else None
+    if why is not None:
         return (
-            f"gsd: error: {name} is not served to an agent a gsd run started "
-            f"({UNDER_AGENT} is set): only the read-only tools are"
+            f"gsd: error: {name} is not served to an agent a gsd run started ({why}): "
+            "only the read-only tools are"
         )
     return (
         f"gsd: error: {name} is a run tool, served only by `gsd mcp --allow-run` "
@@ -47,7 +76,7 @@ def refusal(name: str) -> str:
 
 
 def serves_run_tools(allow_run: bool) -> bool:
-    return allow_run and not os.environ.get(UNDER_AGENT)
+    return allow_run and under_a_run() is None
 
 
 def start_data(args: list[str]) -> tuple[dict[str, object], str]:

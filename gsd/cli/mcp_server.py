@@ -159,6 +159,7 @@ class GsdServer(MCPServer):
     def __init__(self, allow_run: bool) -> None:
         from gsd.cli import mcp_run
 
+        self.allow_run = allow_run
         self.run_tools = mcp_run.serves_run_tools(allow_run)
         said = RUN_INSTRUCTIONS if self.run_tools else INSTRUCTIONS
         super().__init__("gsd", version=__version__, instructions=said, log_level="WARNING")
@@ -167,7 +168,7 @@ class GsdServer(MCPServer):
         from gsd.cli import mcp_run
 
         if name in mcp_run.RUN_TOOLS and not self.run_tools:
-            raise ToolError(mcp_run.refusal(name))
+            raise ToolError(mcp_run.refusal(name, self.allow_run))
         return await super().call_tool(name, arguments, context)
 
 
