@@ -285,3 +285,35 @@ def test_approve_answers_a_checkpoint_and_the_run_goes_on(phase) -> None:
     recorded = [json.loads(line) for line in (root / layout.APPROVALS).read_text().splitlines()]
     assert [(r["plan"], r["task"]) for r in recorded] == [("01-01", 2)]
     assert lock_free(root) and gsd_branches(root) == []
+
+
+def test_execute_plan_runs_that_plan_only(phase) -> None:
+    async def body(call: Client) -> Any:
+        started = await call("execute_plan", {"plan": "01-01"})
+        assert not started.is_error, started.content
+        return await until_ended(call), await call("progress", {})
+
+    _, (ended, progress) = session(phase.root, body, "--allow-run")
+    assert ended["state"] == "complete" and ended["background"]["exit_code"] == 0, ended
+    assert ended["background"]["argv"][-2:] == ["execute-plan", "01-01"]
+    plans = {p["plan"]: p["status"] for p in progress.structured_content["plans"]}
+    assert plans == {"01-01": "done", "01-02": "pending"}
+    assert task_commits(phase.root) == ["01-01-1", "01-01-2"]
+
+
+def test_a_run_refused_before_it_starts_is_an_error_of_one_line(phase) -> None:
+    """An uncommitted plan: `gsd execute-phase` refuses (exit 2) before anything runs;
+    the tool's error carries its line, and no run is left behind."""
+    plan = phase.root / ".planning/phases/01-alpha/01-02-PLAN.md"
+    plan.write_text(plan.read_text().replace("Do the thing.", "Do it differently."))
+
+    async def body(call: Client) -> Any:
+        return await call("execute_phase", {"phase": "1"}), await call("run_status", {})
+
+    _, (refused, status) = session(phase.root, body, "--allow-run")
+    assert refused.is_error, refused.content
+    text = refused.content[0].text
+    assert len(text.splitlines()) == 1 and "exited 2" in text and "01-02-PLAN.md" in text, text
+    assert text.count("gsd: error:") == 1, text
+    assert status.structured_content["background"]["exit_code"] == 2
+    assert task_commits(phase.root) == [] and lock_free(phase.root)

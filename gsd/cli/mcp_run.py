@@ -106,7 +106,7 @@ def start_data(args: list[str]) -> tuple[dict[str, object], str]:
         status = runwatch.run_status(project)
     said = background.output_tail(launch)
     if code not in (None, 0, 1, 4):  # 2: refused before anything ran; 128+: a signal
-        last = said.splitlines()[-1] if said else "no output"
+        last = said.splitlines()[-1].removeprefix("gsd: error: ") if said else "no output"
         raise GsdError(
             f"gsd {' '.join(args)} exited {code}: {last}", hint=f"its output: {launch.output}"
         )
