@@ -275,7 +275,7 @@ def test_approve_answers_a_checkpoint_and_the_run_goes_on(phase) -> None:
         return paused, progress, approved, twice, await until_ended(call)
 
     _, (paused, progress, approved, twice, done) = session(root, body, "--allow-run")
-    assert paused["state"] == "stopped" and paused["background"]["exit_code"] == 4, paused
+    assert paused["state"] == "paused" and paused["background"]["exit_code"] == 4, paused
     assert progress[0]["plan"] == "01-01" and progress[0]["status"] == "paused", progress
     assert not approved.is_error, approved.content
     assert approved.content[0].text == "approved 01-01 task 2: checkpoint:human-verify"

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,24 @@ def test_a_live_run_is_read_from_the_lock_the_journal_and_the_worktrees(run) -> 
         "attempt": 2,
     }
     assert plans["01-02"].status == "pending" and plans["01-02"].last_event is None
+
+
+def test_a_running_attempt_shows_the_tokens_its_stream_reported(run) -> None:
+    """The attempt's stdout in its worktree's .git/gsd/runs/, read as the budget reads
+    it (claude's stream-json here); one written before the spawn is an earlier attempt's."""
+    hold_lock(run.root, ["gsd", "execute-phase", "1"])
+    stdout = layout.run_dir(run.root / ".git/worktrees/wt-01-01", "01-01", 2) / "stdout"
+    stdout.parent.mkdir(parents=True)
+    usage = {"input_tokens": 900, "output_tokens": 40}
+    message = {"type": "assistant", "message": {"id": "m1", "usage": usage}}
+    stdout.write_text(json.dumps(message) + "\n")
+    spawned = datetime(2026, 11, 29, 10, 0, 6, tzinfo=timezone.utc).timestamp()
+    os.utime(stdout, (spawned + 2, spawned + 2))
+    [task] = runwatch.run_status(run).running
+    assert task["tokens"] == 940
+    os.utime(stdout, (spawned - 60, spawned - 60))
+    [task] = runwatch.run_status(run).running
+    assert task["tokens"] is None
 
 
 def test_a_run_whose_process_is_gone_is_no_longer_running(run) -> None:

@@ -79,9 +79,9 @@ def _seconds(start: object, end: datetime) -> float | None:
 
 @dataclass(frozen=True)
 class RunStatus:
-    """The live or last run: `state` is running, complete, stopped (a task failed or a
-    plan paused), interrupted (a signal), ended (no run-end logged: killed, crashed or
-    nothing to do) or none (no run yet)."""
+    """The live or last run: `state` is running, complete, paused (at a human
+    checkpoint), stopped (a task failed or a merge could not be made), interrupted (a
+    signal), ended (no run-end logged: killed, crashed or nothing to do) or none."""
 
     state: str
     pid: int | None = None
@@ -132,6 +132,8 @@ def run_status(project: Project) -> RunStatus:
         state = "running"  # or starting, or ending: the lock is not all of it
     elif ended is not None:
         state = str(ended.get("status", "ended"))
+        if state == "stopped" and any(e.get("event") == "checkpoint-paused" for e in events):
+            state = "paused"  # at a human checkpoint: approve it, then run again
     else:
         state = "ended" if events else "none"
     end = now if state == "running" or ended is None else (_when(ended.get("ts")) or now)
@@ -147,7 +149,7 @@ def run_status(project: Project) -> RunStatus:
         elapsed_s=_seconds(started, end) if started else None,
         wave=waves[-1].get("wave") if waves else None,
         wave_plans=list(waves[-1].get("plans") or []) if waves else [],
-        running=_running(events, now) if holder is not None else [],
+        running=_running(events, now, project.root) if holder is not None else [],
         attempts=len(results),
         commits=sum(e.get("event") == "commit" for e in events),
         failed_attempts=sum(not e.get("success") for e in results),
@@ -171,8 +173,11 @@ def _number(value: object) -> int | float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _running(events: list[LogEvent], now: datetime) -> list[dict[str, object]]:
-    """The attempts spawned and not answered yet: each plan's last spawn without a result."""
+def _running(events: list[LogEvent], now: datetime, root: Path) -> list[dict[str, object]]:
+    """The attempts spawned and not answered yet: each plan's last spawn without a result,
+    with the tokens its agent's stream has reported so far."""
+    from gsd.io.lock import common_git_dir
+
     open_: dict[tuple[object, object], LogEvent] = {}
     for e in events:
         key = (e.get("plan"), e.get("task"))
@@ -180,6 +185,7 @@ def _running(events: list[LogEvent], now: datetime) -> list[dict[str, object]]:
             open_[key] = e
         elif e.get("event") == "result":
             open_.pop(key, None)
+    common = common_git_dir(root) if open_ else root
     return [
         {
             "plan": e.get("plan"),
@@ -189,9 +195,34 @@ def _running(events: list[LogEvent], now: datetime) -> list[dict[str, object]]:
             "step": e.get("step") or "first",
             "since": e.get("ts"),
             "elapsed_s": _seconds(e.get("ts"), now),
+            "tokens": live_tokens(common, e),
         }
         for e in open_.values()
     ]
+
+
+def live_tokens(common: Path, spawn: LogEvent) -> int | None:
+    """The tokens a running attempt's agent has reported so far in its stream (the
+    stdout gsd keeps in `.git/gsd/runs/<task>/` of the checkout it runs in, written
+    since its spawn), as the token budget reads them; None when there is none yet."""
+    from gsd.io.process.budgetwatch import BudgetWatch
+
+    plan, task, began = spawn.get("plan"), spawn.get("task"), _when(spawn.get("ts"))
+    if not isinstance(plan, str) or not isinstance(task, int) or began is None:
+        return None
+    places = [common, *sorted((common / layout.WORKTREES).glob("*"))]
+    found = [layout.run_dir(p, plan, task) / "stdout" for p in places]
+    fresh = [f for f in found if f.is_file() and f.stat().st_mtime >= began.timestamp() - 1]
+    if not fresh:
+        return None
+    newest = max(fresh, key=lambda f: f.stat().st_mtime)
+    # the spawn event does not name the runner: each runner's reading; the others find 0
+    counts = []
+    for runner in ("claude", "codex", "gemini"):
+        watch = BudgetWatch(newest, runner, abort=1 << 62)
+        watch()
+        counts.append(watch.tokens)
+    return max(counts)
 
 
 def _brief(e: LogEvent) -> dict[str, object]:
@@ -273,6 +304,7 @@ def status_text(status: RunStatus) -> str:
         lines.append(
             f"running: plan {t['plan']} task {t['task']} {t['agent']} attempt "
             f"{t['attempt']} ({t['step']}), {t['elapsed_s']} s"
+            + (f", {t['tokens']} tokens so far" if t.get("tokens") is not None else "")
         )
     lines.append(
         f"{status.attempts} attempts, {status.commits} commits, {status.failed_attempts} "
