@@ -18,7 +18,7 @@ import pytest
 from gsd.core import layout
 from tests.conftest import git, slack
 from tests.test_execute import CHECKPOINT, REPORT, install_agents, task, task_commits
-from tests.test_mcp import TOOLS, gsd_argv
+from tests.test_mcp import INITIALIZED, TOOLS, _initialize, _lines, converse, gsd_argv
 from tests.test_runwatch import hold_lock
 
 pytest.importorskip("mcp.server.mcpserver", reason="the MCP SDK 2.x is not installed (make venv)")
@@ -317,3 +317,20 @@ def test_a_run_refused_before_it_starts_is_an_error_of_one_line(phase) -> None:
     assert text.count("gsd: error:") == 1, text
     assert status.structured_content["background"]["exit_code"] == 2
     assert task_commits(phase.root) == [] and lock_free(phase.root)
+
+
+@pytest.mark.parametrize("agent", [False, True], ids=["allow-run", "an-agents"])
+def test_the_first_answers_with_allow_run_are_the_sdks(phase, agent, monkeypatch) -> None:
+    """`gsd mcp --allow-run` answers initialize and tools/list from its recorded answers
+    (gsd.cli.mcp_start) exactly as the SDK's server with the run tools does, or, for an
+    agent's server, as the plain one does."""
+    if agent:
+        monkeypatch.setenv("GSD_TASK", "1")
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    script = _lines(_initialize(), INITIALIZED, listing)
+    sdk = [sys.executable, "-c", f"from gsd.cli.mcp_server import serve; serve({not agent})"]
+    ours, err = converse(gsd_argv("mcp", "--allow-run"), phase.root, script, 2)
+    theirs, _ = converse(sdk, phase.root, script, 2)
+    assert ours == theirs and b"gsd mcp:" not in err
+    [tools] = [m["result"]["tools"] for m in map(json.loads, ours) if m["id"] == 1]
+    assert {t["name"] for t in tools} == (TOOLS if agent else TOOLS | RUN_TOOLS)

@@ -15,7 +15,6 @@ error result of one line.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 
@@ -23,60 +22,13 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from gsd.core.errors import GsdError, UsageError
 
-RUN_TOOLS = ("execute_phase", "execute_plan", "run_status", "run_stop", "approve", "progress")
 STARTUP_S = 30.0  # how long execute_* waits for the run to log its start (or end)
 STOP_S = 60.0  # run_stop's default wait; at most MAX_STOP_S
 MAX_STOP_S = 600.0
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-UNDER_AGENT = "GSD_TASK"  # set for every agent gsd spawns (gsd.formats.runners.invocation)
 
 Register = Callable[..., Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]]
-
-
-def under_a_run() -> str | None:
-    """Why this server is an agent's, whose run must not be driven from inside: GSD_TASK
-    in its environment (gsd sets it for every agent), or the live run of its repository
-    among its ancestors (a CLI that passes its MCP servers no environment); else None."""
-    if os.environ.get(UNDER_AGENT):
-        return f"{UNDER_AGENT} is set"
-    from pathlib import Path
-
-    from gsd.io.lock import common_git_dir, live_holder
-
-    try:
-        holder = live_holder(common_git_dir(Path.cwd()))
-    except GsdError:
-        return None
-    pid = os.getppid()
-    for _ in range(64):  # up the process tree to init
-        if holder is None or pid <= 1:
-            return None
-        if pid == holder.get("pid"):
-            return f"the gsd run (pid {pid}) started it"
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return None
-    return None
-
-
-def refusal(name: str, allow_run: bool) -> str:
-    """The one line a run tool's call gets when the server does not serve it."""
-    why = under_a_run() if allow_run else None
-    if why is not None:
-        return (
-            f"gsd: error: {name} is not served to an agent a gsd run started ({why}): "
-            "only the read-only tools are"
-        )
-    return (
-        f"gsd: error: {name} is a run tool, served only by `gsd mcp --allow-run` "
-        "(register the server with it: claude mcp add gsd -- gsd mcp --allow-run)"
-    )
-
-
-def serves_run_tools(allow_run: bool) -> bool:
-    return allow_run and under_a_run() is None
 
 
 def start_data(args: list[str]) -> tuple[dict[str, object], str]:

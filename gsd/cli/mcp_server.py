@@ -157,18 +157,18 @@ class GsdServer(MCPServer):
     """The SDK's server, with a run tool's call refused in one line where it is not served."""
 
     def __init__(self, allow_run: bool) -> None:
-        from gsd.cli import mcp_run
+        from gsd.cli import mcp_gate
 
         self.allow_run = allow_run
-        self.run_tools = mcp_run.serves_run_tools(allow_run)
+        self.run_tools = mcp_gate.serves_run_tools(allow_run)
         said = RUN_INSTRUCTIONS if self.run_tools else INSTRUCTIONS
         super().__init__("gsd", version=__version__, instructions=said, log_level="WARNING")
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        from gsd.cli import mcp_run
+        from gsd.cli import mcp_gate
 
-        if name in mcp_run.RUN_TOOLS and not self.run_tools:
-            raise ToolError(mcp_run.refusal(name, self.allow_run))
+        if name in mcp_gate.RUN_TOOLS and not self.run_tools:
+            raise ToolError(mcp_gate.refusal(name, self.allow_run))
         return await super().call_tool(name, arguments, context)
 
 
