@@ -227,3 +227,28 @@ def test_uncommitted_plans_are_refused(challenged, gsd) -> None:
     assert result.code == 2
     assert "01-03-PLAN.md" in result.err
     assert status(challenged.root) == "?? .planning/phases/01-alpha/01-03-PLAN.md\n"
+
+
+def test_gsd_diff_and_the_pr_view_show_the_report_by_heading(challenged, gsd) -> None:
+    root = challenged.root
+    assert gsd("challenge", "1", "--agent", "challenger").code == 0
+    shown = gsd("diff")  # HEAD against the working tree: the new, uncommitted report
+    assert shown.code == 0, shown.err
+    assert f"challenge added  {CHALLENGE_FILE}" in shown.out
+    assert "  Assumptions: 1\n    - 01-01: src/x.py is assumed to exist" in shown.out
+    assert "  Alternatives: none" in shown.out
+    assert gsd("diff", "--exit-code").code == 1  # a challenge is a change
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the challenge")
+    pr = gsd("diff", "HEAD~1", "HEAD", "--format", "markdown")  # the pull-request comment
+    assert f"### Challenge report `{CHALLENGE_FILE}` (added)" in pr.out
+    assert "```markdown\n### Challenge Report\n- Assumptions:\n  - 01-01: src/x.py" in pr.out
+    data = json.loads(gsd("diff", "HEAD~1", "HEAD", "--format", "json").out)
+    (entry,) = data["challenges"]
+    assert (entry["status"], entry["path"]) == ("added", CHALLENGE_FILE)
+    assert entry["items"]["Too large"] == ["01-01 task 1: it does the whole module at once"]
+    (root / CHALLENGE_FILE).write_text("edited by hand\n")
+    changed = gsd("diff")
+    assert f"challenge changed  {CHALLENGE_FILE}" in changed.out
+    assert "no Challenge Report gsd can read in it" in changed.out
+    assert "challenge" not in gsd("diff", "HEAD", "HEAD").out  # the same on both sides
