@@ -12,6 +12,7 @@ import pytest
 from gsd.formats.challengereport import parse_challenge, render_report
 from tests.conftest import git, slack
 from tests.hostile import LANDLOCK
+from tests.test_lock import hold
 
 ANSWER = """\
 I read the plans.
@@ -252,3 +253,16 @@ def test_gsd_diff_and_the_pr_view_show_the_report_by_heading(challenged, gsd) ->
     assert f"challenge changed  {CHALLENGE_FILE}" in changed.out
     assert "no Challenge Report gsd can read in it" in changed.out
     assert "challenge" not in gsd("diff", "HEAD", "HEAD").out  # the same on both sides
+
+
+def test_a_challenge_is_refused_while_a_run_holds_the_lock(challenged, gsd) -> None:
+    holder = hold(f"repo_lock(Path({str(challenged.root)!r}))")
+    try:
+        busy = gsd("challenge", "1", "--agent", "challenger")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert busy.code == 2 and len(busy.err.splitlines()) == 1, busy.err
+    assert busy.err.startswith("gsd: error: another gsd run holds ")
+    assert status(challenged.root) == "" and left_behind(challenged.root) == "w"
+    assert gsd("challenge", "1", "--agent", "challenger").code == 0  # the holder is gone
