@@ -45,6 +45,13 @@ elif mode == "commit":
     open("README.md", "w").write("the challenger's\\n")
     subprocess.run(["git", "commit", "-qam", "challenger's commit"], capture_output=True)
     print({ANSWER!r})
+elif mode == "write-user":  # into the user's checkout, beside the worktree it runs in
+    user = open(os.path.join(here, "user-root")).read()
+    try:
+        open(os.path.join(user, "src", "stray.py"), "w").write("the challenger's\\n")
+    except OSError:
+        pass
+    print({ANSWER!r})
 elif mode == "garbage":
     print("Looks fine to me!")
 elif mode == "hang":
@@ -153,6 +160,23 @@ def test_a_challenger_that_writes_is_an_error_put_back(
         assert status(root) == ""
     assert left_behind(root) == "w"
     assert "the challenger's" not in git(root, "log", "--all", "-p")
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place-config", "worktrees"])
+def test_a_challenger_that_writes_in_the_users_checkout_is_an_error_put_back(
+    challenged, gsd, tmp_path, in_place: bool
+) -> None:
+    """No sandbox: the user's checkout is watched and put back, whatever use_worktrees says."""
+    root = challenged.root
+    workflow = {"use_worktrees": not in_place}
+    configure(challenged, sandbox={"enabled": False}, workflow=workflow)
+    (tmp_path / "user-root").write_text(str(root))
+    mode(tmp_path, "write-user")
+    result = gsd("challenge", "1", "--agent", "challenger")
+    assert result.code == 1, result.err
+    assert "no report written" in result.err
+    assert status(root) == "" and not (root / "src/stray.py").exists()
+    assert left_behind(root) == "w"
 
 
 def test_a_challenger_that_commits_is_an_error_put_back(challenged, gsd, tmp_path) -> None:

@@ -149,7 +149,9 @@ def _job(
         attempt=1,
         environ=environ,
         cancel=None,
-        sandbox=project.sandbox(),
+        # in a worktree whatever `workflow.use_worktrees` says: the user's checkout is
+        # out of the agent's reach, or watched and put back where no sandbox keeps it out
+        sandbox=project.sandbox()._replace(in_place=False),
         run_dir=layout.run_dir(Git(project.root).git_dir, scope.id, 0),
     )
 
