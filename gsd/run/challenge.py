@@ -26,7 +26,7 @@ from gsd.core.specialists import EXECUTOR
 from gsd.core.words import plural, some, suggested
 from gsd.formats import challengereport as cr
 from gsd.formats.agents import Agent
-from gsd.formats.files import write_atomic
+from gsd.formats.files import load_text, write_atomic
 from gsd.formats.prompt import Templates
 from gsd.io.dispatch import Dispatcher, TaskDispatch
 from gsd.io.git.checkpoint import Checkpoints
@@ -102,7 +102,6 @@ def challenge_phase(
     for warning in warnings:
         say(f"warning: {warning}")
     agent, dispatch = challenger(dispatcher, scope, options)
-    texts = [(p.path, (project.root / p.path).read_text("utf-8", "replace")) for p in plans]
     git = Git(project.root)
     with (
         Interruption() as stop,
@@ -114,7 +113,8 @@ def challenge_phase(
         place, _ = worktrees.open(scope.id, head)
         try:
             say(f"challenge of {phase.name}: {agent.name} on {agent.runner}, read-only")
-            job = _job(project, phase, scope, place, (agent, dispatch), texts, environ)
+            paths = [p.path for p in plans]
+            job = _job(project, phase, scope, place, (agent, dispatch), paths, environ)
             report = _spawn(job._replace(cancel=stop.event), stop.event)
         finally:
             worktrees.close(scope.id)
@@ -129,12 +129,14 @@ def _job(
     scope: Plan,
     place: Git,
     found: tuple[Agent, TaskDispatch],
-    texts: list[tuple[str, str]],
+    plans: list[str],
     environ: Mapping[str, str],
 ) -> Job:
-    """The challenge's one spawn: its agent in the throwaway worktree `place`, its prompt,
-    its run folder under the user's `.git/gsd/runs/` (kept for a look after)."""
+    """The challenge's one spawn: its agent in the throwaway worktree `place`, its prompt
+    (each plan as that worktree holds it: as committed), its run folder under the user's
+    `.git/gsd/runs/` (kept for a look after)."""
     agent, dispatch = found
+    texts = [(path, load_text(place.root / path)) for path in plans]
     templates = Templates.load(project.root)
     prompt = cr.challenge_prompt(
         agent, phase.name, texts, repo=str(place.root), templates=templates
