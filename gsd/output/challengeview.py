@@ -3,7 +3,7 @@ by heading; text for a terminal, Markdown for a pull request, JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from gsd.commands.diff import ChallengeDiff
 from gsd.formats.challengereport import render_report
@@ -34,12 +34,13 @@ def text_lines(challenges: Iterable[ChallengeDiff]) -> list[str]:
     return out
 
 
-def markdown_lines(challenges: Iterable[ChallengeDiff]) -> list[str]:
-    """A section per report: its status and path, then its items by heading in a fence
-    (the agent's words: no Markdown, no @mention of theirs is rendered)."""
+def markdown_lines(challenges: Iterable[ChallengeDiff], code: Callable[[str], str]) -> list[str]:
+    """A section per report: its status and path (`code`: a code span holding any
+    text), then its items by heading in a fence (the agent's words: no Markdown, no
+    @mention of theirs is rendered)."""
     out = []
     for challenge in challenges:
-        out += ["", f"### Challenge report `{challenge.path}` ({challenge.status})", ""]
+        out += ["", f"### Challenge report {code(challenge.path)} ({challenge.status})", ""]
         if challenge.report is None:
             out.append(_said(challenge)[0])
         else:

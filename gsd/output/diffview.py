@@ -252,7 +252,7 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
     out.append(f"<sub>Compared {_code(_side_name(base))} with {_code(_side_name(head))}.</sub>")
     for plan in changes.plans:
         out.extend(["", *_plan_markdown(plan, details)])
-    out.extend(challengeview.markdown_lines(changes.challenges))
+    out.extend(challengeview.markdown_lines(changes.challenges, _code))
     for phase, graph in changes.schedules:  # GitHub renders a ```mermaid block
         out.extend(["", f"### Waves of {_code(phase)} at {_code(_label(head))}", ""])
         out.append(markdown_block(graph, f"Phase {phase}").rstrip("\n"))
