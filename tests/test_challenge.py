@@ -4,7 +4,11 @@ repositories: judged by what is on disk and in git afterwards."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +60,9 @@ elif mode == "garbage":
     print("Looks fine to me!")
 elif mode == "hang":
     time.sleep(120)
+elif mode == "crash":
+    print("the model is gone", file=sys.stderr)
+    sys.exit(3)
 """
 
 AGENT_FILE = """\
@@ -205,6 +212,14 @@ def test_an_unparsable_answer_is_one_error_line_and_nothing_written(
     assert status(root) == "" and left_behind(root) == "w"
 
 
+def test_a_crashed_challenger_is_one_error_line(challenged, gsd, tmp_path) -> None:
+    mode(tmp_path, "crash")
+    result = gsd("challenge", "1", "--agent", "challenger")
+    assert result.code == 1
+    assert "gave no Challenge Report: it exited 3: the model is gone" in result.err
+    assert status(challenged.root) == "" and left_behind(challenged.root) == "w"
+
+
 def test_a_hanging_challenger_times_out(challenged, gsd, tmp_path) -> None:
     root = challenged.root
     mode(tmp_path, "hang")
@@ -290,3 +305,23 @@ def test_a_challenge_is_refused_while_a_run_holds_the_lock(challenged, gsd) -> N
     assert busy.err.startswith("gsd: error: another gsd run holds ")
     assert status(challenged.root) == "" and left_behind(challenged.root) == "w"
     assert gsd("challenge", "1", "--agent", "challenger").code == 0  # the holder is gone
+
+
+def test_a_killed_challenge_is_cleaned_up_by_the_next(challenged, gsd, tmp_path) -> None:
+    """gsd killed (SIGKILL) while its challenger runs: the next challenge takes the lock
+    over (ending the agent left running), puts its worktree straight, and leaves nothing."""
+    root = challenged.root
+    mode(tmp_path, "hang")
+    argv = [sys.executable, "-m", "gsd", "challenge", "1", "--agent", "challenger"]
+    killed = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    said = root / ".git/gsd/runs/01-challenge-0/stderr"
+    deadline = time.monotonic() + slack(30)
+    while not (said.exists() and "cwd=" in said.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert "cwd=" in said.read_text()
+    mode(tmp_path, "report")
+    result = gsd("challenge", "1", "--agent", "challenger")
+    assert result.code == 0, result.err
+    assert status(root) == f"?? {CHALLENGE_FILE}\n" and left_behind(root) == "w"
