@@ -325,3 +325,17 @@ def test_a_killed_challenge_is_cleaned_up_by_the_next(challenged, gsd, tmp_path)
     result = gsd("challenge", "1", "--agent", "challenger")
     assert result.code == 0, result.err
     assert status(root) == f"?? {CHALLENGE_FILE}\n" and left_behind(root) == "w"
+
+
+def test_an_uncommitted_report_is_never_written_over(challenged, gsd) -> None:
+    root = challenged.root
+    assert gsd("challenge", "1", "--agent", "challenger").code == 0
+    (root / CHALLENGE_FILE).write_text("my notes\n")
+    again = gsd("challenge", "1", "--agent", "challenger")
+    assert again.code == 2 and len(again.err.splitlines()) == 1, again.err
+    assert f"{CHALLENGE_FILE} has changes that are not committed" in again.err
+    assert (root / CHALLENGE_FILE).read_text() == "my notes\n"
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "notes")
+    assert gsd("challenge", "1", "--agent", "challenger").code == 0  # git keeps the notes
+    assert git(root, "status", "--porcelain") == f" M {CHALLENGE_FILE}\n"

@@ -27,7 +27,8 @@ def challenge(phase: str, runner: str | None, agent_name: str | None, timeout: f
     alternatives. gsd writes it as NN-CHALLENGE.md next to the plans and does
     not commit it: review it, then commit it. Nothing else changes: an agent
     that changed anything is an error, its changes put back. The plans must be
-    committed. Refused while a run is live.
+    committed, and an NN-CHALLENGE.md with uncommitted changes is never written
+    over. Refused while a run is live.
     Exit 0 written, 1 the agent gave no report (crashed, timed out, changed a
     file, answered unreadably: nothing written), 2 a problem to fix first.
 

@@ -108,6 +108,7 @@ def challenge_phase(
         RunLock(git.common_dir, running_registry(git)),
         confined_hooks(project, git, environ),
     ):
+        _keep_unsaved(git, f"{folder}/{cr.file_name(phase.number)}")
         head = _checked(project, git, [p.path for p in plans], dispatch, environ)
         worktrees = Worktrees(git, project.worktrees_folder(git.root, git.common_dir, environ))
         place, _ = worktrees.open(scope.id, head)
@@ -120,6 +121,7 @@ def challenge_phase(
             worktrees.close(scope.id)
             worktrees.delete_branch(scope.id)
         stop.check("during the challenge")
+        _keep_unsaved(git, f"{folder}/{cr.file_name(phase.number)}")
         return _written(project, phase, report, agent, [p.path for p in plans])
 
 
@@ -156,6 +158,17 @@ def _job(
         sandbox=project.sandbox()._replace(in_place=False),
         run_dir=layout.run_dir(Git(project.root).git_dir, scope.id, 0),
     )
+
+
+def _keep_unsaved(git: Git, path: str) -> None:
+    """Refuse to write over an `NN-CHALLENGE.md` git does not hold as it is (an earlier
+    challenge's, or one the user edited, not committed): it may be the user's work."""
+    status = git.status([path])
+    if path in status.untracked or path in status.changed:
+        raise UsageError(
+            f"{path} has changes that are not committed; nothing was run",
+            hint="commit it, or delete it, and run again",
+        )
 
 
 def _checked(
