@@ -92,6 +92,13 @@ def run_dir(git_dir: Path, plan_id: str, task: int) -> Path:
     return git_dir / GSD / "runs" / task_key(plan_id, task)
 
 
+def compact_snapshot(git_dir: Path, session_id: str) -> Path:
+    """The state an agent CLI's session had when its context was compacted (the
+    pre-compact hook), one file a session; a session id is cut to a safe file name."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:80].lstrip(".") or "session"
+    return git_dir / GSD / "snapshots" / f"{name}.md"
+
+
 def displaced_dir(git_dir: Path) -> Path:
     """Where files an agent left in the user's checkout are moved aside to, not deleted."""
     return git_dir / GSD / "displaced"
