@@ -32,6 +32,7 @@ from tests.test_clihooks import CLAUDE_BEFORE, GEMINI_BEFORE, command_for, fire,
 from tests.test_clihooks import program as program  # noqa: F401 (a fixture)
 from tests.test_execute import REPORT
 from tests.test_execute import phase as phase  # noqa: F401 (a fixture)
+from tests.test_imports import HEAVY, loaded_after
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
 EVENTS = {
@@ -386,3 +387,15 @@ def test_hooks_outside_a_project_say_nothing(tmp_path: Path, program: Path) -> N
     ):
         done = fire(f"{program} hooks run {name}", payload, empty)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), name
+
+
+def test_the_pre_tool_hook_on_every_shell_call_loads_little(tmp_path: Path) -> None:
+    """It answers each Bash call: no Click, pydantic, GitPython, pathlib or subprocess
+    (tests/test_imports.py's probe, as the post-edit hook's path is kept light)."""
+    payload = json.dumps(pre_tool("claude", tmp_path, f"cat > {PLAN} <<'EOF'\nx\nEOF"))
+    code = (
+        f"import io\nsys.stdin = io.StringIO({payload!r})\n"
+        "from gsd.cli.entry import main\nassert main(['hooks', 'run', 'claude-pre-tool']) == 0"
+    )
+    heavy = (*HEAVY, "click", "yaml", "pathlib", "subprocess", "gsd.io.plans.project")
+    assert loaded_after(code, str(tmp_path), heavy) == []
