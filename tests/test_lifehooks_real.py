@@ -1,0 +1,85 @@
+"""The real Claude Code runs gsd's lifecycle hooks, its model scripted (tests/modelserver).
+
+The pinned claude (tests/clis/pins.txt, `make clis`) talks to the scripted model server.
+The model asks Bash to write a plan file with a heredoc, then to write a note: the
+pre-tool hook `gsd hooks install --claude --hook pre-tool` put in .claude/settings.json
+denies the first before it runs, so the plan on disk is as committed, and lets the second
+through. The session's end runs the session-end hook. Judged on disk, in git and in the
+tool results claude sent back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, Project, git
+from tests.modelserver import anthropic
+from tests.modelserver.scenario import Scenario, shell
+from tests.modelserver.server import ModelServer
+from tests.test_clis import cli_bin, run_cli  # noqa: F401 (cli_bin is a fixture)
+
+PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
+HEREDOC = f"cat > {PLAN} <<'EOF'\n---\nphase: 01-alpha\nnot: a plan gsd checked\nEOF"
+NOTE = "echo checked > notes.txt"
+
+
+@pytest.fixture
+def calls(tmp_path: Path) -> Path:
+    return tmp_path / "calls.log"
+
+
+@pytest.fixture
+def hooked(git_project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
+    """A committed plan, and claude's hooks (pre-tool, session-end among them) run by a
+    gsd that logs each call."""
+    program = tmp_path / "bin" / "gsd"
+    program.parent.mkdir()
+    program.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> {shlex.quote(str(calls))}\n'
+        f'PYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} -m gsd "$@"\n'
+    )
+    program.chmod(0o755)
+    git_project.plan("01-01")
+    git(git_project.root, "add", "-A")
+    git(git_project.root, "commit", "-q", "-m", "a plan")
+    flags = ("--hook", "pre-tool", "--hook", "session-end")
+    assert gsd("hooks", "install", "--claude", "--gsd", str(program), *flags).code == 0
+    return git_project
+
+
+def test_claude_runs_the_pre_tool_hook_and_the_heredoc_never_writes_the_plan(
+    cli_bin: Path,  # noqa: F811
+    hooked: Project,
+    calls: Path,
+    tmp_path: Path,
+) -> None:
+    plan = hooked.root / PLAN
+    committed = plan.read_bytes()
+    scenario = Scenario(steps=(shell(HEREDOC), shell(NOTE)), final="Done.")
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    argv = ["claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
+    argv += ["--allowedTools", "Bash", "--debug", "hooks"]
+    with ModelServer(scenario) as server:
+        ran = run_cli(
+            cli_bin, argv, hooked.root, home, timeout=180, **anthropic.configure(home, server.url)
+        )
+        bodies = [entry.body for entry in server.log]
+    assert ran.code == 0, ran.stderr[-2000:] + ran.stdout[-2000:]
+    assert plan.read_bytes() == committed  # denied before it ran
+    assert git(hooked.root, "status", "--porcelain", "--", ".planning") == ""
+    assert (hooked.root / "notes.txt").read_text() == "checked\n"  # the other one ran
+    results = anthropic.command_results(bodies)
+    assert "write plan files with the Write or Edit tool" in results[HEREDOC], results
+    assert "01-01-PLAN.md" in results[HEREDOC]
+    assert "gsd:" not in results.get(NOTE, "")
+    logged = calls.read_text().splitlines()
+    assert logged.count("hooks run claude-pre-tool") == 2, logged
+    assert "hooks run claude-session-end" in logged  # the session's end ran it too
+    assert json.loads(ran.stdout)["result"] == "Done."
