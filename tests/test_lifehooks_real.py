@@ -4,14 +4,17 @@ The pinned claude (tests/clis/pins.txt, `make clis`) talks to the scripted model
 The model asks Bash to write a plan file with a heredoc, then to write a note: the
 pre-tool hook `gsd hooks install --claude --hook pre-tool` put in .claude/settings.json
 denies the first before it runs, so the plan on disk is as committed, and lets the second
-through. The session's end runs the session-end hook. Judged on disk, in git and in the
-tool results claude sent back to the model.
+through. The session's end runs the session-end hook. A session resumed with `/compact`
+runs the pre-compact hook: the snapshot is on disk under .git/gsd/snapshots/, and the
+compaction request claude sends the model carries gsd's note. Judged on disk, in git and
+in what claude sent the model.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from tests.conftest import REPO, Project, git
 from tests.modelserver import anthropic
 from tests.modelserver.scenario import Scenario, shell
 from tests.modelserver.server import ModelServer
-from tests.test_clis import cli_bin, run_cli  # noqa: F401 (cli_bin is a fixture)
+from tests.test_clis import cli_bin, cli_env, run_cli  # noqa: F401 (cli_bin is a fixture)
 
 PLAN = ".planning/phases/01-alpha/01-01-PLAN.md"
 HEREDOC = f"cat > {PLAN} <<'EOF'\n---\nphase: 01-alpha\nnot: a plan gsd checked\nEOF"
@@ -48,7 +51,7 @@ def hooked(git_project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
     git_project.plan("01-01")
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "a plan")
-    flags = ("--hook", "pre-tool", "--hook", "session-end")
+    flags = ("--hook", "pre-tool", "--hook", "session-end", "--hook", "pre-compact")
     assert gsd("hooks", "install", "--claude", "--gsd", str(program), *flags).code == 0
     return git_project
 
@@ -83,3 +86,37 @@ def test_claude_runs_the_pre_tool_hook_and_the_heredoc_never_writes_the_plan(
     assert logged.count("hooks run claude-pre-tool") == 2, logged
     assert "hooks run claude-session-end" in logged  # the session's end ran it too
     assert json.loads(ran.stdout)["result"] == "Done."
+
+
+def test_claude_runs_the_pre_compact_hook_and_its_note_reaches_the_compaction(
+    cli_bin: Path,  # noqa: F811
+    hooked: Project,
+    calls: Path,
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    with ModelServer(Scenario(steps=(), final="Done.")) as server:
+        env = cli_env(cli_bin, home, **anthropic.configure(home, server.url))
+
+        def claude(*args: str) -> dict[str, object]:
+            argv = [str(cli_bin / "claude"), "-p", *args, "--output-format", "json"]
+            done = subprocess.run(
+                argv, cwd=hooked.root, env=env, capture_output=True, text=True, timeout=180
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            return dict(json.loads(done.stdout))
+
+        session = str(claude("hello")["session_id"])
+        assert claude("/compact", "--resume", session).get("local_command") == "compact"
+        bodies = [json.dumps(entry.body) for entry in server.log if entry.body]
+    assert "hooks run claude-pre-compact" in calls.read_text().splitlines()
+    snapshot = hooked.root / ".git" / "gsd" / "snapshots" / f"{session}.md"
+    text = snapshot.read_text()
+    assert "# gsd state before a context compaction" in text and "trigger: manual" in text
+    assert "phase 01-alpha: 0/1 plans done; next: 01-01" in text
+    # stdout of a PreCompact hook is appended to the compaction's instructions
+    compaction = [b for b in bodies if "gsd saved this project" in b]
+    assert compaction, "no request to the model carried gsd's note"
+    assert f".git/gsd/snapshots/{session}.md" in compaction[0]
+    assert "mcp__gsd__status" in compaction[0]
