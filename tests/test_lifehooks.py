@@ -247,11 +247,18 @@ def transcript(tmp_path: Path, prompt: str, answer: str) -> Path:
 
 
 def subagent_stop(root: Path, path: Path, answer: str | None) -> dict[str, Any]:
+    """SubagentStop's input, as claude 2.1.330 sent it to a hook in
+    tests/test_lifehooks_real.py (captured there; ids shortened)."""
     fields: dict[str, Any] = {
+        "prompt_id": "c6addf8b",
+        "permission_mode": "acceptEdits",
+        "agent_id": "a28f599b16c96d9d6",
+        "agent_type": "general-purpose",
+        "effort": {"level": "medium"},
         "stop_hook_active": False,
-        "agent_id": "a1b2c3",
-        "agent_type": "worker",
         "agent_transcript_path": str(path),
+        "background_tasks": [{"id": "a28f599b16c96d9d6", "type": "subagent", "status": "running"}],
+        "session_crons": [],
     }
     if answer is not None:
         fields["last_assistant_message"] = answer

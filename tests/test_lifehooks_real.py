@@ -6,8 +6,9 @@ pre-tool hook `gsd hooks install --claude --hook pre-tool` put in .claude/settin
 denies the first before it runs, so the plan on disk is as committed, and lets the second
 through. The session's end runs the session-end hook. A session resumed with `/compact`
 runs the pre-compact hook: the snapshot is on disk under .git/gsd/snapshots/, and the
-compaction request claude sends the model carries gsd's note. Judged on disk, in git and
-in what claude sent the model.
+compaction request claude sends the model carries gsd's note. A sub-agent given gsd's
+delegation prompt that answers without a Task Report draws the after-agent hook's advice,
+and the session goes on. Judged on disk, in git and in what claude sent the model.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import pytest
 
 from tests.conftest import REPO, Project, git
 from tests.modelserver import anthropic
-from tests.modelserver.scenario import Scenario, shell
+from tests.modelserver.routes import Script, route
+from tests.modelserver.scenario import Scenario, delegate, shell
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin, cli_env, run_cli  # noqa: F401 (cli_bin is a fixture)
 
@@ -52,6 +54,7 @@ def hooked(git_project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "a plan")
     flags = ("--hook", "pre-tool", "--hook", "session-end", "--hook", "pre-compact")
+    flags += ("--hook", "after-agent")
     assert gsd("hooks", "install", "--claude", "--gsd", str(program), *flags).code == 0
     return git_project
 
@@ -120,3 +123,34 @@ def test_claude_runs_the_pre_compact_hook_and_its_note_reaches_the_compaction(
     assert compaction, "no request to the model carried gsd's note"
     assert f".git/gsd/snapshots/{session}.md" in compaction[0]
     assert "mcp__gsd__status" in compaction[0]
+
+
+def test_claude_runs_the_after_agent_hook_on_a_sub_agent_without_a_task_report(
+    cli_bin: Path,  # noqa: F811
+    hooked: Project,
+    calls: Path,
+    tmp_path: Path,
+) -> None:
+    prompt = "## Task\n\nTask 1 of plan `01-01`, type `auto`.\n\nPrint a Task Report at the end."
+    sub = Scenario(steps=(), final="All done, the tests pass.")
+    script = Script(
+        route("sub-agent", r"Task 1 of plan", sub, cli="claude"),
+        default=Scenario(steps=(delegate(prompt),), final="Done."),
+    )
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    argv = ["claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
+    argv += ["--allowedTools", "Agent", "--debug", "hooks"]
+    with ModelServer(script) as server:
+        ran = run_cli(
+            cli_bin, argv, hooked.root, home, timeout=180, **anthropic.configure(home, server.url)
+        )
+        assert server.misses == []
+        routes = {entry.route for entry in server.log if entry.turn is not None}
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert routes == {"", "sub-agent"}  # the sub-agent had its own conversation
+    assert json.loads(ran.stdout)["result"] == "Done."  # advice blocks nothing
+    assert "hooks run claude-after-agent" in calls.read_text().splitlines()
+    debug = "".join(p.read_text() for p in (home / ".claude" / "debug").glob("*.txt"))
+    advice = "gsd: the answer of task 1 of plan 01-01 has no Task Report"
+    assert "Hook SubagentStop (SubagentStop) success" in debug and advice in debug
