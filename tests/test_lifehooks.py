@@ -348,6 +348,11 @@ def test_pre_compact_writes_a_snapshot_under_git_and_says_how_to_read_it(
     message = json.loads(done.stdout)["systemMessage"]  # gemini: shown to the user
     assert "snapshots/.._.._x.md" not in message and "snapshots/_.._x.md" in message
     assert (root / ".git" / "gsd" / "snapshots" / "_.._x.md").is_file()
+    # gemini fires PreCompress "auto" before every turn, compressing or not: kept quiet
+    payload = hook_input("gemini", "PreCompress", root, trigger="auto", session_id="g-2")
+    done = run_hook(root, "gemini", "PreCompress", payload)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert "trigger: auto" in (root / ".git" / "gsd" / "snapshots" / "g-2.md").read_text()
 
 
 def test_pre_compact_never_writes_through_a_link(

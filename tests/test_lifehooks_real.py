@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, Project, git
-from tests.modelserver import anthropic
+from tests.modelserver import anthropic, gemini
 from tests.modelserver.routes import Script, route
 from tests.modelserver.scenario import Scenario, delegate, shell
 from tests.modelserver.server import ModelServer
@@ -42,6 +42,11 @@ def calls(tmp_path: Path) -> Path:
 def hooked(git_project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
     """A committed plan, and claude's hooks (pre-tool, session-end among them) run by a
     gsd that logs each call."""
+    return logged_install(git_project, gsd, tmp_path, calls, "claude")
+
+
+def logged_install(git_project: Project, gsd, tmp_path: Path, calls: Path, cli: str) -> Project:
+    """Commit a plan; install every gsd hook for `cli`, run by a gsd that logs each call."""
     program = tmp_path / "bin" / "gsd"
     program.parent.mkdir()
     program.write_text(
@@ -53,9 +58,7 @@ def hooked(git_project: Project, gsd, tmp_path: Path, calls: Path) -> Project:
     git_project.plan("01-01")
     git(git_project.root, "add", "-A")
     git(git_project.root, "commit", "-q", "-m", "a plan")
-    flags = ("--hook", "pre-tool", "--hook", "session-end", "--hook", "pre-compact")
-    flags += ("--hook", "after-agent")
-    assert gsd("hooks", "install", "--claude", "--gsd", str(program), *flags).code == 0
+    assert gsd("hooks", "install", f"--{cli}", "--gsd", str(program), "--hook", "all").code == 0
     return git_project
 
 
@@ -154,3 +157,37 @@ def test_claude_runs_the_after_agent_hook_on_a_sub_agent_without_a_task_report(
     debug = "".join(p.read_text() for p in (home / ".claude" / "debug").glob("*.txt"))
     advice = "gsd: the answer of task 1 of plan 01-01 has no Task Report"
     assert "Hook SubagentStop (SubagentStop) success" in debug and advice in debug
+
+
+def test_gemini_runs_the_pre_tool_hook_and_the_heredoc_never_writes_the_plan(
+    cli_bin: Path,  # noqa: F811
+    git_project: Project,
+    gsd,
+    calls: Path,
+    tmp_path: Path,
+) -> None:
+    """The same with Gemini CLI 0.61.0 (`--yolo`, the workspace trusted so it reads the
+    project's hooks); its PreCompress fires "auto" each turn and gsd stays quiet then."""
+    hooked = logged_install(git_project, gsd, tmp_path, calls, "gemini")
+    plan = hooked.root / PLAN
+    committed = plan.read_bytes()
+    home = tmp_path / "gemini-home"
+    home.mkdir()
+    scenario = Scenario(steps=(shell(HEREDOC), shell(NOTE)), final="Done.")
+    argv = ["gemini", "-p", "go", "--output-format", "json", "--yolo"]
+    with ModelServer(scenario) as server:
+        extra = {"GEMINI_CLI_TRUST_WORKSPACE": "true", **gemini.configure(home, server.url)}
+        ran = run_cli(cli_bin, argv, hooked.root, home, timeout=180, **extra)
+        bodies = [json.dumps(entry.body) for entry in server.log if entry.body]
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert plan.read_bytes() == committed
+    assert git(hooked.root, "status", "--porcelain", "--", ".planning") == ""
+    assert (hooked.root / "notes.txt").read_text() == "checked\n"
+    denied = [b for b in bodies if "write plan files with the write_file or replace tool" in b]
+    assert denied, "the model never got gsd's reason"
+    logged = calls.read_text().splitlines()
+    assert logged.count("hooks run gemini-pre-tool") == 2, logged
+    assert "hooks run gemini-pre-compact" in logged and "hooks run gemini-session-end" in logged
+    assert "gsd saved this project" not in ran.stderr  # "auto" each turn: no word
+    assert "Hook system message: gsd: what ran" in ran.stderr  # the session end's summary
+    assert list((hooked.root / ".git" / "gsd" / "snapshots").glob("*.md"))

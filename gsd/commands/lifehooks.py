@@ -273,6 +273,11 @@ def pre_compact(cli: str, project: Project, hook_input: HookInput) -> Answer:
         return Answer(0)  # not a git checkout: nowhere of gsd's own to write
     path = layout.compact_snapshot(git_dir, hook_input.session_id)
     write_atomic(path, snapshot_text(project, hook_input))
+    if cli == "gemini" and hook_input.trigger != "manual":
+        # gemini-cli 0.61.0 fires PreCompress "auto" before every turn, before it checks
+        # whether it will compress (bundle/chunk-5FZXKDXH.js ChatCompressionService): the
+        # snapshot is kept fresh, and the user is not told each turn
+        return Answer(0)
     shown = display_path(path, project.root)
     note = (
         f"gsd saved this project's plan state before the compaction in {shown}. After it, "
