@@ -352,7 +352,11 @@ def test_pre_compact_writes_a_snapshot_under_git_and_says_how_to_read_it(
     payload = hook_input("gemini", "PreCompress", root, trigger="auto", session_id="g-2")
     done = run_hook(root, "gemini", "PreCompress", payload)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert "trigger: auto" in (root / ".git" / "gsd" / "snapshots" / "g-2.md").read_text()
+    fresh = root / ".git" / "gsd" / "snapshots" / "g-2.md"
+    assert "trigger: auto" in fresh.read_text()
+    fresh.write_text("kept\n")  # renewed at most once a minute on these calls
+    assert run_hook(root, "gemini", "PreCompress", payload).stdout == ""
+    assert fresh.read_text() == "kept\n"
 
 
 def test_pre_compact_never_writes_through_a_link(

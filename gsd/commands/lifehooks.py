@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 _EDIT_TOOLS = {"claude": "Write or Edit", "gemini": "write_file or replace"}
 _STATUS_LINES = 12  # what a session start may cost the agent's context, at most
 _PLAN_LINES = 8  # plans of the last run listed at a session's end, at most
+_RENEW_SECONDS = 60  # a snapshot gemini's every-turn "auto" PreCompress leaves as it is
 _TRANSCRIPT_BYTES = 4 << 20  # of a sub-agent's transcript, read at most
 # gsd's delegation prompt names its task: "Task 2 of plan `01-03`, type `auto`."
 _TASK_OF_PLAN = r"Task (\d+) of plan `([^`\n]+)`"
@@ -272,11 +273,14 @@ def pre_compact(cli: str, project: Project, hook_input: HookInput) -> Answer:
     if git_dir is None:
         return Answer(0)  # not a git checkout: nowhere of gsd's own to write
     path = layout.compact_snapshot(git_dir, hook_input.session_id)
+    # gemini-cli 0.61.0 fires PreCompress "auto" before every turn, before it checks
+    # whether it will compress (bundle/chunk-5FZXKDXH.js ChatCompressionService): then the
+    # snapshot is renewed at most once a minute, and the user is not told each turn
+    every_turn = cli == "gemini" and hook_input.trigger != "manual"
+    if every_turn and _age(path) < _RENEW_SECONDS:
+        return Answer(0)
     write_atomic(path, snapshot_text(project, hook_input))
-    if cli == "gemini" and hook_input.trigger != "manual":
-        # gemini-cli 0.61.0 fires PreCompress "auto" before every turn, before it checks
-        # whether it will compress (bundle/chunk-5FZXKDXH.js ChatCompressionService): the
-        # snapshot is kept fresh, and the user is not told each turn
+    if every_turn:
         return Answer(0)
     shown = display_path(path, project.root)
     note = (
@@ -286,6 +290,19 @@ def pre_compact(cli: str, project: Project, hook_input: HookInput) -> Answer:
         "holds the snapshot as it was. Keep this note in the summary."
     )
     return agenthooks.before_compaction(cli, note)
+
+
+def _age(path: Path) -> float:
+    """Seconds since `path` was written (infinite when it is not a file there)."""
+    import os
+    import stat
+    import time
+
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return float("inf")
+    return time.time() - info.st_mtime if stat.S_ISREG(info.st_mode) else float("inf")
 
 
 def snapshot_text(project: Project, hook_input: HookInput) -> str:
