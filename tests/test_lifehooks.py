@@ -138,8 +138,13 @@ def test_hook_without_a_cli_and_an_unknown_hook_are_one_line(project, gsd) -> No
     assert result.code == 2 and "--hook is for the agent CLIs' hooks" in result.err
     assert "add --claude or --gemini" in result.err
     result = gsd("hooks", "install", "--claude", "--hook", "pre-tools")
-    assert result.code == 2 and "pre-tool" in result.err  # click names the choices
+    assert (
+        result.code == 2 and "--hook pre-tools: no such hook (did you mean pre-tool?" in result.err
+    )
+    assert len(result.err.strip().splitlines()) == 1
     assert not (project.root / ".claude").exists()
+    result = gsd("hooks", "run", "claude-pre-tols")
+    assert result.code == 1 and "(did you mean claude-pre-tool?" in result.err
 
 
 # -- before a tool -----------------------------------------------------------------------

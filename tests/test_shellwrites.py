@@ -86,6 +86,12 @@ def test_what_hides_its_target_is_not_seen_and_nothing_is_run(tmp_path: Path) ->
     assert plan_writes("bash -c \"sh -c 'echo x > d-PLAN.md'\"") == ["d-PLAN.md"]
 
 
+def test_a_huge_command_is_read_roughly_and_quickly() -> None:
+    filler = "x" * (300 << 10)
+    assert plan_writes(f"echo {filler} > {PLAN}") == [PLAN]
+    assert plan_writes(f"echo {filler} > notes.md") == []
+
+
 def test_a_plan_is_a_name_ending_in_dash_plan_md() -> None:
     assert is_plan("01-02-PLAN.md") and is_plan(".planning/phases/x/01-02-PLAN.md")
     assert not is_plan("PLAN.md") and not is_plan("01-02-plan.md")

@@ -11,7 +11,7 @@ import click
 from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
 from gsd.core import layout
 from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from gsd.core.words import plural
+from gsd.core.words import did_you_mean, plural
 from gsd.formats.runners.agenthooks import HOOK_NAMES
 
 
@@ -178,8 +178,8 @@ def _chosen(claude: bool, gemini: bool) -> list[str]:
     "--hook",
     "extra",
     multiple=True,
-    type=click.Choice([*HOOK_NAMES, "all"]),
-    help="Also install this agent-CLI hook (repeatable; `all` for every one).",
+    metavar="NAME",
+    help=f"Also install this agent-CLI hook: {', '.join(HOOK_NAMES[2:])} or all (repeatable).",
 )
 @_cli_flags
 def hooks_install(program: str | None, extra: tuple[str, ...], claude: bool, gemini: bool) -> int:
@@ -207,6 +207,13 @@ def hooks_install(program: str | None, extra: tuple[str, ...], claude: bool, gem
     clis = _chosen(claude, gemini)
     if extra and not clis:
         raise UsageError("--hook is for the agent CLIs' hooks", hint="add --claude or --gemini")
+    for name in extra:
+        if name not in (*HOOK_NAMES, "all"):
+            known = f"one of {', '.join(HOOK_NAMES)} or all"
+            close = did_you_mean(name, (*HOOK_NAMES, "all"))
+            raise UsageError(
+                f"--hook {name}: no such hook", hint=f"{close} {known}" if close else known
+            )
     if clis:
         from gsd.commands import clihooks
 

@@ -99,7 +99,11 @@ def call(name: str, read: Callable[[], str]) -> Answer:
     block the agent's edit."""
     try:
         if name not in RUN_NAMES:
-            raise UsageError(f"no hook named {name!r}", hint=f"use one of {', '.join(RUN_NAMES)}")
+            from gsd.core.words import did_you_mean
+
+            close = did_you_mean(name, RUN_NAMES)
+            known = f"use one of {', '.join(RUN_NAMES)}"
+            raise UsageError(f"no hook named {name!r}", hint=f"{close} {known}" if close else known)
         return run(name, read())
     except GsdError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""

@@ -35,6 +35,7 @@ _COPIERS = frozenset({"cp", "mv", "install", "rsync", "ln"})
 # `<<EOF`, `<<-'EOF'`, `<< "EOF"`: the word that ends a heredoc's body
 _HEREDOC = re.compile(r"<<-?[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()'\"]+))")
 _MAX_DEPTH = 4  # `bash -c "sh -c '...'"`, at most this deep
+_MAX_SPLIT = 256 << 10  # a longer command line is read roughly (`_rough`)
 
 
 def is_plan(word: str) -> bool:
@@ -46,6 +47,8 @@ def plan_writes(command: str, depth: int = 0) -> list[str]:
     """The plan files `command` would write, as written in it, in order, each once."""
     if depth > _MAX_DEPTH:
         return []
+    if len(command) > _MAX_SPLIT:
+        return _rough(command)  # a linear scan, not a split of megabytes
     found: list[str] = []
     text, bodies = _without_heredocs(command)
     try:
