@@ -224,6 +224,9 @@ def test_session_end_summarises_the_last_run_from_its_logs(phase, gsd, program: 
         assert "plan 01-02: done; 1 attempt (1 ok, 0 failed)" in text
         assert "phase 01-alpha: 2/2 plans done" in text
         assert len(text.splitlines()) <= 24  # one screen
+        kept = root / ".git" / "gsd" / "sessions" / "8f1c2d3e-0a1b.md"
+        assert text.endswith("\n(kept in .git/gsd/sessions/8f1c2d3e-0a1b.md)")
+        assert kept.read_text() == text.rsplit("\n", 1)[0] + "\n"
 
 
 def test_session_end_before_any_run_says_so(all_hooks) -> None:

@@ -91,7 +91,10 @@ def test_claude_runs_the_pre_tool_hook_and_the_heredoc_never_writes_the_plan(
     logged = calls.read_text().splitlines()
     assert logged.count("hooks run claude-pre-tool") == 2, logged
     assert "hooks run claude-session-end" in logged  # the session's end ran it too
-    assert json.loads(ran.stdout)["result"] == "Done."
+    answer = json.loads(ran.stdout)
+    assert answer["result"] == "Done."
+    summary = hooked.root / ".git" / "gsd" / "sessions" / f"{answer['session_id']}.md"
+    assert "phase 01-alpha: 0/1 plans done; next: 01-01" in summary.read_text()
 
 
 def test_claude_runs_the_pre_compact_hook_and_its_note_reaches_the_compaction(

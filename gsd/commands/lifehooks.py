@@ -51,7 +51,7 @@ def run(cli: str, what: str, hook_input: HookInput) -> Answer:
 
     project = Project(root)
     if what == SESSION_END:
-        return agenthooks.tell_user(session_summary(project))
+        return session_end(project, hook_input)
     if what == AFTER_AGENT:
         return after_agent(project, hook_input)
     if what == PRE_COMPACT:
@@ -102,6 +102,22 @@ def pre_tool(cli: str, hook_input: HookInput) -> Answer:
 
 
 # -- session end -------------------------------------------------------------------------
+
+
+def session_end(project: Project, hook_input: HookInput) -> Answer:
+    """The summary, for the user (`systemMessage`) and in the checkout's git directory:
+    Claude Code 2.1.330 shows a SessionEnd hook's output nowhere but its debug log (only
+    a failure reaches stderr: `qIn` in the binary), so the file is where it stays."""
+    from gsd.core import layout
+    from gsd.formats.files import display_path, write_atomic
+
+    text = session_summary(project)
+    git_dir = _git_dir(project.root)
+    if git_dir is not None:
+        path = layout.session_summary(git_dir, hook_input.session_id)
+        write_atomic(path, text + "\n")
+        text += f"\n(kept in {display_path(path, project.root)})"
+    return agenthooks.tell_user(text)
 
 
 def session_summary(project: Project) -> str:
