@@ -34,7 +34,6 @@ _EDIT_TOOLS = {"claude": "Write or Edit", "gemini": "write_file or replace"}
 _STATUS_LINES = 12  # what a session start may cost the agent's context, at most
 _PLAN_LINES = 8  # plans of the last run listed at a session's end, at most
 _RENEW_SECONDS = 60  # a snapshot gemini's every-turn "auto" PreCompress leaves as it is
-_TRANSCRIPT_BYTES = 4 << 20  # of a sub-agent's transcript, read at most
 # gsd's delegation prompt names its task: "Task 2 of plan `01-03`, type `auto`."
 _TASK_OF_PLAN = r"Task (\d+) of plan `([^`\n]+)`"
 _PLAN_FILE = r"(\d+(?:\.\d+)*-\d+)-PLAN\.md"
@@ -180,7 +179,7 @@ def after_agent(project: Project, hook_input: HookInput) -> Answer:
     Downstream Context while later tasks or dependent plans need one."""
     answer, prompt = hook_input.answer, hook_input.prompt
     if hook_input.agent_transcript and not (answer and prompt):
-        first, last = transcript_texts(hook_input.agent_transcript)
+        first, last = agenthooks.transcript_texts(hook_input.agent_transcript)
         answer, prompt = answer or last, prompt or first
     if "task report" not in f"{prompt}\n{answer}".lower():
         return Answer(0)  # not a gsd delegation: no contract to check
@@ -195,8 +194,11 @@ def after_agent(project: Project, hook_input: HookInput) -> Answer:
             missing.append(f"Downstream Context ({needed} need it)")
     if not missing:
         return Answer(0)
-    who = f"task {target[1]} of plan {target[0]}" if target and target[1] else "the agent"
-    if target and not target[1]:
+    if target is None:
+        who = "the agent"
+    elif target[1]:
+        who = f"task {target[1]} of plan {target[0]}"
+    else:
         who = f"the agent on plan {target[0]}"
     what = " and no ".join(missing)
     message = (
@@ -239,41 +241,6 @@ def downstream_needs(project: Project, plan_id: str, task: int) -> str:
     if dependents:
         who.append(f"{plural(len(dependents), 'plan')} depending on it ({', '.join(dependents)})")
     return " and ".join(who)
-
-
-def transcript_texts(path: str) -> tuple[str, str]:
-    """A Claude Code transcript's (JSONL) first user text and last assistant text."""
-    import json
-
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_TRANSCRIPT_BYTES)
-    except OSError:
-        return "", ""
-    first = last = ""
-    for line in data.decode("utf-8", "replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        message = record.get("message") if isinstance(record, dict) else None
-        if not isinstance(message, dict):
-            continue
-        text = _content_text(message.get("content"))
-        if message.get("role") == "user" and text and not first:
-            first = text
-        elif message.get("role") == "assistant" and text:
-            last = text
-    return first, last
-
-
-def _content_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-    return "\n".join(p for p in parts if isinstance(p, str))
 
 
 # -- before context compaction -----------------------------------------------------------

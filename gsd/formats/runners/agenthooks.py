@@ -19,7 +19,8 @@ What each CLI sends and expects, as read from their installed releases:
   the last assistant message before stopping"); exit 0 shows nothing to the model.
   PreCompact gets `trigger` ("manual"/"auto") and `custom_instructions`: "Exit code 0 -
   stdout appended as custom compact instructions". `systemMessage`, a field of every
-  event's JSON answer, is shown to the user.
+  event's JSON answer, is for the user (a SessionEnd hook's is shown nowhere but the
+  debug log: the binary's `qIn` writes only a failed hook's output).
 - Gemini CLI 0.61.0 (@google/gemini-cli, bundle/docs/hooks/reference.md; the AfterTool
   handling in bundle/chunk-5FZXKDXH.js): the same base fields plus `timestamp`; AfterTool
   adds `tool_name`, `tool_input` (write_file and replace: `file_path`, docs/reference/
@@ -226,3 +227,44 @@ def before_compaction(cli: str, text: str) -> Answer:
     if cli == "claude":
         return Answer(0, stdout=text + "\n")
     return tell_user(text)
+
+
+_TRANSCRIPT_BYTES = 4 << 20  # of a sub-agent's transcript, read at most
+
+
+def transcript_texts(path: str) -> tuple[str, str]:
+    """A Claude Code transcript's (JSONL) first user text and last assistant text."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would never end
+            return "", ""
+        with open(path, "rb") as handle:
+            data = handle.read(_TRANSCRIPT_BYTES)
+    except OSError:
+        return "", ""
+    first = last = ""
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(message, dict):
+            continue
+        text = _content_text(message.get("content"))
+        if message.get("role") == "user" and text and not first:
+            first = text
+        elif message.get("role") == "assistant" and text:
+            last = text
+    return first, last
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(p for p in parts if isinstance(p, str))
