@@ -409,3 +409,11 @@ def test_the_pre_tool_hook_on_every_shell_call_loads_little(tmp_path: Path) -> N
     )
     heavy = (*HEAVY, "click", "yaml", "pathlib", "subprocess", "gsd.io.plans.project")
     assert loaded_after(code, str(tmp_path), heavy) == []
+
+
+def test_a_transcript_that_is_a_fifo_is_never_waited_on(all_hooks, tmp_path: Path) -> None:
+    fifo = tmp_path / "agent.jsonl"
+    os.mkfifo(fifo)
+    payload = subagent_stop(all_hooks.root, fifo, None)
+    done = run_hook(all_hooks.root, "claude", "SubagentStop", payload)  # `fire` times out
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
