@@ -102,8 +102,8 @@ def proposal_of(project: Project, plan: Plan, task: Task) -> tuple[str, str]:
     raise UsageError(
         f"--task {task.index}: task {task.index} of plan {plan.id} is {task.type}, not a "
         f"checkpoint, and has no proposal ({rel}) yet",
-        hint=f"run `gsd execute-phase {plan.phase}` first (a plan-first task proposes), "
-        + _checkpoints_of(plan),
+        hint=f"run `gsd execute-phase {plan.phase}` first: a plan-first task proposes before "
+        f"it works; {_checkpoints_of(plan)}",
     )
 
 
