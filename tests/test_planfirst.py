@@ -180,8 +180,15 @@ def test_human_approval_pauses_then_the_next_run_does_the_work(gated, gsd) -> No
     assert done.code == 0, done.err
     assert committed(root) == ["01-01-1"]
     assert (root / "src/t.py").read_text() == "done\n"
-    assert len(events(root, "proposal")) == 1  # step 1 did not run again
+    made = [e for e in events(root, "proposal") if not e.get("approved")]
+    assert len(made) == 1  # step 1 did not run again
+    (approval,) = [e for e in events(root, "proposal") if e.get("approved")]
+    assert (approval["blob"], approval["approved"]) == (blob, "a person")
     assert git(root, "show", f"HEAD:{PROPOSAL}") == text  # merged with the plan
+    summary = (root / ".planning/phases/01-alpha/01-01-SUMMARY.md").read_text()
+    assert f"## Proposals\n\n- Task 1: `{PROPOSAL}` approved by a person" in summary
+    assert f"{PROPOSAL} approved by a person" in gsd("report").out  # the last run
+    assert f"{PROPOSAL} committed" in gsd("report", "--all").out
 
 
 def test_config_defaults_gate_a_security_specialist_and_its_prompt_has_the_proposal(
@@ -189,6 +196,10 @@ def test_config_defaults_gate_a_security_specialist_and_its_prompt_has_the_propo
 ) -> None:
     root = gated.root
     setup(gated, specialist="security-worker", in_place=True, plan_first=True)
+    dry = gsd("execute-phase", "1", "--dry-run")
+    assert "plan-first: proposes read-only; a person approves (gsd approve 01-01 --task 1)" in (
+        dry.out
+    )
     assert gsd("execute-phase", "1").code == 4
     prompt = (root / ".git/gsd/runs/01-01-1/proposal/prompt.md").read_text()
     assert "Propose, do not change files" in prompt and "### Proposal\n- Files:" in prompt
@@ -202,6 +213,7 @@ def test_config_defaults_gate_a_security_specialist_and_its_prompt_has_the_propo
 
 def test_plan_first_false_opts_out_of_config(gated, gsd) -> None:
     setup(gated, ' plan-first="false"', specialist="security-worker", plan_first=True)
+    assert "plan-first" not in gsd("execute-phase", "1", "--dry-run").out
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err
     assert events(gated.root, "proposal") == []
@@ -267,6 +279,7 @@ def test_an_agent_approver_approves(gated, gsd) -> None:
         True,
     )
     assert approvals(root) == []  # an agent's approval is no person's
+    assert "proposal approve by approver (command, round 1)" in gsd("report").out
 
 
 def test_an_agent_approver_asks_for_a_new_proposal(gated, gsd, tmp_path) -> None:

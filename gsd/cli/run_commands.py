@@ -176,7 +176,7 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
 )
 @click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
 def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
-    """Answer a human checkpoint of a plan, or approve a plan-first task's proposal.
+    """Answer a human checkpoint, or approve a plan-first proposal.
 
     The next `gsd execute-phase` continues past it (a plan with two checkpoints
     needs two approvals). A proposal's approval holds for the file as it is now:

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gsd.core import layout
+from gsd.core.verdict import planfirst
+from gsd.formats.gatesettings import HUMAN
 
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
+    from gsd.core.models import Plan
     from gsd.io.dispatch import Dispatcher, TaskDispatch
     from gsd.io.plans.phases import Phase
     from gsd.io.plans.project import Project
@@ -84,8 +87,28 @@ def with_reviewers(
         elif found is not None:
             reviewers.append(found[1])
             task = task._replace(review=f"{found[0].name} on {found[0].runner}, read-only")
-        shown.append(task)
+        shown.append(task._replace(plan_first=plan_first(dispatcher, plan, task)))
     return shown, reviewers
+
+
+def plan_first(dispatcher: Dispatcher, plan: Plan, task: TaskDispatch) -> str:
+    """Who approves the task's proposal when it is gated plan-first ("": not gated)."""
+    own = next((t for t in plan.tasks if t.index == task.task), None)
+    gates = dispatcher.config.gates
+    if own is None or own.is_checkpoint:
+        return ""
+    gated = planfirst.gated(
+        own.plan_first,
+        gates.when(),
+        specialist=own.specialist or task.agent,
+        files=own.files,
+        plan_domains=planfirst.domains_of(plan),
+    )
+    if not gated:
+        return ""
+    if gates.approver == HUMAN:
+        return f"proposes read-only; a person approves (gsd approve {plan.id} --task {task.task})"
+    return f"proposes read-only; {gates.approver} approves, read-only"
 
 
 def uncommitted_warning(

@@ -21,7 +21,7 @@ from gsd.core.verdict import planfirst
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.core.verdict.review import Review
 from gsd.core.words import some
-from gsd.formats import errorlog, proposal
+from gsd.formats import errorlog, execlog, proposal
 from gsd.formats.agents import Agent
 from gsd.formats.files import write_atomic
 from gsd.formats.gatesettings import HUMAN
@@ -89,7 +89,10 @@ def gate(
         if approver == HUMAN:
             if not approvals.proposal_approved(run.read.project, plan.id, task.index, blob):
                 return _paused(run, at, rel, attempts, started)
-            run.effects.say(f"{at.label}: proposal {rel} approved by gsd approve")
+            run.effects.journal.plan_event(
+                plan.id, "proposal", task=task.index, file=rel, blob=blob, approved="a person"
+            )
+            run.effects.say(f"{at.label}: proposal {rel} approved by a person (gsd approve)")
             return _approved(at, said, rel)
         rounds += 1
         verdict = _judged(run, at, dispatch, (approver, said), rounds)
@@ -297,3 +300,25 @@ def _paused(
         attempts=tuple(attempts),
         started=started,
     )
+
+
+def summary_lines(run: PhaseRun, plan_id: str) -> str:
+    """A SUMMARY.md's `## Proposals`: each plan-first task's proposal and who approved
+    it, one line each, from the plan's log ("" when no task of it proposed)."""
+    events, _warnings = execlog.read(run.effects.journal.plan_errors(plan_id))
+    said: dict[int, str] = {}
+    for e in events:
+        task, file = e.get("task"), e.get("file")
+        if not isinstance(task, int):
+            continue
+        if e.get("event") == "proposal" and file and e.get("approved"):
+            said[task] = f"`{file}` approved by {e['approved']} (gsd approve)"
+        elif e.get("event") == "proposal" and file:
+            said.setdefault(task, f"`{file}`")
+        elif e.get("event") == "review" and e.get("proposal") and e.get("verdict") == "approve":
+            found = said.get(task, "its proposal")
+            said[task] = f"{found} approved by {e.get('reviewer')} ({e.get('runner')})"
+    if not said:
+        return ""
+    lines = [f"- Task {task}: {what}" for task, what in sorted(said.items())]
+    return "\n".join(["## Proposals", "", *lines, ""]) + "\n"
