@@ -323,7 +323,7 @@ def test_a_change_outside_the_proposal_is_rolled_back_and_salvaged(gated, gsd, t
 
 
 def test_approve_refuses_a_task_with_no_proposal(gated, gsd) -> None:
-    setup(gated)
+    setup(gated, ' plan-first="true"')
     result = gsd("approve", "01-01", "--task", "1")
     assert result.code == 2
     assert "has no proposal" in result.err and "gsd execute-phase 01` first" in result.err

@@ -184,6 +184,8 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --task 3 --option b
     """
+    from gsd.core.models import Task
+    from gsd.core.verdict import planfirst
     from gsd.io.lock import repo_lock
     from gsd.io.plans import approvals
     from gsd.io.plans.project import Project, find_root
@@ -192,7 +194,18 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
     plan = project.find_plan(plan_id)  # a usage error when there is no such plan
     named = None
     if task_index is not None:
-        named = approvals.checkpoint_task(plan, task_index, plan_first=True)
+        gates = project.config.gates.when()
+
+        def gated(task: Task) -> bool:
+            return planfirst.gated(
+                task.plan_first,
+                gates,
+                specialist=task.specialist,
+                files=task.files,
+                plan_domains=planfirst.domains_of(plan),
+            )
+
+        named = approvals.checkpoint_task(plan, task_index, plan_first=gated)
     proposal = None
     if named is not None and not named.is_checkpoint:
         if option_id is not None:

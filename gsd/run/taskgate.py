@@ -253,8 +253,12 @@ def _failure(at: TaskAt, agent: str, error_type: str, details: str) -> TaskOutco
 def _failed(
     run: PhaseRun, at: TaskAt, outcome: TaskOutcome, attempts: list[TaskOutcome], started: datetime
 ) -> PlanEnd:
-    """The plan stopped at a gate that failed: logged (`gsd errors`), said, its end."""
+    """The plan stopped at a gate that failed: logged (`gsd errors`), said, its end; a
+    step a signal ended is nobody's failure (rolled back, not recorded)."""
     plan = at.plan
+    if run.effects.cancel.is_set():
+        message = f"{at.label}: interrupted"
+        return PlanEnd(plan, "interrupted", message, attempts=tuple(attempts), started=started)
     attempts.append(outcome)
     run.outcomes.append(outcome)
     record = errorlog.ErrorRecord(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from gsd.core import layout
 from gsd.core.errors import UsageError
@@ -114,15 +115,17 @@ def option_ids(task: Task) -> list[str]:
     return [c.attrs.get("id", "?") for c in choices]
 
 
-def checkpoint_task(plan: Plan, index: int, *, plan_first: bool = False) -> Task:
-    """Task `index` of `plan`, which must be a checkpoint (a usage error otherwise), or
-    with `plan_first`, any task (its proposal is looked for next: `proposal_of`)."""
+def checkpoint_task(
+    plan: Plan, index: int, *, plan_first: Callable[[Task], bool] = lambda task: False
+) -> Task:
+    """Task `index` of `plan`, which must be a checkpoint (a usage error otherwise), or a
+    task gated `plan_first` (its proposal is looked for next: `proposal_of`)."""
     found = next((t for t in plan.tasks if t.index == index), None)
     if found is None:
         raise UsageError(
             f"--task {index}: plan {plan.id} has no task {index}", hint=_checkpoints_of(plan)
         )
-    if not found.is_checkpoint and not plan_first:
+    if not found.is_checkpoint and not plan_first(found):
         raise UsageError(
             f"--task {index}: task {index} of plan {plan.id} is {found.type}, not a checkpoint",
             hint=_checkpoints_of(plan),
