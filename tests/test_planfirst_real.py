@@ -74,8 +74,8 @@ def test_claude_proposes_a_person_approves_claude_writes(
     plan = PLAN.format(
         plan="01", wave=1, depends="[]", files="src/guard.txt", objective="Guard.", tasks=TASK
     )
-    home, repo = tmp_path / "home", tmp_path / "repo"
-    home.mkdir()
+    home, repo = tmp_path / "run" / "home", tmp_path / "run" / "repo"
+    home.mkdir(parents=True)
     build(repo, {"01-01": plan}, {"guard": ("claude", "read+write", 2)}, 0)
     with ModelServer(script()) as server:
         env = user_environment(cli_bin, home)
