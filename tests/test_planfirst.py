@@ -327,3 +327,12 @@ def test_approve_refuses_a_task_with_no_proposal(gated, gsd) -> None:
     result = gsd("approve", "01-01", "--task", "1")
     assert result.code == 2
     assert "has no proposal" in result.err and "gsd execute-phase 01` first" in result.err
+
+
+def test_an_approver_that_is_no_agent_refuses_the_run_before_anything_runs(gated, gsd) -> None:
+    setup(gated, ' plan-first="true"', approver="aprover")
+    result = gsd("execute-phase", "1")
+    assert result.code == 2
+    assert "gates.approver: reviewer 'aprover' is no agent gsd found" in result.err
+    assert "did you mean approver" in result.err
+    assert events(gated.root, "proposal") == [] and committed(gated.root) == []

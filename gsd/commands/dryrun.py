@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gsd.core import layout
-from gsd.core.verdict import planfirst
 from gsd.formats.gatesettings import HUMAN
 
 if TYPE_CHECKING:
@@ -93,18 +92,11 @@ def with_reviewers(
 
 def plan_first(dispatcher: Dispatcher, plan: Plan, task: TaskDispatch) -> str:
     """Who approves the task's proposal when it is gated plan-first ("": not gated)."""
+    from gsd.run.taskgate import task_gated
+
     own = next((t for t in plan.tasks if t.index == task.task), None)
     gates = dispatcher.config.gates
-    if own is None or own.is_checkpoint:
-        return ""
-    gated = planfirst.gated(
-        own.plan_first,
-        gates.when(),
-        specialist=own.specialist or task.agent,
-        files=own.files,
-        plan_domains=planfirst.domains_of(plan),
-    )
-    if not gated:
+    if own is None or not task_gated(dispatcher, plan, own, task.agent):
         return ""
     if gates.approver == HUMAN:
         return f"proposes read-only; a person approves (gsd approve {plan.id} --task {task.task})"

@@ -13,10 +13,14 @@ proposed again: the next run after an approval goes straight to the work.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from gsd.core import layout
+from gsd.core.errors import InputError
+from gsd.core.graph import PhaseGraph
+from gsd.core.models import Plan, Task
 from gsd.core.verdict import planfirst
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.core.verdict.review import Review
@@ -28,7 +32,7 @@ from gsd.formats.gatesettings import HUMAN
 from gsd.formats.proposal import Proposal
 from gsd.formats.reviewreport import parse_review
 from gsd.formats.runners import invocation as runners
-from gsd.io.dispatch import TaskDispatch
+from gsd.io.dispatch import Dispatcher, TaskDispatch
 from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.commits import Commits
 from gsd.io.git.observe import Observer
@@ -47,19 +51,46 @@ PAUSED = "checkpoint-paused"  # the plan's event and end: a person is waited for
 def gated(run: PhaseRun, at: TaskAt) -> bool:
     """Whether the task runs plan-first (its `plan-first=`, else `gates.plan_first`)."""
     task = at.task
-    if task.is_checkpoint:
-        return False
-    when = run.read.project.config.gates.when()
-    if task.plan_first is None and when is None:
+    if task.is_checkpoint or (task.plan_first is None and not run.read.project.config.gates.when()):
         return False
     agent = task.specialist or run.read.dispatcher.task(at.wave, at.plan, task).agent
-    return planfirst.gated(
+    return task_gated(run.read.dispatcher, at.plan, task, agent)
+
+
+def task_gated(dispatcher: Dispatcher, plan: Plan, task: Task, agent: str) -> bool:
+    """Whether `task` of `plan`, run by `agent` unless it names a specialist, is gated."""
+    return not task.is_checkpoint and planfirst.gated(
         task.plan_first,
-        when,
-        specialist=agent,
+        dispatcher.config.gates.when(),
+        specialist=task.specialist or agent,
         files=task.files,
-        plan_domains=planfirst.domains_of(at.plan),
+        plan_domains=planfirst.domains_of(plan),
     )
+
+
+def approvers(
+    dispatcher: Dispatcher, graph: PhaseGraph, dispatches: Iterable[TaskDispatch]
+) -> list[TaskDispatch]:
+    """The approver agent of each gated task the run may start (`gates.approver` names
+    one), for the checks before the first spawn; one that cannot run is an InputError
+    there, before any proposal is made."""
+    name = dispatcher.config.gates.approver
+    if name == HUMAN:
+        return []
+    found = []
+    for dispatch in dispatches:
+        plan = graph.plans[dispatch.plan]
+        task = next(t for t in plan.tasks if t.index == dispatch.task)
+        if not dispatch.argv or not task_gated(dispatcher, plan, task, dispatch.agent):
+            continue
+        where = f"{layout.CONFIG_FILE}: gates.approver"
+        approver = dispatcher.read_only(
+            dispatch.wave, plan, task, dispatch, (name, where), dispatcher.config.gates.runner
+        )
+        if isinstance(approver, str):
+            raise InputError(f"{approver}; nothing was run")
+        found.append(approver[1])
+    return found
 
 
 def gate(
