@@ -13,9 +13,9 @@ proposed again: the next run after an approval goes straight to the work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gsd.core import layout
 from gsd.core.errors import InputError
@@ -31,20 +31,20 @@ from gsd.formats.files import write_atomic
 from gsd.formats.gatesettings import HUMAN
 from gsd.formats.proposal import Proposal
 from gsd.formats.reviewreport import parse_review
-from gsd.formats.runners import invocation as runners
 from gsd.io.dispatch import Dispatcher, TaskDispatch
 from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.commits import Commits
 from gsd.io.git.observe import Observer
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
+from gsd.run import taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
-from gsd.run.taskassess import OUTPUT_TAIL, STDERR_TAIL, over_limit, tail
 from gsd.run.taskspawn import Guards, Job, prepare, spawn_agent
 
 if TYPE_CHECKING:
     from gsd.run.tasks import TaskAt
 
+_Report = TypeVar("_Report")
 PAUSED = "checkpoint-paused"  # the plan's event and end: a person is waited for
 
 
@@ -168,8 +168,7 @@ def _propose(
         agent, plan, task, repo=str(at.place.root), templates=run.read.templates, findings=findings
     )
     run.effects.say(f"{at.label}: {agent.name} proposes (read-only, plan-first)")
-    answer, problem = read_only_run(run, at, agent, spec, text, "proposal")
-    said = proposal.parse_proposal(answer) if not problem else problem
+    said = read_only_run(run, at, agent, spec, text, "proposal", proposal.parse_proposal)
     if isinstance(said, str):
         failed = _failure(at, agent.name, planfirst.PROPOSAL_FAILED, f"{agent.name}: {said}")
         run.effects.journal.plan_event(
@@ -206,9 +205,8 @@ def _judged(
     text = proposal.approver_prompt(
         agent, at.plan, at.task, said, repo=str(at.place.root), templates=run.read.templates
     )
-    answer, problem = read_only_run(run, at, agent, spec, text, "approval")
+    report = read_only_run(run, at, agent, spec, text, "approval", parse_review)
     review = Review(reviewer=agent.name, runner=agent.runner, round=round, verdict=None)
-    report = parse_review(answer) if not problem else problem
     if isinstance(report, str):
         review = review._replace(problem=report)
     else:
@@ -222,11 +220,18 @@ def _judged(
 
 
 def read_only_run(
-    run: PhaseRun, at: TaskAt, agent: Agent, spec: TaskDispatch, prompt: str, folder: str
-) -> tuple[str, str]:
+    run: PhaseRun,
+    at: TaskAt,
+    agent: Agent,
+    spec: TaskDispatch,
+    prompt: str,
+    folder: str,
+    parse: Callable[[str], _Report | str],
+) -> _Report | str:
     """A read-only agent run in the task's place under a checkpoint of its own: its
-    answer's text, and "" or why there is no answer to read (it could not start, timed
-    out, exited non-zero, or changed something: all rolled back)."""
+    answer as `parse` reads it, or one line saying why there is none (it could not
+    start, timed out, exited non-zero, answered unreadably, or changed something: all
+    rolled back; `taskreview.answer`, the reviewer's reading)."""
     job = Job(
         git=at.place,
         plan=at.plan,
@@ -242,31 +247,18 @@ def read_only_run(
     )
     guards = prepare(job, run.policy.allow_dirty)
     if isinstance(guards, TaskOutcome):
-        return "", guards.details
+        return guards.details
     try:
         spawn = spawn_agent(job, guards)
         changed = _left(at.place, guards, spawn.gitfile_changed + spawn.in_user_checkout)
     except BaseException:
         Checkpoints(at.place).rollback(guards.checkpoint)
         raise
-    spawned = spawn.run
     if changed:
         Checkpoints(at.place).rollback(guards.checkpoint)
-        return "", f"it changed {some(changed)} (read-only); rolled back"
+        return f"it changed {some(changed)} (read-only); rolled back"
     Checkpoints(at.place).delete(guards.checkpoint)
-    if spawned.error:
-        return "", f"it could not start: {spawned.error}"
-    if spawned.timed_out:
-        return "", f"it timed out after {spec.timeout_s:g} s"
-    if spawned.limit:
-        return "", over_limit(spawned, "it")
-    stderr = tail(spawned.stderr_path, STDERR_TAIL)
-    if spawned.exit_code != 0:
-        last = next((x.strip() for x in reversed(stderr.splitlines()) if x.strip()), "")
-        return "", f"it exited {spawned.exit_code}" + (f": {last[:200]}" if last else "")
-    stdout = tail(spawned.stdout_path, OUTPUT_TAIL)
-    text = runners.parse_output(agent.runner, stdout, spawn.result_text, stderr).text
-    return (text if text.strip() else stdout), ""
+    return taskreview.answer(agent, spawn.run, spawn.result_text, spec.timeout_s, parse)
 
 
 def _left(place: Git, guards: Guards, put_back: list[str]) -> list[str]:
