@@ -62,6 +62,7 @@ class TaskDispatch(NamedTuple):
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
     subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
     review: str = ""  # who reviews its work, `AGENT on RUNNER` (the dry run shows it)
+    plan_first: str = ""  # who approves its proposal first (plan-first gates); "": none
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
