@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gsd import __version__
-from gsd.cli import read_commands, run_commands, salvage_commands, setup_commands
+from gsd.cli import read_commands, run_commands, salvage_commands, setup_commands, undo_commands
 from gsd.cli.shared import SummarisedGroup
 from gsd.core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, INTERRUPTED
 
@@ -26,6 +26,7 @@ for command in (
     *run_commands.COMMANDS,
     *salvage_commands.COMMANDS,
     *setup_commands.COMMANDS,
+    *undo_commands.COMMANDS,
 ):
     cli.add_command(command)
 
