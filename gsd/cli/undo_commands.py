@@ -59,7 +59,9 @@ def _text(done: Undone, dry_run: bool) -> str:
     lines = [f"{'would revert' if dry_run else 'reverted'}, newest first:"]
     for n, step in enumerate(done.steps):
         how = " (merge, -m 1)" if step.merge else ""
-        made = f" -> {done.made[n][:12]}" if n < len(done.made) else ""
+        made = ""
+        if n < len(done.made):
+            made = f" -> {done.made[n][:12]}" if done.made[n] else " (nothing left to revert)"
         lines.append(f"  {step.sha[:12]} {step.subject}{how}{made}")
         lines += [f"      {path}" for path in step.files]
     if dry_run:

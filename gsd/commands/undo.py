@@ -32,7 +32,8 @@ class Step:
 @dataclass(frozen=True)
 class Undone:
     """What `gsd undo` did (or, in a dry run, would do): its reverts, newest first,
-    the commits it made (the reverts, then the docs commit) and the files it derived."""
+    the commits it made (a step's revert, "" for a step that had nothing left to take
+    back; then the docs commit) and the files it derived."""
 
     scope: str  # "plan 01-02" or "phase 01"
     plans: tuple[str, ...]
@@ -141,7 +142,8 @@ def _planned(project: Project, git: Git, scope: _Scope) -> Undone:
     that is done depends on one, or a later commit changed one of their files."""
     _dependents(project, scope)
     files = _Files(project, git, scope.plans)
-    own = reverts.own_commits(git, scope.plans, scope.phases, files.gsds)
+    gone = reverts.reverted(git)
+    own = reverts.own_commits(git, scope.plans, scope.phases, files.gsds, gone)
     for plan_id in scope.plans:
         if not any(_belongs(c, plan_id) for c in own.values()):
             raise GsdError(
@@ -150,8 +152,11 @@ def _planned(project: Project, git: Git, scope: _Scope) -> Undone:
                 hint="revert its commits yourself (git revert)",
             )
     items, covered = reverts.reverts_of(git, own)
+    # a docs commit of STATE.md and ROADMAP.md alone: derived again, nothing to revert
+    items = [i for i in items if i.merge or not set(i.commit.files) <= files.derived]
     for item in items:
-        _later_work(git, scope, item, [p for p in item.commit.files if not files.books(p)], covered)
+        paths = [p for p in item.commit.files if not files.books(p)]
+        _later_work(git, scope, item, paths, covered | gone)
     steps = tuple(
         Step(sha=i.commit.sha, subject=i.commit.subject, merge=i.merge, files=i.commit.files)
         for i in items
@@ -225,7 +230,7 @@ def _apply(project: Project, git: Git, scope: _Scope, found: Undone) -> Undone:
     derived: list[str] = []
     with reverts.scratch(git) as place:
         for item in items:
-            made.append(reverts.revert(place, item, files.derived, files.appended))
+            made.append(reverts.revert(place, item, files.derived, files.appended) or "")
         if commit_docs:
             there = Project(place.root / project.root.relative_to(git.root))
             changes = derive.sync(there)

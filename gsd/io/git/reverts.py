@@ -78,13 +78,13 @@ def parse_log(out: str) -> list[Commit]:
 
 
 def own_commits(
-    git: Git, plan_ids: list[str], scopes: list[str], gsds: Callable[[str], bool]
+    git: Git, plan_ids: list[str], scopes: list[str], gsds: Callable[[str], bool], gone: set[str]
 ) -> dict[str, Commit]:
     """The commits (no merges) HEAD reaches that are gsd's for these plans: a task commit
     of one of them, or a `docs(SCOPE): ...` commit (SCOPE a plan id or one of `scopes`)
     that changed only files `gsds` calls gsd's. Those taken back already (a `This
-    reverts commit` line names them, or the merge that brought them) and the docs commits
-    of an earlier undo are left out."""
+    reverts commit` line names them, or the merge that brought them: `gone`) and the docs
+    commits of an earlier undo are left out."""
     docs = [*plan_ids, *scopes]
     patterns = [f"^Gsd-Task: {_ere(p)}-[0-9]+$" for p in plan_ids]
     patterns += [rf"^docs\({_ere(s)}\): " for s in docs]
@@ -103,20 +103,27 @@ def own_commits(
             and all(gsds(p) for p in commit.files)
         ):
             found[commit.sha] = commit
-    gone = reverted(git)
     return {sha: c for sha, c in found.items() if sha not in gone}
 
 
 def reverted(git: Git) -> set[str]:
-    """Commits HEAD's history reverted already, and those the merges it reverted brought."""
-    out = git.out("log", "--fixed-strings", f"--grep={REVERTS_PREFIX}", "--format=%B", "HEAD")
-    named = {
-        line[len(REVERTS_PREFIX) :].split()[0].rstrip(".,")
-        for line in out.splitlines()
-        if line.startswith(REVERTS_PREFIX) and len(line) > len(REVERTS_PREFIX)
-    }
-    gone = set(named)
-    for sha in named:
+    """Commits HEAD's history took back already: those a `This reverts commit` line
+    names, the commits the merges among them brought, and the reverts themselves (a
+    commit and its revert, together, changed nothing)."""
+    out = git.out(
+        "log", "--fixed-strings", f"--grep={REVERTS_PREFIX}", "--format=%H%x00%B%x1e", "HEAD"
+    )
+    gone: set[str] = set()
+    for record in out.split("\x1e"):
+        sha, _, body = record.strip().partition("\0")
+        named = [
+            line[len(REVERTS_PREFIX) :].split()[0].rstrip(".,")
+            for line in body.splitlines()
+            if line.startswith(REVERTS_PREFIX) and len(line) > len(REVERTS_PREFIX)
+        ]
+        if named:
+            gone.update([sha, *named])
+    for sha in sorted(gone):
         parents = git.out("rev-list", "--parents", "-n", "1", sha, ok=(0, 128)).split()[1:]
         for side in parents[1:]:
             gone.update(git.out("rev-list", side, f"^{parents[0]}").split())
@@ -216,31 +223,38 @@ def scratch(git: Git) -> Iterator[Git]:
         git.git("worktree", "prune")
 
 
-def revert(place: Git, item: Revert, derived: set[str], appended: Callable[[str], bool]) -> str:
+def revert(
+    place: Git, item: Revert, derived: set[str], appended: Callable[[str], bool]
+) -> str | None:
     """`git revert --no-edit` of one commit (`-m 1` for a merge) in `place`; the new
-    commit. A conflict only in gsd's own files is settled (`derived`: HEAD's copy, derived
-    again after; `appended` logs: HEAD's copy without the lines the commit added), any
-    other is aborted (`git revert --abort`), a RevertConflict naming the files."""
+    commit, or None when nothing was left to take back (`git revert --skip`). A conflict
+    only in gsd's own files is settled (`derived`: HEAD's copy, derived again after;
+    `appended` logs: HEAD's copy without the lines the commit added), any other is
+    aborted (`git revert --abort`), a RevertConflict naming the files."""
     sha = item.commit.sha
     argv = ["revert", "--no-edit", *(["-m", "1"] if item.merge else []), sha]
     done = place.git(*argv, ok=(0, 1))
-    if done.status != 0:
-        conflicted = split(place.out("diff", "--name-only", "-z", "--diff-filter=U"))
-        theirs = [p for p in conflicted if p not in derived and not appended(p)]
-        if theirs or not conflicted:
-            place.git("revert", "--abort", ok=(0, 128))
-            if not conflicted:
-                raise GsdError(
-                    f"git revert {sha[:12]} failed: {first_reason(done.stderr)}",
-                    details=done.stderr,
-                )
-            raise RevertConflict(sha, item.commit.subject, theirs)
-        for path in conflicted:
-            _settle(place, sha, path, keep_ours=path in derived)
-        place.git("revert", "--continue", "--no-edit")
-    head = place.head()
-    assert head is not None
-    return head
+    if done.status == 0:
+        return place.head()
+    conflicted = split(place.out("diff", "--name-only", "-z", "--diff-filter=U"))
+    theirs = [p for p in conflicted if p not in derived and not appended(p)]
+    if theirs:
+        place.git("revert", "--abort", ok=(0, 128))
+        raise RevertConflict(sha, item.commit.subject, theirs)
+    for path in conflicted:
+        _settle(place, sha, path, keep_ours=path in derived)
+    if place.git("diff", "--cached", "--quiet", "HEAD", ok=(0, 1)).status == 0:
+        place.git("revert", "--skip")  # taken back already (or only derived files)
+        return None
+    if not conflicted:  # git stopped for another reason
+        place.git("revert", "--abort", ok=(0, 128))
+        raise GsdError(
+            f"git revert {sha[:12]} failed: {first_reason(done.stderr)}; nothing was changed",
+            hint="the log has git's whole message",
+            details=done.stderr,
+        )
+    place.git("revert", "--continue", "--no-edit")
+    return place.head()
 
 
 def mark_undone(place: Git, subject: str, tasks: tuple[str, ...], paths: list[str]) -> str:
