@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @click.option("--dry-run", is_flag=True, help="List the commits it would revert; change nothing.")
 @format_option(("text", "json"))
 def undo(target: str, dry_run: bool, fmt: str) -> int:
-    """Take a finished plan (or a phase's finished plans) back with revert commits.
+    """Take a finished plan or phase back with revert commits.
 
     gsd's merge of the plan (or, after a CI fan-out, the merge that brought it, or
     its commits one by one) and its docs commits are reverted with git revert,
