@@ -95,6 +95,28 @@ def test_a_plan_then_its_phase_undone_then_run_again(books: Path) -> None:
     assert len(git(books, "log", "--format=%s", f"{again}..HEAD").splitlines()) == 5
 
 
+def test_a_phase_run_in_place_is_undone_commit_by_commit(books: Path) -> None:
+    """`workflow.use_worktrees: false`: task and docs commits on the branch itself, no
+    merge; each is reverted alone, newest first."""
+    config = json.loads((books / ".planning/config.json").read_text())
+    config["workflow"] = {"use_worktrees": False}
+    (books / ".planning/config.json").write_text(json.dumps(config))
+    (books / "src").mkdir()  # in place, the sandbox lets agents write below what is there
+    (books / "src/.keep").write_text("")
+    commit_all(books, "in place")
+    start = head(books)
+    ran(books, "execute-phase", "1")
+    assert git(books, "log", "--merges", "--format=%s", f"{start}..HEAD") == ""
+    ran(books, "undo", "1")
+    assert changed(books, start) <= DERIVED
+    assert not list((books / PHASE).glob("*-SUMMARY.md"))
+    assert run_gsd(books, "sync", "--check").returncode == 0
+    assert leftovers(books) == {}
+    ran(books, "execute-phase", "1")
+    assert len(list((books / PHASE).glob("*-SUMMARY.md"))) == 3
+    assert (books / "src/t01-03_1.py").exists()
+
+
 def test_refused_while_a_done_plan_depends_on_it(repo: Path) -> None:
     ran(repo, "execute-phase", "1")
     before = head(repo)

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.core.ids import is_plan_id, split_plan_id, split_task_key
+from gsd.core.visible import visible
 from gsd.io.git import reverts
 from gsd.io.git.repo import Git
 from gsd.io.plans import summaries
@@ -201,7 +202,7 @@ def _later_work(
     if not later:
         return
     commit = later[0]  # the newest: the first to take back
-    path = next((p for p in commit.files if p in paths), paths[0])
+    path = visible(next((p for p in commit.files if p in paths), paths[0]))
     keys = [k for k in (split_task_key(t) for t in commit.tasks) if k is not None]
     if keys:
         raise GsdError(
@@ -210,8 +211,8 @@ def _later_work(
             hint=f"undo it first: gsd undo {keys[0][0]}",
         )
     raise GsdError(
-        f"commit {commit.sha[:12]} ({commit.subject}) changed {path} after {scope.name} was "
-        "merged: gsd undo changed nothing",
+        f"commit {commit.sha[:12]} ({visible(commit.subject)}) changed {path} after "
+        f"{scope.name} was merged: gsd undo changed nothing",
         hint=f"revert it first (git revert {commit.sha[:12]}), then run gsd undo again",
     )
 

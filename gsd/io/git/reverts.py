@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from gsd.core.errors import GsdError
 from gsd.core.ids import split_task_key
+from gsd.core.visible import visible
 from gsd.io.git.command import first_reason, literal, split
 from gsd.io.git.commits import UNDONE_TRAILER
 from gsd.io.git.repo import Git
@@ -54,8 +55,9 @@ class RevertConflict(GsdError):
 
     def __init__(self, sha: str, subject: str, paths: list[str]) -> None:
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        named = visible(", ".join(paths[:3]))
         super().__init__(
-            f"reverting {sha[:12]} ({subject}) conflicts in {', '.join(paths[:3])}{more}; "
+            f"reverting {sha[:12]} ({visible(subject)}) conflicts in {named}{more}; "
             "nothing was changed",
             hint="resolve what changed those files since, commit, and run gsd undo again",
         )
@@ -218,9 +220,10 @@ def scratch(git: Git) -> Iterator[Git]:
     try:
         yield Git(place)
     finally:
-        git.git("worktree", "remove", "--force", str(place), ok=(0, 128))
+        removed = git.git("worktree", "remove", "--force", str(place), ok=(0, 128))
         shutil.rmtree(folder, ignore_errors=True)
-        git.git("worktree", "prune")
+        if removed.status != 0:  # its folder is gone now: git forgets it
+            git.git("worktree", "prune")
 
 
 def revert(
