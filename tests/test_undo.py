@@ -80,9 +80,10 @@ def test_a_plan_then_its_phase_undone_then_run_again(books: Path) -> None:
         subjects[0] == "docs(01): undo phase 01" and subjects[-2] == "docs(01-03): undo plan 01-03"
     )
     assert all(s.startswith('Revert "') for s in subjects if not s.startswith("docs("))
-    # the same phase runs again, every task done anew (no old task commit counts)
+    # the same phase runs again, one plan at a time, every task done anew (no task
+    # commit of the first run counts: the undo's Gsd-Undone trailers say so)
     undone = head(books)
-    ran(books, "execute-phase", "1")
+    ran(books, "execute-phase", "1", "--max-parallel", "1")
     for name in ("src/t01-01_1.py", "src/t01-01_2.py", "src/t01-02_1.py", "src/t01-03_1.py"):
         assert (books / name).exists(), name
     trailers = git(books, "log", "--format=%(trailers:key=Gsd-Task,valueonly)", f"{undone}..HEAD")
@@ -117,11 +118,31 @@ def test_a_phase_run_in_place_is_undone_commit_by_commit(books: Path) -> None:
     assert (books / "src/t01-03_1.py").exists()
 
 
+def test_with_commit_docs_off_an_uncommitted_summary_is_left_and_named(books: Path) -> None:
+    """`git.commit_docs: false`: the plan's SUMMARY.md was never committed, so no revert
+    takes it, and gsd deletes none of your uncommitted files: a warning says so."""
+    config = json.loads((books / ".planning/config.json").read_text())
+    config["git"] = {"commit_docs": False}
+    (books / ".planning/config.json").write_text(json.dumps(config))
+    commit_all(books, "no docs commits")
+    ran(books, "execute-phase", "1")
+    run_end = head(books)
+    done = run_gsd(books, "undo", "01-03")
+    assert done.returncode == 0, done.stderr
+    assert grew_from(books, run_end) and not (books / "src/t01-03_1.py").exists()
+    assert (books / PHASE / "01-03-SUMMARY.md").exists()
+    assert "gsd: warning: plan 01-03 still counts as done" in done.stderr
+    assert "Gsd-Undone: 01-03-1" in git(books, "log", "-1", "--format=%B")
+
+
 def test_refused_while_a_done_plan_depends_on_it(repo: Path) -> None:
     ran(repo, "execute-phase", "1")
     before = head(repo)
     line = refused(repo, "undo", "01-01")
-    assert "plan 01-03 depends on 01-01" in line and "gsd undo 01-03" in line
+    assert (
+        "plan 01-03 depends on 01-01 and is done (.planning/phases/01-alpha/01-03-PLAN.md:" in line
+    )
+    assert "gsd undo 01-03" in line
     assert head(repo) == before and leftovers(repo) == {}
 
 

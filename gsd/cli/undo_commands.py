@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gsd.cli.shared import SummarisedCommand, format_option, planned_project
+from gsd.cli.shared import SummarisedCommand, format_option, planned_project, warn
 from gsd.core.errors import EXIT_OK
 from gsd.core.words import plural
 
@@ -51,6 +51,7 @@ def undo(target: str, dry_run: bool, fmt: str) -> int:
             click.echo(json.dumps({"dry_run": dry_run, **asdict(done)}, indent=2))
         else:
             click.echo(_text(done, dry_run), nl=False)
+    warn(list(done.warnings))
     _summary(done, dry_run)
     return EXIT_OK
 

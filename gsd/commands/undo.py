@@ -6,6 +6,7 @@ and `depends_on` it, or a commit after its merge that changed one of its files."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -42,6 +43,7 @@ class Undone:
     tasks: tuple[str, ...] = ()  # the task keys whose commits it reverts
     made: tuple[str, ...] = ()
     derived: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,8 @@ def undo(project: Project, target: str, *, dry_run: bool = False) -> Undone:
     from gsd.io.lock import repo_lock
 
     with repo_lock(project.root):  # a live run: refused, naming it
-        _clean(git)
+        books = _Files(project, git, scope.plans).books
+        _clean(git, books if not project.config.git.commit_docs else lambda _: False)
         found = _planned(project, git, scope)
         return _apply(project, git, scope, found)
 
@@ -121,17 +124,19 @@ def _scope(project: Project, target: str) -> _Scope:
     return _Scope(f"phase {phase.number}", phase.number, done, [phase.number])
 
 
-def _clean(git: Git) -> None:
-    """Refused on a tree with changes to tracked files, or a git operation half done."""
+def _clean(git: Git, gsds: Callable[[str], bool]) -> None:
+    """Refused on a tree with changes to tracked files (but those `gsds` calls gsd's:
+    with `git.commit_docs` false, gsd's books are never committed), or a git operation
+    half done."""
     busy = git.operation_in_progress()
     if busy:
         raise GsdError(
             f"a {busy} is in progress in {git.root}: gsd undo changed nothing",
             hint="finish or abort it first",
         )
-    status = git.status()
-    if status.changed:
-        first = sorted(status.changed)[0]
+    changed = sorted(p for p in git.status().changed if not gsds(p))
+    if changed:
+        first = visible(changed[0])
         raise GsdError(
             f"{first} has uncommitted changes: gsd undo changed nothing",
             hint="commit or stash them first (git stash), then run gsd undo again",
@@ -187,8 +192,10 @@ def _dependents(project: Project, scope: _Scope) -> None:
                 continue
             needs = [d for d in plan.depends_on if d in scope.plans]
             if needs and summaries.find(phase.path, plan.id) is not None:
+                line = plan.key_lines.get("depends_on", 1)
                 raise GsdError(
-                    f"plan {plan.id} depends on {needs[0]} and is done ({plan.path}): "
+                    f"plan {plan.id} depends on {needs[0]} and is done "
+                    f"({plan.path}:{line}): "
                     f"gsd undo changed nothing",
                     hint=f"undo it first: gsd undo {plan.id}",
                 )
@@ -251,7 +258,24 @@ def _apply(project: Project, git: Git, scope: _Scope, found: Undone) -> Undone:
         tasks=found.tasks,
         made=tuple(made),
         derived=tuple(derived),
+        warnings=tuple(_still_done(project, scope)),
     )
+
+
+def _still_done(project: Project, scope: _Scope) -> list[str]:
+    """A SUMMARY.md no commit carried (`git.commit_docs: false`) is still there after
+    the reverts, and gsd deletes none of your uncommitted files: one warning a plan."""
+    warnings = []
+    for plan_id in scope.plans:
+        left = project.summary_of(plan_id)
+        if left is not None:
+            where = visible(left.relative_to(project.root).as_posix())
+            warnings.append(
+                f"plan {plan_id} still counts as done: {where} is not committed "
+                "(git.commit_docs is false) and gsd leaves uncommitted files alone; "
+                "delete it to run the plan again"
+            )
+    return warnings
 
 
 def _fast_forward(git: Git, tip: str) -> None:
