@@ -66,6 +66,11 @@ def test_a_plan_then_its_phase_undone_then_run_again(books: Path) -> None:
     assert not (books / PHASE / "01-03-SUMMARY.md").exists()
     assert (books / "src/t01-01_1.py").exists() and (books / PHASE / "01-01-SUMMARY.md").exists()
     assert "Plan: 2 of 3 in current phase" in (books / ".planning/STATE.md").read_text()
+    # the phase log: the lines the plan's merge added are gone (git's revert conflicted
+    # with the run's later lines: gsd settled it), the run's later lines are kept
+    events = [json.loads(line) for line in (books / ".planning/logs/phase-01.jsonl").open()]
+    assert not [e for e in events if e.get("plan") == "01-03"]
+    assert events[-1]["event"] == "run-end" and [e for e in events if e.get("plan") == "01-01"]
     assert run_gsd(books, "sync", "--check").returncode == 0
     # the whole phase: the tree before the run, STATE.md and ROADMAP.md derived from it
     ran(books, "undo", "1")
