@@ -10,7 +10,7 @@ import click
 
 from gsd.cli.shared import SummarisedCommand, format_option, planned_project, warn
 from gsd.core.errors import EXIT_OK
-from gsd.core.words import plural
+from gsd.core.words import plural, some
 
 if TYPE_CHECKING:
     from gsd.commands.undo import Undone
@@ -74,7 +74,7 @@ def _text(done: Undone, dry_run: bool) -> str:
 
 def _summary(done: Undone, dry_run: bool) -> None:
     reverts = plural(len(done.steps), "revert commit")
-    plans = ", ".join(done.plans)
+    plans = some(done.plans, 5)
     if dry_run:
         click.echo(f"gsd: {done.scope}: {reverts} would undo {plans}; nothing changed", err=True)
     else:

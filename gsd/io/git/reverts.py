@@ -152,8 +152,9 @@ def _walk(
 ) -> None:
     """`reverts_of` along the first-parent line from `tip` (down to `stop`'s history)."""
     revs = [tip, f"^{stop}"] if stop else [tip]
+    wanted = set(own)
     for line in git.out("rev-list", "--first-parent", "--parents", *revs).splitlines():
-        if set(own) <= covered:
+        if wanted <= covered:
             return
         sha, *parents = line.split()
         if len(parents) <= 1:
@@ -163,9 +164,9 @@ def _walk(
             continue
         sides = [f"^{parents[0]}", *parents[1:]]
         brought = set(git.out("rev-list", "--no-merges", *sides).split())
-        if not brought & set(own):
+        if not brought & wanted:
             continue
-        if brought <= set(own):
+        if brought <= wanted:
             found.append(Revert(commit=merge_commit(git, sha), merge=True))
             covered.update(brought | {sha})
             continue
@@ -174,10 +175,10 @@ def _walk(
 
 
 def merge_commit(git: Git, sha: str) -> Commit:
-    """A merge, its files those it changed against its first parent."""
-    subject = git.out("log", "-n", "1", "--format=%s", sha).strip()
-    files = split(git.out("diff", "--name-only", "-z", "--no-renames", f"{sha}^1", sha))
-    return Commit(sha=sha, subject=subject, tasks=(), files=tuple(files))
+    """A merge, its files those it changed against its first parent (`-m` lists it once
+    a parent, the first first)."""
+    args = ("-n", "1", "-z", "--name-only", "--no-renames", "-m", "--first-parent")
+    return parse_log(git.out("log", *args, _LOG, sha))[0]
 
 
 def changed_later(git: Git, since: str, paths: list[str], skip: set[str]) -> list[Commit]:
