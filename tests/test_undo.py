@@ -14,6 +14,7 @@ import pytest
 
 from tests import test_sync, test_worktrees
 from tests.conftest import git
+from tests.hostile import LANDLOCK
 from tests.test_sync import ci_job
 from tests.test_worktrees import commit_all, leftovers, run_gsd, steer, task
 
@@ -138,6 +139,30 @@ def test_with_commit_docs_off_an_uncommitted_summary_is_left_and_named(books: Pa
     assert (books / PHASE / "01-03-SUMMARY.md").exists()
     assert "gsd: warning: plan 01-03 still counts as done" in done.stderr
     assert "Gsd-Undone: 01-03-1" in git(books, "log", "-1", "--format=%B")
+
+
+@pytest.mark.skipif(not LANDLOCK, reason="needs Landlock (Linux 5.13+, enabled)")
+def test_your_git_hooks_run_in_the_sandbox(repo: Path, control: Path, tmp_path: Path) -> None:
+    """The undo's commits and its fast-forward run your hooks as a run's do: inside the
+    agents' sandbox (the trees they hold are what agents wrote)."""
+    ran(repo, "execute-phase", "1")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("pre-commit", "post-commit", "post-merge"):
+        hook = repo / ".git/hooks" / name
+        hook.write_text(
+            f"#!/bin/sh\necho ran > '{control}/hook-{name}'\n"
+            f"echo out > '{outside}/hook-{name}' 2>/dev/null\nexit 0\n"
+        )
+        hook.chmod(0o755)
+    ran(repo, "undo", "01-03")
+    assert not (repo / "src/t01-03_1.py").exists()
+    assert {p.name for p in control.glob("hook-*")} == {
+        "hook-pre-commit",
+        "hook-post-commit",
+        "hook-post-merge",
+    }
+    assert list(outside.iterdir()) == []
 
 
 def test_refused_while_a_done_plan_depends_on_it(repo: Path) -> None:

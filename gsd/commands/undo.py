@@ -6,6 +6,7 @@ and `depends_on` it, or a commit after its merge that changed one of its files."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -94,8 +95,11 @@ def undo(project: Project, target: str, *, dry_run: bool = False) -> Undone:
     if dry_run:
         return _planned(project, git, scope)
     from gsd.io.lock import repo_lock
+    from gsd.run.execute import confined_hooks
 
-    with repo_lock(project.root):  # a live run: refused, naming it
+    # a live run: refused, naming it; your git hooks run in the agents' sandbox, as in a
+    # run (the trees its commits and checkouts hold are what agents wrote)
+    with repo_lock(project.root), confined_hooks(project, git, os.environ):
         books = _Files(project, git, scope.plans).books
         _clean(git, books if not project.config.git.commit_docs else lambda _: False)
         found = _planned(project, git, scope)
