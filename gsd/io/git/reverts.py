@@ -9,7 +9,7 @@ branch's pull request merged into main. Each is reverted at the smallest merge t
 brought nothing else (`-m 1`: against the branch it was merged into), or one commit at
 a time where a merge brought more (a wave's other plans). A revert stopped by a conflict
 is aborted (`git revert --abort`); gsd's own logs, STATE.md and ROADMAP.md are settled
-without one (`settle`), since they are derived or only ever appended to.
+without one (`_settle`), since they are derived or only ever appended to.
 """
 
 from __future__ import annotations
