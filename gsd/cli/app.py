@@ -11,6 +11,7 @@ from gsd.cli import (
     run_commands,
     salvage_commands,
     setup_commands,
+    undo_commands,
 )
 from gsd.cli.shared import SummarisedGroup
 from gsd.core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, INTERRUPTED
@@ -33,6 +34,7 @@ for command in (
     *run_commands.COMMANDS,
     *salvage_commands.COMMANDS,
     *setup_commands.COMMANDS,
+    *undo_commands.COMMANDS,
 ):
     cli.add_command(command)
 
