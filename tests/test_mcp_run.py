@@ -19,7 +19,7 @@ from gsd.core import layout
 from tests.conftest import git, slack
 from tests.test_execute import CHECKPOINT, REPORT, install_agents, task, task_commits
 from tests.test_mcp import INITIALIZED, TOOLS, _initialize, _lines, converse, gsd_argv
-from tests.test_runwatch import hold_lock
+from tests.test_mcp_watch import hold_lock
 
 pytest.importorskip("mcp.server.mcpserver", reason="the MCP SDK 2.x is not installed (make venv)")
 

@@ -3,7 +3,7 @@
 execute_phase and execute_plan start `gsd execute-phase` (`--plan`) or `gsd
 execute-plan` as a separate process in a session of its own (gsd.io.background): the
 same code, run lock, sandbox and logs as the command, and it goes on when this server
-ends. run_status and progress read the run's own state (gsd.commands.runwatch);
+ends. run_status and progress read the run's own state (gsd.cli.mcp_watch);
 run_stop is Ctrl-C (SIGINT to the lock's holder: every agent ended, every attempt rolled
 back); approve is `gsd approve`, with its refusals. Nothing here takes `--auto` or
 `--allow-dirty`: a human checkpoint still waits for a person's approve.
@@ -34,7 +34,7 @@ Register = Callable[..., Callable[[Callable[..., CallToolResult]], Callable[...,
 def start_data(args: list[str]) -> tuple[dict[str, object], str]:
     """Start `gsd ARGS` in the background unless a run is live; wait until it has logged
     its start or ended (a refusal before anything ran is an error, with its output)."""
-    from gsd.commands import runwatch
+    from gsd.cli import mcp_watch
     from gsd.commands.show import here
     from gsd.io import background
 
@@ -47,15 +47,15 @@ def start_data(args: list[str]) -> tuple[dict[str, object], str]:
         )
     launch, process = background.start(project.root, args)
     deadline = time.monotonic() + STARTUP_S
-    status = runwatch.run_status(project)
+    status = mcp_watch.run_status(project)
     while time.monotonic() < deadline and process.poll() is None:
-        status = runwatch.run_status(project)
+        status = mcp_watch.run_status(project)
         if status.state == "running" and status.pid == launch.pid and status.phase:
             break
         time.sleep(0.2)
     code = process.poll()
     if code is not None:
-        status = runwatch.run_status(project)
+        status = mcp_watch.run_status(project)
     said = background.output_tail(launch)
     if code not in (None, 0, 1, 4):  # 2: refused before anything ran; 128+: a signal
         last = said.splitlines()[-1].removeprefix("gsd: error: ") if said else "no output"
@@ -75,7 +75,7 @@ def start_data(args: list[str]) -> tuple[dict[str, object], str]:
         if code is None
         else f"gsd {' '.join(args)} ended at once with exit {code}:\n{said}"
     )
-    return data, f"{head}\n{runwatch.status_text(status)}"
+    return data, f"{head}\n{mcp_watch.status_text(status)}"
 
 
 def phase_args(phase: str, wave: int | None, plan: str | None, timeout: float | None) -> list[str]:
@@ -105,15 +105,15 @@ def plan_args(plan: str, timeout: float | None) -> list[str]:
 
 
 def status_data() -> tuple[dict[str, object], str]:
-    from gsd.commands import runwatch
+    from gsd.cli import mcp_watch
     from gsd.commands.show import here
 
-    status = runwatch.run_status(here())
-    return status.to_json(), runwatch.status_text(status)
+    status = mcp_watch.run_status(here())
+    return status.to_json(), mcp_watch.status_text(status)
 
 
 def stop_data(wait_s: float) -> tuple[dict[str, object], str]:
-    from gsd.commands import runwatch
+    from gsd.cli import mcp_watch
     from gsd.commands.show import here
     from gsd.io import background
 
@@ -121,7 +121,7 @@ def stop_data(wait_s: float) -> tuple[dict[str, object], str]:
         raise UsageError(f"wait_s {wait_s:g}: give 0 < wait_s <= {MAX_STOP_S:g} seconds")
     project = here()
     pid, ended = background.stop(project.root, wait_s)
-    status = runwatch.run_status(project)
+    status = mcp_watch.run_status(project)
     head = (
         f"the run (pid {pid}) stopped: every agent ended, its attempts rolled back"
         if ended
@@ -129,7 +129,7 @@ def stop_data(wait_s: float) -> tuple[dict[str, object], str]:
         f"{wait_s:g} s (run_status says when it has)"
     )
     return {"pid": pid, "stopped": ended, "status": status.to_json()}, (
-        f"{head}\n{runwatch.status_text(status)}"
+        f"{head}\n{mcp_watch.status_text(status)}"
     )
 
 
@@ -145,11 +145,11 @@ def approve_data(plan: str, task: int | None, option: str | None) -> tuple[dict[
 def progress_data(phase: str | None) -> tuple[dict[str, object], str]:
     from dataclasses import asdict
 
-    from gsd.commands import runwatch
+    from gsd.cli import mcp_watch
     from gsd.commands.show import here
 
-    plans = runwatch.progress(here(), phase)
-    return {"plans": [asdict(p) for p in plans]}, runwatch.progress_text(plans)
+    plans = mcp_watch.progress(here(), phase)
+    return {"plans": [asdict(p) for p in plans]}, mcp_watch.progress_text(plans)
 
 
 def add_tools(tool: Register, answer: Callable[..., CallToolResult]) -> None:
@@ -185,8 +185,9 @@ def add_tools(tool: Register, answer: Callable[..., CallToolResult]) -> None:
 
     @tool(annotations=WRITES)
     def approve(plan: str, task: int | None = None, option: str | None = None) -> CallToolResult:
-        """Answer a human checkpoint of a plan, as `gsd approve PLAN [--task N] [--option
-        ID]` (refused while a run is live); the next execute_phase continues past it."""
+        """Answer a human checkpoint of a plan, or approve a plan-first task's proposal,
+        as `gsd approve PLAN [--task N] [--option ID]` (refused while a run is live); the
+        next execute_phase continues past it."""
         return answer(lambda: approve_data(plan, task, option))
 
     @tool(annotations=READS)

@@ -24,7 +24,7 @@ from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
-from gsd.run import taskreview
+from gsd.run import taskgate, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
@@ -82,6 +82,11 @@ def run_tasks(
                 return _paused(run, at, attempts, started)
             earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
             continue
+        if taskgate.gated(run, at):  # plan-first: a proposal approved before the work
+            gated = taskgate.gate(run, at, attempts, started)
+            if isinstance(gated, PlanEnd):
+                return gated
+            at = gated
         outcome = _climb(run, at, attempts)
         run.outcomes.append(outcome)
         if not outcome.success and run.effects.cancel.is_set():  # rolled back; nobody's failure
@@ -259,6 +264,7 @@ def _attempt(
             large_file_mb=run.policy.large_file_mb,
             reviewer=reviewer,
             step=step,
+            proposal_files=at.context.scope,
         )
     return agent, outcome._replace(step=step)
 

@@ -1,5 +1,5 @@
 """run_status and progress read a run's own state: the run lock's holder, the journal of
-lines not committed yet, the checkout's logs and a plan worktree's (gsd.commands.runwatch),
+lines not committed yet, the checkout's logs and a plan worktree's (gsd.cli.mcp_watch),
 and run_stop refuses what is no run (gsd.io.background). Real files in a real repository."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gsd.commands import runwatch
+from gsd.cli import mcp_watch
 from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.io import background
@@ -84,7 +84,7 @@ def _task(n: int) -> str:
 
 def test_a_live_run_is_read_from_the_lock_the_journal_and_the_worktrees(run) -> None:
     hold_lock(run.root, ["gsd", "execute-phase", "1"])
-    status = runwatch.run_status(run)
+    status = mcp_watch.run_status(run)
     assert (status.state, status.pid, status.phase) == ("running", os.getpid(), "01-alpha")
     assert (status.wave, status.wave_plans) == (1, ["01-01"])
     [task] = status.running
@@ -96,8 +96,8 @@ def test_a_live_run_is_read_from_the_lock_the_journal_and_the_worktrees(run) -> 
         80,
     )
     assert status.cost_usd == 0.01 and status.started == "2026-11-29T10:00:00.100Z"
-    assert "running: plan 01-01 task 2 worker attempt 2 (retry)" in runwatch.status_text(status)
-    plans = {p.plan: p for p in runwatch.progress(run, "1")}
+    assert "running: plan 01-01 task 2 worker attempt 2 (retry)" in mcp_watch.status_text(status)
+    plans = {p.plan: p for p in mcp_watch.progress(run, "1")}
     assert plans["01-01"].status == "running" and plans["01-01"].tasks_total == 2
     assert plans["01-01"].last_event == {
         "ts": "2026-11-29T10:00:06.000Z",
@@ -120,27 +120,27 @@ def test_a_running_attempt_shows_the_tokens_its_stream_reported(run) -> None:
     stdout.write_text(json.dumps(message) + "\n")
     spawned = datetime(2026, 11, 29, 10, 0, 6, tzinfo=timezone.utc).timestamp()
     os.utime(stdout, (spawned + 2, spawned + 2))
-    [task] = runwatch.run_status(run).running
+    [task] = mcp_watch.run_status(run).running
     assert task["tokens"] == 940
     os.utime(stdout, (spawned - 60, spawned - 60))
-    [task] = runwatch.run_status(run).running
+    [task] = mcp_watch.run_status(run).running
     assert task["tokens"] is None
 
 
 def test_a_run_whose_process_is_gone_is_no_longer_running(run) -> None:
-    status = runwatch.run_status(run)  # no lock: a killed run left no run-end
+    status = mcp_watch.run_status(run)  # no lock: a killed run left no run-end
     assert (status.state, status.running, status.pid) == ("ended", [], None)
     lines(
         layout.journal_dir(run.root / ".git") / "side.jsonl",
         {"ts": "2026-11-29T10:00:09.000Z", "event": "run-end", "status": "interrupted"},
     )
-    status = runwatch.run_status(run)
+    status = mcp_watch.run_status(run)
     assert status.state == "interrupted" and status.elapsed_s == 8.9
 
 
 def test_a_live_run_that_logged_nothing_yet_shows_no_earlier_run(run) -> None:
     hold_lock(run.root, [sys.argv[0], "execute-phase", "1"], started="2026-11-29T11:00:00Z")
-    status = runwatch.run_status(run)
+    status = mcp_watch.run_status(run)
     assert status.state == "running" and status.phase is None and status.attempts == 0
     assert status.started == "2026-11-29T11:00:00Z"
 
@@ -154,6 +154,6 @@ def test_run_stop_refuses_when_no_run_holds_the_lock(run) -> None:
 
 
 def test_no_run_yet(git_project) -> None:
-    status = runwatch.run_status(Project(git_project.root))
+    status = mcp_watch.run_status(Project(git_project.root))
     assert (status.state, status.phase, status.background) == ("none", None, None)
-    assert runwatch.status_text(status).startswith("run none")
+    assert mcp_watch.status_text(status).startswith("run none")
