@@ -119,6 +119,7 @@ def hub(
 
 def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
     repo = build(tmp_path)
+    before = git(repo, "rev-parse", "HEAD").strip()
     (tmp_path / "markers" / "sleep-01-01-1").write_text("2")  # a run to watch
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)  # conftest made it: HOME for gsd and claude alike
@@ -155,6 +156,14 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
     assert (repo / ".planning/phases/01-hub/01-01-SUMMARY.md").is_file()
     assert git(repo, "for-each-ref", "refs/heads/gsd/") == ""
     assert not layout.lock_file(repo / ".git").exists()
+    # issue 25's "done when": `gsd undo` of that phase leaves the files as before it
+    undone = subprocess.run(
+        [sys.executable, "-m", "gsd", "undo", "1"], cwd=repo, capture_output=True, text=True
+    )
+    assert undone.returncode == 0, undone.stderr
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", "--", "src") == ""
+    assert not (repo / ".planning/phases/01-hub/01-01-SUMMARY.md").exists()
+    assert git(repo, "merge-base", "--is-ancestor", before, "HEAD") == ""  # history grew
 
 
 def test_an_agent_under_a_gsd_run_gets_no_run_tool(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
