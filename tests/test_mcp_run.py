@@ -334,3 +334,21 @@ def test_the_first_answers_with_allow_run_are_the_sdks(phase, agent, monkeypatch
     assert ours == theirs and b"gsd mcp:" not in err
     [tools] = [m["result"]["tools"] for m in map(json.loads, ours) if m["id"] == 1]
     assert {t["name"] for t in tools} == (TOOLS if agent else TOOLS | RUN_TOOLS)
+
+
+def test_only_the_last_launches_are_kept(phase) -> None:
+    """.git/gsd/background/ keeps the records and outputs of the last 20 launches."""
+    from gsd.io import background
+
+    folder = layout.background_dir(phase.root / ".git")
+    folder.mkdir(parents=True)
+    for n in range(25):
+        (folder / f"20260101T0000{n:02d}.000000-1.json").write_text("{}")
+        (folder / f"20260101T0000{n:02d}.000000-1.out").write_text("")
+    launch, process = background.start(phase.root, ["execute-phase", "9"])
+    assert process.wait(timeout=60) == 2  # no phase 9: refused at once
+    records = sorted(folder.glob("*.json"))
+    assert len(records) == background.KEPT and records[-1] == launch.record
+    assert len(list(folder.glob("*.out"))) == background.KEPT
+    assert background.latest(phase.root).exit_code == 2
+    assert "no phase" in background.output_tail(launch)

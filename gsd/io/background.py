@@ -78,7 +78,18 @@ def start(root: Path, args: list[str]) -> tuple[Launch, subprocess.Popen[bytes]]
     _write(launch)
     _reap()
     _children[process.pid] = (process, launch)
+    _prune(folder)
     return launch, process
+
+
+KEPT = 20  # launches whose record and output stay in .git/gsd/background/
+
+
+def _prune(folder: Path) -> None:
+    """Forget all but the last KEPT launches (their records and outputs)."""
+    for record in sorted(folder.glob("*.json"))[:-KEPT]:
+        record.with_suffix(".out").unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
 
 
 # The runs this process started, polled (and so reaped) whenever one is looked at: no
