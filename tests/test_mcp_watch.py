@@ -88,7 +88,7 @@ def test_a_live_run_is_read_from_the_lock_the_journal_and_the_worktrees(run) -> 
     assert (status.state, status.pid, status.phase) == ("running", os.getpid(), "01-alpha")
     assert (status.wave, status.wave_plans) == (1, ["01-01"])
     [task] = status.running
-    assert (task["plan"], task["task"], task["attempt"], task["step"]) == ("01-01", 2, 2, "retry")
+    assert (task.plan, task.task, task.attempt, task.step) == ("01-01", 2, 2, "retry")
     assert (status.attempts, status.commits, status.input_tokens, status.output_tokens) == (
         1,
         1,
@@ -121,10 +121,10 @@ def test_a_running_attempt_shows_the_tokens_its_stream_reported(run) -> None:
     spawned = datetime(2026, 11, 29, 10, 0, 6, tzinfo=timezone.utc).timestamp()
     os.utime(stdout, (spawned + 2, spawned + 2))
     [task] = mcp_watch.run_status(run).running
-    assert task["tokens"] == 940
+    assert task.tokens == 940
     os.utime(stdout, (spawned - 60, spawned - 60))
     [task] = mcp_watch.run_status(run).running
-    assert task["tokens"] is None
+    assert task.tokens is None
 
 
 def test_a_run_whose_process_is_gone_is_no_longer_running(run) -> None:

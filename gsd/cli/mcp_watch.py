@@ -78,6 +78,21 @@ def _seconds(start: object, end: datetime) -> float | None:
 
 
 @dataclass(frozen=True)
+class RunningTask:
+    """An attempt under way: spawned, not answered yet; `tokens` its agent's stream
+    reported so far (None: nothing yet)."""
+
+    plan: str
+    task: int
+    agent: str
+    attempt: int
+    step: str
+    since: str
+    elapsed_s: float | None
+    tokens: int | None
+
+
+@dataclass(frozen=True)
 class RunStatus:
     """The live or last run: `state` is running, complete, paused (at a human
     checkpoint), stopped (a task failed or a merge could not be made), interrupted (a
@@ -91,7 +106,7 @@ class RunStatus:
     elapsed_s: float | None = None
     wave: int | None = None
     wave_plans: list[str] = field(default_factory=list)
-    running: list[dict[str, object]] = field(default_factory=list)
+    running: list[RunningTask] = field(default_factory=list)
     attempts: int = 0
     commits: int = 0
     failed_attempts: int = 0
@@ -173,7 +188,7 @@ def _number(value: object) -> int | float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _running(events: list[LogEvent], now: datetime, root: Path) -> list[dict[str, object]]:
+def _running(events: list[LogEvent], now: datetime, root: Path) -> list[RunningTask]:
     """The attempts spawned and not answered yet: each plan's last spawn without a result,
     with the tokens its agent's stream has reported so far."""
     from gsd.io.lock import common_git_dir
@@ -187,16 +202,16 @@ def _running(events: list[LogEvent], now: datetime, root: Path) -> list[dict[str
             open_.pop(key, None)
     common = common_git_dir(root) if open_ else root
     return [
-        {
-            "plan": e.get("plan"),
-            "task": e.get("task"),
-            "agent": e.get("agent"),
-            "attempt": e.get("attempt"),
-            "step": e.get("step") or "first",
-            "since": e.get("ts"),
-            "elapsed_s": _seconds(e.get("ts"), now),
-            "tokens": live_tokens(common, e),
-        }
+        RunningTask(
+            plan=str(e.get("plan")),
+            task=int(_number(e.get("task"))),
+            agent=str(e.get("agent")),
+            attempt=int(_number(e.get("attempt"))),
+            step=str(e.get("step") or "first"),
+            since=str(e.get("ts")),
+            elapsed_s=_seconds(e.get("ts"), now),
+            tokens=live_tokens(common, e),
+        )
         for e in open_.values()
     ]
 
@@ -254,7 +269,7 @@ def progress(project: Project, phase: str | None = None) -> list[PlanProgress]:
     for e in events:
         if isinstance(e.get("plan"), str):
             last[e["plan"]] = e
-    live = {str(t["plan"]) for t in run_status(project).running}
+    live = {t.plan for t in run_status(project).running}
     found = []
     for each in project_status(project).phases:
         if wanted is not None and each.phase != wanted:
@@ -302,9 +317,9 @@ def status_text(status: RunStatus) -> str:
         lines.append(f"wave {status.wave}: {', '.join(status.wave_plans)}")
     for t in status.running:
         lines.append(
-            f"running: plan {t['plan']} task {t['task']} {t['agent']} attempt "
-            f"{t['attempt']} ({t['step']}), {t['elapsed_s']} s"
-            + (f", {t['tokens']} tokens so far" if t.get("tokens") is not None else "")
+            f"running: plan {t.plan} task {t.task} {t.agent} attempt {t.attempt} "
+            f"({t.step}), {t.elapsed_s} s"
+            + (f", {t.tokens} tokens so far" if t.tokens is not None else "")
         )
     lines.append(
         f"{status.attempts} attempts, {status.commits} commits, {status.failed_attempts} "
