@@ -53,6 +53,8 @@ class TaskDispatch(NamedTuple):
     budget_warn: int | None = None  # tokens past which the attempt is recorded as over
     budget_abort: int | None = None  # tokens past which the agent is stopped
     budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
+    budget_usd: float | None = None  # dollars it may cost: what is left of the run's budget
+    budget_usd_source: str = ""  # where that budget comes from (gsd.run.runbudget)
     limits: str = (
         ""  # its memory and process limits, what keeps them (`gsd.io.confine.limits.describe`)
     )

@@ -24,7 +24,7 @@ from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
-from gsd.run import taskreview
+from gsd.run import runbudget, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
@@ -76,6 +76,9 @@ def run_tasks(
             earlier.append((task.index, None))
             resumed.add(task.index)
             continue
+        spent = runbudget.stopped(run.spend, run.effects, plan, task.index)
+        if spent is not None:  # the run's budget is spent: no task starts
+            return _failed(at, spent, attempts, started)
         if task.is_checkpoint:
             answer = _human_checkpoint(run, at)
             if answer is None:
@@ -157,7 +160,7 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
         agent, outcome = _attempt(run, at, dispatch, attempt, (step, lesson), reviewer, asked)
         tried.append(outcome)
-        _report(run, at, agent.name, outcome)
+        _report(run, at, agent.name, outcome, agent.runner)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
         if outcome.error_type == review.CHANGES and outcome.review is not None:
@@ -241,6 +244,7 @@ def _attempt(
     run.effects.journal.plan_event(
         plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt, step=step
     )
+    dispatch = run.spend.bounded(dispatch)  # what is left of the run's budget, if it has one
     with run.effects.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
             git=at.place,
@@ -263,11 +267,14 @@ def _attempt(
     return agent, outcome._replace(step=step)
 
 
-def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None:
-    """An attempt's output kept (SPEC 1's RESULT file), its result journalled and
-    said: the commit of a success, the error and the rollback of a failure."""
+def _report(
+    run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome, runner: str | None = None
+) -> None:
+    """An attempt's output kept (SPEC 1's RESULT file), its result journalled, counted
+    (the run's budget) and said: the commit of a success, the error and rollback of a failure."""
     plan, task, label = at.plan, at.task, at.label
     journal, say = run.effects.journal, run.effects.say
+    run.spend.add(outcome)
     if outcome.review is not None:  # every verdict in the plan's log, and said
         fields = outcome.review.event()
         journal.plan_event(plan.id, "review", task=task.index, attempt=outcome.attempt, **fields)
@@ -282,6 +289,7 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         "result",
         task=task.index,
         agent=agent,
+        **({"runner": runner} if runner else {}),
         attempt=outcome.attempt,
         step=outcome.step,
         success=outcome.success,
