@@ -42,15 +42,19 @@ def dollars(value: float) -> str:
 
 
 def seconds(value: float) -> str:
-    return f"{value:,.0f} s" if value >= 10 else f"{value:.1f} s"
+    return f"{_number(value)} s"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def _figure(spread: Spread, show: Callable[[float], str], unit: str = "") -> str:
-    return f"{show(spread.median)}{unit} ({show(spread.low)}-{show(spread.high)}{unit})"
+    return f"{show(spread.median)}{unit} ({show(spread.low)}-{show(spread.high)})"
 
 
 def task_line(found: Estimate, agent: str, runner: str | None) -> str:
-    """`3,000 tokens (2,000-4,000), $0.12 ($0.10-$0.15), 41 s (30 s-60 s); median of 5
+    """`3,000 tokens (2,000-4,000), $0.12 ($0.10-$0.15), 41 s (30-60); median of 5
     runs of AGENT on RUNNER, range min-max`, or `no history` and why."""
     if found.no_history:
         return f"no history (no successful run of {agent} on {runner} in .planning/logs/)"
@@ -60,7 +64,7 @@ def task_line(found: Estimate, agent: str, runner: str | None) -> str:
     if found.cost_usd:
         parts.append(_figure(found.cost_usd, dollars))
     if found.seconds:
-        parts.append(_figure(found.seconds, seconds))
+        parts.append(_figure(found.seconds, _number, " s"))
     kind = next(s.kind for s in (found.tokens, found.cost_usd, found.seconds) if s) if parts else ""
     said = ", ".join(parts) or "no figures reported"
     ranged = f", range {kind}" if kind else ""
@@ -82,7 +86,8 @@ def total_line(total: PhaseEstimate) -> str:
         missing = (
             f"; {plural(total.no_history, 'task')} of {total.tasks} with no history, not counted"
         )
-    return f"estimate: {said} (sum of the medians of {plural(total.tasks, 'task')}){missing}"
+    counted = plural(total.tasks - total.no_history, "task")
+    return f"estimate: {said} (sum of the medians of {counted}){missing}"
 
 
 def markdown(phase: str, found: PhaseEstimates) -> str:
@@ -99,7 +104,7 @@ def markdown(phase: str, found: PhaseEstimates) -> str:
                 "runs": e.runs if e else "-",
                 "tokens": _median(e.tokens if e else None, tokens),
                 "cost": _median(e.cost_usd if e else None, dollars),
-                "time": _median(e.seconds if e else None, seconds),
+                "seconds": _median(e.seconds if e else None, _number),
             }
         )
     head = f"## Phase {phase}: dry run, {plural(len(rows), 'task')}"
