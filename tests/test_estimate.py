@@ -98,6 +98,7 @@ def results(root: Path) -> list[dict]:
 # --- the figures ----------------------------------------------------------------------
 
 
+@pytest.mark.unit  # `make test-fast` runs it
 def test_a_spread_is_min_max_under_ten_runs_and_p10_p90_from_ten() -> None:
     assert spread([3, None, 1, 2]) == Spread(median=2, low=1, high=3, runs=3, kind="min-max")
     assert spread([None]) is None
@@ -107,6 +108,7 @@ def test_a_spread_is_min_max_under_ten_runs_and_p10_p90_from_ten() -> None:
     assert percentile([4.0], 0.9) == 4.0
 
 
+@pytest.mark.unit  # `make test-fast` runs it
 def test_an_estimate_rests_on_its_agent_on_its_runner() -> None:
     def past(agent: str, runner: str | None, tokens: int) -> Sample:
         return Sample(agent, runner, "2026-01-01T00:00:00.000Z", tokens, 0.5, 10.0)
@@ -124,6 +126,7 @@ def test_an_estimate_rests_on_its_agent_on_its_runner() -> None:
     assert (total.tasks, total.no_history, total.tokens, total.cost_usd) == (3, 1, 205, 1.0)
 
 
+@pytest.mark.unit  # `make test-fast` runs it
 def test_history_reads_successful_results_once() -> None:
     result = {"event": "result", "ts": "t1", "plan": "01-01", "task": 1, "attempt": 1}
     events = [

@@ -32,6 +32,7 @@ def errors(gsd) -> list[dict]:
     return json.loads(gsd("errors", "--format", "json").out)["errors"]
 
 
+@pytest.mark.unit  # `make test-fast` runs it
 def test_the_figures() -> None:
     budget = RunBudget(usd=1.0, tokens=100, usd_source="--budget-usd", tokens_source="x")
     assert spent_line(Spent(99, 0.99), budget) is None
