@@ -5,6 +5,7 @@ on its runner (`gsd.core.estimate`, read by `gsd.io.plans.history`), for `execut
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,7 +112,6 @@ def versus(events: Sequence[LogEvent], last_run_only: bool = True) -> list[Versu
     every run), in the order their first attempts ended."""
     from gsd.io.plans.history import samples
 
-    history = samples(events)
     start = ""  # the run an event belongs to starts at the last `run-start` before it
     runs: dict[tuple[str, str, object], list[LogEvent]] = {}
     for e in events:
@@ -121,9 +121,25 @@ def versus(events: Sequence[LogEvent], last_run_only: bool = True) -> list[Versu
                 runs.clear()
         elif e.get("event") == "result":
             runs.setdefault((start, str(e.get("plan", "")), e.get("task")), []).append(e)
-    return [
-        _row(figures.before(history, key[0] or _first(rows)), rows) for key, rows in runs.items()
-    ]
+    past = _Past(samples(events))
+    return [_row(past, key[0] or _first(rows), rows) for key, rows in runs.items()]
+
+
+class _Past:
+    """The history in time order, each estimate worked out once per run start, agent
+    and runner (a report of every run asks the same many times)."""
+
+    def __init__(self, history: list[Sample]) -> None:
+        self.history = sorted(history, key=lambda s: s.ts)
+        self.moments = [s.ts for s in self.history]
+        self.known: dict[tuple[str, str, str | None], Estimate] = {}
+
+    def estimate(self, moment: str, agent: str, runner: str | None) -> Estimate:
+        key = (moment, agent, runner)
+        if key not in self.known:
+            before = self.history[: bisect.bisect_left(self.moments, moment)]
+            self.known[key] = figures.estimate(before, agent, runner)
+        return self.known[key]
 
 
 def _first(rows: list[LogEvent]) -> str:
@@ -132,24 +148,26 @@ def _first(rows: list[LogEvent]) -> str:
     return min(str(e.get("ts") or "") for e in rows)
 
 
-def _row(history: list[Sample], attempts: list[LogEvent]) -> Versus:
+def _row(past: _Past, moment: str, attempts: list[LogEvent]) -> Versus:
+    """One task of a run: its attempts added up, against the estimate its agent on its
+    runner had at `moment` (the run's start)."""
     from gsd.io.plans.history import sample
 
-    first = sample(attempts[0])
-    past = figures.estimate(history, first.agent, first.runner)
     used = [sample(e) for e in attempts]
+    first = used[0]
+    found = past.estimate(moment, first.agent, first.runner)
     return Versus(
         plan=first.plan,
         task=first.task,
         agent=first.agent,
         runner=first.runner,
         attempts=len(used),
-        runs=past.runs,
-        tokens_estimate=past.tokens.median if past.tokens else None,
+        runs=found.runs,
+        tokens_estimate=found.tokens.median if found.tokens else None,
         tokens=_sum(s.tokens for s in used),
-        cost_estimate=past.cost_usd.median if past.cost_usd else None,
+        cost_estimate=found.cost_usd.median if found.cost_usd else None,
         cost_usd=_sum(s.cost_usd for s in used),
-        seconds_estimate=past.seconds.median if past.seconds else None,
+        seconds_estimate=found.seconds.median if found.seconds else None,
         seconds=round(sum(s.seconds or 0.0 for s in used), 1),
     )
 

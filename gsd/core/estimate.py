@@ -132,9 +132,3 @@ def phase_total(estimates: Sequence[Estimate]) -> PhaseEstimate:
         cost_usd=total([e.cost_usd for e in estimates]),
         seconds=total([e.seconds for e in estimates]),
     )
-
-
-def before(samples: Iterable[Sample], moment: str) -> list[Sample]:
-    """The samples that ended before `moment` (an ISO-8601 UTC stamp, as logs write them):
-    the history a run had when it started."""
-    return [s for s in samples if s.ts < moment]

@@ -32,10 +32,10 @@ def render(report: RunReport, fmt: str) -> str:
         ("Per plan", [t.to_json("plan") for t in report.per_plan]),
         ("Token budgets", [asdict(b) for b in report.budgets]),
     ]
-    if report.reviews:  # the review gate's verdicts (issue 24), a row per review
-        sections.append(("Reviews", [asdict(r) for r in report.reviews]))
     if report.estimates:  # issue 25: each task's estimate against what it used
         sections.append((VERSUS_TITLE, versus_rows(report.estimates)))
+    if report.reviews:  # the review gate's verdicts (issue 24), a row per review
+        sections.append(("Reviews", [asdict(r) for r in report.reviews]))
     return "\n".join(
         line for title, rows in sections for line in (heading.format(title), "", table(rows))
     )
