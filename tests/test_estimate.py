@@ -111,7 +111,14 @@ def test_a_spread_is_min_max_under_ten_runs_and_p10_p90_from_ten() -> None:
 @pytest.mark.unit  # `make test-fast` runs it
 def test_an_estimate_rests_on_its_agent_on_its_runner() -> None:
     def past(agent: str, runner: str | None, tokens: int) -> Sample:
-        return Sample(agent, runner, "2026-01-01T00:00:00.000Z", tokens, 0.5, 10.0)
+        return Sample(
+            agent=agent,
+            runner=runner,
+            ts="2026-01-01T00:00:00.000Z",
+            tokens=tokens,
+            cost_usd=0.5,
+            seconds=10.0,
+        )
 
     samples = [
         past("a", "claude", 100),
@@ -120,7 +127,7 @@ def test_an_estimate_rests_on_its_agent_on_its_runner() -> None:
         past("b", "claude", 5),
     ]
     found = estimate(samples, "a", "claude")
-    assert found.runs == 2 and found.tokens == Spread(200, 100, 300, 2, "min-max")
+    assert found.runs == 2 and found.tokens == (200, 100, 300, 2, "min-max")
     assert estimate(samples, "c", "claude").no_history
     total = phase_total([found, estimate(samples, "b", "claude"), estimate(samples, "c", "x")])
     assert (total.tasks, total.no_history, total.tokens, total.cost_usd) == (3, 1, 205, 1.0)
