@@ -153,7 +153,8 @@ def against_budget(
     """The attempt's tokens (its runner's final count, or what its stream had reported
     when it was stopped before one), where they stand against its budget, and why it is
     a `budget-exceeded` failure ("" when it is not): stopped by the watch, or past the
-    abort threshold by the final count. A stopped gemini had reported no usage yet:
+    abort threshold by the final count, or its cost past what the run's budget had left
+    (`_past_usd`). A stopped gemini had reported no usage yet:
     its figure is the stream's estimate (`estimated`), and the reason says so."""
     counted = runneroutput.total([output.input_tokens, output.output_tokens])
     known = [t for t in (counted, streamed) if t is not None]
@@ -161,10 +162,10 @@ def against_budget(
     costly = _past_usd(dispatch, output.cost_usd)
     abort = dispatch.budget_abort
     if abort is None or dispatch.budget_warn is None:
-        return tokens, "aborted" if costly else None, costly
+        return tokens, None, costly  # its status is the tokens' (none here); its reason the cost
     budget = Budget(warn=dispatch.budget_warn, abort=abort, source=dispatch.budget_source)
     aborted = spawned.stopped or (tokens is not None and tokens > abort)
-    status = budget_status(tokens, budget, aborted=aborted or bool(costly))
+    status = budget_status(tokens, budget, aborted=aborted)
     if not aborted:
         return tokens, status, costly
     how = "stopped at" if spawned.stopped else "used"
