@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.commands.estimate import Versus, versus
-from gsd.commands.reportreviews import ReviewRow, outcome, review_rows
+from gsd.commands.reportreviews import ReviewRow, outcome, proposal_outcome, review_rows
 from gsd.formats.execlog import step_of
 
 if TYPE_CHECKING:
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset(
-    "run-start wave-start spawn rollback review retry fallback commit merge plan-complete "
-    "checkpoint-paused wave-end run-end".split()
+    "run-start wave-start proposal spawn rollback review retry fallback commit merge "
+    "plan-complete checkpoint-paused wave-end run-end".split()
 )
 
 
@@ -97,8 +97,7 @@ class RunReport:
 
 def build(events: Iterable[LogEvent], last_run_only: bool = True) -> RunReport:
     """Timeline rows and totals; by default only the events of the last run."""
-    everything = list(events)  # the estimates read the history before the run
-    events = _selected(everything, last_run_only)
+    events = _selected(everything := list(events), last_run_only)  # estimates read it all
     timeline = []
     agents: dict[str, Totals] = {}
     plans: dict[str, Totals] = {}
@@ -182,6 +181,8 @@ def _row(e: LogEvent) -> TimelineRow:
         "rollback": f"kept under {e.get('salvage')}" if e.get("salvage") else "",
         **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
         "review": outcome(e) if kind == "review" else "",
+        "proposal": proposal_outcome(e),
+        "checkpoint-paused": f"{e['proposal']} waits for approval" if e.get("proposal") else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = "soft success"

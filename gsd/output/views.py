@@ -233,6 +233,8 @@ def _dispatch_lines(t: TaskDispatch) -> list[str]:
     out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
     if t.review:
         out.append(f"  reviewed by: {t.review}")
+    if t.plan_first:
+        out.append(f"  plan-first: {t.plan_first}")
     if t.missing:
         out.append(f"  missing: {t.missing}")
     if t.sandbox:

@@ -24,7 +24,7 @@ from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
-from gsd.run import runbudget, taskreview
+from gsd.run import runbudget, taskgate, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
@@ -76,15 +76,19 @@ def run_tasks(
             earlier.append((task.index, None))
             resumed.add(task.index)
             continue
-        spent = runbudget.stopped(run.spend, run.effects, plan, task.index)
-        if spent is not None:  # the run's budget is spent: no task starts
-            return _failed(at, spent, attempts, started)
+        if (spent := runbudget.stopped(run.spend, run.effects, plan, task.index)) is not None:
+            return _failed(at, spent, attempts, started)  # the run's budget is spent
         if task.is_checkpoint:
             answer = _human_checkpoint(run, at)
             if answer is None:
                 return _paused(run, at, attempts, started)
             earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
             continue
+        if taskgate.gated(run, at):  # plan-first: a proposal approved before the work
+            gated = taskgate.gate(run, at, attempts, started)
+            if isinstance(gated, PlanEnd):
+                return gated
+            at = gated
         outcome = _climb(run, at, attempts)
         run.outcomes.append(outcome)
         if not outcome.success and run.effects.cancel.is_set():  # rolled back; nobody's failure
@@ -160,7 +164,7 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
         agent, outcome = _attempt(run, at, dispatch, attempt, (step, lesson), reviewer, asked)
         tried.append(outcome)
-        _report(run, at, agent.name, outcome, agent.runner)
+        _report(run, at, agent, outcome)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
         if outcome.error_type == review.CHANGES and outcome.review is not None:
@@ -208,7 +212,7 @@ def _unreviewable(
         at.plan.id, at.task.index, dispatch.agent, 1, error_type=review.FAILED, details=why
     )
     tried.append(outcome)
-    _report(run, at, dispatch.agent, outcome)
+    _report(run, at, run.read.dispatcher.agent_for(dispatch), outcome)
     taskreview.record_unreviewable(
         run.effects.journal.plan_errors(at.plan.id), at.plan, at.task, dispatch, why
     )
@@ -244,14 +248,13 @@ def _attempt(
     run.effects.journal.plan_event(
         plan.id, "spawn", task=task.index, agent=agent.name, attempt=attempt, step=step
     )
-    dispatch = run.spend.bounded(dispatch)  # what is left of the run's budget, if it has one
     with run.effects.console.running(f"plan {plan.id} task {task.index} {agent.name}"):
         outcome = run_task(
             git=at.place,
             plan=plan,
             task=task,
             agent=agent,
-            dispatch=dispatch,
+            dispatch=run.spend.bounded(dispatch),  # no more than the run's budget has left
             prompt=text,
             attempt=attempt,
             allow_dirty=run.policy.allow_dirty,
@@ -263,13 +266,12 @@ def _attempt(
             large_file_mb=run.policy.large_file_mb,
             reviewer=reviewer,
             step=step,
+            proposal_files=at.context.scope,
         )
     return agent, outcome._replace(step=step)
 
 
-def _report(
-    run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome, runner: str | None = None
-) -> None:
+def _report(run: PhaseRun, at: TaskAt, agent: Agent, outcome: TaskOutcome) -> None:
     """An attempt's output kept (SPEC 1's RESULT file), its result journalled, counted
     (the run's budget) and said: the commit of a success, the error and rollback of a failure."""
     plan, task, label = at.plan, at.task, at.label
@@ -288,8 +290,8 @@ def _report(
         plan.id,
         "result",
         task=task.index,
-        agent=agent,
-        **({"runner": runner} if runner else {}),
+        agent=agent.name,
+        runner=agent.runner,
         attempt=outcome.attempt,
         step=outcome.step,
         success=outcome.success,
