@@ -121,17 +121,17 @@ def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
 ) -> tuple[dict[str, object], str]:
     from gsd.commands.dryrun import dry_run_tasks, phase_validation
+    from gsd.commands.estimate import estimates
     from gsd.commands.show import here
-    from gsd.output import views
+    from gsd.output.estimateview import render
 
     project = here()
     found = project.phase(phase)
     listed, warnings = phase_validation(project, found)
     tasks = dry_run_tasks(project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout)
-    text = views.render_dispatch(found.name, tasks, "text")
-    return as_json(views.render_dispatch(found.name, tasks, "json")), capped(
-        listed + text, warnings
-    )
+    estimated = estimates(project, tasks)  # each task's, as `execute-phase --dry-run` shows it
+    text = render(found.name, tasks, "text", estimated)
+    return as_json(render(found.name, tasks, "json", estimated)), capped(listed + text, warnings)
 
 
 def context_chain_data(plan: str, task: int) -> tuple[dict[str, object], str]:
