@@ -134,11 +134,12 @@ def stop_data(wait_s: float) -> tuple[dict[str, object], str]:
 
 
 def approve_data(plan: str, task: int | None, option: str | None) -> tuple[dict[str, object], str]:
-    from gsd.cli.run_commands import approve_checkpoint
+    from gsd.commands.show import here
+    from gsd.io.plans import approvals
 
     if task is not None and task < 1:
         raise UsageError(f"task {task}: task numbers start at 1")
-    line = approve_checkpoint(plan, task, option)
+    line = approvals.approve(here(), plan, task, option)
     return {"approved": line, "plan": plan}, line
 
 

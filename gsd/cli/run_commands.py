@@ -206,51 +206,12 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --task 3 --option b
     """
-    click.echo(approve_checkpoint(plan_id, task_index, option_id))
-    return EXIT_OK
-
-
-def approve_checkpoint(plan_id: str, task_index: int | None, option_id: str | None) -> str:
-    """`gsd approve` in the project of the current directory, whoever asks (the command,
-    `gsd mcp --allow-run`'s approve tool): the answer recorded, or a GsdError saying why
-    not; returns the line that says what was approved."""
-    from gsd.core.models import Task
-    from gsd.core.verdict import planfirst
-    from gsd.io.lock import repo_lock
     from gsd.io.plans import approvals
     from gsd.io.plans.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    plan = project.find_plan(plan_id)  # a usage error when there is no such plan
-    named = None
-    if task_index is not None:
-        gates = project.config.gates.when()
-
-        def gated(task: Task) -> bool:
-            return planfirst.gated(
-                task.plan_first,
-                gates,
-                specialist=task.specialist,
-                files=task.files,
-                plan_domains=planfirst.domains_of(plan),
-            )
-
-        named = approvals.checkpoint_task(plan, task_index, plan_first=gated)
-    proposal = None
-    if named is not None and not named.is_checkpoint:
-        if option_id is not None:
-            raise UsageError(
-                f"--option {option_id}: a proposal has no options", hint="leave it out"
-            )
-        proposal = approvals.proposal_of(project, plan, named)
-    with repo_lock(project.root):  # a live run reads the answers: not under its feet
-        task = named or approvals.first_waiting(project, plan)
-        approvals.check_option(plan, task, option_id)
-        approvals.record(project, plan_id, task.index, option_id, proposal and proposal[1])
-    if proposal is not None:
-        return f"approved {plan_id} task {task.index}: its proposal {proposal[0]} as it is now"
-    chosen = f" (option {option_id})" if option_id else ""
-    return f"approved {plan_id} task {task.index}: {task.type}{chosen}"
+    click.echo(approvals.approve(project, plan_id, task_index, option_id))
+    return EXIT_OK
 
 
 @click.command(cls=SummarisedCommand)
