@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.commands.reportreviews import ReviewRow, outcome, review_rows
-from gsd.formats.execlog import step_of
+from gsd.formats.execlog import soft_words, step_of
 
 if TYPE_CHECKING:
     from gsd.formats.execlog import LogEvent
@@ -179,7 +179,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "review": outcome(e) if kind == "review" else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
-        what = "soft success"
+        what = soft_words(e)
     elif kind == "result" and e.get("success") and e.get("no_change"):
         what = "made no change"
     return TimelineRow(

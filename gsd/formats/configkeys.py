@@ -42,7 +42,7 @@ READ: dict[str, tuple[str, ...]] = {
     "policy": ("extra_deny",),
     "validate": ("select", "ignore"),
     "review": ("agent", "runner", "when", "max_rounds"),
-    "salvage": ("keep_days",),
+    "salvage": ("keep_days", "accept_timeout_when_verified"),
     "retry": ("steps",),
 }
 TOP = ("mode", *READ, "budgets")  # budgets: checked whole by its model

@@ -77,7 +77,6 @@ def assess(
     spawned = spawn.run
     output, report = _read_output(agent, spawned, spawn.result_text)
     verdict, seen = _judge(git, checkpoint, spawned, output, report)
-    _warn(f"{plan.id} task {task.index}", output, verdict)
     error_type, details = verdict.error_type, verdict.reason
     tokens, budget, over = against_budget(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
@@ -88,12 +87,10 @@ def assess(
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
         error_type, details = "resource-limit", over_limit(spawned, "the agent")
-    elif verdict.success:  # done only when git agrees with what the agent said
+    elif verdict.success or _verifiable(job, verdict):  # done when git agrees, checks pass
         seen = seen or Observer(git).observe(checkpoint)
-        error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
-        if error_type is None:
-            checks = _verify(job)
-            error_type, details = checks.error_type, checks.details
+        verdict, done_is = _done(job, verdict, output, report, seen.changed)
+        error_type, details, notes, checks = done_is
     # after the checks: a tracked file a check changed is the task's, seen and enforced.
     # With no check run since `seen` was taken (the agent's group ended before it, gsd
     # only read since), a second look would see the same: it is not taken again.
@@ -105,6 +102,7 @@ def assess(
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
     no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
+    _warn(f"{plan.id} task {task.index}", output, verdict, accepted=error_type is None)
     if error_type is None:
         notes += _large(job, seen.changed, large_file_mb)
     return Assessed(
@@ -119,8 +117,56 @@ def assess(
         tokens=tokens,
         budget=budget,
         no_change=no_change,
-        verify_output=checks.output if error_type == "validation-failed" else None,
+        verify_output=checks.output if error_type is not None else None,
     )
+
+
+class _Done(NamedTuple):
+    """Whether an attempt the agent called a success is done: its error (None: done),
+    why, the notes for SUMMARY.md, what its checks came to."""
+
+    error_type: str | None
+    details: str
+    notes: list[str]
+    checks: Checks
+
+
+def _verifiable(job: Job, verdict: judge.Verdict) -> bool:
+    """A timeout that config `salvage.accept_timeout_when_verified` lets its checks accept:
+    only a task with `<automated>` checks, never an interrupted one."""
+    cancelled = job.cancel is not None and job.cancel.is_set()
+    return (
+        job.accept_timeout
+        and verdict.error_type in judge.TIMEOUTS
+        and not cancelled
+        and bool(automated_commands(job.task))
+    )
+
+
+def _done(
+    job: Job,
+    verdict: judge.Verdict,
+    output: RunnerOutput,
+    report: TaskReport | None,
+    changed: list[str],
+) -> tuple[judge.Verdict, _Done]:
+    """Whether git agrees with what the agent said (`gsd.run.taskdone`), then the
+    `<automated>` checks, as for every success. A `_verifiable` timeout goes through
+    the same: it becomes a soft success when it changed files and every check ran and
+    passed; else it stays the timeout it was, the checks' failure in its details."""
+    if not verdict.success and not changed:  # a timeout that left nothing to accept
+        return verdict, _Done(verdict.error_type, verdict.reason, [], Checks(None, ""))
+    error_type, details, notes = taskdone.check(job.git, job.agent.tier, output, report, changed)
+    checks = Checks(None, "")
+    if error_type is None:
+        checks = _verify(job)
+        error_type, details = checks.error_type, checks.details
+    if verdict.success:
+        return verdict, _Done(error_type, details, notes, checks)
+    if error_type is None and checks.ran:
+        return judge.verified(verdict), _Done(None, details, notes, checks)
+    why = f"{verdict.reason}; not accepted on its checks: {details or error_type}"
+    return verdict, _Done(verdict.error_type, why, notes, checks)
 
 
 def _enforce(
@@ -182,11 +228,16 @@ def against_budget(
     )
 
 
-def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict) -> None:
-    """Warnings on the terminal: figures of the output refused, a soft success."""
+def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict, *, accepted: bool) -> None:
+    """Warnings on the terminal: figures of the output refused, a soft success (when it
+    is `accepted`: no later rule failed it)."""
     for note in output.notes:  # figures refused: neither counted nor shown
         sys.stderr.write(f"gsd: warning: {label}: {note}\n")
-    if verdict.soft_success:
+    if not (verdict.soft_success and accepted):
+        return
+    if verdict.reason == judge.VERIFIED_SOFT:
+        sys.stderr.write(f"gsd: warning: {label}: {verdict.reason}\n")
+    else:
         sys.stderr.write(
             f"gsd: warning: {label}: timed out after a complete success "
             "Task Report; accepted as a soft success\n"

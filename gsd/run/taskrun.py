@@ -55,6 +55,7 @@ def run_task(
     large_file_mb: float = 10.0,
     step: str = "first",
     reviewer: Reviewer | None = None,
+    accept_timeout: bool = False,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
@@ -67,6 +68,8 @@ def run_task(
     A failure is appended to `error_log` (default: the plan's log, for callers of this
     function alone; the orchestrator passes the plan's journal), with its `step` (the retry
     ladder's). Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
+    With `accept_timeout` (config `salvage.accept_timeout_when_verified`) a timed-out
+    attempt whose `<automated>` checks pass is a soft success (gsd.run.taskassess).
     """
     error_log = error_log or layout.plan_log(git.root / layout.PLANNING, plan.id)
     job = Job(
@@ -80,6 +83,7 @@ def run_task(
         environ=environ,
         cancel=cancel,
         sandbox=sandbox,
+        accept_timeout=accept_timeout,
     )
     return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer, step)
 
@@ -193,6 +197,7 @@ def _settle(
         verify_output=done.verify_output,
         review=done.review,
         salvage=kept,
+        soft_reason=done.verdict.reason if done.verdict.soft_success and not failed else None,
     )
     return outcome, rollback_failed
 

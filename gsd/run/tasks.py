@@ -259,6 +259,7 @@ def _attempt(
             large_file_mb=run.policy.large_file_mb,
             reviewer=reviewer,
             step=step,
+            accept_timeout=run.policy.accept_timeout,
         )
     return agent, outcome._replace(step=step)
 
@@ -296,6 +297,7 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         budget_warn=outcome.budget_warn,
         budget_abort=outcome.budget_abort,
         **({"no_change": True} if outcome.no_change else {}),
+        **({"soft_reason": outcome.soft_reason} if outcome.soft_success else {}),
     )
     if outcome.success:
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
