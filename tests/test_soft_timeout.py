@@ -119,6 +119,8 @@ def test_a_timeout_whose_checks_fail_is_rolled_back_and_salvaged(
     assert "soft_reason" not in event
     shown = gsd("errors", "--format", "json").out
     assert "not accepted on its checks: `grep -q 'all of it' src/a.py` exited 1" in shown
+    page = gsd("report", "--format", "html").out
+    assert 'data-ref="refs/gsd/salvage/01-01/1/1"' in page and 'class="salvage"' in page
 
 
 @pytest.mark.parametrize(
@@ -161,6 +163,7 @@ def test_a_reviewed_task_accepted_on_its_checks_still_goes_through_its_review(
     assert salvage_refs(root) == ["refs/gsd/salvage/01-01/1/1"]
     events, _ = execlog.read_all(root / ".planning")
     assert [e.get("verdict") for e in events if e.get("event") == "review"] == ["reject"]
+    assert 'class="review verdict-reject"' in gsd("report", "--format", "html").out
 
 
 def test_the_setting_is_validated_in_one_line() -> None:

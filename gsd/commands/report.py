@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.commands.reportmarks import marked
 from gsd.commands.reportreviews import ReviewRow, outcome, review_rows
 from gsd.formats.execlog import soft_words, step_of
 
@@ -287,6 +288,9 @@ class Bar:
     start: float
     end: float
     step: str = ""  # the retry ladder's step ("" for a task's first attempt)
+    review: str = ""  # its review's verdict (approve, changes, reject, error); "": none
+    salvage: str = ""  # the ref its changes are kept under, when it was rolled back
+    note: str = ""  # why a soft success was accepted (the outcome is `soft success`)
 
 
 @dataclass(frozen=True)
@@ -351,6 +355,7 @@ def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
     seconds = max([at(e) for e in events] + [a.end for a in attempts])
     waves = [WaveSpan(wave, begun, ends.get(key, seconds)) for key, (wave, begun) in starts.items()]
     start = next(str(e["ts"]) for e in events if _moment(e) == origin)
+    attempts = marked(attempts, events)
     return Bars(start=start, seconds=seconds, attempts=attempts, waves=waves, plans=list(plans))
 
 
