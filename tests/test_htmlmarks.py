@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
 from gsd.commands.report import build, timeline
 from gsd.output.htmlreport import colour, render
 from tests.test_htmlreport import result
+
+pytestmark = pytest.mark.unit  # `make test-fast` runs these
 
 VERIFIED = "timed out, but its checks pass: accepted (salvage.accept_timeout_when_verified)"
 HOSTILE = "refs/gsd/salvage/01-02/1/1\x1b[31m<script>alert(1)</script>&"
