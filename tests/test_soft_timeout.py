@@ -68,6 +68,10 @@ def results(root: Path) -> list[dict[str, object]]:
     return [e for e in events if e.get("event") == "result"]
 
 
+def commit_of(root: Path) -> str:
+    return git(root, "log", "-1", "--format=%H", "--grep=Gsd-Task: 01-01-1").strip()
+
+
 def salvage_refs(root: Path) -> list[str]:
     return git(root, "for-each-ref", "--format=%(refname)", "refs/gsd/salvage/").split()
 
@@ -79,7 +83,7 @@ def test_a_timeout_whose_checks_pass_is_committed_as_a_soft_success(
     hanging_phase(git_project, tmp_path, "grep -q 'work done' src/a.py", accept=True)
     result = gsd("execute-phase", "1", "--timeout", str(slack(2)))
     assert result.code == 0, result.err
-    assert VERIFIED in result.err
+    assert f"task 1: committed {commit_of(root)[:7]}; {VERIFIED}" in result.err
     # the work is on the user's branch, in the task's commit, and nothing was salvaged
     commit = git(root, "log", "--format=%H", "--grep=Gsd-Task: 01-01-1").split()
     assert len(commit) == 1
@@ -158,6 +162,7 @@ def test_a_reviewed_task_accepted_on_its_checks_still_goes_through_its_review(
     result = gsd("execute-phase", "1", "--timeout", str(slack(2)))
     assert result.code == 1, result.err
     assert "review-rejected" in result.err
+    assert VERIFIED not in result.err  # never said accepted before its review
     assert not (root / "src/a.py").exists()
     assert "Gsd-Task: 01-01-1" not in git(root, "log", "--format=%B")
     assert salvage_refs(root) == ["refs/gsd/salvage/01-01/1/1"]

@@ -229,15 +229,12 @@ def against_budget(
 
 
 def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict, *, accepted: bool) -> None:
-    """Warnings on the terminal: figures of the output refused, a soft success (when it
-    is `accepted`: no later rule failed it)."""
+    """Warnings on the terminal: figures of the output refused, a soft success on its
+    Task Report (when it is `accepted`: no later rule failed it; one accepted on its
+    checks is said with its commit, after its review: `gsd.run.tasks`)."""
     for note in output.notes:  # figures refused: neither counted nor shown
         sys.stderr.write(f"gsd: warning: {label}: {note}\n")
-    if not (verdict.soft_success and accepted):
-        return
-    if verdict.reason == judge.VERIFIED_SOFT:
-        sys.stderr.write(f"gsd: warning: {label}: {verdict.reason}\n")
-    else:
+    if verdict.soft_success and accepted and verdict.reason != judge.VERIFIED_SOFT:
         sys.stderr.write(
             f"gsd: warning: {label}: timed out after a complete success "
             "Task Report; accepted as a soft success\n"

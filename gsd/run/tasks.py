@@ -15,6 +15,7 @@ from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
 from gsd.core.verdict import review
+from gsd.core.verdict.judge import VERIFIED_SOFT
 from gsd.core.verdict.outcomes import TaskOutcome, next_step
 from gsd.core.verdict.review import Review
 from gsd.formats import prompt, reviewreport
@@ -320,7 +321,8 @@ def _success_line(outcome: TaskOutcome) -> str:
     """How a success is said: its commit, or that it made no change (a writing tier
     that changed no file and claimed none), or that a read-only task had none to make."""
     if outcome.commit:
-        return f"committed {outcome.commit[:7]}"
+        soft = f"; {outcome.soft_reason}" if outcome.soft_reason == VERIFIED_SOFT else ""
+        return f"committed {outcome.commit[:7]}{soft}"
     if outcome.no_change:
         return (
             f"made no change: {outcome.agent} changed no file and its report claims "
