@@ -34,6 +34,7 @@ from gsd.io.git.repo import Git
 from gsd.io.plans import specialfiles
 from gsd.io.process import proc
 from gsd.run import taskdone
+from gsd.run.taskdone import Checks
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
@@ -58,15 +59,6 @@ class Assessed(NamedTuple):
     verify_output: str | None = None  # the failed `<automated>` check's output file
 
 
-class Checks(NamedTuple):
-    """What the `<automated>` checks came to."""
-
-    error_type: str | None
-    details: str
-    ran: bool = False  # whether any check ran (it may have changed files)
-    output: str | None = None  # the failed check's output file (under .git)
-
-
 def assess(
     job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str, large_file_mb: float = 10.0
 ) -> Assessed:
@@ -87,9 +79,9 @@ def assess(
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
         error_type, details = "resource-limit", over_limit(spawned, "the agent")
-    elif verdict.success or _verifiable(job, verdict):  # done when git agrees, checks pass
+    elif verdict.success or taskdone.verifiable(job, verdict):  # git agrees, checks pass
         seen = seen or Observer(git).observe(checkpoint)
-        verdict, done_is = _done(job, verdict, output, report, seen.changed)
+        verdict, done_is = taskdone.checked(job, verdict, output, report, seen.changed, _verify)
         error_type, details, notes, checks = done_is
     # after the checks: a tracked file a check changed is the task's, seen and enforced.
     # With no check run since `seen` was taken (the agent's group ended before it, gsd
@@ -119,54 +111,6 @@ def assess(
         no_change=no_change,
         verify_output=checks.output if error_type is not None else None,
     )
-
-
-class _Done(NamedTuple):
-    """Whether an attempt the agent called a success is done: its error (None: done),
-    why, the notes for SUMMARY.md, what its checks came to."""
-
-    error_type: str | None
-    details: str
-    notes: list[str]
-    checks: Checks
-
-
-def _verifiable(job: Job, verdict: judge.Verdict) -> bool:
-    """A timeout that config `salvage.accept_timeout_when_verified` lets its checks accept:
-    only a task with `<automated>` checks, never an interrupted one."""
-    cancelled = job.cancel is not None and job.cancel.is_set()
-    return (
-        job.accept_timeout
-        and verdict.error_type in judge.TIMEOUTS
-        and not cancelled
-        and bool(automated_commands(job.task))
-    )
-
-
-def _done(
-    job: Job,
-    verdict: judge.Verdict,
-    output: RunnerOutput,
-    report: TaskReport | None,
-    changed: list[str],
-) -> tuple[judge.Verdict, _Done]:
-    """Whether git agrees with what the agent said (`gsd.run.taskdone`), then the
-    `<automated>` checks, as for every success. A `_verifiable` timeout goes through
-    the same: it becomes a soft success when it changed files and every check ran and
-    passed; else it stays the timeout it was, the checks' failure in its details."""
-    if not verdict.success and not changed:  # a timeout that left nothing to accept
-        return verdict, _Done(verdict.error_type, verdict.reason, [], Checks(None, ""))
-    error_type, details, notes = taskdone.check(job.git, job.agent.tier, output, report, changed)
-    checks = Checks(None, "")
-    if error_type is None:
-        checks = _verify(job)
-        error_type, details = checks.error_type, checks.details
-    if verdict.success:
-        return verdict, _Done(error_type, details, notes, checks)
-    if error_type is None and checks.ran:
-        return judge.verified(verdict), _Done(None, details, notes, checks)
-    why = f"{verdict.reason}; not accepted on its checks: {details or error_type}"
-    return verdict, _Done(verdict.error_type, why, notes, checks)
 
 
 def _enforce(
