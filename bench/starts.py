@@ -4,6 +4,8 @@ staged:   `gsd validate --staged PLAN` in a git repository with one plan staged:
           pre-commit hook's path (target: at most 3x the floor).
 clihook:  `gsd hooks run claude-post-edit` for an edit of a file that is not a plan: the
           agent-CLI hook on every edit (answered without the validator).
+pretool:  `gsd hooks run claude-pre-tool` for a shell command that writes no plan: the
+          before-a-tool hook on every shell call (the command read, never run).
 mcp:      `gsd mcp` from its start to the answer to tools/list, read by a client that
           sends initialize, initialized and tools/list as an agent CLI does (target:
           0.25 s).
@@ -216,6 +218,12 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
         "tool_input": {"file_path": "src/greeter.py"},
         "cwd": str(demo),
     }
+    shell = {
+        **edit,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test 2>&1 | tail -5", "description": "run the tests"},
+    }
     floor = [str(VENV_PY), "-c", "pass"]
     stdlib = [str(VENV_PY), "-c", "import re, typing, pathlib, subprocess"]
     imports = [str(VENV_PY), "-c", f"import {', '.join(HOOK_MODULES)}"]
@@ -229,6 +237,9 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
         ),
         "gsd hooks run (a non-plan edit)": lambda: _timed(
             [str(GSD), "hooks", "run", "claude-post-edit"], demo, json.dumps(edit).encode()
+        ),
+        "gsd hooks run (a shell command)": lambda: _timed(
+            [str(GSD), "hooks", "run", "claude-pre-tool"], demo, json.dumps(shell).encode()
         ),
     }
     has_sdk = subprocess.run([str(VENV_PY), "-c", "import mcp"], capture_output=True)
@@ -253,6 +264,7 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
         "starts_staged_cpu_ratio": statistics.median(cpus["gsd validate --staged PLAN"]) / cpu_base,
         "starts_staged_ratio": statistics.median(times["gsd validate --staged PLAN"]) / base,
         "starts_clihook_ratio": statistics.median(times["gsd hooks run (a non-plan edit)"]) / base,
+        "starts_pretool_ratio": statistics.median(times["gsd hooks run (a shell command)"]) / base,
         "starts_staged_imports_ratio": statistics.median(
             times["floor: + validate --staged's imports"]
         )
@@ -305,6 +317,12 @@ def summary_rows() -> list[tuple[str, str, str, float]]:
         (
             "starts_clihook_ratio",
             "starts: hooks run, non-plan edit / python -c pass",
+            "x",
+            math.inf,
+        ),
+        (
+            "starts_pretool_ratio",
+            "starts: hooks run, pre-tool on a shell command / python -c pass",
             "x",
             math.inf,
         ),

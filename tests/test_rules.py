@@ -209,6 +209,13 @@ TRIGGERS: dict[str, Trigger] = {
         at("<task "),
         "error",
     ),
+    "GSD024": Trigger(
+        "plan-first-yes",
+        {"01-01": plan_text(tasks=auto_task(attrs=' plan-first="yes"'))},
+        PLAN_01,
+        at("<task "),
+        "error",
+    ),
     "GSD030": Trigger(
         "absolute-files-modified",
         {"01-01": plan_text(files_modified="[/etc/passwd]")},

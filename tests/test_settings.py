@@ -143,9 +143,9 @@ def test_text_that_is_no_settings_object(text: str, message: str) -> None:
 
 
 def test_missing_keys_take_the_defaults_and_unknown_keys_are_allowed() -> None:
-    loaded = parse('{"depth": "standard", "workflow": {"research": true}, "gates": {"x": 1}}')
+    loaded = parse('{"depth": "standard", "workflow": {"research": true}, "safety": {"x": 1}}')
     assert loaded.workflow.use_worktrees is True and loaded.specialists.timeout_seconds == 300
-    assert loaded.model_extra == {"depth": "standard", "gates": {"x": 1}}
+    assert loaded.model_extra == {"depth": "standard", "safety": {"x": 1}}
     assert loaded.workflow.model_extra == {"research": True}
 
 

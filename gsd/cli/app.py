@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from gsd import __version__
-from gsd.cli import read_commands, run_commands, salvage_commands, setup_commands
+from gsd.cli import (
+    challenge_commands,
+    read_commands,
+    run_commands,
+    salvage_commands,
+    setup_commands,
+    undo_commands,
+)
 from gsd.cli.shared import SummarisedGroup
 from gsd.core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, INTERRUPTED
 
@@ -22,10 +29,12 @@ def cli() -> None:
 
 # Each concern's commands live in its own module; `gsd --help` lists them sorted by name.
 for command in (
+    *challenge_commands.COMMANDS,
     *read_commands.COMMANDS,
     *run_commands.COMMANDS,
     *salvage_commands.COMMANDS,
     *setup_commands.COMMANDS,
+    *undo_commands.COMMANDS,
 ):
     cli.add_command(command)
 

@@ -171,28 +171,55 @@ def execute_plan(plan_id: str, timeout: float | None, allow_dirty: bool, fmt: st
     "--task",
     "task_index",
     type=click.IntRange(min=1),
-    help="The checkpoint task to answer (default: the first one still waiting).",
+    help="The checkpoint task to answer, or the plan-first task whose proposal to approve "
+    "(default: the first checkpoint still waiting).",
 )
 @click.option("--option", "option_id", help="The option chosen at a checkpoint:decision.")
 def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
-    """Answer a human checkpoint of a plan.
+    """Answer a human checkpoint, or approve a plan-first proposal.
 
     The next `gsd execute-phase` continues past it (a plan with two checkpoints
-    needs two approvals). Refused while a run is live.
+    needs two approvals). A proposal's approval holds for the file as it is now:
+    changed, it must be approved again. Refused while a run is live.
 
     Example: gsd approve 01-02 --task 3 --option b
     """
+    from gsd.core.models import Task
+    from gsd.core.verdict import planfirst
     from gsd.io.lock import repo_lock
     from gsd.io.plans import approvals
     from gsd.io.plans.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
     plan = project.find_plan(plan_id)  # a usage error when there is no such plan
-    named = None if task_index is None else approvals.checkpoint_task(plan, task_index)
+    named = None
+    if task_index is not None:
+        gates = project.config.gates.when()
+
+        def gated(task: Task) -> bool:
+            return planfirst.gated(
+                task.plan_first,
+                gates,
+                specialist=task.specialist,
+                files=task.files,
+                plan_domains=planfirst.domains_of(plan),
+            )
+
+        named = approvals.checkpoint_task(plan, task_index, plan_first=gated)
+    proposal = None
+    if named is not None and not named.is_checkpoint:
+        if option_id is not None:
+            raise UsageError(
+                f"--option {option_id}: a proposal has no options", hint="leave it out"
+            )
+        proposal = approvals.proposal_of(project, plan, named)
     with repo_lock(project.root):  # a live run reads the answers: not under its feet
         task = named or approvals.first_waiting(project, plan)
         approvals.check_option(plan, task, option_id)
-        approvals.record(project, plan_id, task.index, option_id)
+        approvals.record(project, plan_id, task.index, option_id, proposal and proposal[1])
+    if proposal is not None:
+        click.echo(f"approved {plan_id} task {task.index}: its proposal {proposal[0]} as it is now")
+        return EXIT_OK
     chosen = f" (option {option_id})" if option_id else ""
     click.echo(f"approved {plan_id} task {task.index}: {task.type}{chosen}")
     return EXIT_OK

@@ -10,8 +10,9 @@ import click
 
 from gsd.cli.shared import SummarisedCommand, SummarisedGroup, format_option, planned_project, warn
 from gsd.core import layout
-from gsd.core.errors import EXIT_FINDINGS, EXIT_OK
-from gsd.core.words import plural
+from gsd.core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from gsd.core.words import did_you_mean, plural
+from gsd.formats.runners.agenthooks import HOOK_NAMES
 
 
 @click.command(cls=SummarisedCommand)
@@ -173,8 +174,15 @@ def _chosen(claude: bool, gemini: bool) -> list[str]:
     type=click.Path(dir_okay=False),
     help="The gsd program the hook runs (default: this one, else gsd on PATH).",
 )
+@click.option(
+    "--hook",
+    "extra",
+    multiple=True,
+    metavar="NAME",
+    help=f"Also install this agent-CLI hook: {', '.join(HOOK_NAMES[2:])} or all (repeatable).",
+)
 @_cli_flags
-def hooks_install(program: str | None, claude: bool, gemini: bool) -> int:
+def hooks_install(program: str | None, extra: tuple[str, ...], claude: bool, gemini: bool) -> int:
     """Install gsd's git hook, or its agent-CLI hooks.
 
     The git hook is a pre-commit hook that validates staged plan files.
@@ -188,15 +196,29 @@ def hooks_install(program: str | None, claude: bool, gemini: bool) -> int:
     With --claude (.claude/settings.json) or --gemini (.gemini/settings.json), instead:
     after the agent writes or edits a plan file gsd validates it and hands its errors
     back to the model, and a session starts with `gsd status` in a few lines. Other
-    keys and hooks in the file are kept; installing again changes nothing.
+    keys and hooks in the file are kept; installing again changes nothing. --hook adds
+    more: session-end (a summary of what ran, for you), pre-tool (denies a shell
+    command that writes a plan file: the model must use its edit tool), after-agent
+    (says when a delegated answer lacks its Task Report), pre-compact (saves a state
+    snapshot under .git/gsd/snapshots/ and tells the model how to read it back).
 
-    Example: gsd hooks install --claude --gemini
+    Example: gsd hooks install --claude --gemini --hook all
     """
     clis = _chosen(claude, gemini)
+    if extra and not clis:
+        raise UsageError("--hook is for the agent CLIs' hooks", hint="add --claude or --gemini")
+    for name in extra:
+        if name not in (*HOOK_NAMES, "all"):
+            known = f"one of {', '.join(HOOK_NAMES)} or all"
+            close = did_you_mean(name, (*HOOK_NAMES, "all"))
+            raise UsageError(
+                f"--hook {name}: no such hook", hint=f"{close} {known}" if close else known
+            )
     if clis:
         from gsd.commands import clihooks
 
-        reports = [clihooks.install(Path.cwd(), cli, program) for cli in clis]
+        names = HOOK_NAMES if "all" in extra else extra
+        reports = [clihooks.install(Path.cwd(), cli, program, names) for cli in clis]
     else:
         from gsd.commands import hooks as git_hooks
 
@@ -239,11 +261,11 @@ def hooks_uninstall(claude: bool, gemini: bool) -> int:
 def hooks_run(name: str) -> int:
     """Answer one agent-CLI hook call, reading its JSON on stdin.
 
-    NAME is claude-post-edit, claude-session-start, gemini-post-edit or
-    gemini-session-start; `gsd hooks install --claude|--gemini` writes these commands.
-    Exit 2 (Claude Code) or a JSON `deny` (Gemini CLI) hands a plan's errors to the
-    model; anything gsd cannot do is one line on stderr and exit 1, which neither CLI
-    treats as blocking.
+    NAME is claude-WHAT or gemini-WHAT, WHAT one of post-edit, session-start,
+    session-end, pre-tool, after-agent, pre-compact; `gsd hooks install
+    --claude|--gemini` writes these commands. Exit 2 (Claude Code) or a JSON `deny`
+    (Gemini CLI) hands a plan's errors to the model; anything gsd cannot do is one line
+    on stderr and exit 1, which neither CLI treats as blocking.
 
     Example: echo '{"cwd": "."}' | gsd hooks run claude-session-start
     """

@@ -1,10 +1,12 @@
 """`gsd hooks install --claude|--gemini` and `gsd hooks run`: gsd inside the agent CLIs.
 
-Two hooks in the project's `.claude/settings.json` or `.gemini/settings.json`: after the
-agent writes or edits a plan file, gsd validates it and hands the errors back to the
-model; when a session starts, the agent gets `gsd status` in a few lines. The hook
-command is `<gsd> hooks run <cli>-<what>`: it reads the CLI's JSON on stdin, so no plan
-text is ever part of a shell line. The protocol is in gsd/formats/runners/agenthooks.py.
+Hooks in the project's `.claude/settings.json` or `.gemini/settings.json`. By default two:
+after the agent writes or edits a plan file, gsd validates it and hands the errors back
+to the model; when a session starts, the agent gets `gsd status` in a few lines.
+`--hook` adds the others (gsd/commands/lifehooks.py): session end, before a tool, after
+a delegated agent, before context compaction. The hook command is `<gsd> hooks run
+<cli>-<what>`: it reads the CLI's JSON on stdin, so no plan text is ever part of a shell
+line. The protocol is in gsd/formats/runners/agenthooks.py.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import TYPE_CHECKING
 from gsd.core.errors import EXIT_FINDINGS, GsdError, UsageError
 from gsd.core.words import plural
 from gsd.formats.runners import agenthooks
-from gsd.formats.runners.agenthooks import POST_EDIT, SESSION_START, Answer, HookInput
+from gsd.formats.runners.agenthooks import (
+    DEFAULT_HOOKS,
+    HOOK_NAMES,
+    POST_EDIT,
+    SESSION_START,
+    Answer,
+    HookInput,
+)
 
 # The hook call (`run`) imports little: an edit of a file that is not a plan is answered
 # before the validator, the settings files or even pathlib are loaded.
@@ -23,17 +32,16 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gsd.commands.hooks import Report
-    from gsd.commands.progress import ProjectStatus
 
 # `gsd hooks run NAME`: the names the installed commands use.
-RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in (POST_EDIT, SESSION_START))
+RUN_NAMES = tuple(f"{cli}-{what}" for cli in agenthooks.CLIS for what in HOOK_NAMES)
 # gsd.io.plans.sources.PLAN_SUFFIX, spelled here: that module would load pathlib
 PLAN_SUFFIX = "-PLAN.md"
-_STATUS_LINES = 12  # what a session start may cost the agent's context, at most
 
 
-def install(cwd: Path, cli: str, program: str | None = None) -> Report:
-    """Add gsd's two hooks to the project's settings for `cli`, keeping all else in it."""
+def install(cwd: Path, cli: str, program: str | None = None, hooks: tuple[str, ...] = ()) -> Report:
+    """Add gsd's hooks to the project's settings for `cli`, keeping all else in it: the
+    default two, `hooks` (names of HOOK_NAMES) and any gsd hook the file already holds."""
     import shlex
     import shutil
 
@@ -53,7 +61,8 @@ def install(cwd: Path, cli: str, program: str | None = None) -> Report:
         program = checked_program(program)
     path = root / clisettings.SETTINGS[cli]
     settings, indent = clisettings.load(path)
-    groups = agenthooks.hook_groups(cli, shlex.quote(program or "gsd"))
+    names = (*DEFAULT_HOOKS, *hooks, *clisettings.our_names(settings))
+    groups = agenthooks.hook_groups(cli, shlex.quote(program or "gsd"), names)
     updated = clisettings.with_hooks(settings, groups)
     shown = _show(path, cwd)
     if updated == settings:
@@ -90,7 +99,11 @@ def call(name: str, read: Callable[[], str]) -> Answer:
     block the agent's edit."""
     try:
         if name not in RUN_NAMES:
-            raise UsageError(f"no hook named {name!r}", hint=f"use one of {', '.join(RUN_NAMES)}")
+            from gsd.core.words import did_you_mean
+
+            close = did_you_mean(name, RUN_NAMES)
+            known = f"use one of {', '.join(RUN_NAMES)}"
+            raise UsageError(f"no hook named {name!r}", hint=f"{close} {known}" if close else known)
         return run(name, read())
     except GsdError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
@@ -103,7 +116,11 @@ def run(name: str, stdin_text: str) -> Answer:
     hook_input = agenthooks.parse_input(stdin_text)
     if what == POST_EDIT:
         return check_edit(cli, hook_input)
-    return session_start(cli, hook_input)
+    if what == SESSION_START:
+        return session_start(cli, hook_input)
+    from gsd.commands import lifehooks
+
+    return lifehooks.run(cli, what, hook_input)
 
 
 def check_edit(cli: str, hook_input: HookInput) -> Answer:
@@ -165,29 +182,9 @@ def session_start(cli: str, hook_input: HookInput) -> Answer:
     project = Project(root)
     if not project.planning.is_dir():
         return Answer(0)
+    from gsd.commands.lifehooks import brief_status
+
     return agenthooks.add_context(cli, brief_status(project_status(project)))
-
-
-def brief_status(status: ProjectStatus) -> str:
-    """A phase a line (done / all, what is running, failed or next), then the blockers."""
-    lines = ["gsd status (plans in .planning/; `gsd status` for all of it):"]
-    for phase in status.phases:
-        plans = phase.plans
-        line = f"- phase {phase.phase}: {phase.done}/{len(plans)} plans done"
-        for state in ("in progress", "failed", "paused"):
-            ids = [p.plan for p in plans if p.status == state]
-            if ids:
-                line += f"; {state}: {', '.join(ids)}"
-        pending = [p.plan for p in plans if p.status == "pending"]
-        if pending and phase.done < len(plans):
-            line += f"; next: {pending[0]}"
-        lines.append(line)
-    if len(lines) > _STATUS_LINES:
-        hidden = len(lines) - _STATUS_LINES
-        lines = [*lines[:_STATUS_LINES], f"- ... and {plural(hidden, 'more phase')}"]
-    blockers = status.blockers
-    lines.append(f"blockers: {'; '.join(blockers[:3])}" if blockers else "blockers: none")
-    return "\n".join(lines)
 
 
 def _remove(path: Path) -> None:

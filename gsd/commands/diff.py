@@ -23,6 +23,7 @@ from gsd.commands.taskmatch import compared_text, match_tasks
 from gsd.core.graph import PhaseGraph, changed_schedules
 from gsd.core.ids import plan_sort_key
 from gsd.core.models import Diagnostic, Plan, Task
+from gsd.formats.challengereport import ChallengeReport, read_file
 
 # Frontmatter keys read through Plan's coercing properties (`plan_fields`), not as is.
 _COVERED_KEYS = frozenset(
@@ -43,6 +44,7 @@ class Snapshot(NamedTuple):
     plans: dict[str, Plan]  # by repo-relative path
     diagnostics: list[Diagnostic]
     sections: dict[str, dict[str, str]] = {}  # by path: `body_sections` of the plan's text
+    challenges: dict[str, str] = {}  # by path: the text of each phase's NN-CHALLENGE.md
 
 
 # A plan's or a task's fields as compared, by name: frontmatter values as YAML gives them
@@ -76,6 +78,14 @@ class PlanDiff(NamedTuple):
     tasks: list[TaskDiff]
 
 
+class ChallengeDiff(NamedTuple):
+    """A phase's `NN-CHALLENGE.md` (`gsd challenge`) added, changed or removed."""
+
+    status: str  # added | removed | changed
+    path: str
+    report: ChallengeReport | None  # as HEAD has it; None when removed or unreadable
+
+
 class PlanChanges(NamedTuple):
     """The whole diff: plans that changed, and the diagnostics HEAD added or fixed."""
 
@@ -86,10 +96,11 @@ class PlanChanges(NamedTuple):
     fixed_diagnostics: list[Diagnostic]
     # HEAD's wave graph of each phase whose schedule changed, by phase folder name
     schedules: tuple[tuple[str, PhaseGraph], ...] = ()
+    challenges: tuple[ChallengeDiff, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.plans and not self.new_diagnostics
+        return not self.plans and not self.new_diagnostics and not self.challenges
 
     def counts(self) -> dict[str, int]:
         plans = Counter(p.status for p in self.plans)
@@ -135,7 +146,21 @@ def compare(base: Snapshot, head: Snapshot) -> PlanChanges:
         new_diagnostics=new_diagnostics,
         fixed_diagnostics=fixed,
         schedules=changed_schedules(base.plans, head.plans),
+        challenges=challenge_diffs(base.challenges, head.challenges),
     )
+
+
+def challenge_diffs(base: Mapping[str, str], head: Mapping[str, str]) -> tuple[ChallengeDiff, ...]:
+    """The challenge reports whose text differs between the two sides, by path."""
+    found = []
+    for path in sorted(base.keys() | head.keys()):
+        before, after = base.get(path), head.get(path)
+        if before == after:
+            continue
+        status = "added" if before is None else "removed" if after is None else "changed"
+        report = read_file(after) if after is not None else None
+        found.append(ChallengeDiff(status=status, path=path, report=report))
+    return tuple(found)
 
 
 def match_plans(

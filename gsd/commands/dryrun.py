@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gsd.core import layout
+from gsd.formats.gatesettings import HUMAN
 
 if TYPE_CHECKING:
     from gsd.core.graph import PhaseGraph
+    from gsd.core.models import Plan
     from gsd.io.dispatch import Dispatcher, TaskDispatch
     from gsd.io.plans.phases import Phase
     from gsd.io.plans.project import Project
@@ -84,8 +86,21 @@ def with_reviewers(
         elif found is not None:
             reviewers.append(found[1])
             task = task._replace(review=f"{found[0].name} on {found[0].runner}, read-only")
-        shown.append(task)
+        shown.append(task._replace(plan_first=plan_first(dispatcher, plan, task)))
     return shown, reviewers
+
+
+def plan_first(dispatcher: Dispatcher, plan: Plan, task: TaskDispatch) -> str:
+    """Who approves the task's proposal when it is gated plan-first ("": not gated)."""
+    from gsd.run.taskgate import task_gated
+
+    own = next((t for t in plan.tasks if t.index == task.task), None)
+    gates = dispatcher.config.gates
+    if own is None or not task_gated(dispatcher, plan, own, task.agent):
+        return ""
+    if gates.approver == HUMAN:
+        return f"proposes read-only; a person approves (gsd approve {plan.id} --task {task.task})"
+    return f"proposes read-only; {gates.approver} approves, read-only"
 
 
 def uncommitted_warning(

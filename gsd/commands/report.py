@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from gsd.commands.reportmarks import marked
-from gsd.commands.reportreviews import ReviewRow, outcome, review_rows
+from gsd.commands.reportbars import Bar, Bars, WaveSpan, marked
+from gsd.commands.reportreviews import ReviewRow, outcome, proposal_outcome, review_rows
 from gsd.formats.execlog import soft_words, step_of
 
 if TYPE_CHECKING:
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # events shown as they are in the timeline (`result` rows also feed the totals)
 TIMELINE = frozenset(
-    "run-start wave-start spawn rollback review retry fallback commit merge plan-complete "
-    "checkpoint-paused wave-end run-end".split()
+    "run-start wave-start proposal spawn rollback review retry fallback commit merge "
+    "plan-complete checkpoint-paused wave-end run-end".split()
 )
 
 
@@ -178,6 +178,8 @@ def _row(e: LogEvent) -> TimelineRow:
         "rollback": f"kept under {e.get('salvage')}" if e.get("salvage") else "",
         **dict.fromkeys(("spawn", "retry", "fallback"), step_of(e)),  # the ladder's step
         "review": outcome(e) if kind == "review" else "",
+        "proposal": proposal_outcome(e),
+        "checkpoint-paused": f"{e['proposal']} waits for approval" if e.get("proposal") else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
         what = soft_words(e)
@@ -274,42 +276,6 @@ def _case(plan: str, task: str, events: list[LogEvent], planned: PlannedTask | N
         seconds=seconds,
         reviews=tuple(e for e in events if e.get("event") == "review"),
     )
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One attempt on the timeline, in seconds from the run's first event."""
-
-    plan: str
-    task: str
-    attempt: object
-    agent: str
-    outcome: str
-    start: float
-    end: float
-    step: str = ""  # the retry ladder's step ("" for a task's first attempt)
-    review: str = ""  # its review's verdict (approve, changes, reject, error); "": none
-    salvage: str = ""  # the ref its changes are kept under, when it was rolled back
-    note: str = ""  # why a soft success was accepted (the outcome is `soft success`)
-
-
-@dataclass(frozen=True)
-class WaveSpan:
-    wave: object
-    start: float
-    end: float
-
-
-@dataclass(frozen=True)
-class Bars:
-    """The run as bars (`timeline`): when it started, how long it took, its attempts,
-    its waves and its plans in order."""
-
-    start: str
-    seconds: float
-    attempts: list[Bar]
-    waves: list[WaveSpan]
-    plans: list[str]
 
 
 def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:

@@ -54,7 +54,18 @@ def review_rows(events: Iterable[LogEvent]) -> list[ReviewRow]:
 def outcome(e: LogEvent) -> str:
     """A `review` event's outcome in the timeline: `changes by reviewer (codex, round 1)`."""
     said = Review.from_event(e)
-    return f"{said.verdict or 'error'} by {said.reviewer} ({said.runner}, round {said.round})"
+    what = "proposal " if e.get("proposal") else ""
+    return f"{what}{said.verdict or 'error'} by {said.reviewer} ({said.runner}, round {said.round})"
+
+
+def proposal_outcome(e: LogEvent) -> str:
+    """A plan-first task's `proposal` event in the timeline: the file committed, its
+    approval by a person, or why the proposal failed."""
+    if e.get("problem"):
+        return f"failed: {' '.join(str(e['problem']).split())[:200]}"
+    if e.get("approved"):
+        return f"{e.get('file', '')} approved by {e['approved']}"
+    return f"{e.get('file', '')} committed"
 
 
 def review_line(e: LogEvent) -> str:

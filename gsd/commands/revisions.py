@@ -12,6 +12,8 @@ from pathlib import Path
 from gsd.commands.diff import PlanChanges, Side, Snapshot, body_sections, compare
 from gsd.core import layout
 from gsd.core.errors import UsageError
+from gsd.core.ids import parse_phase_name
+from gsd.formats.challengereport import file_name
 from gsd.io.plans import sources
 from gsd.io.plans.project import Project
 from gsd.io.plans.sources import GitIndex, GitTree, Source, Unreadable, WorkingTree
@@ -86,7 +88,29 @@ def load_snapshot(root: Path, source: Source, side: Side) -> Snapshot:
     plans = {path: project.plan(path) for path in paths}
     diagnostics = validate(project, [layout.PLANNING]).diagnostics if paths else []
     sections = {path: _body_sections(source, path) for path, plan in plans.items() if plan.readable}
-    return Snapshot(side._replace(has_planning=True), plans, diagnostics, sections)
+    challenges = _challenges(source, paths)
+    return Snapshot(
+        side=side._replace(has_planning=True),
+        plans=plans,
+        diagnostics=diagnostics,
+        sections=sections,
+        challenges=challenges,
+    )
+
+
+def _challenges(source: Source, paths: list[str]) -> dict[str, str]:
+    """The text of each `NN-CHALLENGE.md` (`gsd challenge`) beside the plans, by path."""
+    found = {}
+    for folder in dict.fromkeys(path.rpartition("/")[0] for path in paths):
+        parsed = parse_phase_name(folder.rpartition("/")[2])
+        if parsed is None:
+            continue
+        path = f"{folder}/{file_name(parsed.number)}"
+        try:
+            found[path] = source.read(path).decode("utf-8", "replace")
+        except Unreadable:  # none there
+            continue
+    return found
 
 
 def _body_sections(source: Source, path: str) -> dict[str, str]:

@@ -43,6 +43,8 @@ ERROR_TYPES = (
     "review-changes",  # its reviewer asked for changes (retried up to review.max_rounds)
     "review-rejected",  # its reviewer rejected the work
     "review-failed",  # its reviewer crashed, timed out or answered no Review Report
+    "proposal-failed",  # a plan-first task's read-only step wrote no usable proposal
+    "scope-violation",  # a plan-first task changed a file outside its approved proposal
     "unknown",
 )
 

@@ -101,6 +101,22 @@ def run_dir(git_dir: Path, plan_id: str, task: int) -> Path:
     return git_dir / GSD / "runs" / task_key(plan_id, task)
 
 
+def compact_snapshot(git_dir: Path, session_id: str) -> Path:
+    """The state an agent CLI's session had when its context was compacted (the
+    pre-compact hook), one file a session."""
+    return git_dir / GSD / "snapshots" / f"{_session_name(session_id)}.md"
+
+
+def session_summary(git_dir: Path, session_id: str) -> Path:
+    """What gsd ran, as an agent CLI's session ended (the session-end hook)."""
+    return git_dir / GSD / "sessions" / f"{_session_name(session_id)}.md"
+
+
+def _session_name(session_id: str) -> str:
+    """An agent CLI's session id as a safe file name (no `/`, no leading dot)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:80].lstrip(".") or "session"
+
+
 def displaced_dir(git_dir: Path) -> Path:
     """Where files an agent left in the user's checkout are moved aside to, not deleted."""
     return git_dir / GSD / "displaced"

@@ -171,6 +171,12 @@ class Task:
         its commit (issue 24); `review="none"` opts out of config's `review`."""
         return self.attrs.get("review")
 
+    @property
+    def plan_first(self) -> str | None:
+        """`plan-first="true"`: the task proposes read-only before it works (issue 24);
+        `"false"` opts out of config's `gates.plan_first`."""
+        return self.attrs.get("plan-first")
+
 
 class Plan:
     """A parsed PLAN.md file; `frontmatter` holds strings, lists and dicts only."""

@@ -1,7 +1,7 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry` and `salvage`: no GSD
+gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry`, `salvage` and `gates`: no GSD
 writes them but gsd. `budgets` is checked whole by its model (an unknown key there is an
 error).
 Every other section is shared with upstream GSD and its forks (`workflow`,
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from gsd.core.words import suggested
 
-OWNED = ("specialists", "sandbox", "policy", "validate", "retry", "salvage")
+OWNED = ("specialists", "sandbox", "policy", "validate", "retry", "salvage", "gates")
 
 # The keys gsd reads, by section: gsd.formats.settings.Settings's fields (kept here, with a
 # test that they match it, so that `gsd validate` need not load pydantic).
@@ -44,6 +44,7 @@ READ: dict[str, tuple[str, ...]] = {
     "review": ("agent", "runner", "when", "max_rounds"),
     "salvage": ("keep_days", "accept_timeout_when_verified"),
     "retry": ("steps",),
+    "gates": ("plan_first", "approver", "runner"),
 }
 TOP = ("mode", *READ, "budgets")  # budgets: checked whole by its model
 

@@ -28,6 +28,7 @@ LogEvent = dict[str, Any]
 EVENTS = (
     "run-start",
     "wave-start",
+    "proposal",
     "spawn",
     "review",
     "result",

@@ -157,6 +157,8 @@ class PromptContext(NamedTuple):
     repo: str  # the agent's working directory, absolute
     plan_text: str  # the plan file's text, for `<objective>` and `<context>`
     resumed: frozenset[int] = frozenset()  # earlier tasks committed by an earlier run
+    approved: str = ""  # a plan-first task's Approved Proposal section (gsd.formats.proposal)
+    scope: tuple[str, ...] | None = None  # ... and its Files: the work's scope; None: no gate
 
 
 def build_prompt(
@@ -172,6 +174,7 @@ def build_prompt(
         context_chain(context, templates),
         _plan_section(plan, task, context.plan_text),
         task_section(plan, task),
+        *([context.approved] if context.approved else []),
         templates.render("task-report"),
         templates.render("prohibitions", files=", ".join(allowed_files(plan, task)) or NO_FILES),
     ]

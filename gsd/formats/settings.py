@@ -19,6 +19,7 @@ from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.core.specialists import NAME_RE
 from gsd.core.words import suggested
 from gsd.formats.configkeys import key_lines
+from gsd.formats.gatesettings import GateSettings
 from gsd.formats.retrysettings import RetrySettings, step_problem
 from gsd.formats.salvagesettings import SalvageSettings
 
@@ -186,8 +187,7 @@ class Specialists(_Section):
     # a specialist may start sub-agents (claude's Agent tool, gemini's invoke_agent,
     # codex's multi_agent), one level deep; off: one level of delegation, gsd's
     allow_subagents: Flag = False
-    # a file bigger than this outside the task's <files> is a warning on the terminal
-    # (0: no limit); see gsd/io/git/leftfiles.py
+    # over this outside the task's <files>: a warning (0: no limit; gsd/io/git/leftfiles.py)
     large_file_mb: Megabytes = 10.0
 
 
@@ -204,8 +204,7 @@ class GitSettings(_Section):
 class Sandbox(_Section):
     enabled: Flag = True  # SPEC 0: every agent runs in a Landlock sandbox where there is one
     writable: Paths = Field(default_factory=list)
-    # TCP ports agents may connect to besides 443 and their runner's API (Landlock ABI 4+);
-    # "any" turns the port rule off (gsd.io.confine.netports)
+    # TCP ports besides 443 and the runner's API (Landlock ABI 4+); "any": no rule (netports)
     connect: Ports = Field(default_factory=list)
     # the user's credentials an agent gets after all (gsd.core.safety.credentials)
     pass_env: Names = Field(default_factory=list)
@@ -317,6 +316,7 @@ class Settings(_Section):
     review: ReviewSettings = ReviewSettings()
     salvage: SalvageSettings = SalvageSettings()
     retry: RetrySettings = RetrySettings()  # the retry ladder's steps (gsd.formats.retrysettings)
+    gates: GateSettings = GateSettings()  # plan-first gates (gsd.formats.gatesettings)
 
     @field_validator("parallelization", mode="before")
     @classmethod

@@ -62,6 +62,7 @@ class TaskDispatch(NamedTuple):
     missing: str = ""  # the dry run's note when the program in argv[0] cannot be found
     subagents: bool = False  # config.json `specialists.allow_subagents`, for the runner files
     review: str = ""  # who reviews its work, `AGENT on RUNNER` (the dry run shows it)
+    plan_first: str = ""  # who approves its proposal first (plan-first gates); "": none
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -207,10 +208,23 @@ class Dispatcher:
         """Who reviews the task's work (issue 24) and how it runs: its agent, read-only,
         on config's `review.runner` or else a runner other than the author's; None when
         the task is not reviewed; one line saying why when the reviewer cannot run."""
-        settings = self.config.review
         named = self._reviewer_name(plan, task, author)
         if named is None:
             return None
+        return self.read_only(wave, plan, task, author, named, self.config.review.runner)
+
+    def read_only(
+        self,
+        wave: int,
+        plan: Plan,
+        task: Task,
+        author: TaskDispatch,
+        named: tuple[str, str],
+        configured: str | None,
+    ) -> tuple[Agent, TaskDispatch] | str:
+        """The agent `named` (its name, where it was given) as a read-only judge of the
+        author's work or proposal: on runner `configured`, else another than the
+        author's (`review.reviewer_runner`); one line saying why when it cannot run."""
         name, where = named
         if name not in self.agents:
             return (
@@ -219,7 +233,7 @@ class Dispatcher:
                 + "; add its agent file or name another"
             )
         own = self.agents[name]
-        runner = review.reviewer_runner(settings.runner, own.runner, author.runner or "")
+        runner = review.reviewer_runner(configured, own.runner, author.runner or "")
         try:
             agent = read_only(self.run_as(own, runner, where))
         except InputError as exc:
@@ -231,7 +245,7 @@ class Dispatcher:
             fallback_reason=None,
             model=model,
             argv=self._argv(agent, model, "agent", where, own),
-            runner_source="config" if settings.runner else "agent",
+            runner_source="config" if configured else "agent",
             model_source="agent" if model else "",
         )
 

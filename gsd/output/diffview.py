@@ -11,6 +11,7 @@ from gsd.commands.diff import Change, PlanChanges, PlanDiff, Side, TaskDiff
 from gsd.core.words import plural
 from gsd.formats.diagnostics import diagnostic_line
 from gsd.formats.lines import markdown_table
+from gsd.output import challengeview
 from gsd.output.mermaid import markdown_block
 
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
@@ -61,6 +62,7 @@ def as_dict(changes: PlanChanges) -> dict[str, object]:
         ],
         "new_diagnostics": [d.to_dict() for d in changes.new_diagnostics],
         "fixed_diagnostics": [d.to_dict() for d in changes.fixed_diagnostics],
+        "challenges": challengeview.as_dicts(changes.challenges),
     }
 
 
@@ -198,6 +200,7 @@ def text(changes: PlanChanges) -> str:
             out.append(f"  {_field_line(change)}")
         if plan.status != "removed":
             out.extend(f"  {_task_text(task)}" for task in plan.tasks)
+    out.extend(challengeview.text_lines(changes.challenges))
     if changes.new_diagnostics:
         out.append("")
         out.append(f"New diagnostics at {_label(changes.head)}:")
@@ -249,6 +252,7 @@ def _markdown(changes: PlanChanges, *, details: bool) -> str:
     out.append(f"<sub>Compared {_code(_side_name(base))} with {_code(_side_name(head))}.</sub>")
     for plan in changes.plans:
         out.extend(["", *_plan_markdown(plan, details)])
+    out.extend(challengeview.markdown_lines(changes.challenges, _code))
     for phase, graph in changes.schedules:  # GitHub renders a ```mermaid block
         out.extend(["", f"### Waves of {_code(phase)} at {_code(_label(head))}", ""])
         out.append(markdown_block(graph, f"Phase {phase}").rstrip("\n"))

@@ -21,7 +21,8 @@ from gsd.core.words import plural
 from gsd.formats.junit import NOT_XML
 
 if TYPE_CHECKING:
-    from gsd.commands.report import Bar, Bars, RunReport, Totals, WaveSpan
+    from gsd.commands.report import RunReport, Totals
+    from gsd.commands.reportbars import Bar, Bars, WaveSpan
     from gsd.commands.reportreviews import ReviewRow
 
 SVG = "http://www.w3.org/2000/svg"

@@ -211,6 +211,8 @@ def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
         out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
         if t.review:
             out.append(f"  reviewed by: {t.review}")
+        if t.plan_first:
+            out.append(f"  plan-first: {t.plan_first}")
         if t.missing:
             out.append(f"  missing: {t.missing}")
         if t.sandbox:

@@ -221,6 +221,11 @@ def _blocker(
                 f"task {task.index} ({task.type}) waits for a person: {what} "
                 f"(then `gsd approve {plan.id}`)"
             )
+            if isinstance(last_move.get("proposal"), str):  # a plan-first task's proposal
+                details = (
+                    f"task {task.index} waits for approval of its proposal "
+                    f"{last_move['proposal']} (then `gsd approve {plan.id} --task {task.index}`)"
+                )
             return Blocker(PAUSED, details, _day(last_move.get("ts")))
     return None
 

@@ -17,6 +17,7 @@ from gsd.io.git.branches import Branches
 from gsd.io.git.commits import Commits
 from gsd.io.git.repo import Git
 from gsd.io.plans import verify as artifacts
+from gsd.run import taskgate
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.tasks import run_tasks
 
@@ -114,7 +115,7 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
     now = datetime.now(timezone.utc)
     started, finished = end.started or now, end.finished or now
     before = sum(o.duration_s for o in earlier)  # agent time of earlier runs
-    return summary.render(
+    text = summary.render(
         phase_dir=run.read.phase.name,
         plan_id=plan.id,
         plan_frontmatter=plan.frontmatter,
@@ -125,6 +126,8 @@ def plan_summary(run: PhaseRun, end: PlanEnd, place: Git) -> str:
         created=created,
         seconds=(finished - started).total_seconds() + before,
     )
+    proposals = taskgate.summary_lines(run, plan.id)  # plan-first tasks' proposals
+    return f"{text}\n{proposals}" if proposals else text
 
 
 def _commit_plan_docs(run: PhaseRun, end: PlanEnd, place: Git) -> None:

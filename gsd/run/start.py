@@ -23,7 +23,7 @@ from gsd.io.plans import summaries
 from gsd.io.plans.phases import Phase
 from gsd.io.plans.project import Project
 from gsd.io.plans.validate import validate
-from gsd.run import preflight, taskreview
+from gsd.run import preflight, taskgate, taskreview
 from gsd.run.context import RunOptions
 from gsd.run.phaserun import PhaseRun
 
@@ -95,7 +95,11 @@ def check_before_spawning(run: PhaseRun) -> None:
     preflight.check_index_lock(git)
     spawned = run.to_spawn()
     fallbacks = run.read.dispatcher.fallbacks(run.read.graph, spawned)
-    spawned = [*spawned, *taskreview.reviewers(run.read.dispatcher, run.read.graph, spawned)]
+    judges = [
+        *taskreview.reviewers(run.read.dispatcher, run.read.graph, spawned),
+        *taskgate.approvers(run.read.dispatcher, run.read.graph, spawned),
+    ]
+    spawned = [*spawned, *judges]
     if not run.policy.in_place:  # in place, agents read the checkout as it is
         plans = [run.read.graph.plans[p].path for p in dict.fromkeys(d.plan for d in spawned)]
         read = preflight.files_read(run.read.project.root, git.root, plans, [*spawned, *fallbacks])

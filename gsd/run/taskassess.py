@@ -17,9 +17,9 @@ from gsd.core.flags import env_flag
 from gsd.core.models import RunnerOutput, TaskReport
 from gsd.core.safety import enforce
 from gsd.core.safety.budget import Budget, BudgetStatus, budget_status
-from gsd.core.verdict import done, judge
+from gsd.core.verdict import done, judge, planfirst
 from gsd.core.verdict.review import Review
-from gsd.core.words import plural
+from gsd.core.words import plural, some
 from gsd.formats import taskreport
 from gsd.formats.agents import Agent
 from gsd.formats.prompt import allowed_files, automated_commands
@@ -93,6 +93,9 @@ def assess(
     fatal = [v for v in violations if v.fatal]
     if fatal and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = "policy-violation", "; ".join(v.detail for v in fatal)
+    outside = _outside_proposal(job, seen.changed)
+    if outside and (error_type is None or error_type in taskdone.TYPES):
+        error_type, details = planfirst.SCOPE_VIOLATION, outside
     no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
     _warn(f"{plan.id} task {task.index}", output, verdict, accepted=error_type is None)
     if error_type is None:
@@ -131,6 +134,17 @@ def _enforce(
         own_files=job.task.files,
         special=specialfiles.after_spawn(job.git.root, kept, seen.changed),
     )
+
+
+def _outside_proposal(job: Job, changed: list[str]) -> str:
+    """A plan-first task's change outside its approved proposal's Files, said ("": none)."""
+    if job.proposal_files is None:
+        return ""
+    outside = planfirst.outside_proposal(changed, job.proposal_files)
+    if not outside:
+        return ""
+    name = planfirst.proposal_name(job.plan.id, job.task.index)
+    return f"changed {some(outside)} outside the Files of its approved proposal {name}"
 
 
 def against_budget(

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from gsd.core import layout
 from gsd.core.errors import InputError
@@ -37,6 +37,8 @@ from gsd.io.git.repo import Git
 from gsd.io.process import proc
 from gsd.run.taskassess import OUTPUT_TAIL, STDERR_TAIL, Assessed, over_limit, tail
 from gsd.run.taskspawn import Guards, Job, spawn_agent
+
+_Report = TypeVar("_Report")
 
 
 class Reviewer(NamedTuple):
@@ -99,7 +101,7 @@ def review(job: Job, guards: Guards, done: Assessed, reviewer: Reviewer) -> Asse
     """The attempt `done` (a success so far) as its reviewer judged it: unchanged but for
     `review` on `approve`, else failed with the review's error type and why."""
     git, checkpoint = job.git, guards.checkpoint
-    before = _fingerprint(git, checkpoint)
+    before = fingerprint(git, checkpoint)
     text = review_prompt(
         reviewer.agent,
         job.plan,
@@ -117,7 +119,7 @@ def review(job: Job, guards: Guards, done: Assessed, reviewer: Reviewer) -> Asse
         guards,
     )
     said = _verdict(reviewer, spawn.run, spawn.result_text)
-    changed = _changed_by_reviewer(before, _fingerprint(git, checkpoint))
+    changed = changed_between(before, fingerprint(git, checkpoint))
     changed += spawn.gitfile_changed + spawn.in_user_checkout
     if changed and said.verdict is not None:  # what it changed is rolled back with the attempt
         said = said._replace(verdict=None, problem=f"it changed {some(changed)} (read-only)")
@@ -130,26 +132,39 @@ def _verdict(reviewer: Reviewer, spawned: proc.Spawned, result_text: str | None)
     """What the reviewer's run came to: its Review Report, or why there is none."""
     agent = reviewer.agent
     said = Review(reviewer=agent.name, runner=agent.runner, round=reviewer.round, verdict=None)
+    report = answer(agent, spawned, result_text, reviewer.dispatch.timeout_s, parse_review)
+    if isinstance(report, str):
+        return said._replace(problem=report)
+    return said._replace(verdict=report.verdict, findings=report.findings)
+
+
+def answer(
+    agent: Agent,
+    spawned: proc.Spawned,
+    result_text: str | None,
+    timeout_s: float,
+    parse: Callable[[str], _Report | str],
+) -> _Report | str:
+    """The report a read-only agent's run printed (a reviewer's, a challenger's), as
+    `parse` reads it from the agent's text, or one line saying why there is none: it
+    could not start, timed out, went over a limit, exited non-zero, answered unreadably."""
     stderr = tail(spawned.stderr_path, STDERR_TAIL)
     last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
     if spawned.error:
-        return said._replace(problem=f"it could not start: {spawned.error}")
+        return f"it could not start: {spawned.error}"
     if spawned.timed_out:
-        return said._replace(problem=f"it timed out after {reviewer.dispatch.timeout_s:g} s")
+        return f"it timed out after {timeout_s:g} s"
     if spawned.limit:
-        return said._replace(problem=over_limit(spawned, "it"))
+        return over_limit(spawned, "it")
     if spawned.exit_code != 0:
-        why = f"it exited {spawned.exit_code}" + (f": {last[:200]}" if last else "")
-        return said._replace(problem=why)
+        return f"it exited {spawned.exit_code}" + (f": {last[:200]}" if last else "")
     stdout = tail(spawned.stdout_path, OUTPUT_TAIL)
     output = runners.parse_output(agent.runner, stdout, result_text, stderr)
-    report = parse_review(output.text)
+    report = parse(output.text)
     if isinstance(report, str) and output.text != stdout:
-        raw = parse_review(stdout)  # a runner whose text gsd could not pick out
+        raw = parse(stdout)  # a runner whose text gsd could not pick out
         report = report if isinstance(raw, str) and output.text else raw
-    if isinstance(report, str):  # the problem with the answer gsd read, when it read one
-        return said._replace(problem=report)
-    return said._replace(verdict=report.verdict, findings=report.findings)
+    return report  # a string: the problem with the answer gsd read, when it read one
 
 
 def diff_since(git: Git, checkpoint: Checkpoint, changed: list[str]) -> str:
@@ -162,7 +177,7 @@ def diff_since(git: Git, checkpoint: Checkpoint, changed: list[str]) -> str:
     return git.out("diff", "--no-color", "--no-ext-diff", checkpoint.head, tree).rstrip("\n")
 
 
-def _fingerprint(git: Git, checkpoint: Checkpoint) -> dict[str, str]:
+def fingerprint(git: Git, checkpoint: Checkpoint) -> dict[str, str]:
     """Each path changed since the checkpoint and what it holds now, HEAD, and the refs,
     index flags and .git files changed since (the last two put back as they are seen):
     what a reviewer must leave as it found it."""
@@ -186,5 +201,6 @@ def _digest(path: Path) -> str:
         return f"unreadable: {exc.strerror}"
 
 
-def _changed_by_reviewer(before: dict[str, str], after: dict[str, str]) -> list[str]:
+def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The paths (and git's parts) whose `fingerprint` differs between the two."""
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

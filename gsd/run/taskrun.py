@@ -55,6 +55,7 @@ def run_task(
     large_file_mb: float = 10.0,
     step: str = "first",
     reviewer: Reviewer | None = None,
+    proposal_files: tuple[str, ...] | None = None,
     accept_timeout: bool = False,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
@@ -83,6 +84,7 @@ def run_task(
         environ=environ,
         cancel=cancel,
         sandbox=sandbox,
+        proposal_files=proposal_files,
         accept_timeout=accept_timeout,
     )
     return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer, step)

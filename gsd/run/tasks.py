@@ -25,7 +25,7 @@ from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
 from gsd.io.plans.project import Project
-from gsd.run import taskreview
+from gsd.run import taskgate, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
@@ -83,6 +83,11 @@ def run_tasks(
                 return _paused(run, at, attempts, started)
             earlier.append((task.index, f"- Human checkpoint answered: {answer}"))
             continue
+        if taskgate.gated(run, at):  # plan-first: a proposal approved before the work
+            gated = taskgate.gate(run, at, attempts, started)
+            if isinstance(gated, PlanEnd):
+                return gated
+            at = gated
         outcome = _climb(run, at, attempts)
         run.outcomes.append(outcome)
         if not outcome.success and run.effects.cancel.is_set():  # rolled back; nobody's failure
@@ -260,6 +265,7 @@ def _attempt(
             large_file_mb=run.policy.large_file_mb,
             reviewer=reviewer,
             step=step,
+            proposal_files=at.context.scope,
             accept_timeout=run.policy.accept_timeout,
         )
     return agent, outcome._replace(step=step)

@@ -55,6 +55,9 @@ class Job(NamedTuple):
     cancel: threading.Event | None
     sandbox: Settings | None
     run_dir: Path | None = None  # where its prompt and output go; None: the task's own
+    proposal_files: tuple[str, ...] | None = (
+        None  # a plan-first task's approved Files (None: no gate)
+    )
     # a timeout whose `<automated>` checks pass is accepted as a soft success
     # (`salvage.accept_timeout_when_verified`)
     accept_timeout: bool = False

@@ -20,6 +20,8 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
     if step.kind == "edit":  # claude's Edit refuses a file it has not Read first
         edit = {"file_path": path, "old_string": step.old, "new_string": step.content}
         return [("Read", {"file_path": path}), ("Edit", edit)]
+    if step.kind == "read":
+        return [("Read", {"file_path": path})]
     if step.kind == "shell":
         return [("Bash", {"command": step.command, "description": "run a command"})]
     if step.kind == "delegate":

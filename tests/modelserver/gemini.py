@@ -46,6 +46,8 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
     if step.kind == "edit":
         change = {"file_path": path, "old_string": step.old, "new_string": step.content}
         return [("replace", {**change, "instruction": "make the change"})]
+    if step.kind == "read":
+        return [("read_file", {"file_path": path})]
     if step.kind == "shell":
         return [("run_shell_command", {"command": step.command})]
     if step.kind == "delegate":  # 0.61.0: one `invoke_agent` tool names the sub-agent

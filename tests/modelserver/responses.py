@@ -78,6 +78,8 @@ def calls(step: Step, cwd: str, offered: set[str]) -> list[tuple[str, dict[str, 
     if step.kind == "edit":
         argv = ["python3", "-c", _EDIT, path, step.old, step.content]
         return [_shell(shlex.join(argv))]
+    if step.kind == "read":
+        return [_shell(f"cat {shlex.quote(path)}")]
     if step.kind == "shell":
         return [_shell(step.command)]
     if step.kind == "delegate":

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 class Step:
     """One thing the model asks its CLI to do."""
 
-    kind: str  # write | edit | shell | mcp | delegate
-    path: str = ""  # write, edit: relative to the agent's working folder
+    kind: str  # write | edit | read | shell | mcp | delegate
+    path: str = ""  # write, edit, read: relative to the agent's working folder
     content: str = ""  # write: the whole file; edit: the new text
     old: str = ""  # edit: the text replaced
     command: str = ""  # shell: one command line
@@ -29,6 +29,12 @@ def write(path: str, content: str) -> Step:
 
 def edit(path: str, old: str, new: str) -> Step:
     return Step("edit", path=path, old=old, content=new)
+
+
+def read(path: str) -> Step:
+    """Read a file with the CLI's own reading tool (claude's Read, gemini's read_file,
+    codex's shell `cat`): what a read-only agent does."""
+    return Step("read", path=path)
 
 
 def shell(command: str) -> Step:

@@ -295,6 +295,23 @@ def _reviewer(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     )
 
 
+@rule("GSD024", "error", 'task `plan-first=` is neither "true" nor "false"')
+def _plan_first(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
+    """`plan-first="true"` (issue 24): the task proposes read-only before it works;
+    `"false"` opts out of config's `gates.plan_first`. Anything else is an error, not a
+    guess: a gate that silently did not apply would let the work run unapproved."""
+    value = task.plan_first
+    if value is None or value.strip().lower() in ("true", "false"):
+        return
+    yield diag(
+        plan,
+        task.line,
+        "GSD024",
+        f'task {task.index} has plan-first={value!r}; write plan-first="true" or '
+        '"false"' + suggested(value.strip().lower(), ("true", "false")),
+    )
+
+
 def _task_files(plan: Plan, task: Task, facts: Facts) -> Iterator[Diagnostic]:
     files = task.child("files")
     if files is not None:
@@ -309,6 +326,7 @@ TASK_RULES: tuple[TaskRule, ...] = (
     _specialist,
     _runner_override,
     _reviewer,
+    _plan_first,
     _task_files,
 )
 

@@ -107,7 +107,9 @@ TRANSIENT = frozenset({"timeout", "timeout-kill"})
 # never retried nor handed to the fallback: the same work would fail the same way
 # (a delegation past its token budget's abort threshold would be stopped again); a
 # review's changes are retried by the review gate's own count (`review.max_rounds`)
-FINAL = frozenset({"validation-failed", "policy-violation", "budget-exceeded", *REVIEW_ERRORS})
+FINAL = frozenset(
+    {"validation-failed", "policy-violation", "budget-exceeded", "proposal-failed", *REVIEW_ERRORS}
+)
 
 Rung = Literal["retry", "fallback", "stop"]
 

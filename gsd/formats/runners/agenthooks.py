@@ -10,12 +10,27 @@ What each CLI sends and expects, as read from their installed releases:
   "PostToolUse: Exit code 2 - show stderr to model immediately"; "SessionStart: Exit
   code 0 - stdout shown to Claude", or JSON `hookSpecificOutput.additionalContext` with
   `hookEventName: "SessionStart"`. Any other exit code shows stderr to the user only.
+  PreToolUse gets `tool_name`, `tool_input` (Bash: `command`, sdk-tools.d.ts
+  `BashInput`) and answers a deny as `hookSpecificOutput: {hookEventName: "PreToolUse",
+  permissionDecision: "deny", permissionDecisionReason}` (the binary's `KC` reader of
+  hook output). SessionEnd gets `reason` ("When a session is ending ... Exit code 0 -
+  command completes successfully"). SubagentStop gets `stop_hook_active`, `agent_id`,
+  `agent_type`, `agent_transcript_path` and `last_assistant_message` ("Text content of
+  the last assistant message before stopping"); exit 0 shows nothing to the model.
+  PreCompact gets `trigger` ("manual"/"auto") and `custom_instructions`: "Exit code 0 -
+  stdout appended as custom compact instructions". `systemMessage`, a field of every
+  event's JSON answer, is for the user (a SessionEnd hook's is shown nowhere but the
+  debug log: the binary's `qIn` writes only a failed hook's output).
 - Gemini CLI 0.61.0 (@google/gemini-cli, bundle/docs/hooks/reference.md; the AfterTool
   handling in bundle/chunk-5FZXKDXH.js): the same base fields plus `timestamp`; AfterTool
   adds `tool_name`, `tool_input` (write_file and replace: `file_path`, docs/reference/
   tools.md), `tool_response`. Exit 0 with stdout JSON `{"decision": "deny", "reason": ..}`
   replaces the tool result the model sees with "Tool result blocked: <reason>"; SessionStart
   takes `hookSpecificOutput.additionalContext`. Stdout must hold nothing but that JSON.
+  BeforeTool (`tool_input` of run_shell_command: `command`) takes the same deny, "sent
+  to the agent as a tool error"; SessionEnd (`reason`), AfterAgent (`prompt`,
+  `prompt_response`, `stop_hook_active`) and PreCompress (`trigger`) take
+  `systemMessage`, shown to the user (a deny from AfterAgent would force a retry).
 """
 
 from __future__ import annotations
@@ -31,6 +46,8 @@ CLIS = ("claude", "gemini")
 # matcher as a regular expression). Claude Code 2.1.330 lists its file-editing tools as
 # Write, Edit, MultiEdit, NotebookEdit; a notebook is never a plan.
 EDIT_MATCHERS = {"claude": "Write|Edit|MultiEdit", "gemini": "write_file|replace"}
+# The shell tool, which the before-a-tool hook watches for plan writes.
+SHELL_MATCHERS = {"claude": "Bash", "gemini": "run_shell_command"}
 # Event names: Claude Code's PostToolUse and Gemini CLI's AfterTool fire after a tool ran.
 EDIT_EVENTS = {"claude": "PostToolUse", "gemini": "AfterTool"}
 START_EVENT = "SessionStart"  # the same name in both
@@ -40,34 +57,86 @@ TIMEOUTS = {"claude": 60, "gemini": 60_000}
 
 POST_EDIT = "post-edit"
 SESSION_START = "session-start"
+SESSION_END = "session-end"
+PRE_TOOL = "pre-tool"
+AFTER_AGENT = "after-agent"
+PRE_COMPACT = "pre-compact"
+# Every hook gsd can install, in the order the settings list them; `gsd hooks install`
+# without `--hook` installs DEFAULT_HOOKS (and keeps any other gsd hook already there).
+HOOK_NAMES = (POST_EDIT, SESSION_START, SESSION_END, PRE_TOOL, AFTER_AGENT, PRE_COMPACT)
+DEFAULT_HOOKS = (POST_EDIT, SESSION_START)
+
+# name -> (each CLI's event, each CLI's matcher or None, what the hook does)
+_HOOKS: dict[str, tuple[dict[str, str], dict[str, str] | None, str]] = {
+    POST_EDIT: (EDIT_EVENTS, EDIT_MATCHERS, "gsd validates a plan file the agent wrote or edited"),
+    SESSION_START: (
+        {"claude": START_EVENT, "gemini": START_EVENT},
+        None,  # no matcher: every kind of start
+        "gsd status, in a few lines, for the agent",
+    ),
+    SESSION_END: (
+        {"claude": "SessionEnd", "gemini": "SessionEnd"},
+        None,
+        "a one-screen summary of what gsd ran, for the user",
+    ),
+    PRE_TOOL: (
+        {"claude": "PreToolUse", "gemini": "BeforeTool"},
+        SHELL_MATCHERS,
+        "gsd denies a shell command that writes a plan file (use Write/Edit)",
+    ),
+    AFTER_AGENT: (
+        {"claude": "SubagentStop", "gemini": "AfterAgent"},
+        None,
+        "gsd checks a delegated answer for its Task Report (advisory)",
+    ),
+    PRE_COMPACT: (
+        {"claude": "PreCompact", "gemini": "PreCompress"},
+        None,
+        "gsd saves a state snapshot before the context is compacted",
+    ),
+}
 
 
-def hook_groups(cli: str, command: str) -> dict[str, dict[str, Any]]:
+def event_of(cli: str, name: str) -> str:
+    """The event `cli` fires hook `name` on (`PreToolUse` for claude's pre-tool)."""
+    return _HOOKS[name][0][cli]
+
+
+def hook_groups(
+    cli: str, command: str, names: tuple[str, ...] = DEFAULT_HOOKS
+) -> dict[str, dict[str, Any]]:
     """The settings entries for `cli`, by event, each running `<command> hooks run
-    <cli>-<what>` (`command`: the gsd program as a shell word or words)."""
+    <cli>-<what>` (`command`: the gsd program as a shell word or words), for the hooks
+    `names` (in HOOK_NAMES' order)."""
     named = cli == "gemini"  # Gemini CLI shows `name` in /hooks panel; Claude Code has none
-
-    def hook(what: str, about: str) -> dict[str, Any]:
+    groups: dict[str, dict[str, Any]] = {}
+    for what in HOOK_NAMES:
+        if what not in names:
+            continue
+        events, matchers, about = _HOOKS[what]
         entry: dict[str, Any] = {"type": "command", "command": f"{command} hooks run {cli}-{what}"}
         if named:
             entry = {"name": f"gsd-{what}", **entry, "description": about}
-        return {**entry, "timeout": TIMEOUTS[cli]}
-
-    edit = hook(POST_EDIT, "gsd validates a plan file the agent wrote or edited")
-    start = hook(SESSION_START, "gsd status, in a few lines, for the agent")
-    return {
-        EDIT_EVENTS[cli]: {"matcher": EDIT_MATCHERS[cli], "hooks": [edit]},
-        START_EVENT: {"hooks": [start]},  # no matcher: every kind of start
-    }
+        group: dict[str, Any] = {"matcher": matchers[cli]} if matchers else {}
+        groups[events[cli]] = {**group, "hooks": [{**entry, "timeout": TIMEOUTS[cli]}]}
+    return groups
 
 
 class HookInput(NamedTuple):
-    """What gsd reads of a hook's stdin."""
+    """What gsd reads of a hook's stdin ('' for a field the event does not send)."""
 
     event: str  # hook_event_name
-    cwd: str  # the agent's working directory ('' when not sent)
-    tool: str  # tool_name ('' for events without a tool)
-    file_path: str  # tool_input.file_path ('' when the tool names no file)
+    cwd: str  # the agent's working directory
+    tool: str  # tool_name
+    file_path: str  # tool_input.file_path
+    command: str = ""  # tool_input.command: the shell tools' command line
+    session_id: str = ""
+    answer: str = ""  # SubagentStop's last_assistant_message, AfterAgent's prompt_response
+    prompt: str = ""  # AfterAgent's prompt (claude sends its sub-agent's in the transcript)
+    agent_transcript: str = ""  # SubagentStop's agent_transcript_path
+    agent_type: str = ""  # SubagentStop's agent_type
+    trigger: str = ""  # PreCompact/PreCompress: manual or auto
+    reason: str = ""  # SessionEnd: why the session ended
 
 
 class Answer(NamedTuple):
@@ -90,14 +159,24 @@ def parse_input(text: str) -> HookInput:
     if not isinstance(data, dict):
         raise InputError(f"hook input is a JSON {type(data).__name__}, not an object")
     tool_input = data.get("tool_input")
-    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    answer = data.get("last_assistant_message", data.get("prompt_response"))
     found = HookInput(
         event=_text(data.get("hook_event_name")),
         cwd=_text(data.get("cwd")),
         tool=_text(data.get("tool_name")),
-        file_path=_text(file_path),
+        file_path=_text(tool_input.get("file_path")),
+        command=_text(tool_input.get("command")),
+        session_id=_text(data.get("session_id")),
+        answer=_text(answer),
+        prompt=_text(data.get("prompt")),
+        agent_transcript=_text(data.get("agent_transcript_path")),
+        agent_type=_text(data.get("agent_type")),
+        trigger=_text(data.get("trigger")),
+        reason=_text(data.get("reason")),
     )
-    for name, value in (("cwd", found.cwd), ("tool_input.file_path", found.file_path)):
+    paths = (("cwd", found.cwd), ("tool_input.file_path", found.file_path))
+    for name, value in (*paths, ("agent_transcript_path", found.agent_transcript)):
         if "\0" in value:  # no path holds one: the OS refuses it
             raise InputError(f"hook input: {name} holds a NUL byte", hint=hint)
     return found
@@ -120,3 +199,72 @@ def add_context(cli: str, text: str) -> Answer:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def deny_tool(cli: str, reason: str) -> Answer:
+    """Refuse a tool call before it runs, `reason` going to the model, as `cli` documents."""
+    if cli == "claude":  # PreToolUse's own JSON: the call is not made, the reason is its result
+        output = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+        return Answer(0, stdout=json.dumps({"hookSpecificOutput": output}) + "\n")
+    # Gemini CLI's BeforeTool: "reason ... is sent to the agent as a tool error"
+    return Answer(0, stdout=json.dumps({"decision": "deny", "reason": reason}) + "\n")
+
+
+def tell_user(text: str) -> Answer:
+    """Show `text` to the user (`systemMessage`, read by both CLIs on every event); it
+    blocks nothing and the model does not see it."""
+    return Answer(0, stdout=json.dumps({"systemMessage": text}) + "\n")
+
+
+def before_compaction(cli: str, text: str) -> Answer:
+    """What a hook says before the context is compacted: Claude Code appends a PreCompact
+    hook's plain stdout to the compaction's instructions, so the summary keeps `text` for
+    the model; Gemini CLI's PreCompress takes only `systemMessage`, shown to the user."""
+    if cli == "claude":
+        return Answer(0, stdout=text + "\n")
+    return tell_user(text)
+
+
+_TRANSCRIPT_BYTES = 4 << 20  # of a sub-agent's transcript, read at most
+
+
+def transcript_texts(path: str) -> tuple[str, str]:
+    """A Claude Code transcript's (JSONL) first user text and last assistant text."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would never end
+            return "", ""
+        with open(path, "rb") as handle:
+            data = handle.read(_TRANSCRIPT_BYTES)
+    except OSError:
+        return "", ""
+    first = last = ""
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(message, dict):
+            continue
+        text = _content_text(message.get("content"))
+        if message.get("role") == "user" and text and not first:
+            first = text
+        elif message.get("role") == "assistant" and text:
+            last = text
+    return first, last
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(p for p in parts if isinstance(p, str))

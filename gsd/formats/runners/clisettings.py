@@ -28,7 +28,10 @@ SETTINGS = {"claude": ".claude/settings.json", "gemini": ".gemini/settings.json"
 HOOKS = "hooks"
 # A command gsd wrote: the gsd program (any path, maybe quoted), then one of the names
 # `gsd hooks run` answers, at the very end.
-_OURS = re.compile(r"\shooks run (?:claude|gemini)-(?:post-edit|session-start)$")
+_OURS = re.compile(
+    r"\shooks run (?:claude|gemini)-"
+    r"(post-edit|session-start|session-end|pre-tool|after-agent|pre-compact)$"
+)
 
 Settings = dict[str, Any]
 Group = dict[str, Any]  # {"matcher": ..., "hooks": [...]}: one entry of an event's list
@@ -108,6 +111,12 @@ def ours(settings: Settings) -> list[str]:
                 if is_ours(hook):
                     found.append(f"{event}: {hook['command']}")
     return found
+
+
+def our_names(settings: Settings) -> list[str]:
+    """Which of gsd's hooks `settings` holds (`post-edit`, `pre-tool`, ...)."""
+    names = [_OURS.search(line) for line in ours(settings)]
+    return [match.group(1) for match in names if match]
 
 
 def load(path: Path) -> tuple[Settings, int]:

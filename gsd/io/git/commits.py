@@ -17,10 +17,15 @@ from gsd.io.git.command import literal, split
 if TYPE_CHECKING:  # a Commits is handed its Git: `gsd status` reads trailers without one
     from gsd.io.git.repo import Git
 
-# One record per commit: its sha, NUL, its `Gsd-Task` trailer values, one a line.
+# One record per commit: its sha, NUL, its `Gsd-Task` trailer values, one a line, NUL,
+# its `Gsd-Undone` ones (`gsd undo` took those tasks' commits back).
 # Past this many paths, a task's changes are staged from a list (`_stage_listed`).
 STAGE_LISTED = 256
-_TASK_LOG = "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)%x1e"
+UNDONE_TRAILER = "Gsd-Undone"
+_TASK_LOG = (
+    "--format=%H%x00%(trailers:key=Gsd-Task,valueonly,unfold)"
+    f"%x00%(trailers:key={UNDONE_TRAILER},valueonly,unfold)%x1e"
+)
 
 
 class Commits:
@@ -197,14 +202,20 @@ def task_log_args(since: str | None = None, *, plan_branches: bool = False) -> l
 
 
 def parse_task_log(out: str) -> dict[str, str]:
-    """`Gsd-Task` trailer value -> the newest commit carrying it, from `task_log_args`'s log."""
-    tasks: dict[str, str] = {}
+    """`Gsd-Task` trailer value -> the newest commit carrying it, from `task_log_args`'s log
+    (newest first); none for a task whose newest word is a `Gsd-Undone` trailer (`gsd
+    undo` reverted its commit: the task is to be done again)."""
+    tasks: dict[str, str | None] = {}
     for record in out.split("\x1e"):
-        sha, _, values = record.strip().partition("\0")
+        sha, _, rest = record.strip().partition("\0")
+        values, _, undone = rest.partition("\0")
         for value in values.splitlines():
             if value.strip():
                 tasks.setdefault(value.strip(), sha)
-    return tasks
+        for value in undone.splitlines():
+            if value.strip():
+                tasks.setdefault(value.strip(), None)
+    return {key: sha for key, sha in tasks.items() if sha is not None}
 
 
 def committed_tasks(root: Path, *, plan_branches: bool = False) -> dict[str, str]:

@@ -5,23 +5,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from gsd.core import layout
 from gsd.core.errors import UsageError
 from gsd.core.models import Plan, Task
 from gsd.core.utc import utc_stamp
+from gsd.core.verdict import planfirst
 from gsd.formats.files import append_line, json_line, jsonl_objects, read_lines_file
+from gsd.io.git import command as gitexec
 from gsd.io.plans import approvalsign
 from gsd.io.plans.project import Project
 
 DECISION = "checkpoint:decision"
 
 
-def record(project: Project, plan_id: str, task: int, option: str | None) -> None:
-    """Append one answer to one checkpoint task (a locked, single-write append: never a
-    torn record). STATE.md is left to the run that continues past the checkpoint: it may
-    hold the user's own uncommitted edits, and that run takes the Blockers line out."""
-    line = approvalsign.signed({"ts": utc_stamp(), "plan": plan_id, "task": task, "option": option})
+def record(
+    project: Project, plan_id: str, task: int, option: str | None, proposal: str | None = None
+) -> None:
+    """Append one answer to one checkpoint task, or one approval of a plan-first task's
+    proposal (`proposal`: the blob of the file approved) (a locked, single-write append:
+    never a torn record). STATE.md is left to the run that continues past the
+    checkpoint: it may hold the user's own uncommitted edits, and that run takes the
+    Blockers line out."""
+    fields = {"ts": utc_stamp(), "plan": plan_id, "task": task, "option": option}
+    line = approvalsign.signed({**fields, **({"proposal": proposal} if proposal else {})})
     append_line(project.root / layout.APPROVALS, json_line(line, json.dumps))  # ASCII, as ever
 
 
@@ -72,6 +80,34 @@ def answer(project: Project, plan_id: str, task: Task, *, auto: bool) -> str | N
     return "auto"
 
 
+def proposal_approved(project: Project, plan_id: str, task: int, blob: str) -> bool:
+    """Whether a person approved this very content (`blob`) of the task's proposal: an
+    approval of the file before it changed approves nothing (and `--auto` never does)."""
+    return any(
+        e.get("plan") == plan_id and e.get("task") == task and e.get("proposal") == blob
+        for e in read(project)
+    )
+
+
+def proposal_of(project: Project, plan: Plan, task: Task) -> tuple[str, str]:
+    """The task's committed proposal a person approves: its path and blob, from the
+    plan's branch (gsd/PLAN, or gsd/PLAN-run) or else the checkout's HEAD; a usage
+    error when there is none yet."""
+    rel = planfirst.proposal_file(plan, task.index)
+    for ref in (f"refs/heads/gsd/{plan.id}-run", f"refs/heads/gsd/{plan.id}", "HEAD"):
+        found = gitexec.call(
+            ["rev-parse", "--verify", "-q", f"{ref}:{rel}"], cwd=project.root, read_only=True
+        )
+        if found.status == 0 and found.stdout.strip():
+            return rel, found.stdout.strip()
+    raise UsageError(
+        f"--task {task.index}: task {task.index} of plan {plan.id} is {task.type}, not a "
+        f"checkpoint, and has no proposal ({rel}) yet",
+        hint=f"run `gsd execute-phase {plan.phase}` first: a plan-first task proposes before "
+        f"it works; {_checkpoints_of(plan)}",
+    )
+
+
 def option_ids(task: Task) -> list[str]:
     """The ids of a checkpoint:decision's `<option id=...>` elements, in order."""
     element = task.child("options")
@@ -79,14 +115,17 @@ def option_ids(task: Task) -> list[str]:
     return [c.attrs.get("id", "?") for c in choices]
 
 
-def checkpoint_task(plan: Plan, index: int) -> Task:
-    """Task `index` of `plan`, which must be a checkpoint (a usage error otherwise)."""
+def checkpoint_task(
+    plan: Plan, index: int, *, plan_first: Callable[[Task], bool] = lambda task: False
+) -> Task:
+    """Task `index` of `plan`, which must be a checkpoint (a usage error otherwise), or a
+    task gated `plan_first` (its proposal is looked for next: `proposal_of`)."""
     found = next((t for t in plan.tasks if t.index == index), None)
     if found is None:
         raise UsageError(
             f"--task {index}: plan {plan.id} has no task {index}", hint=_checkpoints_of(plan)
         )
-    if not found.is_checkpoint:
+    if not found.is_checkpoint and not plan_first(found):
         raise UsageError(
             f"--task {index}: task {index} of plan {plan.id} is {found.type}, not a checkpoint",
             hint=_checkpoints_of(plan),

@@ -1,20 +1,56 @@
-"""Marks on the timeline's bars (issue 24), from the plans' log events: the verdict of
-an attempt's review, the salvage ref a rolled-back attempt's changes are kept under, and
-why a soft success was accepted (its bar keeps the colour of `soft success`)."""
+"""The run's timeline as bars (`gsd.commands.report.timeline` builds them; `gsd report
+--format html` draws them), and their marks (issue 24), from the plans' log events: the
+verdict of an attempt's review, the salvage ref a rolled-back attempt's changes are kept
+under, and why a soft success was accepted (its bar keeps the colour of `soft success`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gsd.core.verdict.review import Review
 
 if TYPE_CHECKING:
-    from gsd.commands.report import Bar
     from gsd.formats.execlog import LogEvent
 
 SOFT = "soft success"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One attempt on the timeline, in seconds from the run's first event."""
+
+    plan: str
+    task: str
+    attempt: object
+    agent: str
+    outcome: str
+    start: float
+    end: float
+    step: str = ""  # the retry ladder's step ("" for a task's first attempt)
+    review: str = ""  # its review's verdict (approve, changes, reject, error); "": none
+    salvage: str = ""  # the ref its changes are kept under, when it was rolled back
+    note: str = ""  # why a soft success was accepted (the outcome is `soft success`)
+
+
+@dataclass(frozen=True)
+class WaveSpan:
+    wave: object
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Bars:
+    """The run as bars (`timeline`): when it started, how long it took, its attempts,
+    its waves and its plans in order."""
+
+    start: str
+    seconds: float
+    attempts: list[Bar]
+    waves: list[WaveSpan]
+    plans: list[str]
 
 
 def marked(bars: list[Bar], events: Sequence[LogEvent]) -> list[Bar]:
