@@ -124,7 +124,11 @@ def test_the_config_key_moves_the_worktrees_and_the_env_var_wins(
     assert task_commits(repo) == ALL_TASKS
     assert leftovers(repo) == {}
     assert not (tmp_path / "configured" / key).exists() and not (moved / key).exists()
-    assert "half-done" not in git(repo, "log", "--all", "--name-only", "--format=")
+    # on no branch or tag; kept only under the killed attempt's salvage ref (issue 24)
+    assert "half-done" not in git(
+        repo, "log", "--exclude=refs/gsd/salvage/*", "--all", "--name-only", "--format="
+    )
+    assert "half-done.txt" in git(repo, "show", "--name-only", "refs/gsd/salvage/01-01/1/1")
 
 
 def old_gsd_killed_during_a_task(repo: Path) -> Path:
@@ -162,7 +166,11 @@ def test_a_worktree_an_older_gsd_left_under_git_is_rolled_back_and_removed(
         assert resumed.returncode == 0, resumed.stderr
     assert task_commits(repo) == ALL_TASKS
     assert leftovers(repo) == {}
-    assert "half-done" not in git(repo, "log", "--all", "--name-only", "--format=")
+    # on no branch or tag; kept only under the killed attempt's salvage ref (issue 24)
+    assert "half-done" not in git(
+        repo, "log", "--exclude=refs/gsd/salvage/*", "--all", "--name-only", "--format="
+    )
+    assert "half-done.txt" in git(repo, "show", "--name-only", "refs/gsd/salvage/01-01/1/1")
 
 
 @pytest.mark.parametrize(

@@ -316,7 +316,8 @@ def checkpoints_prune(older_than: float | None) -> int:
     In this checkout (where agents work only with workflow.use_worktrees false) the
     open checkpoints are forgotten too, nothing rolled back: run it once you have looked
     at what the interrupted run left. In plan worktrees, gsd's own, half-done attempts
-    are rolled back from their signed records, and worktrees an older gsd left under
+    are rolled back from their signed records (their changes kept under new salvage
+    refs, which this prune leaves), and worktrees an older gsd left under
     .git/gsd/worktrees/ are removed (their branches keep the work), and so is the spare
     checkout the last plan left for the next one.
 
@@ -335,12 +336,13 @@ def checkpoints_prune(older_than: float | None) -> int:
     git = Git(Path.cwd())
     # never under a live run, in any worktree: its task's checkpoint is what a rollback needs
     with RunLock(git.common_dir):
+        # first: what the rollbacks below keep of a killed run's attempts stays
+        salvaged = salvage.prune(git, age)
         worktrees = Worktrees(git, _worktrees_folder(git))
         for line in [*worktrees.settle(forget=True), *worktrees.drop_spare()]:
             click.echo(f"gsd: {line}", err=True)
         forgotten = OpenCheckpoints(git).drop() if age is None else []
         pruned = [*forgotten, *Checkpoints(git).prune(age)]
-        salvaged = salvage.prune(git, age)
     for tag in [*pruned, *salvaged]:
         click.echo(f"deleted {tag}")
     click.echo(f"{plural(len(pruned), 'checkpoint tag')} deleted", err=True)

@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.commands.estimate import Versus, versus
+from gsd.commands.reportbars import Bar, Bars, WaveSpan, marked
 from gsd.commands.reportreviews import ReviewRow, outcome, proposal_outcome, review_rows
-from gsd.formats.execlog import step_of
+from gsd.formats.execlog import soft_words, step_of
 
 if TYPE_CHECKING:
     from gsd.formats.execlog import LogEvent
@@ -185,7 +186,7 @@ def _row(e: LogEvent) -> TimelineRow:
         "checkpoint-paused": f"{e['proposal']} waits for approval" if e.get("proposal") else "",
     }.get(str(kind), "")
     if kind == "result" and e.get("soft_success"):
-        what = "soft success"
+        what = soft_words(e)
     elif kind == "result" and e.get("success") and e.get("no_change"):
         what = "made no change"
     return TimelineRow(
@@ -281,39 +282,6 @@ def _case(plan: str, task: str, events: list[LogEvent], planned: PlannedTask | N
     )
 
 
-@dataclass(frozen=True)
-class Bar:
-    """One attempt on the timeline, in seconds from the run's first event."""
-
-    plan: str
-    task: str
-    attempt: object
-    agent: str
-    outcome: str
-    start: float
-    end: float
-    step: str = ""  # the retry ladder's step ("" for a task's first attempt)
-
-
-@dataclass(frozen=True)
-class WaveSpan:
-    wave: object
-    start: float
-    end: float
-
-
-@dataclass(frozen=True)
-class Bars:
-    """The run as bars (`timeline`): when it started, how long it took, its attempts,
-    its waves and its plans in order."""
-
-    start: str
-    seconds: float
-    attempts: list[Bar]
-    waves: list[WaveSpan]
-    plans: list[str]
-
-
 def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
     """The run as bars for a picture (`gsd report --format html`): each attempt's plan,
     task, agent, outcome and span in seconds from the run's first event (it ends at its
@@ -357,6 +325,7 @@ def timeline(events: Iterable[LogEvent], last_run_only: bool = True) -> Bars:
     seconds = max([at(e) for e in events] + [a.end for a in attempts])
     waves = [WaveSpan(wave, begun, ends.get(key, seconds)) for key, (wave, begun) in starts.items()]
     start = next(str(e["ts"]) for e in events if _moment(e) == origin)
+    attempts = marked(attempts, events)
     return Bars(start=start, seconds=seconds, attempts=attempts, waves=waves, plans=list(plans))
 
 

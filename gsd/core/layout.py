@@ -87,6 +87,15 @@ def journal_dir(git_dir: Path) -> Path:
     return git_dir / GSD / "journal"
 
 
+JOURNAL_PLANS = "plans"  # journal/plans/{plan}.jsonl: a plan's own lines, until committed
+
+
+def journal_plan_log(git_dir: Path, plan_id: str) -> Path:
+    """A plan's own log lines in the journal (its `spawn` events: which attempt a killed
+    run was making)."""
+    return journal_dir(git_dir) / JOURNAL_PLANS / f"{plan_id}.jsonl"
+
+
 def run_dir(git_dir: Path, plan_id: str, task: int) -> Path:
     """One task's prompt, output and RESULT, kept for `gsd errors` and a post-mortem."""
     return git_dir / GSD / "runs" / task_key(plan_id, task)

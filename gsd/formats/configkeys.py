@@ -51,7 +51,7 @@ READ: dict[str, tuple[str, ...]] = {
     "policy": ("extra_deny",),
     "validate": ("select", "ignore"),
     "review": ("agent", "runner", "when", "max_rounds"),
-    "salvage": ("keep_days",),
+    "salvage": ("keep_days", "accept_timeout_when_verified"),
     "retry": ("steps",),
     "gates": ("plan_first", "approver", "runner"),
     "budget": ("usd", "tokens"),

@@ -55,6 +55,13 @@ def step_of(e: LogEvent) -> str:
     return step if isinstance(step, str) and step != "first" else ""
 
 
+def soft_words(e: LogEvent) -> str:
+    """How a soft success's `result` event is shown: `soft success`, and why when the
+    log says (`soft_reason`: a timeout accepted on its Task Report or on its checks)."""
+    reason = e.get("soft_reason")
+    return f"soft success: {reason}" if isinstance(reason, str) and reason else "soft success"
+
+
 def log_files(planning: Path) -> list[Path]:
     """Every per-plan and phase log in `.planning/logs/`, by name."""
     folder = planning / layout.LOGS

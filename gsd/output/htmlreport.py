@@ -21,7 +21,8 @@ from gsd.core.words import plural
 from gsd.formats.junit import NOT_XML
 
 if TYPE_CHECKING:
-    from gsd.commands.report import Bar, Bars, RunReport, Totals, WaveSpan
+    from gsd.commands.report import RunReport, Totals
+    from gsd.commands.reportbars import Bar, Bars, WaveSpan
     from gsd.commands.reportreviews import ReviewRow
 
 SVG = "http://www.w3.org/2000/svg"
@@ -34,6 +35,9 @@ COLOURS = {
     "interrupted": "#868e96",
 }
 FAILED = "#e03131"
+# the marks on a bar (issue 24): its review's verdict as a glyph, a salvage as a dot
+VERDICT_GLYPHS = {"approve": "\u2713", "changes": "\u21bb", "reject": "\u2717", "error": "!"}
+SALVAGE_COLOUR = "#7048e8"
 WIDTH, LABEL, LANE = 960, 110, 30
 STYLE = """body{font:14px system-ui,sans-serif;margin:24px;color:#212529;max-width:1000px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}svg text{font:12px system-ui,sans-serif}
@@ -149,7 +153,7 @@ def timeline_svg(bars: Bars) -> etree._Element:
     _waves(svg, bars.waves, x, bottom)
     for lane, plan in enumerate(plans):
         y = 40 + LANE * lane
-        _add(svg, "text", plan, x=8, y=y + LANE / 2 + 4)
+        _add(svg, "text", _safe(plan), x=8, y=y + LANE / 2 + 4)
         for a in (a for a in bars.attempts if a.plan == plan):
             bar = _add(
                 svg,
@@ -163,16 +167,45 @@ def timeline_svg(bars: Bars) -> etree._Element:
                 rx=2,
             )
             for key in ("plan", "task", "attempt", "agent", "outcome", "step"):
-                bar.set(f"data-{key}", str(getattr(a, key)))
+                bar.set(f"data-{key}", _safe(str(getattr(a, key))))
+            for key, mark in (("review", a.review), ("salvage", a.salvage)):
+                if mark:
+                    bar.set(f"data-{key}", _safe(mark))
             step = f", {a.step}" if a.step else ""
             _add(
                 bar,
                 "title",
-                f"{plan} task {a.task} attempt {a.attempt} ({a.agent}{step}): "
-                f"{a.outcome}, {a.start:g}-{a.end:g} s",
+                _safe(
+                    f"{plan} task {a.task} attempt {a.attempt} ({a.agent}{step}): "
+                    f"{a.outcome}{f' ({a.note})' if a.note else ''}, {a.start:g}-{a.end:g} s"
+                ),
             )
+            _marks(svg, a, x(a.start), x(a.end), y)
     _axis(svg, span, x, bottom)
     return svg
+
+
+def _marks(svg: etree._Element, a: Bar, left: float, right: float, y: float) -> None:
+    """A bar's marks: its review's verdict (a glyph at its start, the verdict in its
+    hover text) and its salvage (a dot at its end, the ref in its hover text)."""
+    where = f"{a.plan} task {a.task} attempt {a.attempt}"
+    if a.review:
+        glyph = VERDICT_GLYPHS.get(a.review, VERDICT_GLYPHS["error"])
+        verdict = a.review if a.review in VERDICT_GLYPHS else "error"
+        mark = _add(svg, "text", glyph, x=left + 3, y=y + LANE / 2 + 4, fill="#ffffff")
+        mark.set("class", f"review verdict-{verdict}")
+        _add(mark, "title", _safe(f"{where}: review verdict {a.review}"))
+    if a.salvage:
+        dot = _add(svg, "circle", cx=right, cy=y + 6, r=4, fill=SALVAGE_COLOUR, class_="salvage")
+        dot.set("data-ref", _safe(a.salvage))
+        said = f"{where}: rolled back, its changes kept under {a.salvage} (gsd salvage show)"
+        _add(dot, "title", _safe(said))
+
+
+def _safe(text: str) -> str:
+    """Log text (a plan's log is anyone's file) as a page may hold it: made visible,
+    and what XML cannot carry written as an escape."""
+    return NOT_XML.sub(lambda m: ascii(m.group())[1:-1], visible(text))
 
 
 def _waves(
@@ -245,5 +278,13 @@ def _legend(attempts: list[Bar]) -> etree._Element:
     for outcome in dict.fromkeys(a.outcome for a in attempts) or ["ok"]:
         item = etree.SubElement(legend, "span")
         etree.SubElement(item, "i", style=f"background:{colour(outcome)}").text = " "
-        etree.SubElement(item, "b").text = outcome
+        etree.SubElement(item, "b").text = _safe(outcome)
+    verdicts = [v for v in VERDICT_GLYPHS if any(a.review == v for a in attempts)]
+    for verdict in verdicts:
+        etree.SubElement(legend, "span").text = f"{VERDICT_GLYPHS[verdict]} review: {verdict}"
+    if any(a.salvage for a in attempts):
+        item = etree.SubElement(legend, "span")
+        etree.SubElement(item, "i", style=f"background:{SALVAGE_COLOUR};border-radius:6px")
+        item[0].text = " "
+        etree.SubElement(item, "b").text = "salvaged (gsd salvage list)"
     return legend

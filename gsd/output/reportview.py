@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from gsd.formats.execlog import step_of
+from gsd.formats.execlog import soft_words, step_of
 from gsd.output.estimateview import VERSUS_TITLE, versus_rows
 from gsd.output.views import Row, render_rows
 
@@ -90,7 +90,7 @@ def _attempt_line(e: LogEvent) -> str:
     in brackets, when the log has one."""
     how = "ok" if e.get("success") else str(e.get("error_type"))
     if e.get("success") and e.get("soft_success"):
-        how = "soft success"
+        how = soft_words(e)
     seconds = e.get("duration_s")
     took = f" ({seconds} s)" if isinstance(seconds, (int, float)) else ""
     step = step_of(e)

@@ -82,6 +82,9 @@ class RunPolicy:
     # `specialists.max_retries` and `voltagent.fallback_on_error`):
     # gsd.core.verdict.outcomes.next_step
     ladder: tuple[Step, ...] = ()
+    # `salvage.accept_timeout_when_verified`: a timed-out attempt whose checks pass is a
+    # soft success (gsd.run.taskassess)
+    accept_timeout: bool = False
 
     @classmethod
     def decide(cls, settings: Settings, options: RunOptions) -> RunPolicy:
@@ -99,6 +102,7 @@ class RunPolicy:
             ladder=settings.retry.ladder(
                 settings.specialists.max_retries, settings.voltagent.fallback_on_error
             ),
+            accept_timeout=settings.salvage.accept_timeout_when_verified,
         )
 
 

@@ -27,7 +27,7 @@ from gsd.io.records import ANY_SIZE, read_private
 # the only whole files the journal keeps: a phase's NN-MM-RESULT.txt (SPEC 1)
 _RESULT_FILE = re.compile(r"\.planning/phases/[^/]+/[^/]+-RESULT\.txt")
 RESULT_BYTES = 1 << 20  # NN-MM-RESULT.txt keeps the last MiB of an agent's output
-_PLANS = "plans"  # journal/plans/{plan}.jsonl: a plan's own lines, until its docs commit
+_PLANS = layout.JOURNAL_PLANS  # journal/plans/{plan}.jsonl: until its docs commit
 _SIDE = "side.jsonl"  # journal/side.jsonl: the lines of the branch merged into
 _APPENDED = "appended.json"  # journal/appended.json: gsd.io.appends, until the docs commit
 
@@ -98,7 +98,7 @@ class Journal:
 
     def plan_errors(self, plan_id: str) -> Path:
         """Where a plan's failures are appended (taskrun's `error_log`)."""
-        return self.path(f"{_PLANS}/{plan_id}.jsonl")
+        return self._own(layout.journal_plan_log(self.git.git_dir, plan_id))
 
     @property
     def errors(self) -> Path:

@@ -34,6 +34,7 @@ from gsd.io.git.repo import Git
 from gsd.io.plans import specialfiles
 from gsd.io.process import proc
 from gsd.run import taskdone
+from gsd.run.taskdone import Checks
 from gsd.run.taskspawn import AgentRun, Job, private_tmp, running_registry, warn_survivors
 
 OUTPUT_TAIL = 4 * 1024 * 1024  # results and reports are read from the end of the output
@@ -58,15 +59,6 @@ class Assessed(NamedTuple):
     verify_output: str | None = None  # the failed `<automated>` check's output file
 
 
-class Checks(NamedTuple):
-    """What the `<automated>` checks came to."""
-
-    error_type: str | None
-    details: str
-    ran: bool = False  # whether any check ran (it may have changed files)
-    output: str | None = None  # the failed check's output file (under .git)
-
-
 def assess(
     job: Job, checkpoint: Checkpoint, spawn: AgentRun, scope: str, large_file_mb: float = 10.0
 ) -> Assessed:
@@ -77,7 +69,6 @@ def assess(
     spawned = spawn.run
     output, report = _read_output(agent, spawned, spawn.result_text)
     verdict, seen = _judge(git, checkpoint, spawned, output, report)
-    _warn(f"{plan.id} task {task.index}", output, verdict)
     error_type, details = verdict.error_type, verdict.reason
     tokens, budget, over = against_budget(
         job.dispatch, spawned, output, spawn.streamed_tokens, spawn.streamed_estimated
@@ -88,12 +79,10 @@ def assess(
         error_type, details = "budget-exceeded", over
     elif spawned.limit:
         error_type, details = "resource-limit", over_limit(spawned, "the agent")
-    elif verdict.success:  # done only when git agrees with what the agent said
+    elif verdict.success or taskdone.verifiable(job, verdict):  # git agrees, checks pass
         seen = seen or Observer(git).observe(checkpoint)
-        error_type, details, notes = taskdone.check(git, agent.tier, output, report, seen.changed)
-        if error_type is None:
-            checks = _verify(job)
-            error_type, details = checks.error_type, checks.details
+        verdict, done_is = taskdone.checked(job, verdict, output, report, seen.changed, _verify)
+        error_type, details, notes, checks = done_is
     # after the checks: a tracked file a check changed is the task's, seen and enforced.
     # With no check run since `seen` was taken (the agent's group ended before it, gsd
     # only read since), a second look would see the same: it is not taken again.
@@ -108,6 +97,7 @@ def assess(
     if outside and (error_type is None or error_type in taskdone.TYPES):
         error_type, details = planfirst.SCOPE_VIOLATION, outside
     no_change = error_type is None and done.made_no_change(agent.tier, bool(seen.changed), report)
+    _warn(f"{plan.id} task {task.index}", output, verdict, accepted=error_type is None)
     if error_type is None:
         notes += _large(job, seen.changed, large_file_mb)
     return Assessed(
@@ -122,7 +112,7 @@ def assess(
         tokens=tokens,
         budget=budget,
         no_change=no_change,
-        verify_output=checks.output if error_type == "validation-failed" else None,
+        verify_output=checks.output if error_type is not None else None,
     )
 
 
@@ -210,11 +200,13 @@ def _past_usd(dispatch: TaskDispatch, cost: float | None) -> str:
     )
 
 
-def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict) -> None:
-    """Warnings on the terminal: figures of the output refused, a soft success."""
+def _warn(label: str, output: RunnerOutput, verdict: judge.Verdict, *, accepted: bool) -> None:
+    """Warnings on the terminal: figures of the output refused, a soft success on its
+    Task Report (when it is `accepted`: no later rule failed it; one accepted on its
+    checks is said with its commit, after its review: `gsd.run.tasks`)."""
     for note in output.notes:  # figures refused: neither counted nor shown
         sys.stderr.write(f"gsd: warning: {label}: {note}\n")
-    if verdict.soft_success:
+    if verdict.soft_success and accepted and verdict.reason != judge.VERIFIED_SOFT:
         sys.stderr.write(
             f"gsd: warning: {label}: timed out after a complete success "
             "Task Report; accepted as a soft success\n"

@@ -1,17 +1,21 @@
 """Is an attempt the judge passed done? Its claims and its runner's refusals against git,
-and the plan files it wrote through `gsd validate` (SPEC 0, "Done means done")."""
+and the plan files it wrote through `gsd validate` (SPEC 0, "Done means done"), then its
+`<automated>` checks; a timeout those checks may accept (`salvage.accept_timeout_when_verified`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from gsd.core.errors import GsdError
 from gsd.core.models import RunnerOutput, TaskReport
-from gsd.core.verdict import done
+from gsd.core.verdict import done, judge
 from gsd.core.words import plural
+from gsd.formats.prompt import automated_commands
 from gsd.io.git.repo import Git
 from gsd.io.plans.project import Project
 from gsd.io.plans.validate import validate
+from gsd.run.taskspawn import Job
 
 # the error types these checks give: a policy violation found later still wins
 TYPES = frozenset({"report-mismatch", "permission-denied", "plan-invalid"})
@@ -24,6 +28,64 @@ class Done(NamedTuple):
     error_type: str | None
     details: str
     deviations: list[str]
+
+
+class Checks(NamedTuple):
+    """What the `<automated>` checks came to."""
+
+    error_type: str | None
+    details: str
+    ran: bool = False  # whether any check ran (it may have changed files)
+    output: str | None = None  # the failed check's output file (under .git)
+
+
+class Checked(NamedTuple):
+    """Whether an attempt the agent called a success is done: its error (None: done),
+    why, the notes for SUMMARY.md, what its checks came to."""
+
+    error_type: str | None
+    details: str
+    notes: list[str]
+    checks: Checks
+
+
+def verifiable(job: Job, verdict: judge.Verdict) -> bool:
+    """A timeout that config `salvage.accept_timeout_when_verified` lets its checks accept:
+    only a task with `<automated>` checks, never an interrupted one."""
+    cancelled = job.cancel is not None and job.cancel.is_set()
+    return (
+        job.accept_timeout
+        and verdict.error_type in judge.TIMEOUTS
+        and not cancelled
+        and bool(automated_commands(job.task))
+    )
+
+
+def checked(
+    job: Job,
+    verdict: judge.Verdict,
+    output: RunnerOutput,
+    report: TaskReport | None,
+    changed: list[str],
+    verify: Callable[[Job], Checks],
+) -> tuple[judge.Verdict, Checked]:
+    """Whether git agrees with what the agent said (`check`), then the `<automated>`
+    checks (`verify`), as for every success. A `verifiable` timeout goes through the
+    same: it becomes a soft success when it changed files and every check ran and
+    passed; else it stays the timeout it was, the checks' failure in its details."""
+    if not verdict.success and not changed:  # a timeout that left nothing to accept
+        return verdict, Checked(verdict.error_type, verdict.reason, [], Checks(None, ""))
+    error_type, details, notes = check(job.git, job.agent.tier, output, report, changed)
+    checks = Checks(None, "")
+    if error_type is None:
+        checks = verify(job)
+        error_type, details = checks.error_type, checks.details
+    if verdict.success:
+        return verdict, Checked(error_type, details, notes, checks)
+    if error_type is None and checks.ran:
+        return judge.verified(verdict), Checked(None, details, notes, checks)
+    why = f"{verdict.reason}; not accepted on its checks: {details or error_type}"
+    return verdict, Checked(verdict.error_type, why, notes, checks)
 
 
 def check(

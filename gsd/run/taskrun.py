@@ -56,6 +56,7 @@ def run_task(
     step: str = "first",
     reviewer: Reviewer | None = None,
     proposal_files: tuple[str, ...] | None = None,
+    accept_timeout: bool = False,
 ) -> TaskOutcome:
     """Run one attempt; the branch ends committed or exactly as it was, never in between.
 
@@ -68,6 +69,8 @@ def run_task(
     A failure is appended to `error_log` (default: the plan's log, for callers of this
     function alone; the orchestrator passes the plan's journal), with its `step` (the retry
     ladder's). Setting `cancel` ends the agent (exit 130) and the attempt is rolled back.
+    With `accept_timeout` (config `salvage.accept_timeout_when_verified`) a timed-out
+    attempt whose `<automated>` checks pass is a soft success (gsd.run.taskassess).
     """
     error_log = error_log or layout.plan_log(git.root / layout.PLANNING, plan.id)
     job = Job(
@@ -82,6 +85,7 @@ def run_task(
         cancel=cancel,
         sandbox=sandbox,
         proposal_files=proposal_files,
+        accept_timeout=accept_timeout,
     )
     return _steps(job, allow_dirty, scope, large_file_mb, error_log, reviewer, step)
 
@@ -195,6 +199,7 @@ def _settle(
         verify_output=done.verify_output,
         review=done.review,
         salvage=kept,
+        soft_reason=done.verdict.reason if done.verdict.soft_success and not failed else None,
     )
     return outcome, rollback_failed
 

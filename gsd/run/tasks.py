@@ -15,6 +15,7 @@ from gsd.core.ids import task_key
 from gsd.core.models import Plan, Task
 from gsd.core.specialists import EXECUTOR
 from gsd.core.verdict import review
+from gsd.core.verdict.judge import VERIFIED_SOFT
 from gsd.core.verdict.outcomes import TaskOutcome, next_step
 from gsd.core.verdict.review import Review
 from gsd.formats import prompt, reviewreport
@@ -23,7 +24,6 @@ from gsd.formats.lesson import OUTPUT_CHARS, Lesson, with_lesson
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
-from gsd.io.plans.project import Project
 from gsd.run import runbudget, taskgate, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
@@ -53,7 +53,7 @@ def run_tasks(
     project, phase = run.read.project, run.read.phase
     started = datetime.now(timezone.utc)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
-    summaries = dependency_summaries(project, plan)
+    summaries = project.dependency_summaries(plan)
     earlier: list[tuple[int, str | None]] = []
     resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
     attempts: list[TaskOutcome] = []
@@ -267,6 +267,7 @@ def _attempt(
             reviewer=reviewer,
             step=step,
             proposal_files=at.context.scope,
+            accept_timeout=run.policy.accept_timeout,
         )
     return agent, outcome._replace(step=step)
 
@@ -306,6 +307,7 @@ def _report(run: PhaseRun, at: TaskAt, agent: Agent, outcome: TaskOutcome) -> No
         budget_warn=outcome.budget_warn,
         budget_abort=outcome.budget_abort,
         **({"no_change": True} if outcome.no_change else {}),
+        **({"soft_reason": outcome.soft_reason} if outcome.soft_success else {}),
     )
     if outcome.success:
         journal.plan_event(plan.id, "commit", task=task.index, commit=outcome.commit)
@@ -328,7 +330,8 @@ def _success_line(outcome: TaskOutcome) -> str:
     """How a success is said: its commit, or that it made no change (a writing tier
     that changed no file and claimed none), or that a read-only task had none to make."""
     if outcome.commit:
-        return f"committed {outcome.commit[:7]}"
+        soft = f"; {outcome.soft_reason}" if outcome.soft_reason == VERIFIED_SOFT else ""
+        return f"committed {outcome.commit[:7]}{soft}"
     if outcome.no_change:
         return (
             f"made no change: {outcome.agent} changed no file and its report claims "
@@ -386,15 +389,3 @@ def failure_line(last: TaskOutcome, attempts: list[TaskOutcome]) -> str:
 def _first_line(details: str) -> str:
     """What a progress line shows of a failure's details (the log keeps them whole)."""
     return details.splitlines()[0] if details else details
-
-
-def dependency_summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
-    """The SUMMARY.md of each plan this one depends on (None: not done), found as
-    `Project.summary_of` finds them, in whichever phase they are, archived ones included
-    (`gsd mcp` shows them too)."""
-    found: list[tuple[str, str | None]] = []
-    for dep in plan.depends_on:
-        path = project.summary_of(dep)
-        text = path.read_text(encoding="utf-8", errors="replace") if path else None
-        found.append((dep, text))
-    return found

@@ -58,6 +58,9 @@ class Job(NamedTuple):
     proposal_files: tuple[str, ...] | None = (
         None  # a plan-first task's approved Files (None: no gate)
     )
+    # a timeout whose `<automated>` checks pass is accepted as a soft success
+    # (`salvage.accept_timeout_when_verified`)
+    accept_timeout: bool = False
 
 
 class Guards(NamedTuple):

@@ -100,6 +100,20 @@ def judge(
     )
 
 
+# the soft successes of a timeout: what the log, SUMMARY.md and `gsd report` say of each
+REPORTED_SOFT = "timed out after printing a complete success Task Report"
+VERIFIED_SOFT = "timed out, but its checks pass: accepted (salvage.accept_timeout_when_verified)"
+TIMEOUTS = ("timeout", "timeout-kill")
+
+
+def verified(timed_out: Verdict) -> Verdict:
+    """A timeout (`timed_out`) whose attempt changed files and whose `<automated>` checks
+    then passed, with config `salvage.accept_timeout_when_verified`: a soft success. The
+    caller has made sure of all that (and the change policy still applies after it)."""
+    del timed_out  # a timeout's verdict is all it replaces
+    return _succeeded(VERIFIED_SOFT, soft=True)
+
+
 def _succeeded(reason: str, *, soft: bool = False) -> Verdict:
     return Verdict(success=True, soft_success=soft, error_type=None, reason=reason)
 
@@ -122,7 +136,7 @@ def _by_timeout(
         return None
     runner_error = output.structured and output.is_error
     if report is not None and report.status == "success" and report.complete and not runner_error:
-        return _succeeded("timed out after printing a complete success Task Report", soft=True)
+        return _succeeded(REPORTED_SOFT, soft=True)
     kind = "timeout-kill" if exit_code == EXIT_KILLED else "timeout"
     return _failed(kind, f"timed out (exit {exit_code}) without a complete success Task Report")
 

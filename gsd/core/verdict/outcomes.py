@@ -43,6 +43,8 @@ class TaskOutcome(NamedTuple):
     step: str = "first"  # the retry ladder's step that made this attempt (STEPS), or "first"
     verify_output: str | None = None  # the failed `<automated>` check's output file (under .git)
     salvage: str | None = None  # the ref a rolled-back attempt's changes are kept under
+    # why a soft success was accepted (gsd.core.verdict.judge's REPORTED_SOFT, VERIFIED_SOFT)
+    soft_reason: str | None = None
 
     @classmethod
     def blank(cls, plan: str, task: int, agent: str, attempt: int = 1) -> TaskOutcome:

@@ -64,6 +64,7 @@ def _attempt(
         cost_usd=_cost(event),
         no_change=event.get("no_change") is True,
         step=str(event.get("step") or "first"),
+        soft_reason=str(event["soft_reason"]) if event.get("soft_reason") else None,
     )
 
 

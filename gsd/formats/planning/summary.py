@@ -11,6 +11,7 @@ from typing import Any
 
 from gsd.core.ids import split_plan_id
 from gsd.core.utc import as_utc, utc_stamp
+from gsd.core.verdict.judge import REPORTED_SOFT
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.core.visible import visible
 from gsd.core.words import plural
@@ -246,6 +247,8 @@ def _issue_lines(outcomes: Iterable[TaskOutcome]) -> list[str]:
                 + (f" - {details}" if details else "")
                 + "; rolled back"
             )
+        elif outcome.soft_success and outcome.soft_reason not in (None, REPORTED_SOFT):
+            lines.append(f"- **{where}:** {outcome.soft_reason}")
         elif outcome.soft_success:
             lines.append(
                 f"- **{where}:** timed out after a complete success Task Report; "

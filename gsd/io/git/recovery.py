@@ -7,6 +7,7 @@ from typing import NamedTuple
 from gsd.core.errors import GsdError
 from gsd.core.words import some
 from gsd.io.git import guard as gitguard
+from gsd.io.git import salvage
 from gsd.io.git.checkpoint import Checkpoints
 from gsd.io.git.checkpointrecord import CHECKPOINT_NAME, Checkpoint, CheckpointRecords
 from gsd.io.git.commits import Commits
@@ -30,13 +31,16 @@ class OpenCheckpoints:
         self.git = git
         self.records = CheckpointRecords(git)
         self.checkpoints = Checkpoints(git)
+        # tag rolled back by `recover` -> the salvage ref its spawn's changes are kept under
+        self.salvaged: dict[str, str] = {}
 
     def recover(self, *, owned: bool) -> Recovery:
         """Settle every checkpoint a killed run left open here.
 
         In a gsd-owned worktree (`owned`) the signed record alone is enough (its tag may
         be gone): the half-done spawn is rolled back, unless its task was committed (the
-        tag just goes) or later tasks were (nothing is rolled back; a warning says so).
+        tag just goes) or later tasks were (nothing is rolled back; a warning says so);
+        what a rolled-back spawn changed is kept under a salvage ref first.
         In the user's own checkout nothing is ever reset: a checkpoint with nothing
         changed since is dropped, anything else is a GsdError saying what to do. Changed
         .git internals are an error either way: gsd runs no git command over them.
@@ -64,10 +68,22 @@ class OpenCheckpoints:
                 dropped.append(cp.tag)
                 warnings.append(f"did not roll back {cp.name}: tasks were committed after it")
             else:
+                kept, failed = self._salvage(cp)
                 self.checkpoints.rollback(cp, recovery=True)
                 rolled.append(cp.tag)
+                self.salvaged.update({cp.tag: kept} if kept else {})
+                warnings += [failed] if failed else []
                 warnings += self._protected_warnings(cp)
         return Recovery(rolled_back=rolled, dropped=dropped, warnings=warnings)
+
+    def _salvage(self, cp: Checkpoint) -> tuple[str | None, str]:
+        """The killed spawn's changes kept under a salvage ref before its rollback (None:
+        nothing to keep), or why they could not be ("" when they could): the rollback
+        goes on either way. Kept ones are in `salvaged`."""
+        try:
+            return salvage.keep_killed(self.git, cp, Observer(self.git).changed_files(cp)), ""
+        except (GsdError, OSError) as exc:
+            return None, f"{cp.name}: {salvage.describe(exc)}"
 
     def drop(self) -> list[str]:
         """Forget every open checkpoint here without rolling anything back (`gsd

@@ -18,19 +18,24 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.core.safety.enforce import is_protected
 from gsd.core.words import one_line, some
+from gsd.formats import execlog
 from gsd.io.git import command as gitexec
 from gsd.io.git.branches import Branches
+from gsd.io.git.checkpointrecord import CHECKPOINT_NAME, Checkpoint
 from gsd.io.git.command import first_reason, literal, split
 from gsd.io.git.repo import Git
+from gsd.io.records import ANY_SIZE, read_private
 
 PREFIX = "refs/gsd/salvage/"
 TRAILER = "Gsd-Error-Type: "
 _IDENTITY = ("-c", "user.name=gsd", "-c", "user.email=gsd@localhost")  # when the user has none
 _TRIES = 20  # names tried for one attempt when a salvage of that name exists
 MAX_FILE_BYTES = 50 << 20  # a bigger file (an agent's dump, a model) is not kept
+KILLED = "killed-run"  # the error type of an attempt whose run was killed (kill -9, a crash)
 
 
 class Salvage(NamedTuple):
@@ -63,6 +68,41 @@ def keep(
     message = f"gsd salvage {plan} task {task} attempt {attempt}\n\n{TRAILER}{error_type}\n"
     sha = _commit_tree(git, tree, base, message)
     return _create_ref(git, f"{PREFIX}{plan}/{task}/{attempt}", sha)
+
+
+def keep_killed(git: Git, cp: Checkpoint, changed: list[str]) -> str | None:
+    """The attempt a killed run left open at checkpoint `cp` (in a plan's worktree),
+    kept like any rolled-back attempt before the next run rolls it back: a crash never
+    loses an agent's work. Its attempt number is the killed run's last `spawn` of the
+    task in the journal, else the next one free among the task's salvages. None: not a
+    task's checkpoint, or nothing of it to keep."""
+    match = CHECKPOINT_NAME.match(cp.tag)
+    if match is None:
+        return None
+    plan, task = match["plan"], int(match["task"])
+    attempt = _journalled_attempt(git, plan, task) or _next_attempt(git, plan, task)
+    return keep(git, cp.snapshot or cp.head, (plan, task, attempt), KILLED, changed)
+
+
+def _journalled_attempt(git: Git, plan: str, task: int) -> int | None:
+    """The attempt of the task's last `spawn` in the journal a killed run left (its lines
+    wait there for the next docs commit); None when there is none."""
+    data = read_private(layout.journal_plan_log(git.common_dir, plan), limit=ANY_SIZE)
+    events, _ = execlog.parse((data or b"").decode("utf-8", "replace"))
+    attempts = [
+        e.get("attempt")
+        for e in events
+        if e.get("event") == "spawn" and e.get("task") == task and e.get("plan") == plan
+    ]
+    last = attempts[-1] if attempts else None
+    return last if isinstance(last, int) and not isinstance(last, bool) and last > 0 else None
+
+
+def _next_attempt(git: Git, plan: str, task: int) -> int:
+    """One past the highest attempt the task's salvages name (1: none)."""
+    out = git.out("for-each-ref", "--format=%(refname)", f"{PREFIX}{plan}/{task}/")
+    numbers = [ref.rsplit("/", 1)[-1].split("-")[0] for ref in out.split()]
+    return max((int(n) for n in numbers if n.isdigit()), default=0) + 1
 
 
 def attempt_tree(git: Git, base: str, paths: list[str]) -> str:

@@ -103,9 +103,12 @@ class Worktrees:
         place = Git(where)
         if fresh:  # just checked out: nothing in it but the branch's tip
             return place, []
-        recovery = OpenCheckpoints(place).recover(owned=True)
+        opened = OpenCheckpoints(place)
+        recovery = opened.recover(owned=True)
         for line in recovery.warnings:
             sys.stderr.write(f"gsd: warning: {line}\n")
+        for tag, ref in opened.salvaged.items():
+            sys.stderr.write(f"gsd: {kept_line(tag, ref)}\n")
         Branches(place).reset_owned_worktree(self.branch(plan_id))
         return place, recovery.rolled_back
 
@@ -251,8 +254,9 @@ class Worktrees:
         return done
 
     def _recover(self, place: Git, branch: str, *, forget: bool) -> list[str]:
+        opened = OpenCheckpoints(place)
         try:
-            recovery = OpenCheckpoints(place).recover(owned=True)
+            recovery = opened.recover(owned=True)
         except GsdError as exc:
             if not forget:
                 raise
@@ -262,7 +266,8 @@ class Worktrees:
             f"rolled back {tag} in {branch}, left open by an interrupted run"
             for tag in recovery.rolled_back
         ]
-        return done + recovery.warnings
+        kept = [kept_line(tag, ref) for tag, ref in opened.salvaged.items()]
+        return done + kept + recovery.warnings
 
     def tidy(self) -> list[str]:
         """What a killed run left behind, put straight: `settle`, then a half-done merge
@@ -366,3 +371,10 @@ def _drop(tree: Path, index: Path) -> None:
     shutil.rmtree(tree, ignore_errors=True)
     with contextlib.suppress(OSError):
         index.unlink()
+
+
+def kept_line(tag: str, ref: str) -> str:
+    """How a killed run's attempt kept before its rollback is said."""
+    return (
+        f"the changes of {tag.removeprefix('refs/tags/')} are kept under {ref} (gsd salvage show)"
+    )
