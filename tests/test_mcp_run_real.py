@@ -156,7 +156,8 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
     assert (repo / ".planning/phases/01-hub/01-01-SUMMARY.md").is_file()
     assert git(repo, "for-each-ref", "refs/heads/gsd/") == ""
     assert not layout.lock_file(repo / ".git").exists()
-    # issue 25's "done when": `gsd undo` of that phase leaves the files as before it
+    # issue 25's "done when": `gsd undo` of that phase leaves the repository as before
+    # it, STATE.md derived
     undone = subprocess.run(
         [sys.executable, "-m", "gsd", "undo", "1"], cwd=repo, capture_output=True, text=True
     )
@@ -164,6 +165,22 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
     assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", "--", "src") == ""
     assert not (repo / ".planning/phases/01-hub/01-01-SUMMARY.md").exists()
     assert git(repo, "merge-base", "--is-ancestor", before, "HEAD") == ""  # history grew
+    moved = git(repo, "diff", "--name-only", before, "HEAD").split()
+    derived = {".planning/STATE.md", ".planning/ROADMAP.md"}
+    assert {p for p in moved if not p.startswith(".planning/logs/")} <= derived, moved
+    check = [sys.executable, "-m", "gsd", "sync", "--check"]
+    assert subprocess.run(check, cwd=repo, capture_output=True).returncode == 0  # derived
+    # and a dry run estimates each task from that run's history (the logs it kept)
+    argv = [sys.executable, "-m", "gsd", "execute-phase", "1", "--dry-run", "--format", "json"]
+    dry = subprocess.run(argv, cwd=repo, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    body = json.loads(dry.stdout)
+    estimates = [t["estimate"] for t in body["tasks"]]
+    assert [(e["history"], e["runs"]) for e in estimates] == [(True, 2), (True, 2)], (
+        estimates
+    )  # worker ran twice
+    assert all(e["seconds"]["median"] > 0 for e in estimates), estimates
+    assert body["estimate"]["no_history"] == 0 and body["estimate"]["seconds"] > 0
 
 
 def test_an_agent_under_a_gsd_run_gets_no_run_tool(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
