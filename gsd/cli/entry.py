@@ -41,10 +41,10 @@ def _main(args: list[str]) -> int:
         if args[:2] == ["hooks", "run"] and len(args) == 3 and not completing:
             if not args[2].startswith("-"):  # an agent CLI's hook, on every edit: no Click
                 return hook_call(args[2])
-        if args == ["mcp"] and not completing:  # started by an agent CLI, which waits
+        if args in (["mcp"], ["mcp", "--allow-run"]) and not completing:  # an agent CLI waits
             from gsd.cli import mcp_start
 
-            return mcp_start.main()
+            return mcp_start.main(allow_run=len(args) == 2)
         from gsd.cli.app import run
 
         return run(args)

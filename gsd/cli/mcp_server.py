@@ -3,7 +3,8 @@
 Each tool answers with the JSON the matching command prints with `--format json`
 (structured content) and a short text for the model to read; a problem the caller can
 fix (an unknown phase, a bad path) is an error result (`isError`) with gsd's one line,
-never the end of the server. Nothing here writes to the repository.
+never the end of the server. Nothing here writes to the repository; `--allow-run`
+adds the tools that run plans (gsd.cli.mcp_run).
 The SDK (mcp 2.x) is imported only here: `pip install 'gsd-plans[mcp]'`.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -119,17 +121,17 @@ def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
 ) -> tuple[dict[str, object], str]:
     from gsd.commands.dryrun import dry_run_tasks, phase_validation
+    from gsd.commands.estimate import estimates
     from gsd.commands.show import here
-    from gsd.output import views
+    from gsd.output.estimateview import render
 
     project = here()
     found = project.phase(phase)
     listed, warnings = phase_validation(project, found)
     tasks = dry_run_tasks(project, found, warnings.extend, wave=wave, plan_id=plan, timeout=timeout)
-    text = views.render_dispatch(found.name, tasks, "text")
-    return as_json(views.render_dispatch(found.name, tasks, "json")), capped(
-        listed + text, warnings
-    )
+    estimated = estimates(project, tasks)  # each task's, as `execute-phase --dry-run` shows it
+    text = render(found.name, tasks, "text", estimated)
+    return as_json(render(found.name, tasks, "json", estimated)), capped(listed + text, warnings)
 
 
 def context_chain_data(plan: str, task: int) -> tuple[dict[str, object], str]:
@@ -142,11 +144,44 @@ def context_chain_data(plan: str, task: int) -> tuple[dict[str, object], str]:
     return chain.to_json(), note + chain.context_chain
 
 
-def build_server() -> MCPServer:
-    """The server with every tool, each read-only; `serve` runs it on stdio."""
-    server = MCPServer("gsd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+RUN_INSTRUCTIONS = (
+    "gsd reads and runs the GSD plans of the project in the server's working directory "
+    "(.planning/). The read-only tools validate and show plans, waves, status, failed "
+    "attempts, reports and dry runs. execute_phase and execute_plan start a supervised "
+    "run in the background (one at a time); run_status and progress watch it, run_stop "
+    "stops it (its attempts rolled back), approve answers a human checkpoint."
+)
+
+
+class GsdServer(MCPServer):
+    """The SDK's server, with a run tool's call refused in one line where it is not served."""
+
+    def __init__(self, allow_run: bool) -> None:
+        from gsd.cli import mcp_gate
+
+        self.allow_run = allow_run
+        self.run_tools = mcp_gate.serves_run_tools(allow_run)
+        said = RUN_INSTRUCTIONS if self.run_tools else INSTRUCTIONS
+        super().__init__("gsd", version=__version__, instructions=said, log_level="WARNING")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        from gsd.cli import mcp_gate
+
+        if name in mcp_gate.RUN_TOOLS and not self.run_tools:
+            raise ToolError(mcp_gate.refusal(name, self.allow_run))
+        return await super().call_tool(name, arguments, context)
+
+
+def build_server(allow_run: bool = False) -> MCPServer:
+    """The server with the read-only tools, and the run tools with `allow_run` (not for
+    an agent a gsd run started); `serve` runs it on stdio."""
+    server = GsdServer(allow_run)
     add_plan_tools(server.tool(annotations=READ_ONLY))
     add_run_tools(server.tool(annotations=READ_ONLY))
+    if server.run_tools:
+        from gsd.cli import mcp_run
+
+        mcp_run.add_tools(server.tool, answer)
     return server
 
 
@@ -224,6 +259,6 @@ def add_run_tools(tool: Register) -> None:
         return answer(lambda: dry_run_data(phase, wave, plan, timeout))
 
 
-def serve() -> None:
+def serve(allow_run: bool = False) -> None:
     """Serve on stdin and stdout until the client closes them."""
-    build_server().run("stdio")
+    build_server(allow_run).run("stdio")

@@ -10,7 +10,8 @@ Anything else - another request, a notification other than `initialized`, a line
 is not a plain JSON-RPC object, a protocol version or SDK version not recorded - hands
 the connection to the SDK's own server: the lines read so far are replayed to it first
 (`initialize` too, whose second answer is dropped), so from then on it serves exactly
-as if it had read them itself. Standard library only until then.
+as if it had read them itself. Standard library only until then (with `--allow-run`,
+and gsd's check that the server is no agent's, gsd.cli.mcp_gate: which answers count).
 """
 
 from __future__ import annotations
@@ -30,20 +31,26 @@ ANSWERS = Path(__file__).with_name("mcp_answers.json")
 SDK_DISTRIBUTIONS = ("mcp", "mcp_types")
 _CLIENT_INFO = {"name", "version", "title"}
 _CAPABILITIES = {"roots", "sampling", "elicitation", "experimental", "tasks"}
+PLAIN_ANSWERS, RUN_ANSWERS = "answers", "answers_run"  # `gsd mcp`, `gsd mcp --allow-run`
 _END = b"\0gsd-mcp-end\n"  # written by gsd after the SDK's server returned: never JSON
 
 
-def main() -> int:
-    """`gsd mcp` (`gsd.cli.entry` calls it without Click, as the Click command does)."""
-    answers = recorded()  # None: not the SDK they were recorded from
+def main(allow_run: bool = False) -> int:
+    """`gsd mcp` (`gsd.cli.entry` calls it without Click, as the Click command does).
+    With `allow_run` the tools (and the instructions) are those recorded for it, unless
+    the server is an agent's (gsd.cli.mcp_gate): then the plain ones."""
+    from gsd.cli.mcp_gate import serves_run_tools
+
+    run = serves_run_tools(allow_run)
+    answers = recorded(RUN_ANSWERS if run else PLAIN_ANSWERS)  # None: not the SDK's
     if answers is None:
-        sdk_serve()
+        sdk_serve(allow_run)
     else:  # initialize and tools/list answered at once, the SDK imported after
-        serve(answers, sdk_serve)
+        serve(answers, lambda: sdk_serve(allow_run))
     return EXIT_OK
 
 
-def sdk_serve() -> None:
+def sdk_serve(allow_run: bool = False) -> None:
     """The MCP SDK's server on stdio, until the client leaves."""
     try:
         from gsd.cli.mcp_server import serve as serve_sdk
@@ -54,7 +61,7 @@ def sdk_serve() -> None:
             f"gsd mcp needs the MCP Python SDK 2.x ({exc.name} cannot be imported)",
             hint="install it with pip install 'gsd-plans[mcp]'",
         ) from None
-    serve_sdk()
+    serve_sdk(allow_run)
 
 
 def installed_version(package: str) -> str | None:
@@ -78,7 +85,7 @@ def installed_version(package: str) -> str | None:
     return None
 
 
-def recorded() -> dict[str, dict[str, str]] | None:
+def recorded(key: str = "answers") -> dict[str, dict[str, str]] | None:
     """The recorded answers by protocol version, when they are the installed SDK's and
     this gsd's; None otherwise (then the SDK answers everything, as it always could)."""
     from gsd import __version__
@@ -91,7 +98,7 @@ def recorded() -> dict[str, dict[str, str]] | None:
         return None
     if any(installed_version(p) != data.get(p) for p in SDK_DISTRIBUTIONS):
         return None
-    answers: dict[str, dict[str, str]] = data.get("answers", {})
+    answers: dict[str, dict[str, str]] = data.get(key, {})
     return answers
 
 
@@ -284,42 +291,57 @@ def _same_response(line: bytes, sent: bytes) -> bool:
 
 def record() -> dict[str, Any]:
     """What the installed SDK answers to `initialize` and `tools/list` at each protocol
-    version of the handshake, from its own server in a child process: mcp_answers.json.
+    version of the handshake, from its own server in a child process, without and with
+    `--allow-run`: mcp_answers.json.
     (Write it with: python -c 'from gsd.cli import mcp_start; mcp_start.write()'.)"""
-    import subprocess
-
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     from gsd import __version__
 
-    answers: dict[str, dict[str, str]] = {}
-    code = "from gsd.cli.mcp_server import serve; serve()"
-    for version in HANDSHAKE_PROTOCOL_VERSIONS:
-        params = {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "gsd-record", "version": "0"},
-        }
-        lines = [
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        ]
-        # stdin stays open until both answers are in: at its end the SDK stops answering
-        with subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        ) as server:
-            assert server.stdin is not None and server.stdout is not None
-            server.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
-            server.stdin.flush()
-            out = [server.stdout.readline().decode().rstrip("\n") for _ in range(2)]
-            server.stdin.close()
-        answers[version] = {
-            "initialize": _result_text(out[0], 0),
-            "tools/list": _result_text(out[1], 1),
-        }
+    found: dict[str, Any] = {}
+    for key, allow_run in ((PLAIN_ANSWERS, False), (RUN_ANSWERS, True)):
+        code = f"from gsd.cli.mcp_server import serve; serve({allow_run})"
+        found[key] = {v: _record_one(code, v) for v in HANDSHAKE_PROTOCOL_VERSIONS}
     versions = {p: installed_version(p) for p in SDK_DISTRIBUTIONS}
-    return {"gsd": __version__, **versions, "answers": answers}
+    return {"gsd": __version__, **versions, **found}
+
+
+def _record_one(code: str, version: str) -> dict[str, str]:
+    """The answers of the server `code` starts to `initialize` at `version` and
+    `tools/list`; started where no gsd run is live, without an agent's GSD_TASK."""
+    import subprocess
+    import tempfile
+
+    from gsd.cli.mcp_gate import UNDER_AGENT
+
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "gsd-record", "version": "0"},
+    }
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ]
+    env = {k: v for k, v in os.environ.items() if k != UNDER_AGENT}
+    # stdin stays open until both answers are in: at its end the SDK stops answering
+    with (
+        tempfile.TemporaryDirectory() as nowhere,
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=nowhere,
+            env=env,
+        ) as server,
+    ):
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+        server.stdin.flush()
+        out = [server.stdout.readline().decode().rstrip("\n") for _ in range(2)]
+        server.stdin.close()
+    return {"initialize": _result_text(out[0], 0), "tools/list": _result_text(out[1], 1)}
 
 
 def _result_text(line: str, ident: int) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gsd.io.git.repo import Git
     from gsd.io.plans.phases import Phase
     from gsd.io.plans.project import Project
+    from gsd.run.context import RunOptions
 
 
 @click.command("execute-phase", cls=SummarisedCommand)
@@ -43,7 +44,17 @@ if TYPE_CHECKING:
     help="In place (use_worktrees false): snapshot uncommitted work into checkpoints.",
 )
 @click.option("--auto", is_flag=True, help="Approve human-verify checkpoints, take first options.")
-@format_option(("text", "json"))
+@click.option(
+    "--budget-usd",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop the run once it has cost this many US dollars (config: budget.usd).",
+)
+@click.option(
+    "--budget-tokens",
+    type=click.IntRange(min=1),
+    help="Stop the run once it has used this many tokens (config: budget.tokens).",
+)
+@format_option(("text", "markdown", "json"))
 def execute_phase(
     phase: str,
     dry_run: bool,
@@ -53,6 +64,8 @@ def execute_phase(
     timeout: float | None,
     allow_dirty: bool,
     auto: bool,
+    budget_usd: float | None,
+    budget_tokens: int | None,
     fmt: str,
 ) -> int:
     """Run a phase's plans: one supervised agent per task.
@@ -64,7 +77,8 @@ def execute_phase(
     the agent it resolves to (and why, if it falls back), tier, runner, argv,
     timeout, grace period and sandbox, and change nothing: no files, tags or
     commits; a runner program that is not installed is a warning (the live run
-    refuses to start).
+    refuses to start); with each task's estimate from the history of its agent
+    on its runner (median, range, runs; or "no history") and the phase's total.
     Without it, run: waves in order; every plan in its own git worktree on
     branch gsd/PLAN, in a sandbox where Linux has Landlock, merged back --no-ff
     in plan order; the plans of a wave side by side (plans that share
@@ -73,6 +87,8 @@ def execute_phase(
     branch. Agents run in your checkout only with workflow.use_worktrees false.
     Ctrl-C, SIGTERM or SIGHUP end every agent and roll back (exit 130/143/129);
     a run stopped at any moment resumes where it stopped when started again.
+    With --budget-usd/--budget-tokens (or config budget) no task starts once the
+    run's spend reaches it, and a delegation past what is left is rolled back.
     Refused before anything runs (the dry run warns) on a detached HEAD, or
     when a plan or agent program is not committed: plans run in worktrees
     made from the last commit.
@@ -82,49 +98,55 @@ def execute_phase(
     Example: gsd execute-phase 1 --dry-run --format json
     """
     from gsd.io.plans.project import Project, find_root
-    from gsd.output import views
+    from gsd.run.context import RunOptions
 
     project = Project(find_root(Path.cwd()))
     found_phase = project.phase(phase)
-    if not dry_run:
-        from gsd.run.context import RunOptions
-        from gsd.run.execute import execute_phase as run_phase
-
-        options = RunOptions(
-            timeout=timeout,
-            allow_dirty=allow_dirty,
-            auto=auto,
-            only_plan=plan_id,
-            max_parallel=max_parallel,
-            only_wave=wave,
-        )
-        result = run_phase(project, found_phase, options)
-        shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
-        click.echo(shown, nl=False)
-        click.echo(f"gsd: {result.message}", err=True)
-        return result.exit_code
-    return _dry_run(project, found_phase, wave=wave, plan_id=plan_id, timeout=timeout, fmt=fmt)
+    options = RunOptions(
+        timeout=timeout,
+        allow_dirty=allow_dirty,
+        auto=auto,
+        only_plan=plan_id,
+        max_parallel=max_parallel,
+        only_wave=wave,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+    )
+    if dry_run:
+        return _dry_run(project, found_phase, options, fmt)
+    return _live_run(project, found_phase, options, fmt)
 
 
-def _dry_run(
-    project: Project,
-    found_phase: Phase,
-    *,
-    wave: int | None,
-    plan_id: str | None,
-    timeout: float | None,
-    fmt: str,
-) -> int:
-    """`execute-phase --dry-run`: every task's dispatch shown, nothing changed; warned
-    when a runner program is missing or the phase is invalid."""
-    from gsd.commands.dryrun import dry_run_tasks, phase_validation
+def _live_run(project: Project, found_phase: Phase, options: RunOptions, fmt: str) -> int:
+    """`execute-phase`: the run, then its tables; its last line on stderr."""
     from gsd.output import views
+    from gsd.run.execute import execute_phase as run_phase
+
+    result = run_phase(project, found_phase, options)
+    shown = views.render_outcomes(found_phase.name, result.outcomes, fmt, result.plans)
+    click.echo(shown, nl=False)
+    click.echo(f"gsd: {result.message}", err=True)
+    return result.exit_code
+
+
+def _dry_run(project: Project, found_phase: Phase, options: RunOptions, fmt: str) -> int:
+    """`execute-phase --dry-run`: every task's dispatch shown with its estimate, nothing
+    changed; warned when a runner program is missing, the phase is invalid or its
+    estimate is past the run's budget."""
+    from gsd.commands.dryrun import dry_run_tasks, over_budget, phase_validation
+    from gsd.commands.estimate import estimates
+    from gsd.output import estimateview
 
     listed, warnings = phase_validation(project, found_phase)
     click.echo(listed, err=True, nl=False)
     warn(warnings)
-    tasks = dry_run_tasks(project, found_phase, warn, wave=wave, plan_id=plan_id, timeout=timeout)
-    click.echo(views.render_dispatch(found_phase.name, tasks, fmt), nl=False)
+    o = options
+    tasks = dry_run_tasks(
+        project, found_phase, warn, wave=o.only_wave, plan_id=o.only_plan, timeout=o.timeout
+    )
+    estimated = estimates(project, tasks)
+    warn(estimated.warnings + over_budget(project, estimated.total, o.budget_usd, o.budget_tokens))
+    click.echo(estimateview.render(found_phase.name, tasks, fmt, estimated), nl=False)
     return EXIT_OK
 
 
@@ -184,44 +206,11 @@ def approve(plan_id: str, task_index: int | None, option_id: str | None) -> int:
 
     Example: gsd approve 01-02 --task 3 --option b
     """
-    from gsd.core.models import Task
-    from gsd.core.verdict import planfirst
-    from gsd.io.lock import repo_lock
     from gsd.io.plans import approvals
     from gsd.io.plans.project import Project, find_root
 
     project = Project(find_root(Path.cwd()))
-    plan = project.find_plan(plan_id)  # a usage error when there is no such plan
-    named = None
-    if task_index is not None:
-        gates = project.config.gates.when()
-
-        def gated(task: Task) -> bool:
-            return planfirst.gated(
-                task.plan_first,
-                gates,
-                specialist=task.specialist,
-                files=task.files,
-                plan_domains=planfirst.domains_of(plan),
-            )
-
-        named = approvals.checkpoint_task(plan, task_index, plan_first=gated)
-    proposal = None
-    if named is not None and not named.is_checkpoint:
-        if option_id is not None:
-            raise UsageError(
-                f"--option {option_id}: a proposal has no options", hint="leave it out"
-            )
-        proposal = approvals.proposal_of(project, plan, named)
-    with repo_lock(project.root):  # a live run reads the answers: not under its feet
-        task = named or approvals.first_waiting(project, plan)
-        approvals.check_option(plan, task, option_id)
-        approvals.record(project, plan_id, task.index, option_id, proposal and proposal[1])
-    if proposal is not None:
-        click.echo(f"approved {plan_id} task {task.index}: its proposal {proposal[0]} as it is now")
-        return EXIT_OK
-    chosen = f" (option {option_id})" if option_id else ""
-    click.echo(f"approved {plan_id} task {task.index}: {task.type}{chosen}")
+    click.echo(approvals.approve(project, plan_id, task_index, option_id))
     return EXIT_OK
 
 

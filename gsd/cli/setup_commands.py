@@ -280,19 +280,30 @@ def hooks_run(name: str) -> int:
 
 
 @click.command("mcp", cls=SummarisedCommand)
-def mcp_command() -> int:
+@click.option(
+    "--allow-run",
+    is_flag=True,
+    help="Also serve the tools that run plans: execute_phase, execute_plan, run_status, "
+    "run_stop, approve, progress.",
+)
+def mcp_command(allow_run: bool) -> int:
     """Serve the plans to agent CLIs as MCP tools over stdio.
 
     The project is the one the current directory is in. Read-only tools:
     validate, show, waves, status, context_chain, errors, report and dry_run,
-    each answering with the JSON of the matching command. Started by the agent
-    CLI, not by hand; needs the MCP SDK: pip install 'gsd-plans[mcp]'.
+    each answering with the JSON of the matching command. With --allow-run
+    also: execute_phase and execute_plan (a supervised run in the background,
+    as from the shell: the run lock, sandbox, logs; it outlives the server),
+    run_status, progress, run_stop (Ctrl-C: attempts rolled back) and approve
+    (gsd approve). Never --auto or --allow-dirty; never served to an agent a
+    gsd run started. Started by the agent CLI, not by hand; needs the MCP SDK:
+    pip install 'gsd-plans[mcp]'.
 
-    Example: claude mcp add gsd -- gsd mcp
+    Example: claude mcp add gsd -- gsd mcp --allow-run
     """
     from gsd.cli import mcp_start
 
-    return mcp_start.main()
+    return mcp_start.main(allow_run)
 
 
 COMMANDS = (init, doctor, agents, hooks, mcp_command)

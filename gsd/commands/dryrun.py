@@ -12,6 +12,7 @@ from gsd.core import layout
 from gsd.formats.gatesettings import HUMAN
 
 if TYPE_CHECKING:
+    from gsd.core.estimate import PhaseEstimate
     from gsd.core.graph import PhaseGraph
     from gsd.core.models import Plan
     from gsd.io.dispatch import Dispatcher, TaskDispatch
@@ -161,3 +162,29 @@ def with_sandbox(project: Project, tasks: list[TaskDispatch]) -> list[TaskDispat
         )
         shown.append(task._replace(sandbox=sandbox.describe(confined), limits=bounds))
     return shown
+
+
+def over_budget(
+    project: Project, total: PhaseEstimate, usd: float | None, tokens: int | None
+) -> list[str]:
+    """The dry run's warning when the phase's estimate is past the run's budget
+    (`--budget-usd`/`--budget-tokens`, else config.json `budget`): the live run would
+    stop before its end."""
+    from gsd.core.errors import GsdError
+    from gsd.run.runbudget import decide
+
+    try:
+        budget = decide(project.config, usd, tokens)
+    except GsdError:
+        return []  # config.json does not load: the live run says why
+    past = []
+    if budget.usd is not None and total.cost_usd is not None and total.cost_usd > budget.usd:
+        past.append(
+            f"${total.cost_usd:,.2f}, past the budget of ${budget.usd:,.2f} ({budget.usd_source})"
+        )
+    if budget.tokens is not None and total.tokens is not None and total.tokens > budget.tokens:
+        past.append(
+            f"{round(total.tokens):,} tokens, past the budget of {budget.tokens:,} "
+            f"({budget.tokens_source})"
+        )
+    return [f"the phase's estimate is {p}: a live run would stop before its end" for p in past]

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from gsd.commands.estimate import Versus, versus
 from gsd.commands.reportbars import Bar, Bars, WaveSpan, marked
 from gsd.commands.reportreviews import ReviewRow, outcome, proposal_outcome, review_rows
 from gsd.formats.execlog import soft_words, step_of
@@ -81,6 +82,7 @@ class RunReport:
     per_plan: list[Totals]
     budgets: list[Delegation]
     reviews: list[ReviewRow] = field(default_factory=list)
+    estimates: list[Versus] = field(default_factory=list)  # each task's, against what it used
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -90,12 +92,13 @@ class RunReport:
             "per_plan": [t.to_json("plan") for t in self.per_plan],
             "budgets": [asdict(b) for b in self.budgets],
             "reviews": [asdict(r) for r in self.reviews],
+            "estimates": [asdict(v) for v in self.estimates],
         }
 
 
 def build(events: Iterable[LogEvent], last_run_only: bool = True) -> RunReport:
     """Timeline rows and totals; by default only the events of the last run."""
-    events = _selected(events, last_run_only)
+    events = _selected(everything := list(events), last_run_only)  # estimates read it all
     timeline = []
     agents: dict[str, Totals] = {}
     plans: dict[str, Totals] = {}
@@ -116,6 +119,7 @@ def build(events: Iterable[LogEvent], last_run_only: bool = True) -> RunReport:
         per_plan=list(plans.values()),
         budgets=[delegation(e) for e in events if e.get("event") == "result"],
         reviews=review_rows(events),
+        estimates=versus(everything, last_run_only),
     )
 
 

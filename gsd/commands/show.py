@@ -219,7 +219,6 @@ def context_chain(plan_id: str, task_number: int) -> ContextChain:
     from gsd.formats import prompt
     from gsd.io.git.commits import committed_tasks
     from gsd.io.plans import approvals
-    from gsd.run.tasks import dependency_summaries
 
     project = here()
     plan = project.find_plan(plan_id)
@@ -244,7 +243,7 @@ def context_chain(plan_id: str, task_number: int) -> ContextChain:
         shown.append(
             EarlierTask(task=task.index, name=task.name, state=state, downstream_context=text)
         )
-    summaries = dependency_summaries(project, plan)
+    summaries = project.dependency_summaries(plan)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
     context = prompt.PromptContext(
         earlier=earlier,

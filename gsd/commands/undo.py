@@ -70,6 +70,10 @@ class _Files:
         self.phases = f"{planning / layout.PHASES}/"
         self.plans = plans
 
+    def log(self, path: str) -> bool:
+        """A run log: what ran and what it cost stays on record after an undo."""
+        return path.startswith(self.logs) or path in self.appends - {layout.APPROVALS}
+
     def appended(self, path: str) -> bool:
         """A file gsd only ever appends lines to (the logs, the approvals)."""
         return path.startswith(self.logs) or path in self.appends
@@ -240,9 +244,12 @@ def _apply(project: Project, git: Git, scope: _Scope, found: Undone) -> Undone:
     commit_docs = project.config.git.commit_docs
     made: list[str] = []
     derived: list[str] = []
+    start = git.head()
     with reverts.scratch(git) as place:
         for item in items:
             made.append(reverts.revert(place, item, files.derived, files.appended) or "")
+        if start is not None:  # the runs' logs are kept: they ran, and cost what they cost
+            reverts.restore(place, start, files.log)
         if commit_docs:
             there = Project(place.root / project.root.relative_to(git.root))
             changes = derive.sync(there)

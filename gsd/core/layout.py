@@ -135,6 +135,11 @@ def running_dir(common_dir: Path) -> Path:
     return common_dir / GSD / "running"
 
 
+def background_dir(common_dir: Path) -> Path:
+    """Runs `gsd mcp --allow-run` started in the background: each one's record and output."""
+    return common_dir / GSD / "background"
+
+
 def legacy_worktrees_dir(common_dir: Path) -> Path:
     """Where gsd put the plans' worktrees before 2026-11-27: found and removed, never used."""
     return common_dir / GSD / WORKTREES

@@ -1,9 +1,9 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry`, `salvage` and `gates`: no GSD
-writes them but gsd. `budgets` is checked whole by its model (an unknown key there is an
-error).
+gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry`, `salvage`, `gates`
+and `budget`: no GSD writes them but gsd. `budgets` is checked whole by its model (an
+unknown key there is an error).
 Every other section is shared with upstream GSD and its forks (`workflow`,
 `parallelization`, `git`, `voltagent`, `verification` hold their keys too, and forks
 keep their own reviewers under `review`: `enabled`, `fail_mode`...): a key there
@@ -19,7 +19,16 @@ from typing import Any, NamedTuple
 
 from gsd.core.words import suggested
 
-OWNED = ("specialists", "sandbox", "policy", "validate", "retry", "salvage", "gates")
+OWNED = (
+    "specialists",
+    "sandbox",
+    "policy",
+    "validate",
+    "retry",
+    "salvage",
+    "gates",
+    "budget",
+)
 
 # The keys gsd reads, by section: gsd.formats.settings.Settings's fields (kept here, with a
 # test that they match it, so that `gsd validate` need not load pydantic).
@@ -45,6 +54,7 @@ READ: dict[str, tuple[str, ...]] = {
     "salvage": ("keep_days", "accept_timeout_when_verified"),
     "retry": ("steps",),
     "gates": ("plan_first", "approver", "runner"),
+    "budget": ("usd", "tokens"),
 }
 TOP = ("mode", *READ, "budgets")  # budgets: checked whole by its model
 

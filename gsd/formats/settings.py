@@ -18,6 +18,7 @@ from gsd.core.rules.select import CODES_WORDS, unknown_code
 from gsd.core.safety.policy import RULE_FORMS, parse_rule
 from gsd.core.specialists import NAME_RE
 from gsd.core.words import suggested
+from gsd.formats.budgetsettings import BudgetSettings
 from gsd.formats.configkeys import key_lines
 from gsd.formats.gatesettings import GateSettings
 from gsd.formats.retrysettings import RetrySettings, step_problem
@@ -78,10 +79,6 @@ def _is_rule(value: Any) -> bool:
         return isinstance(value, str) and bool(parse_rule(value))
     except ValueError:
         return False
-
-
-def _is_step(value: Any) -> bool:
-    return not step_problem(value)
 
 
 def _is_rules(value: Any) -> bool:
@@ -315,6 +312,7 @@ class Settings(_Section):
     rules: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     review: ReviewSettings = ReviewSettings()
     salvage: SalvageSettings = SalvageSettings()
+    budget: BudgetSettings = BudgetSettings()  # a whole run's (gsd.formats.budgetsettings)
     retry: RetrySettings = RetrySettings()  # the retry ladder's steps (gsd.formats.retrysettings)
     gates: GateSettings = GateSettings()  # plan-first gates (gsd.formats.gatesettings)
 
@@ -385,7 +383,7 @@ def _problem(error: Any, source: str, lines: dict[tuple[str | int, ...], int]) -
 def _first_bad_item(key: tuple[Any, ...], value: Any) -> tuple[int, ...]:
     """In a list of paths or rules, the index of the first item that is not one (its line
     is shown)."""
-    checks = {("policy", "extra_deny"): _is_rule, ("retry", "steps"): _is_step}
+    checks = {("policy", "extra_deny"): _is_rule, ("retry", "steps"): lambda v: not step_problem(v)}
     good = checks.get(key, lambda item: isinstance(item, str))
     if isinstance(value, list):
         return next(((i,) for i, item in enumerate(value) if not good(item)), ())

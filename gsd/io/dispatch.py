@@ -53,9 +53,9 @@ class TaskDispatch(NamedTuple):
     budget_warn: int | None = None  # tokens past which the attempt is recorded as over
     budget_abort: int | None = None  # tokens past which the agent is stopped
     budget_source: str = ""  # "default", "config.json budgets.<runner>" or the agent file's
-    limits: str = (
-        ""  # its memory and process limits, what keeps them (`gsd.io.confine.limits.describe`)
-    )
+    budget_usd: float | None = None  # dollars it may cost: what is left of the run's budget
+    budget_usd_source: str = ""  # where that budget comes from (gsd.run.runbudget)
+    limits: str = ""  # its memory and process limits, what keeps them (confine.limits.describe)
     # the safety policy that reaches the runner (`runners.policy_view`); None for a person
     policy: runners.PolicyView | None = None
     policy_extra: tuple[str, ...] = ()  # config.json's `policy.extra_deny`, as written

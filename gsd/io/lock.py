@@ -114,6 +114,39 @@ class RunLock:
         self.release()
 
 
+def live_holder(common_dir: Path) -> dict[str, object] | None:
+    """Who holds the run lock of the repository whose common git dir is `common_dir`:
+    the holder's record (pid, started, host, argv) while that process lives on this
+    host, else None. Read only: the lock is never taken, so a run starting now is never
+    refused because someone looked."""
+    try:
+        data = layout.lock_file(common_dir).read_bytes()
+        holder = json.loads(data) if data.strip() else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(holder, dict) or holder.get("host") != socket.gethostname():
+        return None
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not process_alive(pid):
+        return None
+    return holder
+
+
+def process_alive(pid: int) -> bool:
+    """A process `pid` exists (and is no zombie that nobody reaped yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return True
+    return not fields or fields[0] != "Z"
+
+
 def _holder() -> dict[str, object]:
     return {
         "pid": os.getpid(),

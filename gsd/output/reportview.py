@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from gsd.formats.execlog import soft_words, step_of
+from gsd.output.estimateview import VERSUS_TITLE, versus_rows
 from gsd.output.views import Row, render_rows
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ def render(report: RunReport, fmt: str) -> str:
         ("Per plan", [t.to_json("plan") for t in report.per_plan]),
         ("Token budgets", [asdict(b) for b in report.budgets]),
     ]
+    if report.estimates:  # issue 25: each task's estimate against what it used
+        sections.append((VERSUS_TITLE, versus_rows(report.estimates)))
     if report.reviews:  # the review gate's verdicts (issue 24), a row per review
         sections.append(("Reviews", [asdict(r) for r in report.reviews]))
     return "\n".join(

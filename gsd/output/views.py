@@ -6,7 +6,7 @@ import json
 import shlex
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.graph import PhaseGraph
 from gsd.core.words import plural
@@ -184,44 +184,66 @@ def render_errors(records: list[ErrorRecord], fmt: str) -> str:
     return render_rows(rows(records, short=fmt == "text"), fmt, "errors")
 
 
-def render_dispatch(phase: str, tasks: list[TaskDispatch], fmt: str) -> str:
-    """`gsd execute-phase --dry-run`: every task and how it would run."""
+class Added(NamedTuple):
+    """What the dry run shows beside each task's dispatch (its estimate): per task, keys
+    of its JSON object and lines of its text; for the whole, keys and closing lines."""
+
+    fields: list[dict[str, object]]
+    lines: list[list[str]]
+    body: dict[str, object]
+    footer: list[str]
+
+
+def render_dispatch(
+    phase: str, tasks: list[TaskDispatch], fmt: str, added: Added | None = None
+) -> str:
+    """`gsd execute-phase --dry-run`: every task and how it would run (and what `added`
+    says of each, `gsd.output.estimateview`)."""
+    added = added or Added([{} for _ in tasks], [[] for _ in tasks], {}, [])
     if fmt == "json":
-        body = {"phase": phase, "dry_run": True, "tasks": [t.to_dict() for t in tasks]}
+        rows = [{**t.to_dict(), **more} for t, more in zip(tasks, added.fields, strict=True)]
+        body = {"phase": phase, "dry_run": True, "tasks": rows, **added.body}
         return json.dumps(body, indent=2) + "\n"
     out = [f"Phase {phase}: dry run, {plural(len(tasks), 'task')} (nothing is changed)"]
-    for t in tasks:
-        written = f"{t.specialist!r} ({t.specialist_form})" if t.specialist_form else "none"
-        out.append("")
-        out.append(f"wave {t.wave}  plan {t.plan}  task {t.task}: {t.name or '(no name)'}")
-        if t.runner is None:
-            out.append(f"  {t.type}: pauses for a person ({t.timeout_source})")
-            continue
-        agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
-        out.append(f"  specialist as written: {written}")
-        out.append(f"  agent: {agent}")
-        if t.agent_source:
-            out.append(f"  agent file: {display_path(t.agent_source)}")
-        runner = t.runner + (" (runner= in the plan)" if t.runner_source == "plan" else "")
-        model = t.model or "runner default"
-        if t.model_source and t.model_source != "agent":
-            model += " (model= in the plan)" if t.model_source == "plan" else f" ({t.model_source})"
-        out.append(f"  tier {t.tier}, runner {runner}, model {model}")
-        out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
-        out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
-        if t.review:
-            out.append(f"  reviewed by: {t.review}")
-        if t.plan_first:
-            out.append(f"  plan-first: {t.plan_first}")
-        if t.missing:
-            out.append(f"  missing: {t.missing}")
-        if t.sandbox:
-            out.append(f"  sandbox: {t.sandbox}")
-        if t.limits:
-            out.append(f"  limits: {t.limits}")
-        if t.policy is not None:
-            out.append(f"  policy: {policy_line(t.policy)}")
-    return "\n".join(out) + "\n"
+    for t, more in zip(tasks, added.lines, strict=True):
+        out += _dispatch_lines(t) + more
+    return "\n".join([*out, *added.footer]) + "\n"
+
+
+def _dispatch_lines(t: TaskDispatch) -> list[str]:
+    """One task of the dry run's text: where it runs, who runs it and how."""
+    out: list[str] = []
+    written = f"{t.specialist!r} ({t.specialist_form})" if t.specialist_form else "none"
+    out.append("")
+    out.append(f"wave {t.wave}  plan {t.plan}  task {t.task}: {t.name or '(no name)'}")
+    if t.runner is None:
+        out.append(f"  {t.type}: pauses for a person ({t.timeout_source})")
+        return out
+    agent = t.agent + (f"  (fallback: {t.fallback_reason})" if t.fallback_reason else "")
+    out.append(f"  specialist as written: {written}")
+    out.append(f"  agent: {agent}")
+    if t.agent_source:
+        out.append(f"  agent file: {display_path(t.agent_source)}")
+    runner = t.runner + (" (runner= in the plan)" if t.runner_source == "plan" else "")
+    model = t.model or "runner default"
+    if t.model_source and t.model_source != "agent":
+        model += " (model= in the plan)" if t.model_source == "plan" else f" ({t.model_source})"
+    out.append(f"  tier {t.tier}, runner {runner}, model {model}")
+    out.append(f"  timeout {t.timeout_s:g} s ({t.timeout_source}), grace {t.grace_s:g} s")
+    out.append(f"  argv: {shlex.join(t.argv)}")  # for reading only: never run by a shell
+    if t.review:
+        out.append(f"  reviewed by: {t.review}")
+    if t.plan_first:
+        out.append(f"  plan-first: {t.plan_first}")
+    if t.missing:
+        out.append(f"  missing: {t.missing}")
+    if t.sandbox:
+        out.append(f"  sandbox: {t.sandbox}")
+    if t.limits:
+        out.append(f"  limits: {t.limits}")
+    if t.policy is not None:
+        out.append(f"  policy: {policy_line(t.policy)}")
+    return out
 
 
 def policy_line(view: PolicyView) -> str:
@@ -266,8 +288,9 @@ def render_outcomes(
     title = f"Plan {only_plan} of phase {phase}" if only_plan else f"Phase {phase}"
     if not rows:
         return f"{title}: nothing to run\n"
-    head = f"{title}\n" + (table(plan_rows, False) + "\n\n" if plan_rows else "")
-    return head + table(rows, False) + "\n"
+    markdown = fmt == "markdown"
+    head = f"{title}\n" + (table(plan_rows, markdown) + "\n\n" if plan_rows else "")
+    return head + table(rows, markdown) + "\n"
 
 
 def _outcome(o: TaskOutcome) -> str | None:

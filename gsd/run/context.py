@@ -39,6 +39,8 @@ class RunOptions(NamedTuple):
     only_plan: str | None = None  # `gsd execute-plan ID`: this plan alone
     max_parallel: int | None = None  # `--max-parallel K`; 1 runs everything in place
     only_wave: int | None = None  # `--wave W`: this wave alone
+    budget_usd: float | None = None  # `--budget-usd N`: the whole run's (gsd.run.runbudget)
+    budget_tokens: int | None = None  # `--budget-tokens N`
 
 
 @dataclass(frozen=True)

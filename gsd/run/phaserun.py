@@ -11,15 +11,17 @@ from typing import NamedTuple
 from gsd.core.errors import Interrupted
 from gsd.core.ids import task_key
 from gsd.core.models import Plan
+from gsd.core.safety.budget import RunBudget
 from gsd.core.verdict.outcomes import TaskOutcome
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.commits import Commits
 from gsd.io.live import Console
 from gsd.io.plans import summaries
 from gsd.io.process.signals import Interruption
-from gsd.run import bookkeeping
+from gsd.run import bookkeeping, runbudget
 from gsd.run.context import RunEffects, RunInputs, RunOptions, RunPolicy, RunRepo
 from gsd.run.journal import Journal, side_log
+from gsd.run.runbudget import RunSpend
 
 
 class PlanEnd(NamedTuple):
@@ -49,6 +51,7 @@ class PhaseRun:
     effects: RunEffects
     outcomes: list[TaskOutcome] = field(default_factory=list)
     ended: dict[str, str] = field(default_factory=dict)  # plan id -> complete, failed: ...
+    spend: RunSpend = field(default_factory=lambda: RunSpend(RunBudget()))  # against its budget
 
     @classmethod
     def start(
@@ -69,7 +72,15 @@ class PhaseRun:
         # derived on the branch it is merged into, never on this one (they would conflict)
         books.on_plan_branch = any(repo.worktrees.on_checkout(p) for p in read.graph.plans)
         effects = RunEffects(console=console, journal=journal, books=books, stop=stop)
-        return cls(options=options, read=read, policy=policy, repo=repo, effects=effects)
+        budget = runbudget.decide(read.project.config, options.budget_usd, options.budget_tokens)
+        return cls(
+            options=options,
+            read=read,
+            policy=policy,
+            repo=repo,
+            effects=effects,
+            spend=RunSpend(budget),
+        )
 
     # -- what runs ---------------------------------------------------------------------
 

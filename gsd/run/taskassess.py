@@ -157,19 +157,21 @@ def against_budget(
     """The attempt's tokens (its runner's final count, or what its stream had reported
     when it was stopped before one), where they stand against its budget, and why it is
     a `budget-exceeded` failure ("" when it is not): stopped by the watch, or past the
-    abort threshold by the final count. A stopped gemini had reported no usage yet:
+    abort threshold by the final count, or its cost past what the run's budget had left
+    (`_past_usd`). A stopped gemini had reported no usage yet:
     its figure is the stream's estimate (`estimated`), and the reason says so."""
     counted = runneroutput.total([output.input_tokens, output.output_tokens])
     known = [t for t in (counted, streamed) if t is not None]
     tokens = max(known) if known else None
+    costly = _past_usd(dispatch, output.cost_usd)
     abort = dispatch.budget_abort
     if abort is None or dispatch.budget_warn is None:
-        return tokens, None, ""
+        return tokens, None, costly  # its status is the tokens' (none here); its reason the cost
     budget = Budget(warn=dispatch.budget_warn, abort=abort, source=dispatch.budget_source)
     aborted = spawned.stopped or (tokens is not None and tokens > abort)
     status = budget_status(tokens, budget, aborted=aborted)
     if not aborted:
-        return tokens, status, ""
+        return tokens, status, costly
     how = "stopped at" if spawned.stopped else "used"
     guess = spawned.stopped and estimated and counted is None
     what = f"{tokens or 0:,} tokens" + (
@@ -183,6 +185,18 @@ def against_budget(
             f"{how} {what}, past the abort threshold of {abort:,} "
             f"({budget.source}); raise it there if the task needs more"
         ),
+    )
+
+
+def _past_usd(dispatch: TaskDispatch, cost: float | None) -> str:
+    """Why an attempt's cost fails it: past the dollars its run's budget had left (its
+    runner's final count: no stream reports a cost as it goes); "" when it is not."""
+    limit = dispatch.budget_usd
+    if limit is None or cost is None or cost <= limit:
+        return ""
+    return (
+        f"cost ${cost:,.4f}, past the ${limit:,.4f} left of {dispatch.budget_usd_source}; "
+        "raise it there if the task needs more"
     )
 
 

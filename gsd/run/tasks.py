@@ -24,8 +24,7 @@ from gsd.formats.lesson import OUTPUT_CHARS, Lesson, with_lesson
 from gsd.io.dispatch import TaskDispatch
 from gsd.io.git.repo import Git
 from gsd.io.plans import approvals
-from gsd.io.plans.project import Project
-from gsd.run import taskgate, taskreview
+from gsd.run import runbudget, taskgate, taskreview
 from gsd.run.phaserun import PhaseRun, PlanEnd
 from gsd.run.taskassess import tail
 from gsd.run.taskreview import Reviewer
@@ -54,7 +53,7 @@ def run_tasks(
     project, phase = run.read.project, run.read.phase
     started = datetime.now(timezone.utc)
     plan_text = (project.root / plan.path).read_text(encoding="utf-8")
-    summaries = dependency_summaries(project, plan)
+    summaries = project.dependency_summaries(plan)
     earlier: list[tuple[int, str | None]] = []
     resumed: set[int] = set()  # tasks an earlier run committed: their reports are gone
     attempts: list[TaskOutcome] = []
@@ -77,6 +76,8 @@ def run_tasks(
             earlier.append((task.index, None))
             resumed.add(task.index)
             continue
+        if (spent := runbudget.stopped(run.spend, run.effects, plan, task.index)) is not None:
+            return _failed(at, spent, attempts, started)  # the run's budget is spent
         if task.is_checkpoint:
             answer = _human_checkpoint(run, at)
             if answer is None:
@@ -163,7 +164,7 @@ def _climb(run: PhaseRun, at: TaskAt, tried: list[TaskOutcome]) -> TaskOutcome:
         reviewer = taskreview.next_reviewer(found, run.read.templates, earlier)
         agent, outcome = _attempt(run, at, dispatch, attempt, (step, lesson), reviewer, asked)
         tried.append(outcome)
-        _report(run, at, agent.name, outcome)
+        _report(run, at, agent, outcome)
         if outcome.success or run.effects.cancel.is_set():
             return outcome
         if outcome.error_type == review.CHANGES and outcome.review is not None:
@@ -211,7 +212,7 @@ def _unreviewable(
         at.plan.id, at.task.index, dispatch.agent, 1, error_type=review.FAILED, details=why
     )
     tried.append(outcome)
-    _report(run, at, dispatch.agent, outcome)
+    _report(run, at, run.read.dispatcher.agent_for(dispatch), outcome)
     taskreview.record_unreviewable(
         run.effects.journal.plan_errors(at.plan.id), at.plan, at.task, dispatch, why
     )
@@ -253,7 +254,7 @@ def _attempt(
             plan=plan,
             task=task,
             agent=agent,
-            dispatch=dispatch,
+            dispatch=run.spend.bounded(dispatch),  # no more than the run's budget has left
             prompt=text,
             attempt=attempt,
             allow_dirty=run.policy.allow_dirty,
@@ -271,11 +272,12 @@ def _attempt(
     return agent, outcome._replace(step=step)
 
 
-def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None:
-    """An attempt's output kept (SPEC 1's RESULT file), its result journalled and
-    said: the commit of a success, the error and the rollback of a failure."""
+def _report(run: PhaseRun, at: TaskAt, agent: Agent, outcome: TaskOutcome) -> None:
+    """An attempt's output kept (SPEC 1's RESULT file), its result journalled, counted
+    (the run's budget) and said: the commit of a success, the error and rollback of a failure."""
     plan, task, label = at.plan, at.task, at.label
     journal, say = run.effects.journal, run.effects.say
+    run.spend.add(outcome)
     if outcome.review is not None:  # every verdict in the plan's log, and said
         fields = outcome.review.event()
         journal.plan_event(plan.id, "review", task=task.index, attempt=outcome.attempt, **fields)
@@ -289,7 +291,8 @@ def _report(run: PhaseRun, at: TaskAt, agent: str, outcome: TaskOutcome) -> None
         plan.id,
         "result",
         task=task.index,
-        agent=agent,
+        agent=agent.name,
+        runner=agent.runner,
         attempt=outcome.attempt,
         step=outcome.step,
         success=outcome.success,
@@ -386,15 +389,3 @@ def failure_line(last: TaskOutcome, attempts: list[TaskOutcome]) -> str:
 def _first_line(details: str) -> str:
     """What a progress line shows of a failure's details (the log keeps them whole)."""
     return details.splitlines()[0] if details else details
-
-
-def dependency_summaries(project: Project, plan: Plan) -> list[tuple[str, str | None]]:
-    """The SUMMARY.md of each plan this one depends on (None: not done), found as
-    `Project.summary_of` finds them, in whichever phase they are, archived ones included
-    (`gsd mcp` shows them too)."""
-    found: list[tuple[str, str | None]] = []
-    for dep in plan.depends_on:
-        path = project.summary_of(dep)
-        text = path.read_text(encoding="utf-8", errors="replace") if path else None
-        found.append((dep, text))
-    return found

@@ -58,3 +58,50 @@ def budget_status(
     if budget is None or tokens is None:
         return None
     return "over" if tokens > budget.warn else "within"
+
+
+class RunBudget(NamedTuple):
+    """A whole run's budget (issue 25): `--budget-usd`/`--budget-tokens`, else config.json
+    `budget`; None: no limit. Each source names where its figure came from."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    usd_source: str = ""
+    tokens_source: str = ""
+
+    @property
+    def limited(self) -> bool:
+        return self.usd is not None or self.tokens is not None
+
+
+class Spent(NamedTuple):
+    """What a run's delegations used so far (its `result` events' tokens and cost)."""
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def plus(self, tokens: int | None, cost_usd: float | None) -> Spent:
+        return Spent(self.tokens + (tokens or 0), round(self.cost_usd + (cost_usd or 0.0), 6))
+
+
+def spent_line(spent: Spent, budget: RunBudget) -> str | None:
+    """Why no task may start: the run's spend is at or past its budget (None: it is not)."""
+    if budget.usd is not None and spent.cost_usd >= budget.usd:
+        return (
+            f"the run has spent ${spent.cost_usd:,.2f} of its budget of ${budget.usd:,.2f} "
+            f"({budget.usd_source})"
+        )
+    if budget.tokens is not None and spent.tokens >= budget.tokens:
+        return (
+            f"the run has used {spent.tokens:,} tokens of its budget of {budget.tokens:,} "
+            f"({budget.tokens_source})"
+        )
+    return None
+
+
+def left(spent: Spent, budget: RunBudget) -> tuple[int | None, float | None]:
+    """What the next delegation may use of the run's budget: tokens and dollars (None:
+    no limit)."""
+    tokens = None if budget.tokens is None else max(budget.tokens - spent.tokens, 0)
+    usd = None if budget.usd is None else max(round(budget.usd - spent.cost_usd, 6), 0.0)
+    return tokens, usd

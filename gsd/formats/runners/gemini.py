@@ -68,12 +68,13 @@ def build_argv(agent: Agent, model: str | None) -> list[str]:
     return argv + ["--approval-mode", _MODE[agent.tier]]
 
 
-# gsd's own MCP server (`gemini mcp add gsd gsd mcp`) has read-only tools only, so
-# every tier may call them. gemini-cli 0.61.0 asks before an MCP tool runs (refused
-# headless) and in plan mode, gsd's read-only tier, offers none to the model
-# (policies/plan.toml: read-only MCP tools "ask_user", interactive only): gsd allows
-# them by name (`mcp_gsd_status`: with `mcpName` and bare names the policy loader
-# warns "Unrecognized tool name"), never the whole server.
+# gsd's own MCP server (`gemini mcp add gsd gsd mcp`) serves an agent of a run
+# read-only tools only (never its `--allow-run` tools), so every tier may call them.
+# gemini-cli 0.61.0 asks before an MCP tool runs (refused headless) and in plan mode,
+# gsd's read-only tier, offers none to the model (policies/plan.toml: read-only MCP
+# tools "ask_user", interactive only): gsd allows them by name (`mcp_gsd_status`: with
+# `mcpName` and bare names the policy loader warns "Unrecognized tool name"), never the
+# whole server.
 _GSD_MCP_ALLOWED = (
     "[[rule]]\ntoolName = ["
     + ", ".join(json.dumps(f"mcp_gsd_{name}") for name in GSD_MCP_TOOLS)

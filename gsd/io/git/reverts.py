@@ -261,6 +261,14 @@ def revert(
     return place.head()
 
 
+def restore(place: Git, commit: str, keep: Callable[[str], bool]) -> None:
+    """The files `keep` picks, as `commit` holds them, staged in `place`: what the reverts
+    since `commit` took back of them is put back."""
+    paths = [p for p in split(place.out("diff", "--name-only", "-z", commit, "HEAD")) if keep(p)]
+    if paths:
+        place.git("checkout", commit, "--", *(literal(p) for p in paths))
+
+
 def mark_undone(place: Git, subject: str, tasks: tuple[str, ...], paths: list[str]) -> str:
     """gsd's last commit of an undo: `paths` (STATE.md and ROADMAP.md derived again) and
     a `Gsd-Undone` trailer a task, which tells `committed_tasks` that their commits are

@@ -180,3 +180,41 @@ def what_to_check(task: Task) -> str:
         or task.name
     )
     return " ".join(text.split())[:200]
+
+
+def approve(project: Project, plan_id: str, task_index: int | None, option_id: str | None) -> str:
+    """`gsd approve` in `project`, whoever asks (the command, `gsd mcp --allow-run`'s
+    approve tool): the answer recorded, or a GsdError saying why not; returns the line
+    that says what was approved."""
+    from gsd.io.lock import repo_lock
+
+    plan = project.find_plan(plan_id)  # a usage error when there is no such plan
+    named = None
+    if task_index is not None:
+        gates = project.config.gates.when()
+
+        def gated(task: Task) -> bool:
+            return planfirst.gated(
+                task.plan_first,
+                gates,
+                specialist=task.specialist,
+                files=task.files,
+                plan_domains=planfirst.domains_of(plan),
+            )
+
+        named = checkpoint_task(plan, task_index, plan_first=gated)
+    proposal = None
+    if named is not None and not named.is_checkpoint:
+        if option_id is not None:
+            raise UsageError(
+                f"--option {option_id}: a proposal has no options", hint="leave it out"
+            )
+        proposal = proposal_of(project, plan, named)
+    with repo_lock(project.root):  # a live run reads the answers: not under its feet
+        task = named or first_waiting(project, plan)
+        check_option(plan, task, option_id)
+        record(project, plan_id, task.index, option_id, proposal and proposal[1])
+    if proposal is not None:
+        return f"approved {plan_id} task {task.index}: its proposal {proposal[0]} as it is now"
+    chosen = f" (option {option_id})" if option_id else ""
+    return f"approved {plan_id} task {task.index}: {task.type}{chosen}"

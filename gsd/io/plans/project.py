@@ -281,6 +281,17 @@ class Project:
                 return found
         return None
 
+    def dependency_summaries(self, plan: Plan) -> list[tuple[str, str | None]]:
+        """The SUMMARY.md text of each plan `plan` depends on (None: not done), found as
+        `summary_of` finds them, archived ones included (`gsd mcp` shows them too)."""
+        found: list[tuple[str, str | None]] = []
+        for dep in plan.depends_on:
+            path = self.summary_of(dep)
+            found.append(
+                (dep, path.read_text(encoding="utf-8", errors="replace") if path else None)
+            )
+        return found
+
     def archived_phases(self) -> list[Phase]:
         """Shipped milestones' phases, newest milestone first: shown, never run unless named."""
         return list_archived_phases(self.planning)
