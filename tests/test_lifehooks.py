@@ -346,6 +346,7 @@ def test_pre_compact_writes_a_snapshot_under_git_and_says_how_to_read_it(
     # Claude Code appends this plain text to the compaction's instructions
     assert done.stdout.startswith("gsd saved this project's plan state before the compaction in")
     assert ".git/gsd/snapshots/8f1c2d3e-0a1b.md" in done.stdout
+    assert "`snapshot` tool (mcp__gsd__snapshot)" in done.stdout
     assert "`status` tool (mcp__gsd__status)" in done.stdout
     text = snapshot.read_text()
     assert "trigger: auto" in text and "phase 01-alpha: 2/3 plans done; next: 01-03" in text

@@ -128,7 +128,7 @@ def test_claude_runs_the_pre_compact_hook_and_its_note_reaches_the_compaction(
     compaction = [b for b in bodies if "gsd saved this project" in b]
     assert compaction, "no request to the model carried gsd's note"
     assert f".git/gsd/snapshots/{session}.md" in compaction[0]
-    assert "mcp__gsd__status" in compaction[0]
+    assert "mcp__gsd__snapshot" in compaction[0] and "mcp__gsd__status" in compaction[0]
 
 
 def test_claude_runs_the_after_agent_hook_on_a_sub_agent_without_a_task_report(

@@ -22,7 +22,17 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
-TOOLS = {"validate", "show", "waves", "status", "context_chain", "errors", "report", "dry_run"}
+TOOLS = {
+    "validate",
+    "show",
+    "waves",
+    "status",
+    "context_chain",
+    "errors",
+    "report",
+    "snapshot",
+    "dry_run",
+}
 ERROR_RECORD = {
     "timestamp": "2026-02-23T14:32:15Z",
     "phase": "01",
@@ -123,6 +133,50 @@ def test_every_tool_answers_what_the_cli_prints_as_json(demo: Path) -> None:
         assert result.content[0].text.strip(), (name, args)  # and a text for the model
     assert len(expected[8]["errors"]) == 1 and len(expected[7]["errors"]) == 2
     assert [t["plan"] for t in expected[11]["tasks"]] == ["01-03", "01-03"]
+
+
+def test_snapshot_gives_back_what_the_pre_compact_hook_saved(demo: Path) -> None:
+    """The pre-compact hook's snapshot (`gsd hooks run claude-pre-compact`, fed the JSON
+    Claude Code sends) read back through the `snapshot` tool: the session's, else the
+    newest; a link planted among them is never the one read; none is one error line."""
+    folder = demo / ".git" / "gsd" / "snapshots"
+    none = call_tools(demo, [("snapshot", {})])[1][0]
+    assert none.is_error and "gsd: error: no snapshot saved yet (" in none.content[0].text
+    for session in ("s-old", "s-new"):
+        payload = {
+            "session_id": session,
+            "transcript_path": str(demo / "t.jsonl"),
+            "cwd": str(demo),
+            "hook_event_name": "PreCompact",
+            "trigger": "manual",
+            "custom_instructions": "",
+        }
+        argv = gsd_argv("hooks", "run", "claude-pre-compact")
+        done = subprocess.run(
+            argv, cwd=demo, input=json.dumps(payload).encode(), capture_output=True
+        )
+        assert done.returncode == 0, done.stderr
+    os.utime(folder / "s-old.md", (1, 1))
+    (demo / "secret.txt").write_text("not a snapshot\n")
+    (folder / "z-link.md").symlink_to(demo / "secret.txt")  # the newest entry: a link
+    _, (newest, old, missing, linked) = call_tools(
+        demo,
+        [
+            ("snapshot", {}),
+            ("snapshot", {"session": "s-old"}),
+            ("snapshot", {"session": "s-none"}),
+            ("snapshot", {"session": "z-link"}),
+        ],
+    )
+    assert newest.structured_content == {
+        "path": ".git/gsd/snapshots/s-new.md",
+        "session": "s-new",
+        "snapshot": (folder / "s-new.md").read_text(),
+    }
+    assert "# gsd state before a context compaction" in newest.content[0].text
+    assert old.structured_content["snapshot"] == (folder / "s-old.md").read_text()
+    assert missing.is_error and "no snapshot saved for session 's-none'" in missing.content[0].text
+    assert linked.is_error and "not a snapshot" not in linked.content[0].text
 
 
 def test_nothing_the_server_does_changes_the_repository(demo: Path) -> None:

@@ -117,6 +117,16 @@ def report_data(every_run: bool) -> tuple[dict[str, object], str]:
     )
 
 
+def snapshot_data(session: str | None) -> tuple[dict[str, object], str]:
+    from gsd.cli.shared import planned_project
+    from gsd.commands.lifehooks import saved_snapshot
+
+    root = planned_project().root
+    path, text = saved_snapshot(root, session)
+    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    return {"path": shown, "session": path.stem, "snapshot": text}, capped(text)
+
+
 def dry_run_data(
     phase: str, wave: int | None, plan: str | None, timeout: float | None
 ) -> tuple[dict[str, object], str]:
@@ -218,7 +228,8 @@ def add_plan_tools(tool: Register) -> None:
 
 
 def add_run_tools(tool: Register) -> None:
-    """The tools over what runs did and would do: status, errors, report, dry_run."""
+    """The tools over what runs did and would do: status, errors, report, snapshot,
+    dry_run."""
 
     @tool
     def status() -> CallToolResult:
@@ -249,6 +260,13 @@ def add_run_tools(tool: Register) -> None:
         retries and commits, and attempts, seconds, tokens and cost per agent and per
         plan, as `gsd report --format json`."""
         return answer(lambda: report_data(all_runs))
+
+    @tool
+    def snapshot(session: str | None = None) -> CallToolResult:
+        """The plan state gsd's pre-compact hook saved before the agent CLI compacted its
+        context (this session's, else the newest): the status, the last run and the
+        uncommitted plan files as they were then. Nothing is changed."""
+        return answer(lambda: snapshot_data(session))
 
     @tool
     def dry_run(

@@ -60,6 +60,7 @@ GSD_MCP_TOOLS = (
     "context_chain",
     "errors",
     "report",
+    "snapshot",
     "dry_run",
 )
 _MCP = tuple(f"mcp__gsd__{name}" for name in GSD_MCP_TOOLS)
