@@ -119,7 +119,7 @@ def report_data(every_run: bool) -> tuple[dict[str, object], str]:
 
 def snapshot_data(session: str | None) -> tuple[dict[str, object], str]:
     from gsd.cli.shared import planned_project
-    from gsd.commands.lifehooks import saved_snapshot
+    from gsd.io.snapshots import saved_snapshot
 
     root = planned_project().root
     path, text = saved_snapshot(root, session)
