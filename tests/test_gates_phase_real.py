@@ -17,7 +17,6 @@ come from `make clis`; without them these tests skip and say why.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -30,12 +29,12 @@ import pytest
 
 from gsd.formats import execlog
 from gsd.io.confine.sandbox import landlock_abi
-from tests.e2e.cells import CONFIGURE, run_git, user_environment
+from tests.e2e.cells import CONFIGURE, user_environment
 from tests.modelserver.routes import Script, route
 from tests.modelserver.scenario import Scenario, answer, review_report, task_report, write
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
-from tests.test_multiagent_real import PLAN, agent_file, task
+from tests.test_multiagent_real import PLAN, build, task
 
 pytestmark = [
     pytest.mark.slow,
@@ -175,23 +174,6 @@ class Project:
         return self.git("log", "main", "--format=%H", f"--grep=^Gsd-Task: {key}$").split()
 
 
-def build(repo: Path) -> None:
-    files = {
-        **{f".planning/phases/01-gates/{p}-PLAN.md": text for p, text in plans().items()},
-        **{f".claude/agents/{n}.md": agent_file(n, *spec) for n, spec in AGENTS.items()},
-        ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in AGENTS),
-        ".planning/config.json": json.dumps(CONFIG),
-        "README.md": "gates\n",
-        "src/README.md": "sources\n",
-    }
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    run_git(repo, "init", "-q", "-b", "main")
-    run_git(repo, "add", "-A")
-    run_git(repo, "commit", "-q", "-m", "plan")
-
-
 @pytest.fixture(scope="module")
 def phase(cli_bin: Path) -> Iterator[Project]:  # noqa: F811
     """The phase run as a user runs it: execute-phase (it pauses for the proposal),
@@ -199,7 +181,7 @@ def phase(cli_bin: Path) -> Iterator[Project]:  # noqa: F811
     base = Path(tempfile.mkdtemp(prefix="gsd-gates-"))
     home, repo = base / "home", base / "repo"
     home.mkdir()
-    build(repo)
+    build(repo, plans(), AGENTS, 1, CONFIG, "01-gates")
     with ModelServer(script()) as server:
         env = user_environment(cli_bin, home)
         for configure in CONFIGURE.values():

@@ -197,20 +197,24 @@ def agent_file(name: str, runner: str, tier: str, minutes: float) -> str:
 
 
 def build(
-    repo: Path, plans: dict[str, str], agents: dict[str, tuple[str, str, float]], retries: int
+    repo: Path,
+    plans: dict[str, str],
+    agents: dict[str, tuple[str, str, float]],
+    retries: int,
+    config: dict[str, object] | None = None,
+    phase: str = "01-mixed",
 ) -> None:
-    """A repository holding `plans` (id: text) and `agents` (name: runner, tier,
-    minutes), `retries` retries of a timeout, no fallback."""
+    """A repository holding `plans` (id: text) in `phase` and `agents` (name: runner,
+    tier, minutes), `retries` retries of a timeout, no fallback (or `config`)."""
+    settings = {
+        "specialists": {"max_retries": retries, "kill_grace_seconds": 2},
+        "voltagent": {"fallback_on_error": False},
+    }
     files = {
-        **{f".planning/phases/01-mixed/{p}-PLAN.md": text for p, text in plans.items()},
+        **{f".planning/phases/{phase}/{p}-PLAN.md": text for p, text in plans.items()},
         **{f".claude/agents/{name}.md": agent_file(name, *spec) for name, spec in agents.items()},
         ".planning/available_agents.md": "".join(f"- **{n}**: the {n}\n" for n in agents),
-        ".planning/config.json": json.dumps(
-            {
-                "specialists": {"max_retries": retries, "kill_grace_seconds": 2},
-                "voltagent": {"fallback_on_error": False},
-            }
-        ),
+        ".planning/config.json": json.dumps(config or settings),
         "README.md": "mixed\n",
         "src/README.md": "sources\n",
     }
