@@ -165,6 +165,23 @@ def test_a_bad_phase_starts_nothing(phase) -> None:
     assert not layout.background_dir(phase.root / ".git").exists()
 
 
+def test_a_link_planted_where_the_output_goes_starts_nothing(phase, tmp_path: Path) -> None:
+    """gsd follows no link where it writes: a link in place of the launches' folder is
+    one error line, and nothing is written through it or run."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = layout.background_dir(phase.root / ".git")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.symlink_to(elsewhere)
+
+    async def body(call: Client) -> Any:
+        return await call("execute_phase", {"phase": "1"})
+
+    _, result = session(phase.root, body, "--allow-run")
+    assert result.is_error and "is a symbolic link" in result.content[0].text, result.content
+    assert list(elsewhere.iterdir()) == [] and task_commits(phase.root) == []
+
+
 def test_a_phase_started_watched_and_done(phase) -> None:
     root = phase.root
     (root.parent / "markers" / "sleep-01-01-1").write_text("2")  # something to watch

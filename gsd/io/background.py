@@ -23,7 +23,8 @@ from pathlib import Path
 from gsd.core import layout
 from gsd.core.errors import GsdError
 from gsd.core.utc import utc_stamp
-from gsd.formats.files import write_atomic
+from gsd.formats import nofollow
+from gsd.formats.files import cannot_write, write_atomic
 from gsd.io.lock import common_git_dir, live_holder, process_alive
 
 RUN_COMMANDS = ("execute-phase", "execute-plan")
@@ -57,12 +58,16 @@ def start(root: Path, args: list[str]) -> tuple[Launch, subprocess.Popen[bytes]]
     if not args or args[0] not in RUN_COMMANDS:
         raise ValueError(f"not a run command: {args}")
     folder = layout.background_dir(common_git_dir(root))
-    folder.mkdir(parents=True, exist_ok=True)
     now = time.time_ns()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9)) + f".{now // 1000 % 10**6:06d}"
     argv = [sys.executable, "-m", "gsd", *args]
     scratch = folder / f"{stamp}-{os.getpid()}.out"
-    with open(scratch, "ab") as output:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    try:
+        fd = nofollow.open_file(scratch, flags, 0o600)  # no link followed, at any level
+    except OSError as error:
+        raise cannot_write(scratch, error) from None
+    with os.fdopen(fd, "ab") as output:
         process = subprocess.Popen(
             argv,
             cwd=root,
