@@ -1,12 +1,13 @@
 """The keys of config.json's own gsd sections that gsd does not read: a misspelt setting
 (`specialists.max_retry`) is a warning with its line, not silence.
 
-gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry`, `salvage`, `gates`
-and `budget`: no GSD writes them but gsd. `budgets` is checked whole by its model (an
+gsd owns `specialists`, `sandbox`, `policy`, `validate`, `retry`, `salvage` and
+`budget`: no GSD writes them but gsd. `budgets` is checked whole by its model (an
 unknown key there is an error).
 Every other section is shared with upstream GSD and its forks (`workflow`,
-`parallelization`, `git`, `voltagent`, `verification` hold their keys too, and forks
-keep their own reviewers under `review`: `enabled`, `fail_mode`...): a key there
+`parallelization`, `git`, `voltagent`, `verification` hold their keys too, upstream
+keeps its confirmations under `gates`: `confirm_plan`..., and forks keep their own
+reviewers under `review`: `enabled`, `fail_mode`...): a key there
 is warned about only when it is a letter or two off one gsd reads
 (`workflow.use_worktree`), as is a top-level key a letter or two off one of gsd's own
 sections (`specialist`)."""
@@ -26,7 +27,6 @@ OWNED = (
     "validate",
     "retry",
     "salvage",
-    "gates",
     "budget",
 )
 
