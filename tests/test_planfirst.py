@@ -203,6 +203,7 @@ def test_config_defaults_gate_a_security_specialist_and_its_prompt_has_the_propo
     assert gsd("execute-phase", "1").code == 4
     prompt = (root / ".git/gsd/runs/01-01-1/proposal/prompt.md").read_text()
     assert "Propose, do not change files" in prompt and "### Proposal\n- Files:" in prompt
+    assert "The plan's objective, as written:" in prompt and "Do the thing." in prompt
     assert gsd("approve", "01-01", "--task", "1").code == 0
     result = gsd("execute-phase", "1")
     assert result.code == 0, result.err

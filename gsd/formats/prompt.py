@@ -172,7 +172,7 @@ def build_prompt(
         templates.render("filesystem-safety", repo=context.repo),
         templates.render(TIER_TEMPLATES[agent.tier], tools=tools),
         context_chain(context, templates),
-        _plan_section(plan, task, context.plan_text),
+        plan_section(plan, task, context.plan_text),
         task_section(plan, task),
         *([context.approved] if context.approved else []),
         templates.render("task-report"),
@@ -292,7 +292,8 @@ def _sections_of(plan_text: str) -> PlanSections:
     return plan_sections(plan_text)
 
 
-def _plan_section(plan: Plan, task: Task, plan_text: str) -> str:
+def plan_section(plan: Plan, task: Task, plan_text: str) -> str:
+    """The prompt's plan section: which plan and task, its objective, its context files."""
     sections = _sections_of(plan_text)
     parts = [
         PLAN_HEADING,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gsd.core.visible import visible
 from gsd.core.words import plural
-from gsd.formats.prompt import PERSONA_HEADING, fenced, task_section
+from gsd.formats.prompt import PERSONA_HEADING, fenced, plan_section, task_section
 from gsd.formats.reviewreport import FORMAT as REVIEW_FORMAT
 
 if TYPE_CHECKING:
@@ -174,14 +174,17 @@ def proposal_prompt(
     repo: str,
     templates: Templates,
     findings: tuple[str, ...] = (),
+    plan_text: str = "",
 ) -> str:
     """Step 1's prompt: persona, filesystem safety, what a proposal is (read only), the
+    plan's objective and context files (from `plan_text`, the plan file's text), the
     task, the findings of an approver that asked for a new one, the format."""
     persona = agent.body.strip("\n") or f"You are the `{agent.name}` agent."
     sections = [
         f"{PERSONA_HEADING}\n\n{persona}",
         templates.render("filesystem-safety", repo=repo),
         _ROLE,
+        *([plan_section(plan, task, plan_text)] if plan_text else []),
         task_section(plan, task),
     ]
     if findings:

@@ -165,7 +165,13 @@ def _propose(
         return _failure(at, dispatch.agent, planfirst.PROPOSAL_FAILED, found)
     agent, spec = found
     text = proposal.proposal_prompt(
-        agent, plan, task, repo=str(at.place.root), templates=run.read.templates, findings=findings
+        agent,
+        plan,
+        task,
+        repo=str(at.place.root),
+        templates=run.read.templates,
+        findings=findings,
+        plan_text=at.context.plan_text,
     )
     run.effects.say(f"{at.label}: {agent.name} proposes (read-only, plan-first)")
     said = read_only_run(run, at, agent, spec, text, "proposal", proposal.parse_proposal)
