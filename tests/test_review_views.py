@@ -149,3 +149,14 @@ def test_a_summary_reads_reviews_of_earlier_runs_from_the_logs(reviewed, gsd, tm
     assert Path(root / SUMMARY).read_text() == summary + (
         "\n" if not summary.endswith("\n") else ""
     )
+
+
+def test_an_approvers_verdict_on_a_proposal_names_no_attempt() -> None:
+    """A plan-first proposal is judged before any attempt: its review line says so."""
+    from gsd.commands.reportreviews import review_line
+
+    event = {"event": "review", "proposal": True, "round": 1, "reviewer": "lead"}
+    said = review_line({**event, "runner": "codex", "verdict": "approve", "findings": []})
+    assert said == "proposal review round 1: lead (codex): approve: no findings"
+    attempt = {**event, "proposal": False, "attempt": 2, "runner": "codex", "verdict": "approve"}
+    assert review_line(attempt).startswith("review round 1 of attempt 2: lead (codex)")

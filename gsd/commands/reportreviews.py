@@ -69,9 +69,13 @@ def proposal_outcome(e: LogEvent) -> str:
 
 
 def review_line(e: LogEvent) -> str:
-    """`review round 1 of attempt 1: reviewer (codex): changes: src/a.py:3: ...`."""
+    """`review round 1 of attempt 1: reviewer (codex): changes: src/a.py:3: ...` (of a
+    proposal: `proposal review round 1: ...`)."""
     said = Review.from_event(e)
-    head = f"review round {said.round} of attempt {e.get('attempt', '?')}"
+    if e.get("proposal"):  # an approver's verdict on a plan-first proposal: no attempt yet
+        head = f"proposal review round {said.round}"
+    else:
+        head = f"review round {said.round} of attempt {e.get('attempt', '?')}"
     return f"{head}: {said.reviewer} ({said.runner}): {said.verdict or 'error'}: {_said(said)}"
 
 
