@@ -212,3 +212,26 @@ def test_a_failed_task_names_its_own_failure_before_the_fallbacks(repo, gsd) -> 
     ), last
     assert "; gsd-executor took over and failed too: " in last
     assert last.index("worker failed") < last.index("gsd-executor took over")
+
+
+def test_a_repository_git_cannot_commit_in_runs_no_agent(repo, gsd, monkeypatch) -> None:
+    """No user.name or user.email (and git told not to guess them): every commit of the
+    run would fail after its agent worked, so the run refuses before the first spawn."""
+    for name in ("AUTHOR", "COMMITTER"):
+        monkeypatch.delenv(f"GIT_{name}_NAME")
+        monkeypatch.delenv(f"GIT_{name}_EMAIL")
+    git(repo.root, "config", "user.useConfigOnly", "true")
+    head = git(repo.root, "rev-parse", "HEAD").strip()
+    live = gsd("execute-phase", "1")
+    assert (live.code, live.out) == (2, "")
+    assert live.err.startswith(
+        f"gsd: error: git cannot name the author of gsd's commits in {repo.root} "
+        "(no user.name or user.email); nothing was run (git config --global user.name"
+    ), live.err
+    assert len(live.err.splitlines()) == 1
+    untouched(repo.root, head)
+    assert not (repo.root / "src").exists()  # the agent never ran
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Back")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "back@example.invalid")
+    refused = gsd("execute-phase", "1")  # the committer is still nobody
+    assert refused.code == 2 and "name the committer" in refused.err, refused.err

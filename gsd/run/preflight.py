@@ -58,6 +58,20 @@ def check_tree(git: Git, *, in_place: bool, allow_dirty: bool) -> None:
         )
 
 
+def check_identity(git: Git) -> None:
+    """git can name the author and committer of gsd's commits: a run whose commits would
+    fail never starts an agent whose work it could not keep."""
+    for who in ("AUTHOR", "COMMITTER"):
+        done = git.git("var", f"GIT_{who}_IDENT", ok=(0, 128))
+        if done.status != 0:
+            raise InputError(
+                f"git cannot name the {who.lower()} of gsd's commits in {git.root} "
+                "(no user.name or user.email); nothing was run",
+                hint='git config --global user.name "Your Name" && '
+                "git config --global user.email you@example.com",
+            )
+
+
 def detached_message(git: Git, status: Status) -> tuple[str, str] | None:
     """What is wrong with a detached HEAD (gsd merges into the branch HEAD is on), and
     the `git switch` that fixes it: to the branch at HEAD when there is one; None on a

@@ -93,6 +93,7 @@ def check_before_spawning(run: PhaseRun) -> None:
     git, options, say = run.repo.git, run.options, run.effects.console.say
     preflight.check_tree(git, in_place=run.policy.in_place, allow_dirty=options.allow_dirty)
     preflight.check_index_lock(git)
+    preflight.check_identity(git)
     spawned = run.to_spawn()
     fallbacks = run.read.dispatcher.fallbacks(run.read.graph, spawned)
     judges = [
