@@ -20,7 +20,7 @@ from gsd.core import layout
 from gsd.io.lock import process_alive
 from tests.conftest import git, slack
 from tests.e2e.cells import run_git, user_environment
-from tests.modelserver import anthropic
+from tests.modelserver import anthropic, responses
 from tests.modelserver.scenario import Scenario, mcp
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
@@ -197,3 +197,48 @@ def test_an_agent_under_a_gsd_run_gets_no_run_tool(cli_bin: Path, tmp_path: Path
     assert any("No such tool available: mcp__gsd__execute_phase" in r for r in results), results
     assert not layout.background_dir(repo / ".git").exists()
     assert git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)").split() == []
+
+
+def test_codex_starts_and_watches_a_phase(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
+    """codex as the hub (`codex mcp add gsd -- gsd mcp --allow-run`, `codex exec`).
+    codex 0.169.0 passes its MCP servers none of the shell's GIT_* variables: git's identity
+    comes from the user's ~/.gitconfig, as it does for most users."""
+    repo = build(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Hub\n\temail = hub@example.invalid\n")
+    steps = (mcp("execute_phase", phase="1"), mcp("run_status"), mcp("progress", phase="1"))
+    scenario = Scenario(steps=steps, final="Phase 1 is under way.", usage=(900, 40))
+    with ModelServer(scenario) as server:
+        env = {**user_environment(cli_bin, home), **responses.configure(home, server.url)}
+        gsd = [sys.executable, "-m", "gsd", "mcp", "--allow-run"]
+        add = ["codex", "mcp", "add", "gsd", "--", *gsd]
+        subprocess.run(add, env=env, check=True, capture_output=True, cwd=home)
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "Run phase 1 with gsd."]
+        done = subprocess.run(
+            argv,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=slack(180),
+            stdin=subprocess.DEVNULL,
+        )
+        bodies = [entry.body for entry in server.log]
+    said = f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, said
+    results = list(responses.tool_results(bodies).values())
+    assert len(results) == 3, (results, said)
+    assert '"running":true' in results[0] and '"state":' in results[1], results
+    assert '"tasks_total":2' in results[2], results
+    [record] = sorted(layout.background_dir(repo / ".git").glob("*.json"))
+    pid = json.loads(record.read_text())["pid"]
+    deadline = time.monotonic() + slack(120)
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    output = record.with_suffix(".out").read_text()
+    trailers = git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)").split()
+    assert sorted(trailers) == ["01-01-1", "01-01-2"], output
+    authors = set(git(repo, "log", "--format=%an", "--grep=^Gsd-Task:").split("\n")) - {""}
+    assert authors == {"Hub"}, authors
+    assert git(repo, "for-each-ref", "refs/heads/gsd/") == ""
