@@ -20,7 +20,7 @@ from gsd.core import layout
 from gsd.io.lock import process_alive
 from tests.conftest import git, slack
 from tests.e2e.cells import run_git, user_environment
-from tests.modelserver import anthropic, responses
+from tests.modelserver import anthropic, gemini, responses
 from tests.modelserver.scenario import Scenario, mcp
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
@@ -199,24 +199,43 @@ def test_an_agent_under_a_gsd_run_gets_no_run_tool(cli_bin: Path, tmp_path: Path
     assert git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)").split() == []
 
 
-def test_codex_starts_and_watches_a_phase(cli_bin: Path, tmp_path: Path) -> None:  # noqa: F811
-    """codex as the hub (`codex mcp add gsd -- gsd mcp --allow-run`, `codex exec`).
-    codex 0.169.0 passes its MCP servers none of the shell's GIT_* variables: git's identity
-    comes from the user's ~/.gitconfig, as it does for most users."""
+HUBS = {  # how a user registers `gsd mcp --allow-run` and asks each CLI, headless
+    "codex": (
+        ["codex", "mcp", "add", "gsd", "--"],
+        ["codex", "exec", "--json", "--skip-git-repo-check"],
+    ),
+    # gemini 0.61.0 offers a headless session no MCP tool that is not read-only unless
+    # its server is trusted (`--trust`); --skip-trust: the repository is a new folder
+    "gemini": (
+        ["gemini", "mcp", "add", "--scope", "user", "--trust", "gsd"],
+        ["gemini", "--output-format", "json", "--skip-trust", "-p"],
+    ),
+}
+
+
+@pytest.mark.parametrize("cli", sorted(HUBS))
+def test_codex_and_gemini_start_and_watch_a_phase(
+    cli: str,
+    cli_bin: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """codex and gemini as the hub. codex 0.169.0 passes its MCP servers none of the
+    shell's GIT_* variables: git's identity comes from ~/.gitconfig, as for most users."""
     repo = build(tmp_path)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / ".gitconfig").write_text("[user]\n\tname = Hub\n\temail = hub@example.invalid\n")
     steps = (mcp("execute_phase", phase="1"), mcp("run_status"), mcp("progress", phase="1"))
     scenario = Scenario(steps=steps, final="Phase 1 is under way.", usage=(900, 40))
+    add, ask = HUBS[cli]
     with ModelServer(scenario) as server:
-        env = {**user_environment(cli_bin, home), **responses.configure(home, server.url)}
+        configure = responses.configure if cli == "codex" else gemini.configure
+        env = {**user_environment(cli_bin, home), **configure(home, server.url)}
         gsd = [sys.executable, "-m", "gsd", "mcp", "--allow-run"]
-        add = ["codex", "mcp", "add", "gsd", "--", *gsd]
-        subprocess.run(add, env=env, check=True, capture_output=True, cwd=home)
-        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "Run phase 1 with gsd."]
+        command = [*add, *gsd] if cli == "codex" else [*add, gsd[0], "--", *gsd[1:]]
+        subprocess.run(command, env=env, check=True, capture_output=True, cwd=home)
         done = subprocess.run(
-            argv,
+            [*ask, "Run phase 1 with gsd."],
             cwd=repo,
             env=env,
             capture_output=True,
@@ -227,10 +246,19 @@ def test_codex_starts_and_watches_a_phase(cli_bin: Path, tmp_path: Path) -> None
         bodies = [entry.body for entry in server.log]
     said = f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, said
-    results = list(responses.tool_results(bodies).values())
+    found = responses.tool_results(bodies) if cli == "codex" else gemini.tool_results(bodies)
+    results = list(found.values())
     assert len(results) == 3, (results, said)
-    assert '"running":true' in results[0] and '"state":' in results[1], results
-    assert '"tasks_total":2' in results[2], results
+    # codex hands its model a tool's structured content, gemini its text
+    started, polled = (
+        ('"running":true', '"tasks_total":2')
+        if cli == "codex"
+        else (
+            "started gsd execute-phase 01 in the background",
+            "2 tasks",
+        )
+    )
+    assert started in results[0] and polled in results[2], results
     [record] = sorted(layout.background_dir(repo / ".git").glob("*.json"))
     pid = json.loads(record.read_text())["pid"]
     deadline = time.monotonic() + slack(120)
@@ -239,6 +267,6 @@ def test_codex_starts_and_watches_a_phase(cli_bin: Path, tmp_path: Path) -> None
     output = record.with_suffix(".out").read_text()
     trailers = git(repo, "log", "--format=%(trailers:key=Gsd-Task,valueonly)").split()
     assert sorted(trailers) == ["01-01-1", "01-01-2"], output
-    authors = set(git(repo, "log", "--format=%an", "--grep=^Gsd-Task:").split("\n")) - {""}
+    authors = set(git(repo, "log", "--format=%an", "--grep=^Gsd-Task:").splitlines())
     assert authors == {"Hub"}, authors
     assert git(repo, "for-each-ref", "refs/heads/gsd/") == ""
