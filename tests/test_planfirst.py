@@ -337,3 +337,27 @@ def test_an_approver_that_is_no_agent_refuses_the_run_before_anything_runs(gated
     assert "gates.approver: reviewer 'aprover' is no agent gsd found" in result.err
     assert "did you mean approver" in result.err
     assert events(gated.root, "proposal") == [] and committed(gated.root) == []
+
+
+def test_a_task_gated_by_the_agent_it_resolves_to_is_approved_by_its_proposal(gated, gsd) -> None:
+    """The task names no specialist: gsd-executor runs it, and config gates that agent.
+    `gsd approve --task 1` finds its proposal, though the task's attributes name no
+    gated agent."""
+    root = gated.root
+    config = {
+        "specialists": {"kill_grace_seconds": 1, "max_retries": 0},
+        "voltagent": {"fallback_on_error": False},
+        "gates": {"plan_first": {"specialists": ["gsd-executor"]}},
+        "workflow": {"use_worktrees": False},
+    }
+    gated.write(".planning/config.json", json.dumps(config))
+    task = TASK.format(specialist="x", attrs="").replace(' specialist="x"', "")
+    gated.plan("01-01", tasks=task, files_modified="[src/t.py]")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plans")
+    assert gsd("execute-phase", "1").code == 4
+    approved = gsd("approve", "01-01", "--task", "1")
+    assert approved.code == 0, approved.err
+    result = gsd("execute-phase", "1")
+    assert result.code == 0, result.err
+    assert committed(root) == ["01-01-1"]

@@ -193,14 +193,14 @@ def approve(project: Project, plan_id: str, task_index: int | None, option_id: s
     if task_index is not None:
         gates = project.config.gates.when()
 
-        def gated(task: Task) -> bool:
+        def gated(task: Task) -> bool:  # by config or attribute, or proposed already
             return planfirst.gated(
                 task.plan_first,
                 gates,
                 specialist=task.specialist,
                 files=task.files,
                 plan_domains=planfirst.domains_of(plan),
-            )
+            ) or _proposed(project, plan, task)
 
         named = checkpoint_task(plan, task_index, plan_first=gated)
     proposal = None
@@ -218,3 +218,13 @@ def approve(project: Project, plan_id: str, task_index: int | None, option_id: s
         return f"approved {plan_id} task {task.index}: its proposal {proposal[0]} as it is now"
     chosen = f" (option {option_id})" if option_id else ""
     return f"approved {plan_id} task {task.index}: {task.type}{chosen}"
+
+
+def _proposed(project: Project, plan: Plan, task: Task) -> bool:
+    """A proposal of the task is committed (the run gated it by its resolved agent,
+    which the task's attributes alone may not name)."""
+    try:
+        proposal_of(project, plan, task)
+    except UsageError:
+        return False
+    return True
