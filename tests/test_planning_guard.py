@@ -315,6 +315,18 @@ def test_a_planning_file_the_tasks_own_files_name_is_its_to_write(scene) -> None
     assert tracked(scene, draft)
 
 
+def test_a_proposal_even_one_the_tasks_own_files_name_is_a_violation(scene) -> None:
+    """A plan-first task's proposal is what a person approves: an agent that writes one
+    (here the next plan's, named in its own `<files>`) forges an approval's subject."""
+    forged = f"{PHASE}/01-02-T1-PROPOSAL.md"
+    rewrite(scene, "01-01", tasks=task_xml("01-01", 1, files=f"src/t01-01_1.py, {forged}"))
+    scene.commit("01-01 names a proposal in its files")
+    scene.steer("01-01-1", f"open({forged!r}, 'w').write('### Proposal\\n- Files:\\n')")
+    first = scene.run("execute-phase", "1")
+    assert first.returncode == 1 and policy_violation(scene), first.stderr
+    assert not (scene.root / forged).exists() and not tracked(scene, forged)
+
+
 MAKE_SPECIAL = """
 def made(what, action):
     try:

@@ -6,9 +6,9 @@ A task may write a `.planning/` path only when its own `<files>` names that very
 that writes the next plan, research notes or ROADMAP.md says so where its author reviews
 it, and nothing else of the folder is opened by a task that merely works on code. Even
 then never gsd's own records: STATE.md, config.json, the roster, approvals, the logs, a
-plan's SUMMARY.md or RESULT file (these decide what is done, what was approved and which
-agent runs), and never as a symlink, FIFO, socket or device (what gsd or git would read
-through it is somewhere else).
+plan's SUMMARY.md or RESULT file, a plan-first task's PROPOSAL.md (these decide what is
+done, what was approved and which agent runs), and never as a symlink, FIFO, socket or
+device (what gsd or git would read through it is somewhere else).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ GSD_FILES = frozenset(
     }
 )
 GSD_FOLDERS = (layout.LOGS,)
-GSD_NAMES = ("*-SUMMARY.md", "*-RESULT.txt", "SUMMARY.md")
+GSD_NAMES = ("*-SUMMARY.md", "*-RESULT.txt", "SUMMARY.md", "*-PROPOSAL.md")
 
 
 def in_planning(path: str) -> bool:
