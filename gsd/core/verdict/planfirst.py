@@ -19,7 +19,6 @@ ATTRIBUTE = "plan-first"
 VALUES = ("true", "false")
 PROPOSAL_FAILED = "proposal-failed"  # step 1 wrote no usable proposal, or changed a file
 SCOPE_VIOLATION = "scope-violation"  # step 3 changed a file outside the proposal's Files
-ERROR_TYPES = (PROPOSAL_FAILED, SCOPE_VIOLATION)
 
 
 def gated(

@@ -244,11 +244,14 @@ def find(git: Git, spec: tuple[str, ...]) -> Salvage:
             f"a salvage is named by its ref or by PLAN TASK ATTEMPT, not {' '.join(spec)!r}",
             hint="see gsd salvage list",
         )
-    everything = listed(git)
+    everything = listed(git, files=False)
     wanted = spec[0] if len(spec) == 1 else "/".join(spec)
     for salvage in everything:
         if wanted in (salvage.ref, salvage.ref[len(PREFIX) :]):
-            return salvage
+            changed = git.out(
+                "diff-tree", "-r", "-z", "--name-only", "--no-renames", salvage.parent, salvage.sha
+            )
+            return salvage._replace(files=tuple(split(changed)))
     names = [s.ref[len(PREFIX) :] for s in everything]
     close = difflib.get_close_matches(wanted.removeprefix(PREFIX), names, n=1)
     raise GsdError(
