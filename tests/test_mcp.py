@@ -380,3 +380,33 @@ def test_gsd_mcp_answers_as_the_sdk_alone_does(demo: Path, script: bytes, answer
     sdk, _ = converse(SDK_SERVER, demo, script, answers)
     assert ours == sdk
     assert len(ours) == max(answers, 1) and b"gsd mcp:" not in err
+
+
+def test_in_a_linked_worktree_the_snapshot_follows_no_link(demo: Path, tmp_path: Path) -> None:
+    """A linked worktree's git directory is under the main repository's, where no
+    checkout of its own trusts it: a link planted at its `gsd` folder is refused, and
+    nothing is written where it points."""
+    tree = tmp_path / "linked"
+    git(demo, "worktree", "add", "-q", str(tree))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (demo / ".git" / "worktrees" / "linked" / "gsd").symlink_to(elsewhere)
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(tree / "t.jsonl"),
+        "cwd": str(tree),
+        "hook_event_name": "PreCompact",
+        "trigger": "manual",
+        "custom_instructions": "",
+    }
+    argv = gsd_argv("hooks", "run", "claude-pre-compact")
+    done = subprocess.run(argv, cwd=tree, input=json.dumps(payload).encode(), capture_output=True)
+    assert done.returncode == 1 and b"symbolic link" in done.stderr, done.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_what_a_hook_tells_the_user_shows_control_characters_as_text() -> None:
+    from gsd.formats.runners.agenthooks import tell_user
+
+    said = json.loads(tell_user("plan \x1b[31m01-02\x1b[0m done\n").stdout)["systemMessage"]
+    assert "\x1b" not in said and "^[[31m01-02" in said

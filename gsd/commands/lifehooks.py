@@ -335,12 +335,9 @@ def _changed_plans(root: Path) -> list[str]:
 
 
 def _git_dir(root: Path) -> Path | None:
-    from pathlib import Path
+    from gsd.io.snapshots import git_dir
 
-    from gsd.io.git import command as gitexec
-
-    done = gitexec.call(["rev-parse", "--absolute-git-dir"], cwd=root, read_only=True)
-    return Path(done.stdout.strip()) if done.status == 0 and done.stdout.strip() else None
+    return git_dir(root)
 
 
 def _root(hook_input: HookInput) -> Path | None:

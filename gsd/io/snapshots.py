@@ -1,5 +1,6 @@
-"""The snapshots gsd's pre-compact hook saves (`gsd.commands.lifehooks`), read back for
-`gsd mcp`'s `snapshot` tool: under the checkout's git directory, never through a link."""
+"""Where gsd's agent-CLI hooks keep their files (the checkout's git directory, trusted),
+and the snapshots the pre-compact hook saves (`gsd.commands.lifehooks`), read back for
+`gsd mcp`'s `snapshot` tool, never through a link."""
 
 from __future__ import annotations
 
@@ -13,16 +14,26 @@ from gsd.formats import nofollow
 from gsd.io.git import command as gitexec
 
 
+def git_dir(root: Path) -> Path | None:
+    """The git directory of the checkout at `root` (a linked worktree's own, under the
+    main repository's), trusted as `Git` trusts it: gsd's writes below it follow no link
+    gsd did not make (`gsd.formats.nofollow`); None outside a checkout."""
+    done = gitexec.call(["rev-parse", "--absolute-git-dir"], cwd=root, read_only=True)
+    found = Path(done.stdout.strip()) if done.status == 0 and done.stdout.strip() else None
+    if found is not None:
+        nofollow.trust(found)
+    return found
+
+
 def saved_snapshot(root: Path, session: str | None = None) -> tuple[Path, str]:
     """The snapshot `pre_compact` saved for `session` (None: the newest), read without
     following links; a GsdError when there is none or it cannot be read."""
-    done = gitexec.call(["rev-parse", "--absolute-git-dir"], cwd=root, read_only=True)
-    git_dir = Path(done.stdout.strip()) if done.status == 0 and done.stdout.strip() else None
+    found = git_dir(root)
     path = None
-    if git_dir is not None and session:
-        path = layout.compact_snapshot(git_dir, session)
-    elif git_dir is not None:
-        folder = layout.compact_snapshot(git_dir, "newest").parent
+    if found is not None and session:
+        path = layout.compact_snapshot(found, session)
+    elif found is not None:
+        folder = layout.compact_snapshot(found, "newest").parent
         saved = [p for p in _listed(folder) if p.suffix == ".md"]
         path = max(saved, key=_written, default=None)
     try:

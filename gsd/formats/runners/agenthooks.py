@@ -97,11 +97,6 @@ _HOOKS: dict[str, tuple[dict[str, str], dict[str, str] | None, str]] = {
 }
 
 
-def event_of(cli: str, name: str) -> str:
-    """The event `cli` fires hook `name` on (`PreToolUse` for claude's pre-tool)."""
-    return _HOOKS[name][0][cli]
-
-
 def hook_groups(
     cli: str, command: str, names: tuple[str, ...] = DEFAULT_HOOKS
 ) -> dict[str, dict[str, Any]]:
@@ -217,7 +212,9 @@ def deny_tool(cli: str, reason: str) -> Answer:
 def tell_user(text: str) -> Answer:
     """Show `text` to the user (`systemMessage`, read by both CLIs on every event); it
     blocks nothing and the model does not see it."""
-    return Answer(0, stdout=json.dumps({"systemMessage": text}) + "\n")
+    from gsd.core.visible import visible  # plan ids, log lines: anyone's text
+
+    return Answer(0, stdout=json.dumps({"systemMessage": visible(text, lines=True)}) + "\n")
 
 
 def before_compaction(cli: str, text: str) -> Answer:
