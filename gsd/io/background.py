@@ -78,7 +78,11 @@ def start(root: Path, args: list[str]) -> tuple[Launch, subprocess.Popen[bytes]]
             close_fds=True,
         )
     named = folder / f"{stamp}-{process.pid}.out"
-    os.replace(scratch, named)  # the open file follows: the run writes on
+    held, name = nofollow.open_folder(named)  # the open file follows: the run writes on
+    try:
+        os.replace(scratch.name, name, src_dir_fd=held, dst_dir_fd=held)
+    finally:
+        os.close(held)
     launch = Launch(process.pid, argv, utc_stamp(), named, named.with_suffix(".json"))
     _write(launch)
     _reap()
