@@ -81,8 +81,8 @@ def _timed(argv: list[str], cwd: Path, stdin: bytes | None) -> float:
     return took
 
 
-def _mcp_client(cwd: Path) -> float:
-    """Seconds from starting `gsd mcp` to reading its answer to tools/list."""
+def _mcp_client(cwd: Path, *options: str) -> float:
+    """Seconds from starting `gsd mcp OPTIONS` to reading its answer to tools/list."""
     hello = {
         "jsonrpc": "2.0",
         "id": 0,
@@ -95,7 +95,7 @@ def _mcp_client(cwd: Path) -> float:
     }
     start = time.perf_counter()
     with subprocess.Popen(
-        [str(GSD), "mcp"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [str(GSD), "mcp", *options], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
     ) as server:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.write(json.dumps(hello).encode() + b"\n")
@@ -245,6 +245,9 @@ def bench_starts(tmp: Path, *, quick: bool, say: Say, table: Table) -> dict[str,
     has_sdk = subprocess.run([str(VENV_PY), "-c", "import mcp"], capture_output=True)
     if has_sdk.returncode == 0:
         subjects["gsd mcp: start to tools/list"] = lambda: _mcp_client(demo)
+        subjects["gsd mcp --allow-run: start to tools/list"] = lambda: _mcp_client(
+            demo, "--allow-run"
+        )
     times, cpus = _alternate(subjects, rounds)
     base = statistics.median(times["floor: venv python -c pass"])
     cpu_base = statistics.median(cpus["floor: venv python -c pass"])
