@@ -21,7 +21,7 @@ from gsd.io.lock import process_alive
 from tests.conftest import git, slack
 from tests.e2e.cells import run_git, user_environment
 from tests.modelserver import anthropic, gemini, responses
-from tests.modelserver.scenario import Scenario, mcp
+from tests.modelserver.scenario import Scenario, mcp, shell
 from tests.modelserver.server import ModelServer
 from tests.test_clis import cli_bin  # noqa: F401  (the fixture)
 from tests.test_execute import REPORT, task
@@ -63,6 +63,7 @@ must_haves:
 </tasks>
 """
 TOOLS = ("execute_phase", "run_status", "progress")
+WAIT = "for i in $(seq 240); do [ -e .git/gsd/run.lock ] || break; sleep 0.5; done"
 
 
 def build(base: Path) -> Path:
@@ -102,7 +103,7 @@ def hub(
         gsd = [sys.executable, "-m", "gsd", "mcp", "--allow-run"]
         add = ["claude", "mcp", "add", "--scope", "user", "gsd", "--", *gsd]
         subprocess.run(add, env=env, check=True, capture_output=True, cwd=home)
-        allowed = ",".join(f"mcp__gsd__{name}" for name in TOOLS)
+        allowed = ",".join([*(f"mcp__gsd__{name}" for name in TOOLS), "Bash"])
         argv = ["claude", "-p", "--output-format", "json", "--allowedTools", allowed]
         done = subprocess.run(
             [*argv, "--permission-mode", "dontAsk"],
@@ -127,10 +128,11 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
         mcp("execute_phase", phase="1"),
         mcp("run_status"),
         mcp("run_status"),
+        shell(WAIT),  # the model waits a while (the run's lock gone), then looks again
         mcp("run_status"),
         mcp("progress", phase="1"),
     )
-    scenario = Scenario(steps=steps, final="Phase 1 is under way.", usage=(900, 40))
+    scenario = Scenario(steps=steps, final="Phase 1 is done.", usage=(900, 40))
     done, results = hub(cli_bin, repo, home, scenario, {})
     said = f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, said
@@ -139,9 +141,13 @@ def test_claude_starts_watches_and_reads_a_phase(cli_bin: Path, tmp_path: Path) 
     assert len(started) == 1 and started[0]["running"], (results, said)
     polled = [json.loads(r) for r in results if r.startswith('{"state":')]
     assert len(polled) == 3, results
-    assert all(p["phase"] == "01-hub" and p["pid"] == started[0]["pid"] for p in polled)
+    assert all(p["phase"] == "01-hub" for p in polled), polled
+    assert polled[0]["pid"] == started[0]["pid"], polled  # the run it started, while live
+    assert polled[0]["state"] == "running" and polled[-1]["state"] == "complete", polled
+    assert polled[-1]["commits"] == 2, polled[-1]  # the model read the finished run
     [progress] = [json.loads(r) for r in results if r.startswith('{"plans":')]
     assert [(p["plan"], p["tasks_total"]) for p in progress["plans"]] == [("01-01", 2)]
+    assert progress["plans"][0]["tasks_done"] == 2, progress
     # the run outlived claude and its MCP server: wait for it, then judge it in git
     records = sorted(layout.background_dir(repo / ".git").glob("*.json"))
     assert len(records) == 1, records
