@@ -126,15 +126,16 @@ def this_run(events: list[LogEvent]) -> list[LogEvent]:
     return events[starts[-1] :] if starts else []
 
 
-def run_status(project: Project) -> RunStatus:
+def run_status(project: Project, logged: list[LogEvent] | None = None) -> RunStatus:
     """The live run's wave, running tasks (plan, task, agent, attempt, elapsed), tokens
-    and cost so far, or how the last run ended."""
+    and cost so far, or how the last run ended (`logged`: `run_events`, when the caller
+    has read them already)."""
     from gsd.io.lock import common_git_dir
 
     now = datetime.now(timezone.utc)
     holder = live_holder(common_git_dir(project.root))
     launch = background.latest(project.root)
-    events = this_run(run_events(project))
+    events = this_run(run_events(project) if logged is None else logged)
     started = events[0].get("ts") if events else None
     launched = launch is not None and background.still_running(launch)
     if launch is not None and not launched and launch.exit_code is None:
@@ -269,7 +270,7 @@ def progress(project: Project, phase: str | None = None) -> list[PlanProgress]:
     for e in events:
         if isinstance(e.get("plan"), str):
             last[e["plan"]] = e
-    live = {t.plan for t in run_status(project).running}
+    live = {t.plan for t in run_status(project, events).running}
     found = []
     for each in project_status(project).phases:
         if wanted is not None and each.phase != wanted:
