@@ -35,26 +35,22 @@ def challenge(phase: str, runner: str | None, agent_name: str | None, timeout: f
     Example: gsd challenge 1 --runner codex
     """
     from gsd.io.plans.project import Project, find_root
-    from gsd.io.terminal import escaped_output
     from gsd.run.challenge import ChallengeOptions, challenge_phase, summary_line
 
     project = Project(find_root(Path.cwd()))
     found = project.phase(phase)
     options = ChallengeOptions(runner=runner, agent=agent_name, timeout=timeout)
     done = challenge_phase(project, found, options, say=_say)
-    with escaped_output():  # the items are the agent's words
-        for field, items in done.report.by_field():
-            click.echo(f"{field}: {len(items) or 'none'}")
-            for item in items:
-                click.echo(f"  - {item}")
+    for field, items in done.report.by_field():  # the agent's words: entry.main escapes
+        click.echo(f"{field}: {len(items) or 'none'}")
+        for item in items:
+            click.echo(f"  - {item}")
     click.echo(f"gsd: {summary_line(done, project.root)}", err=True)
     return EXIT_OK
 
 
 def _say(line: str) -> None:
-    from gsd.core.visible import visible
-
-    click.echo(f"[gsd] {visible(line)}", err=True)
+    click.echo(f"[gsd] {line}", err=True)
 
 
 COMMANDS = (challenge,)

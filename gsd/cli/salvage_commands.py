@@ -31,7 +31,6 @@ def salvage_list(fmt: str) -> int:
     """
     from gsd.io.git import salvage as salvaged
     from gsd.io.git.repo import Git
-    from gsd.io.terminal import escaped_output
     from gsd.output import views
 
     now = datetime.now(timezone.utc)
@@ -50,8 +49,7 @@ def salvage_list(fmt: str) -> int:
     if not rows and fmt != "json":
         click.echo("No salvaged attempts.")
         return EXIT_OK
-    with escaped_output():  # file names are the agent's
-        click.echo(views.render_rows(rows, fmt, "salvage", text=_TEXT), nl=False)
+    click.echo(views.render_rows(rows, fmt, "salvage", text=_TEXT), nl=False)
     return EXIT_OK
 
 
@@ -64,13 +62,11 @@ def salvage_show(spec: tuple[str, ...]) -> int:
     """
     from gsd.io.git import salvage as salvaged
     from gsd.io.git.repo import Git
-    from gsd.io.terminal import escaped_output
 
     git = Git(Path.cwd())
     found = salvaged.find(git, spec)
-    with escaped_output():
-        click.echo(f"{found.ref} ({found.error_type or 'unknown'}) on {found.parent[:12]}")
-        click.echo(salvaged.diff(git, found), nl=False)
+    click.echo(f"{found.ref} ({found.error_type or 'unknown'}) on {found.parent[:12]}")
+    click.echo(salvaged.diff(git, found), nl=False)
     return EXIT_OK
 
 
@@ -85,14 +81,12 @@ def salvage_apply(spec: tuple[str, ...]) -> int:
     """
     from gsd.io.git import salvage as salvaged
     from gsd.io.git.repo import Git
-    from gsd.io.terminal import escaped_output
 
     git = Git(Path.cwd())
     found = salvaged.find(git, spec)
     files = salvaged.apply(git, found)
-    with escaped_output():
-        for path in files:
-            click.echo(f"applied {path}")
+    for path in files:
+        click.echo(f"applied {path}")
     click.echo(f"gsd: {found.ref} applied to {git.root}; review and commit it", err=True)
     return EXIT_OK
 

@@ -42,15 +42,13 @@ def undo(target: str, dry_run: bool, fmt: str) -> int:
     Example: gsd undo 01-02 --dry-run
     """
     from gsd.commands.undo import undo as run_undo
-    from gsd.io.terminal import escaped_output
 
     project = planned_project()
     done = run_undo(project, target, dry_run=dry_run)
-    with escaped_output():  # subjects and file names may be an agent's
-        if fmt == "json":
-            click.echo(json.dumps({"dry_run": dry_run, **asdict(done)}, indent=2))
-        else:
-            click.echo(_text(done, dry_run), nl=False)
+    if fmt == "json":  # subjects and file names may be an agent's: entry.main escapes
+        click.echo(json.dumps({"dry_run": dry_run, **asdict(done)}, indent=2))
+    else:
+        click.echo(_text(done, dry_run), nl=False)
     warn(list(done.warnings))
     _summary(done, dry_run)
     return EXIT_OK
