@@ -92,8 +92,7 @@ def reviews_table(reviews: list[ReviewRow]) -> etree._Element:
     for review in reviews:
         row = etree.SubElement(table, "tr", {"class": f"verdict-{review.verdict}"})
         for value in astuple(review):
-            text = NOT_XML.sub(lambda m: ascii(m.group())[1:-1], visible(str(value)))
-            etree.SubElement(row, "td").text = text
+            etree.SubElement(row, "td").text = _safe(str(value))
     return table
 
 
