@@ -47,7 +47,7 @@ SUBAGENT_TOOLS = ("Agent", "Workflow")
 
 # gsd's own MCP server (`gsd mcp`, registered as `gsd`: `claude mcp add gsd -- gsd mcp`)
 # serves an agent of a run read-only tools only (its `--allow-run` tools never reach
-# an agent: gsd.cli.mcp_run.under_a_run), so every tier may call them. Outside
+# an agent: gsd.cli.mcp_gate.under_a_run), so every tier may call them. Outside
 # bypassPermissions claude asks before an MCP tool runs, and print mode answers "Claude
 # requested permissions to use mcp__gsd__status, but you haven't granted it yet"
 # (claude-code 2.1.330 as root, tests/test_matrix.py): they are pre-approved by name,
